@@ -1,0 +1,1 @@
+"""eval stage of the SciNCL pipeline (see DESIGN.md)."""

@@ -1,0 +1,1 @@
+"""graph stage of the SciNCL pipeline (see DESIGN.md)."""

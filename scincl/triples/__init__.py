@@ -1,0 +1,1 @@
+"""triples stage of the SciNCL pipeline (see DESIGN.md)."""
