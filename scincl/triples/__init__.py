@@ -1,1 +1,12 @@
-"""triples stage of the SciNCL pipeline (see DESIGN.md)."""
+"""Triplet mining stage of the SciNCL pipeline (see DESIGN.md, README "Triplet mining").
+
+- :mod:`~scincl.triples.strategies`: sampling strategies over plain arrays (kNN bands, random,
+  random without kNN, sorted random, range, k-means); no files, no ids.
+- :mod:`~scincl.triples.config`: slot settings (``easy_positives_count`` ...) and their validation.
+- :mod:`~scincl.triples.miner`: composes strategies into (query, positive, negative) rows.
+- :mod:`~scincl.triples.knn_miner`: ``get_knn_triples`` (BigGraph export + faiss -> triples CSV).
+- :mod:`~scincl.triples.specter_like`, :mod:`~scincl.triples.cocitation`, :mod:`~scincl.triples.pairs`,
+  :mod:`~scincl.triples.scidocs_oracle`: citation-based and oracle samplers.
+- :mod:`~scincl.triples.collisions`, :mod:`~scincl.triples.margins`: collision counts and the
+  k+/k- margin sweep; :mod:`~scincl.triples.metadata`: texts and ids of a triples file.
+"""

@@ -1,0 +1,158 @@
+"""Which strategy fills which part of a triple: the miner's settings, validated before any work.
+
+A triple ``(query, positive, negative)`` draws its positive and its negative from one of three
+*slots* each (easy / medium / hard), as in the original ``run_specter`` flags
+(``--easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 ...``).
+The counts of the positive slots and of the negative slots each sum to ``triples_per_query``;
+the i-th positive is paired with the i-th negative (positives in slot order easy, medium, hard;
+negatives likewise).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from scincl.errors import InputError
+
+KNN = "knn"
+RANDOM = "random"
+RANDOM_WITHOUT_KNN = "random_without_knn"
+RANDOM_SORTED = "random_sorted"
+RANDOM_WITHOUT_KNN_SORTED = "random_without_knn_sorted"
+RANGE = "range"
+KMEANS = "kmeans"
+STRATEGIES = (KNN, RANDOM, RANDOM_WITHOUT_KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, KMEANS)
+# strategies whose k_min/k_max select an interval of a sorted list (neighbours or clusters)
+BAND_STRATEGIES = (KNN, KMEANS)
+
+ROLES = ("positives", "negatives")
+DIFFICULTIES = ("easy", "medium", "hard")
+
+# SciNCL defaults (paper §4.3 / Table 3 best setting, original README `run_specter` command):
+# c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard negatives at
+# k- = 4000, 5 triples per query.
+DEFAULT_TRIPLES_PER_QUERY = 5
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One slot, e.g. the easy positives: how many per query and how they are drawn."""
+
+    role: str  # "positives" | "negatives"
+    difficulty: str  # "easy" | "medium" | "hard"
+    count: int = 0
+    strategy: str = KNN
+    k_min: int = 0
+    k_max: int = 0
+    range: Optional[float] = None  # threshold passed to faiss range_search (strategy "range")
+
+    @property
+    def name(self) -> str:
+        """Flag prefix, e.g. ``easy_positives``."""
+        return f"{self.difficulty}_{self.role}"
+
+
+@dataclass(frozen=True)
+class MinerConfig:
+    """All slot settings plus the options of the strategies that need them."""
+
+    triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY
+    slots: Tuple[Slot, ...] = field(default_factory=tuple)
+    random_sorted_sample_n: int = 100  # candidates drawn per query by random_sorted (original default)
+    min_range_results_count: int = 10  # range results required beyond the count (original default)
+    range_fallback_to_random: bool = True  # too few range results -> random_without_knn (original)
+    k_means_clusters: Optional[int] = None  # default: about sqrt(corpus size)
+
+    def active(self, role: Optional[str] = None) -> List[Slot]:
+        """Slots with a positive count (of one role when given), in easy, medium, hard order."""
+        return [s for s in self.slots if s.count > 0 and (role is None or s.role == role)]
+
+    def uses(self, *strategies: str) -> bool:
+        """True when an active slot uses one of ``strategies``."""
+        return any(s.strategy in strategies for s in self.active())
+
+    def search_k(self) -> int:
+        """Neighbours to search per query besides the query itself: the largest ``k_max`` of the
+        slots that use the kNN matrix (``knn`` bands; ``random_without_knn*`` and ``range``'s
+        fallback exclude ``n_1 .. n_K``, and their own ``k_max`` can widen ``K``)."""
+        uses_matrix = (KNN, RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED, RANGE)
+        return max([s.k_max for s in self.active() if s.strategy in uses_matrix], default=0)
+
+
+# default slot values: SciNCL's best configuration (paper Table 3, README run_specter)
+SCINCL_SLOT_DEFAULTS: Dict[str, Dict[str, Any]] = {
+    "easy_positives": dict(count=5, strategy=KNN, k_min=20, k_max=25),
+    "medium_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
+    "hard_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
+    "easy_negatives": dict(count=3, strategy=RANDOM_WITHOUT_KNN, k_min=0, k_max=0),
+    "medium_negatives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
+    "hard_negatives": dict(count=2, strategy=KNN, k_min=3998, k_max=4000),
+}
+SLOT_FIELDS = ("count", "strategy", "k_min", "k_max", "range")
+
+
+def slot_option_names() -> List[str]:
+    """All per-slot flag names, e.g. ``easy_positives_count``, ``hard_negatives_range``."""
+    return [f"{d}_{r}_{f}" for r in ROLES for d in DIFFICULTIES for f in SLOT_FIELDS]
+
+
+def make_config(triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY, **options: Any) -> MinerConfig:
+    """Build and validate a :class:`MinerConfig` from flat flags (``easy_positives_count=5, ...``).
+
+    Unset slot flags take SciNCL's defaults. Unknown flags, unknown strategy names, counts that do
+    not add up to ``triples_per_query`` and intervals narrower than their count are
+    :class:`InputError`.
+    """
+    miner_fields = {f.name for f in dataclasses.fields(MinerConfig)} - {"slots", "triples_per_query"}
+    known = set(slot_option_names()) | miner_fields
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise InputError(f"unknown option(s) {', '.join('--' + u for u in unknown)}")
+    slots = []
+    for role in ROLES:
+        for difficulty in DIFFICULTIES:
+            prefix = f"{difficulty}_{role}"
+            values = dict(SCINCL_SLOT_DEFAULTS[prefix])
+            for f in SLOT_FIELDS:
+                if options.get(f"{prefix}_{f}") is not None:
+                    values[f] = options[f"{prefix}_{f}"]
+            slots.append(Slot(role=role, difficulty=difficulty, count=int(values["count"]),
+                              strategy=str(values["strategy"]), k_min=int(values["k_min"]),
+                              k_max=int(values["k_max"]),
+                              range=None if values.get("range") is None else float(values["range"])))
+    extra = {k: v for k, v in options.items() if k in miner_fields and v is not None}
+    config = MinerConfig(triples_per_query=int(triples_per_query), slots=tuple(slots), **extra)
+    validate_config(config)
+    return config
+
+
+def validate_config(config: MinerConfig) -> None:
+    """Raise :class:`InputError` for settings that cannot produce ``triples_per_query`` triples."""
+    if config.triples_per_query < 1:
+        raise InputError(f"--triples_per_query must be at least 1, got {config.triples_per_query}")
+    for slot in config.slots:
+        if slot.count < 0:
+            raise InputError(f"--{slot.name}_count must not be negative, got {slot.count}")
+        if slot.count == 0:
+            continue
+        if slot.strategy not in STRATEGIES:
+            raise InputError(f"--{slot.name}_strategy {slot.strategy!r} is unknown; choose one of "
+                             f"{', '.join(STRATEGIES)}")
+        if slot.strategy in BAND_STRATEGIES:
+            if slot.k_min < 0 or slot.k_max <= slot.k_min:
+                raise InputError(f"--{slot.name}_k_min/--{slot.name}_k_max must satisfy 0 <= k_min < k_max, "
+                                 f"got {slot.k_min}, {slot.k_max}")
+            if slot.k_max - slot.k_min < slot.count:
+                raise InputError(f"--{slot.name}: the interval ({slot.k_min}, {slot.k_max}] holds "
+                                 f"{slot.k_max - slot.k_min} neighbours, fewer than the count {slot.count}")
+        if slot.strategy == RANGE and slot.range is None:
+            raise InputError(f"--{slot.name}_strategy range needs --{slot.name}_range (the faiss threshold)")
+    for role in ROLES:
+        total = sum(s.count for s in config.active(role))
+        if total != config.triples_per_query:
+            parts = " + ".join(f"{s.name}_count={s.count}" for s in config.slots if s.role == role)
+            raise InputError(f"{role} counts must add up to --triples_per_query={config.triples_per_query}, "
+                             f"got {parts} = {total}")
+    if config.random_sorted_sample_n < 1:
+        raise InputError(f"--random_sorted_sample_n must be positive, got {config.random_sorted_sample_n}")

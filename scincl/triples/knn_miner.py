@@ -1,0 +1,279 @@
+"""SciNCL kNN triples from files: BigGraph export + FAISS index -> ``train_triples.csv(.gz)``.
+
+The I/O around :func:`scincl.triples.miner.mine_knn_triples`: read the graph embeddings and their
+ids (``entity_names_paper_id_0.json`` + ``embeddings.h5``), build or reuse the faiss index at
+``--ann_index_path`` (:mod:`scincl.ann`), choose the query papers, mine, write the triples CSV and
+``<output>.args.json`` (settings + counts, so a result says how it was made).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+import numpy as np
+
+from scincl import ann
+from scincl.errors import InputError
+from scincl.io import PathLike, read_embeddings_matrix, read_id_list, write_json, write_triples_csv
+from scincl.triples.config import KMEANS, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig, make_config
+from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
+from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
+
+logger = logging.getLogger(__name__)
+
+ANN_BACKENDS = ("faiss",)
+
+
+def output_with_gzip(output_path: PathLike, gzip: bool) -> Path:
+    """``output_path`` with ``.gz`` appended when ``gzip`` is set (and not already there)."""
+    out = Path(output_path)
+    return out.with_name(out.name + ".gz") if gzip and not out.name.endswith(".gz") else out
+
+
+def args_path(output_path: PathLike) -> Path:
+    """Settings + counts record written next to an output: ``<output>.args.json``."""
+    return Path(str(output_path) + ".args.json")
+
+
+@dataclass
+class GraphCorpus:
+    """The corpus a kNN miner works on: index rows, their ids, and the vectors behind them."""
+
+    index: Any
+    paper_ids: List[str]  # row -> paper id of the index (= the training corpus)
+    embeddings: np.ndarray  # graph embeddings [n_graph, d]
+    index_to_graph_row: Optional[np.ndarray]  # None when index rows == graph rows
+    normalize: bool
+    metric: str
+
+    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
+        """Query vectors (as the index sees them) of index rows."""
+        graph_rows = rows if self.index_to_graph_row is None else self.index_to_graph_row[rows]
+        vecs = np.ascontiguousarray(self.embeddings[graph_rows], dtype=np.float32)
+        if self.normalize:
+            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return vecs
+
+    def all_vectors(self) -> np.ndarray:
+        """Vectors of every index row (for random_sorted / kmeans)."""
+        return self.vectors_of(np.arange(len(self.paper_ids)))
+
+
+def load_graph_corpus(
+    graph_paper_ids_path: PathLike,
+    graph_embeddings_path: PathLike,
+    ann_index_path: PathLike,
+    ann_metric: str = "inner_product",
+    ann_normalize_embeddings: bool = False,
+    faiss_string_factory: str = "Flat",
+    faiss_nprobe: Optional[int] = None,
+    ann_batch_size: int = 512,
+    ann_device: int = -1,
+    workers: Optional[int] = None,
+    seed: int = 0,
+    override: bool = False,
+    include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
+) -> GraphCorpus:
+    """Read the BigGraph export and build (or reuse) the faiss index over it.
+
+    ``include_paper_ids`` (a JSON id list or a list) limits the index, and so the training corpus
+    (queries and candidates), to those papers, e.g. to the papers that have texts; ids without a
+    graph embedding are counted and reported.
+    """
+    graph_ids = read_id_list(graph_paper_ids_path)
+    embeddings = read_embeddings_matrix(graph_embeddings_path)
+    if embeddings.ndim != 2 or len(embeddings) != len(graph_ids):
+        raise InputError(f"{len(graph_ids)} paper ids in {graph_paper_ids_path} but embeddings of shape "
+                         f"{embeddings.shape}", path=graph_embeddings_path)
+    corpus_ids = graph_ids
+    if include_paper_ids is not None:
+        wanted = (read_id_list(include_paper_ids) if isinstance(include_paper_ids, (str, Path))
+                  else [str(i) for i in include_paper_ids])
+        wanted_set = set(wanted)
+        corpus_ids = [pid for pid in graph_ids if pid in wanted_set]
+        unknown = len(wanted_set) - len(corpus_ids)
+        if unknown:
+            logger.warning("include_paper_ids: %d of %d ids have no graph embedding (not in %s); ignored",
+                           unknown, len(wanted_set), graph_paper_ids_path)
+        if not corpus_ids:
+            raise InputError("none of the --include_paper_ids is in the graph", path=graph_paper_ids_path)
+        logger.info("corpus limited to %d of %d graph papers", len(corpus_ids), len(graph_ids))
+    metric_type, force_normalize = ann.resolve_metric(ann_metric)
+    normalize = bool(ann_normalize_embeddings or force_normalize)
+    metric = "l2" if ann_metric in ("l2", "euclidean") else "inner_product"
+    ann.set_workers(workers)
+    index_path = Path(ann_index_path)
+    if index_path.exists() and not override:
+        index, index_ids = ann.read_index(index_path, device=-1)
+        stored = ann.read_index_config(index_path)
+        if stored.get("metric") and stored["metric"] != metric:
+            raise InputError(f"the index was built with metric {stored['metric']}, not --ann_metric {ann_metric} "
+                             f"(delete it to rebuild)", path=index_path)
+        if include_paper_ids is not None and index_ids != corpus_ids:
+            raise InputError("the existing index covers other papers than --include_paper_ids "
+                             "(delete it to rebuild)", path=index_path)
+        if index.d != embeddings.shape[1]:
+            raise InputError(f"index dimension {index.d} differs from the embeddings' {embeddings.shape[1]}",
+                             path=index_path)
+        if "do_normalize" in stored and bool(stored["do_normalize"]) != normalize:
+            logger.warning("the index at %s was built with do_normalize=%s; queries follow the index",
+                           index_path, stored["do_normalize"])
+            normalize = bool(stored["do_normalize"])
+        logger.info("reusing faiss index %s (%d rows)", index_path, index.ntotal)
+    else:
+        started = time.perf_counter()
+        rows = None if corpus_ids is graph_ids else rows_of_ids(corpus_ids, id_to_row(graph_ids), "corpus ids")
+        index = ann.build_index(embeddings if rows is None else embeddings[rows], string_factory=faiss_string_factory,
+                                metric=ann_metric,
+                                do_normalize=normalize, device=ann_device, batch_size=ann_batch_size,
+                                workers=workers, seed=seed)
+        ann.write_index(index, index_path, corpus_ids,
+                        build_info={"string_factory": str(faiss_string_factory), "do_normalize": normalize,
+                                    "source_embeddings": str(graph_embeddings_path), "seed": seed})
+        index = ann.index_to_cpu(index)
+        index_ids = corpus_ids
+        logger.info("built faiss index in %.1f s", time.perf_counter() - started)
+    if faiss_nprobe:
+        import faiss
+
+        if faiss.try_extract_index_ivf(index) is not None:
+            faiss.ParameterSpace().set_index_parameter(index, "nprobe", int(faiss_nprobe))
+    mapping = None
+    if index_ids != graph_ids:
+        mapping = rows_of_ids(index_ids, id_to_row(graph_ids), "index paper ids", str(graph_paper_ids_path))
+    return GraphCorpus(index=index, paper_ids=index_ids, embeddings=embeddings, index_to_graph_row=mapping,
+                       normalize=normalize, metric=metric)
+
+
+def mine_from_graph_corpus(
+    graph: GraphCorpus,
+    query_rows: np.ndarray,
+    config: MinerConfig,
+    seed: int = 0,
+    ann_batch_size: int = 512,
+    show_progress: bool = True,
+) -> MinedTriples:
+    """Run the array miner with a faiss search over ``graph`` (and k-means when a slot needs it)."""
+    n = len(graph.paper_ids)
+    vectors = graph.all_vectors() if config.uses(RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, KMEANS) else None
+    clusters: Optional[Clusters] = None
+    if config.uses(KMEANS):
+        n_clusters = config.k_means_clusters or max(1, int(round(np.sqrt(n))))
+        clusters = cluster_corpus(vectors, n_clusters, metric=graph.metric, seed=seed)
+        available = clusters.cluster_order.shape[1]
+        for slot in config.active():
+            if slot.strategy == KMEANS and slot.k_max > available:
+                raise InputError(f"--{slot.name}_k_max={slot.k_max} is beyond the {available} non-empty k-means "
+                                 f"clusters (--k_means_clusters {n_clusters})")
+
+    def search(rows: np.ndarray, k: int) -> np.ndarray:
+        return ann.knn_search(graph.index, graph.vectors_of(rows), k, batch_size=max(ann_batch_size, len(rows)),
+                              show_progress=False)[1]
+
+    def range_search(rows: np.ndarray, threshold: float):
+        lims, scores, found = graph.index.range_search(graph.vectors_of(rows), float(threshold))
+        return lims, scores, found
+
+    corpus = Corpus(size=n, metric=graph.metric, vectors=vectors, clusters=clusters)
+    return mine_knn_triples(query_rows, corpus, config, search, seed=seed,
+                            range_search_fn=range_search if config.uses(RANGE) else None,
+                            show_progress=show_progress)
+
+
+def write_mined_triples(output_path: PathLike, mined: MinedTriples, paper_ids: Sequence[str]) -> int:
+    """Write mined rows as ``query_paper_id,positive_id,negative_id`` (atomic, gzip by suffix)."""
+    ids = np.asarray(paper_ids, dtype=object)
+    return write_triples_csv(output_path, zip(ids[mined.query_rows], ids[mined.positive_rows],
+                                              ids[mined.negative_rows]))
+
+
+def get_knn_triples(
+    output_path: PathLike,
+    graph_paper_ids_path: PathLike,
+    graph_embeddings_path: PathLike,
+    query_papers: QueryPapers = None,
+    triples_per_query: int = 5,
+    easy_positives_count: int = 5,
+    easy_positives_strategy: str = "knn",
+    easy_positives_k_min: int = 20,
+    easy_positives_k_max: int = 25,
+    easy_negatives_count: int = 3,
+    easy_negatives_strategy: str = "random_without_knn",
+    hard_negatives_count: int = 2,
+    hard_negatives_strategy: str = "knn",
+    hard_negatives_k_min: int = 3998,
+    hard_negatives_k_max: int = 4000,
+    ann_metric: str = "inner_product",
+    ann_backend: str = "faiss",
+    ann_index_path: Optional[PathLike] = None,
+    ann_normalize_embeddings: bool = False,
+    ann_batch_size: int = 512,
+    ann_device: int = -1,
+    faiss_string_factory: str = "Flat",
+    faiss_nprobe: Optional[int] = None,
+    include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
+    seed: int = 0,
+    workers: Optional[int] = None,
+    gzip: bool = False,
+    override: bool = False,
+    show_progress: bool = True,
+    **strategy_options: Any,
+) -> Path:
+    """SciNCL triples (paper §3.2): positives and hard negatives from each query's graph-embedding kNN.
+
+    Defaults are the paper's best setting: 5 positives n_21..n_25 (k+ = 25, c+ = 5), 3 easy
+    negatives random outside the kNN set, 2 hard negatives n_3999..n_4000 (k- = 4000, c- = 2).
+    ``strategy_options`` takes the remaining slot flags (``medium_positives_*``,
+    ``hard_positives_*``, ``medium_negatives_*``, ``*_range``, ``easy_*_k_min/k_max`` of random
+    strategies) and ``random_sorted_sample_n``, ``min_range_results_count``,
+    ``range_fallback_to_random``, ``k_means_clusters``. ``include_paper_ids`` limits the training
+    corpus (index, queries, candidates) to those papers, e.g. the ones with texts. Returns the
+    written path; an existing output is reused unless ``override``; an existing index is always
+    reused (delete it to rebuild).
+    """
+    if ann_backend not in ANN_BACKENDS:
+        raise InputError(f"--ann_backend {ann_backend!r} is not supported; use faiss")
+    out = output_with_gzip(output_path, gzip)
+    if out.exists() and not override:
+        logger.info("%s exists; reusing it (pass --override to rebuild)", out)
+        return out
+    config = make_config(
+        triples_per_query=triples_per_query,
+        easy_positives_count=easy_positives_count, easy_positives_strategy=easy_positives_strategy,
+        easy_positives_k_min=easy_positives_k_min, easy_positives_k_max=easy_positives_k_max,
+        easy_negatives_count=easy_negatives_count, easy_negatives_strategy=easy_negatives_strategy,
+        hard_negatives_count=hard_negatives_count, hard_negatives_strategy=hard_negatives_strategy,
+        hard_negatives_k_min=hard_negatives_k_min, hard_negatives_k_max=hard_negatives_k_max,
+        **strategy_options)
+    index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
+    started = time.perf_counter()
+    graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, ann_metric=ann_metric,
+                              ann_normalize_embeddings=ann_normalize_embeddings,
+                              faiss_string_factory=faiss_string_factory, faiss_nprobe=faiss_nprobe,
+                              ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
+                              include_paper_ids=include_paper_ids)
+    query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
+    mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
+                                   show_progress=show_progress)
+    written = write_mined_triples(out, mined, graph.paper_ids)
+    logger.info("wrote %d triples for %d queries to %s", written, len(query_rows), out)
+    settings: Dict[str, Any] = {
+        "command": "get_knn_triples", "output_path": str(out),
+        "graph_paper_ids_path": str(graph_paper_ids_path), "graph_embeddings_path": str(graph_embeddings_path),
+        "ann_index_path": str(index_path), "query_papers": query_papers if not isinstance(query_papers, list)
+        else f"{len(query_papers)} ids", "ann_metric": ann_metric, "ann_normalize_embeddings": ann_normalize_embeddings,
+        "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
+        "include_paper_ids": include_paper_ids if not isinstance(include_paper_ids, (list, tuple))
+        else f"{len(include_paper_ids)} ids", "corpus_papers": len(graph.paper_ids),
+        "triples_per_query": triples_per_query,
+        "slots": [vars(s) for s in config.active()],
+        "options": {k: getattr(config, k) for k in ("random_sorted_sample_n", "min_range_results_count",
+                                                      "range_fallback_to_random", "k_means_clusters")},
+        "stats": mined.stats,
+    }
+    logger.info("get_knn_triples took %.1f s", time.perf_counter() - started)
+    write_json(args_path(out), settings)
+    return out

@@ -1,0 +1,120 @@
+"""Collisions vs the margin between k+ and k-hard (paper Fig. 5), from ONE kNN search.
+
+For every ``(k+, k-)`` of a grid the SciNCL triples are mined with positives
+``n_{k+ - c+ + 1} .. n_{k+}`` and hard negatives ``n_{k- - c- + 1} .. n_{k-}`` (other slots as
+configured) and their collisions counted (:mod:`scincl.triples.collisions`). The neighbours are
+searched once, up to the largest k of the grid, and sliced for each setting.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from scincl import ann
+from scincl.errors import InputError
+from scincl.io import PathLike, write_json
+from scincl.triples.collisions import collision_counts
+from scincl.triples.config import make_config
+from scincl.triples.knn_miner import load_graph_corpus
+from scincl.triples.miner import Corpus, mine_knn_triples
+from scincl.triples.queries import QueryPapers, select_query_rows
+from scincl.triples.strategies import drop_self
+
+logger = logging.getLogger(__name__)
+
+# paper Fig. 5 explores k- from just above k+ up to the default 4000
+DEFAULT_POSITIVES_K = (25,)
+DEFAULT_HARD_NEGATIVES_K = (30, 50, 100, 250, 500, 1000, 2000, 4000)
+
+
+def collision_sweep(
+    query_rows: np.ndarray,
+    neighbours: np.ndarray,
+    corpus_size: int,
+    positives_k: Sequence[int],
+    hard_negatives_k: Sequence[int],
+    seed: int = 0,
+    **config_options: Any,
+) -> List[Dict[str, int]]:
+    """Collision counts for each ``(k+, k-)`` from a precomputed self-free kNN matrix
+    (``neighbours[i]`` = neighbours of ``query_rows[i]``, at least ``max(k)`` columns)."""
+    position = np.full(corpus_size, -1, dtype=np.int64)
+    position[query_rows] = np.arange(len(query_rows))
+
+    def search(rows: np.ndarray, k: int) -> np.ndarray:
+        # the query first, then its stored neighbours: drop_self removes column 0 again
+        return np.hstack([rows[:, None], neighbours[position[rows], :k - 1]])
+
+    c_pos = int(config_options.pop("easy_positives_count", 5))
+    c_neg = int(config_options.pop("hard_negatives_count", 2))
+    results = []
+    for kp in positives_k:
+        for kn in hard_negatives_k:
+            if kn - c_neg < kp:  # bands would overlap: not a margin
+                continue
+            config = make_config(easy_positives_count=c_pos, easy_positives_k_min=kp - c_pos, easy_positives_k_max=kp,
+                                 hard_negatives_count=c_neg, hard_negatives_k_min=kn - c_neg, hard_negatives_k_max=kn,
+                                 **config_options)
+            mined = mine_knn_triples(query_rows, Corpus(size=corpus_size), config, search, seed=seed,
+                                     show_progress=False)
+            counts = collision_counts(mined.query_rows, mined.positive_rows, mined.negative_rows)
+            results.append({"k_positives": kp, "k_hard_negatives": kn, "margin": kn - kp, **counts})
+            logger.info("k+=%d k-=%d: %d collisions, %d symmetric", kp, kn, counts["collisions"],
+                        counts["symmetric_collisions"])
+    return results
+
+
+def format_sweep(rows: List[Dict[str, int]]) -> str:
+    """Markdown table of a collision sweep."""
+    cols = ["k_positives", "k_hard_negatives", "margin", "triples", "collisions", "symmetric_collisions",
+            "symmetric_collision_triples"]
+    lines = ["| " + " | ".join(cols) + " | symmetric % of triples |", "|---" * (len(cols) + 1) + "|"]
+    for r in rows:
+        pct = 100.0 * r["symmetric_collision_triples"] / max(r["triples"], 1)
+        lines.append("| " + " | ".join(f"{r[c]:,}" for c in cols) + f" | {pct:.2f} |")
+    return "\n".join(lines)
+
+
+def sweep_collision_margins(
+    graph_paper_ids_path: PathLike,
+    graph_embeddings_path: PathLike,
+    ann_index_path: PathLike,
+    query_papers: QueryPapers = None,
+    positives_k: Sequence[int] = DEFAULT_POSITIVES_K,
+    hard_negatives_k: Sequence[int] = DEFAULT_HARD_NEGATIVES_K,
+    output_path: Optional[PathLike] = None,
+    ann_metric: str = "inner_product",
+    ann_normalize_embeddings: bool = False,
+    seed: int = 0,
+    workers: Optional[int] = None,
+    include_paper_ids: Optional[PathLike] = None,
+    **config_options: Any,
+) -> List[Dict[str, int]]:
+    """File-level sweep: load the graph corpus, search once, count collisions per margin.
+
+    Grid values beyond the corpus are dropped (with a log line). Writes ``output_path`` (json)
+    when given and returns the rows.
+    """
+    positives_k = [int(k) for k in (positives_k if isinstance(positives_k, (list, tuple)) else [positives_k])]
+    hard_negatives_k = [int(k) for k in (hard_negatives_k if isinstance(hard_negatives_k, (list, tuple))
+                                         else [hard_negatives_k])]
+    graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, ann_index_path, ann_metric=ann_metric,
+                              ann_normalize_embeddings=ann_normalize_embeddings, workers=workers, seed=seed,
+                              include_paper_ids=include_paper_ids)
+    n = len(graph.paper_ids)
+    kept = [k for k in hard_negatives_k if k <= n - 1]
+    if len(kept) < len(hard_negatives_k):
+        logger.info("dropping k- beyond the corpus of %d papers: %s", n, sorted(set(hard_negatives_k) - set(kept)))
+    if not kept:
+        raise InputError(f"no --hard_negatives_k value fits the corpus of {n} papers")
+    k_max = max(kept + positives_k)
+    query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
+    raw = ann.knn_search(graph.index, graph.vectors_of(query_rows), k_max + 1)[1]
+    neighbours = drop_self(query_rows, raw)
+    rows = collision_sweep(query_rows, neighbours, n, positives_k, kept, seed=seed, **config_options)
+    if output_path is not None:
+        write_json(Path(output_path), rows)
+    return rows

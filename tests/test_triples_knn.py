@@ -1,0 +1,195 @@
+"""SciNCL kNN triple mining: exact neighbour bands, strategies, determinism, errors, CLI."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scincl.errors import InputError
+from scincl.io import iter_triples_csv, write_embeddings_h5, write_id_list
+from scincl.triples import strategies as st
+from scincl.triples.collisions import collision_counts
+from scincl.triples.config import make_config
+from scincl.triples.knn_miner import get_knn_triples
+from scincl.triples.margins import collision_sweep
+from scincl.triples.miner import Corpus, mine_knn_triples
+
+ARC_PAPERS = 100
+
+
+def arc_ids(n: int = ARC_PAPERS):
+    return [f"p{i:03d}" for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def arc_graph(tmp_path_factory):
+    """Unit vectors on an arc: paper 0's neighbours by cosine are exactly 1, 2, 3, ... (99's: 98, 97, ...)."""
+    root = tmp_path_factory.mktemp("arc")
+    theta = np.arange(ARC_PAPERS) * (np.pi / 200)
+    emb = np.stack([np.cos(theta), np.sin(theta)], axis=1).astype(np.float32)
+    write_embeddings_h5(root / "embeddings.h5", emb)
+    write_id_list(root / "entity_names_paper_id_0.json", arc_ids())
+    write_id_list(root / "queries.json", ["p000", "p099"])
+    return root
+
+
+def arc_triples(root: Path, out: Path, **kwargs):
+    defaults = dict(query_papers=str(root / "queries.json"), easy_positives_k_min=20, easy_positives_k_max=25,
+                    hard_negatives_k_min=58, hard_negatives_k_max=60, show_progress=False)
+    defaults.update(kwargs)
+    path = get_knn_triples(out, root / "entity_names_paper_id_0.json", root / "embeddings.h5",
+                           ann_index_path=out.parent / "arc.faiss", override=True, **defaults)
+    return list(iter_triples_csv(path))
+
+
+def test_exact_neighbour_bands_and_easy_negatives_outside_knn(arc_graph, tmp_path):
+    triples = arc_triples(arc_graph, tmp_path / "t.csv")
+    assert len(triples) == 10
+    by_query = {}
+    for q, p, n in triples:
+        by_query.setdefault(q, ([], []))[0].append(p)
+        by_query[q][1].append(n)
+    # positives n_21..n_25, hard negatives n_59, n_60 (paper: n_{k-c+1} .. n_k, the query excluded)
+    assert by_query["p000"][0] == ["p021", "p022", "p023", "p024", "p025"]
+    assert by_query["p099"][0] == ["p078", "p077", "p076", "p075", "p074"]
+    assert by_query["p000"][1][3:] == ["p059", "p060"]
+    assert by_query["p099"][1][3:] == ["p040", "p039"]
+    # easy negatives (random_without_knn) lie beyond n_60 and are distinct
+    easy0 = [int(x[1:]) for x in by_query["p000"][1][:3]]
+    easy99 = [99 - int(x[1:]) for x in by_query["p099"][1][:3]]
+    assert min(easy0) > 60 and min(easy99) > 60
+    assert len(set(easy0)) == 3 and len(set(easy99)) == 3
+
+
+def test_other_strategies_by_name(arc_graph, tmp_path):
+    out = tmp_path / "s.csv"
+    wide = arc_triples(arc_graph, out, easy_positives_k_min=10, easy_positives_k_max=30)
+    ranks = [int(p[1:]) for q, p, _ in wide if q == "p000"]
+    assert len(set(ranks)) == 5 and all(10 < r <= 30 for r in ranks)  # interval wider than c: sampled
+    sorted_neg = arc_triples(arc_graph, out, easy_negatives_strategy="random_without_knn_sorted",
+                             random_sorted_sample_n=39)
+    # 39 = every paper outside n_1..n_60: the 3 least similar are the farthest on the arc
+    assert [n for q, _, n in sorted_neg if q == "p000"][:3] == ["p099", "p098", "p097"]
+    # similarity threshold: cos > cos(30 steps) keeps n_1..n_29 (+ the query); the farthest two of them
+    ranged = arc_triples(arc_graph, out, hard_negatives_strategy="range", hard_negatives_range=float(
+        np.cos(29.5 * np.pi / 200)), min_range_results_count=0)
+    assert [n for q, _, n in ranged if q == "p000"][3:] == ["p029", "p028"]
+    clustered = arc_triples(arc_graph, out, easy_negatives_strategy="kmeans", easy_negatives_k_min=2,
+                            easy_negatives_k_max=5, k_means_clusters=10)
+    assert len(clustered) == 10 and all(n != q for q, _, n in clustered)
+
+
+def test_include_paper_ids_limits_the_corpus(arc_graph, tmp_path):
+    subset = [f"p{i:03d}" for i in range(0, ARC_PAPERS, 2)] + ["not-in-graph"]
+    rows = arc_triples(arc_graph, tmp_path / "sub.csv", include_paper_ids=subset, query_papers=["p000"],
+                       easy_positives_k_min=5, easy_positives_k_max=10, hard_negatives_k_min=28,
+                       hard_negatives_k_max=30)
+    assert [p for _, p, _ in rows] == ["p012", "p014", "p016", "p018", "p020"]  # n_6..n_10 among even papers
+    assert [n for _, _, n in rows][3:] == ["p058", "p060"]
+    assert all(int(n[1:]) % 2 == 0 and int(n[1:]) > 60 for _, _, n in rows[:3])
+    with pytest.raises(InputError, match="covers other papers than --include_paper_ids"):
+        get_knn_triples(tmp_path / "other.csv", arc_graph / "entity_names_paper_id_0.json",
+                        arc_graph / "embeddings.h5", ann_index_path=tmp_path / "arc.faiss",
+                        include_paper_ids=subset[:10], hard_negatives_k_min=3, hard_negatives_k_max=5)
+
+
+def test_drop_self_handles_query_not_first_or_absent():
+    raw = np.array([[7, 1, 2, 3], [1, 7, 2, 3], [1, 2, 3, 4]])
+    queries = np.array([7, 7, 7])
+    assert st.drop_self(queries, raw.copy()).tolist() == [[1, 2, 3], [1, 2, 3], [1, 2, 3]]
+
+
+def test_random_without_knn_never_returns_a_knn_member():
+    rng = np.random.default_rng(0)
+    n_corpus, n_queries = 300, 400
+    queries = rng.integers(0, n_corpus, n_queries)
+    knn = np.stack([rng.permutation(np.setdiff1d(np.arange(n_corpus), [q]))[:250] for q in queries])
+    out = st.random_rows(queries, n_corpus, 10, np.random.default_rng(1), exclude=knn)
+    assert out.shape == (n_queries, 10) and (out >= 0).all()
+    assert not st.rows_contain(out, knn).any()
+    assert (out != queries[:, None]).all()
+    assert all(len(set(row)) == 10 for row in out.tolist())
+    with pytest.raises(st.NotEnoughCandidates, match="fewer than 60"):
+        st.random_rows(queries, n_corpus, 60, rng, exclude=knn)  # only 49 papers left outside
+
+
+def _clustered(n=1500, d=16, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(15, d)) * 3
+    return (centres[rng.integers(0, 15, n)] + rng.normal(size=(n, d))).astype(np.float32)
+
+
+def _brute_force(x):
+    def search(rows, k):
+        return np.argsort(-(x[rows] @ x.T), axis=1, kind="stable")[:, :k]
+    return search
+
+
+def test_no_self_pairs_and_no_collisions_with_a_large_margin():
+    x = _clustered()
+    queries = np.arange(len(x))
+    nn = st.drop_self(queries, _brute_force(x)(queries, 1001))
+    sweep = {r["k_hard_negatives"]: r for r in collision_sweep(queries, nn, len(x), [10], [12, 1000], seed=0)}
+    assert sweep[1000]["self_pairs"] == 0 and sweep[12]["self_pairs"] == 0
+    assert sweep[1000]["collisions"] == 0 and sweep[1000]["symmetric_collisions"] == 0
+    assert sweep[12]["symmetric_collisions"] > 0  # margin 2: kNN asymmetry makes a pair both positive and negative
+    config = make_config(easy_positives_k_min=0, easy_positives_k_max=5, hard_negatives_k_min=98,
+                         hard_negatives_k_max=100, easy_negatives_strategy="random")
+    mined = mine_knn_triples(queries, Corpus(len(x)), config, _brute_force(x), seed=3, show_progress=False)
+    counts = collision_counts(mined.query_rows, mined.positive_rows, mined.negative_rows)
+    assert counts["self_pairs"] == 0 and counts["triples"] == 5 * len(x)
+
+
+def test_same_seed_same_bytes_for_any_worker_count(tmp_path):
+    x = _clustered(n=2300)  # > 2 blocks of queries
+    ids = [f"w{i}" for i in range(len(x))]
+    write_embeddings_h5(tmp_path / "e.h5", x)
+    write_id_list(tmp_path / "ids.json", ids)
+    outputs = []
+    for workers in (1, 2):
+        out = get_knn_triples(tmp_path / f"w{workers}.csv", tmp_path / "ids.json", tmp_path / "e.h5",
+                              ann_index_path=tmp_path / "idx.faiss", hard_negatives_k_min=198,
+                              hard_negatives_k_max=200, workers=workers, seed=7, gzip=True, show_progress=False)
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    other_seed = get_knn_triples(tmp_path / "s8.csv", tmp_path / "ids.json", tmp_path / "e.h5",
+                                 ann_index_path=tmp_path / "idx.faiss", hard_negatives_k_min=198,
+                                 hard_negatives_k_max=200, seed=8, gzip=True, show_progress=False)
+    assert other_seed.read_bytes() != outputs[0]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(query_papers=["p000", "nope1", "nope2"]), "2 of 3 query papers are not in the index"),
+    (dict(hard_negatives_k_max=200, hard_negatives_k_min=198), "hard_negatives_k_max=200 is beyond the index"),
+    (dict(query_papers=[]), "query paper list is empty"),
+    (dict(easy_negatives_count=2), "negatives counts must add up to --triples_per_query=5"),
+    (dict(easy_negatives_strategy="nearest"), "'nearest' is unknown"),
+    (dict(easy_positives_k_min=20, easy_positives_k_max=22), "holds 2 neighbours, fewer than the count 5"),
+])
+def test_bad_inputs_are_clear_errors(arc_graph, tmp_path, kwargs, message):
+    with pytest.raises(InputError, match=message):
+        arc_triples(arc_graph, tmp_path / "bad.csv", **kwargs)
+
+
+def test_cli_writes_triples_and_reports_bad_input(arc_graph, tmp_path, repo_root, python_exe):
+    out = tmp_path / "cli.csv"
+    base = [python_exe, "cli_triples.py", "get_knn_triples", str(out),
+            "--graph_paper_ids_path", str(arc_graph / "entity_names_paper_id_0.json"),
+            "--graph_embeddings_path", str(arc_graph / "embeddings.h5"),
+            "--easy_positives_k_min", "20", "--easy_positives_k_max", "25",
+            "--hard_negatives_k_min", "58", "--hard_negatives_k_max", "60", "--gzip", "--seed", "1"]
+    done = subprocess.run(base + ["--query_papers", "0.1"], cwd=repo_root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = list(iter_triples_csv(tmp_path / "cli.csv.gz"))
+    assert len(rows) == 50 and len({q for q, _, _ in rows}) == 10
+    assert json.loads((tmp_path / "cli.csv.gz.args.json").read_text())["stats"]["triples"] == 50
+    assert (tmp_path / "cli.csv.gz.faiss").exists() and (tmp_path / "cli.csv.gz.faiss.paper_ids.json").exists()
+    bad = subprocess.run(base + ["--override", "--hard_negatives_k_max", "500"], cwd=repo_root,
+                         capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines()[-1] == (
+        "cli_triples.py: error: --hard_negatives_k_max=500 is beyond the index: it holds 100 papers, "
+        "so a query has at most 99 neighbours")
