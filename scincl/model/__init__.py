@@ -1,1 +1,11 @@
-"""model stage of the SciNCL pipeline (see DESIGN.md)."""
+"""model stage of the SciNCL pipeline (see DESIGN.md): contrastive fine-tuning and embedding.
+
+- ``losses``: one small module per objective (triplet, InfoNCE, CoSENT, AnglE, MP-BERT4CR
+  multi-positive triplets, graph distillation), documented with formula and paper;
+- ``encoder``: base-model resolution, pooling, BitFit, saving (HF + sentence-transformers files);
+- ``data``: triples/groups + metadata -> tokenised, cached ``datasets`` tables;
+- ``collator``: the dedup collator and the query-block sampler;
+- ``objective``: encoder + loss (+ MLM / graph distillation) as one trainable module;
+- ``trainer``: the ``transformers.Trainer`` subclass; ``train``: ``cli_pipeline.py train``;
+- ``embed``: ``cli_pipeline.py embed``; ``tiny``: a tiny offline BERT and toy data for smoke tests.
+"""

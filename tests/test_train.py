@@ -1,0 +1,203 @@
+"""`train`: a tiny BERT learns a toy triplet task, resume, BitFit, every loss, the real MiniLM
+through the CLI (reloaded by AutoModel and sentence-transformers), and torchrun data parallelism."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from scincl.errors import InputError
+from scincl.io import write_embeddings_h5, write_id_list, write_jsonl, write_triples_csv
+from scincl.model.embed import encode_texts
+from scincl.model.encoder import DocumentEncoder, load_backbone, packaged_minilm_path
+from scincl.model.objective import ContrastiveModel
+from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
+from scincl.model.train import train
+
+FAST = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_sequence_length": 24,
+        "logging_steps": 1, "warmup_ratio": 0.0, "disable_tqdm": True}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """Tiny models on a shared 2-core box: one intra-op thread avoids oversubscription stalls."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _metadata(papers):
+    return [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers]
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    root = tmp_path_factory.mktemp("train")
+    papers = toy_topic_corpus(papers_per_topic=8, seed=0)
+    held_out = [dict(p, paper_id="heldout-" + p["paper_id"]) for p in toy_topic_corpus(papers_per_topic=5, seed=1)]
+    write_jsonl(root / "metadata.jsonl", _metadata(papers + held_out))
+    write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=5))
+    write_triples_csv(root / "eval.csv", toy_triplets(held_out, per_query=2, seed=1))
+    bert = build_tiny_bert(root / "bert", toy_vocabulary())
+    return {"root": root, "papers": papers, "held_out": held_out, "bert": bert, "cache": str(root / "cache")}
+
+
+def _triplet_accuracy(model_dir, papers, triplets):
+    backbone, tokenizer = load_backbone(str(model_dir))
+    text = {p["paper_id"]: p["title"] + tokenizer.sep_token + p["abstract"] for p in papers}
+    ids = list(text)
+    vectors = dict(zip(ids, encode_texts(DocumentEncoder(backbone, "cls"), tokenizer, [text[i] for i in ids],
+                                         max_sequence_length=24, show_progress=False)))
+    hits = [np.linalg.norm(vectors[q] - vectors[p]) < np.linalg.norm(vectors[q] - vectors[n]) for q, p, n in triplets]
+    return float(np.mean(hits))
+
+
+def test_tiny_bert_learns_a_toy_triplet_task(toy):
+    out = train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(toy["root"] / "learn"),
+                base_model_name_or_path=str(toy["bert"]), eval_triples_path=str(toy["root"] / "eval.csv"),
+                cache_dir=toy["cache"], learning_rate=5e-3, max_steps=40, **FAST)
+    state = json.loads((out / "trainer_state.json").read_text())
+    losses = [e["loss"] for e in state["log_history"] if "loss" in e]
+    assert len(losses) == 40 and np.mean(losses[-8:]) < 0.5 * np.mean(losses[:8])
+    assert any("eval_loss" in e for e in state["log_history"])
+    held_out_triplets = toy_triplets(toy["held_out"], per_query=2, seed=2)
+    before = _triplet_accuracy(toy["bert"], toy["held_out"], held_out_triplets)
+    after = _triplet_accuracy(out, toy["held_out"], held_out_triplets)
+    assert after > before and after >= 0.85, (before, after)
+    run = json.loads((out / "train_args.json").read_text())
+    assert run["counts"]["train_rows"] == 8 * 4 * 5 and run["counts"]["papers_missing_from_metadata"] == 0
+    assert run["training_arguments"]["learning_rate"] == 5e-3 and run["metrics"]["global_step"] == 40
+    # a finished run is reused: no training happens without --override
+    assert train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(out)) == out
+
+
+def test_resume_from_checkpoint_continues_the_step_count(toy, monkeypatch):
+    args = dict(base_model_name_or_path=str(toy["bert"]), cache_dir=toy["cache"], max_steps=6, save_steps=3,
+                learning_rate=1e-3, **FAST)
+    first = train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(toy["root"] / "resume"),
+                  **args)
+    final_weights = load_file(first / "model.safetensors")
+    calls = []
+    original_forward = ContrastiveModel.forward
+    monkeypatch.setattr(ContrastiveModel, "forward",
+                        lambda self, *a, **k: calls.append(1) or original_forward(self, *a, **k))
+    again = train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(first),
+                  resume_from_checkpoint=str(first / "checkpoint-3"), **args)
+    assert len(calls) == 3  # steps 4, 5, 6 only
+    state = json.loads((again / "trainer_state.json").read_text())
+    assert state["global_step"] == 6
+    assert [e["step"] for e in state["log_history"] if "loss" in e] == [1, 2, 3, 4, 5, 6]
+    resumed = load_file(again / "model.safetensors")
+    for name, tensor in final_weights.items():  # same data order and optimiser state: same model
+        torch.testing.assert_close(resumed[name], tensor, rtol=1e-5, atol=1e-6)
+
+
+def test_bitfit_run_saves_changed_biases_and_untouched_weights(toy):
+    out = train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(toy["root"] / "bitfit"),
+                base_model_name_or_path=str(toy["bert"]), bitfit=True, cache_dir=toy["cache"], max_steps=2, **FAST)
+    base, tuned = load_file(toy["bert"] / "model.safetensors"), load_file(out / "model.safetensors")
+    changed = {n for n in base if not torch.equal(base[n], tuned[n])}
+    assert changed and all(n.endswith(".bias") for n in changed)
+    assert json.loads((out / "train_args.json").read_text())["training_arguments"]["learning_rate"] == 1e-4
+
+
+@pytest.mark.parametrize("loss, extra", [
+    ("infonce", {"mlm_weight": 0.5}),
+    ("cosent", {"pooling_strategy": "mean"}),
+    ("angle", {}),
+    ("mpt-src-tgt", {"graph_distillation_weight": 1.0}),
+])
+def test_every_loss_and_auxiliary_objective_trains(toy, loss, extra):
+    root = toy["root"]
+    rows = root / "train.csv"
+    if loss.startswith("mpt"):  # groups jsonl, as written by the multi-positive miner
+        rows = root / "groups.jsonl"
+        write_jsonl(rows, [{"query": q, "positives": [p, p2], "negatives": [n]} for (q, p, n), (_, p2, _) in
+                           zip(toy_triplets(toy["papers"], 1, seed=3), toy_triplets(toy["papers"], 1, seed=4))])
+        ids = [p["paper_id"] for p in toy["papers"]]
+        topics = sorted({p["topic"] for p in toy["papers"]})
+        topic_vectors = {topic: np.eye(4, dtype=np.float32)[i] for i, topic in enumerate(topics)}
+        write_id_list(root / "entity_names_paper_id_0.json", ids)
+        write_embeddings_h5(root / "embeddings_paper_id_0.v10.h5",
+                            np.stack([topic_vectors[p["topic"]] for p in toy["papers"]]))
+        extra = dict(extra, graph_embeddings_path=str(root / "embeddings_paper_id_0.v10.h5"))
+    out = train(str(rows), str(root / "metadata.jsonl"), str(root / f"loss-{loss}"), loss=loss,
+                base_model_name_or_path=str(toy["bert"]), cache_dir=toy["cache"], max_steps=2, **extra, **FAST)
+    logs = [e for e in json.loads((out / "trainer_state.json").read_text())["log_history"] if "loss" in e]
+    assert len(logs) == 2 and all(np.isfinite(e["loss"]) and e["contrastive_loss"] > 0 for e in logs)
+    if "mlm_weight" in extra:
+        assert all(e["mlm_loss"] > 0 for e in logs)
+    if "graph_distillation_weight" in extra:
+        assert all(e["graph_distillation_loss"] > 0 for e in logs)
+    pooling = json.loads((out / "1_Pooling" / "config.json").read_text())
+    assert pooling["pooling_mode_mean_tokens"] == (extra.get("pooling_strategy") == "mean")
+
+
+def test_bad_arguments_are_one_line_errors(toy):
+    with pytest.raises(InputError, match="unknown training argument"):
+        train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(toy["root"] / "x"),
+              base_model_name_or_path=str(toy["bert"]), no_such_flag=1)
+    with pytest.raises(InputError, match="unknown --loss 'hinge'"):
+        train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(toy["root"] / "x"), loss="hinge")
+
+
+def test_minilm_trains_through_the_cli_and_reloads_identically(toy, repo_root, python_exe, tmp_path):
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoModel, AutoTokenizer
+
+    papers = toy["papers"][::4]  # 8 hand-made papers, 2 per topic
+    write_jsonl(tmp_path / "metadata.jsonl", _metadata(papers))
+    write_triples_csv(tmp_path / "triples.csv", toy_triplets(papers, per_query=1))
+    out = tmp_path / "minilm"
+    proc = subprocess.run(
+        [python_exe, str(repo_root / "cli_pipeline.py"), "train", str(tmp_path / "triples.csv"),
+         str(tmp_path / "metadata.jsonl"), str(out), "--base_model_name_or_path", packaged_minilm_path(),
+         "--max_steps", "2", "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
+         "--max_sequence_length", "32", "--cache_dir", str(tmp_path / "cache"), "--loss", "infonce",
+         "--learning_rate", "1e-4", "--warmup_ratio", "0"],
+        cwd=repo_root, capture_output=True, text=True, timeout=240,
+        env=dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip().endswith(str(out))
+    assert "training rows: 8 triplets" in proc.stderr
+    tuned = load_file(out / "model.safetensors")
+    base = load_file(os.path.join(packaged_minilm_path(), "model.safetensors"))
+    assert any(not tuned[name].equal(base[name]) for name in base if name in tuned)
+
+    # the original SciNCL README snippet: [CLS] of title [SEP] abstract
+    tokenizer, model = AutoTokenizer.from_pretrained(out), AutoModel.from_pretrained(out).eval()
+    texts = [p["title"] + tokenizer.sep_token + p["abstract"] for p in papers]
+    with torch.inference_mode():
+        inputs = tokenizer(texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+        cls = model(**inputs).last_hidden_state[:, 0, :].numpy()
+    st = SentenceTransformer(str(out), device="cpu")
+    assert st.max_seq_length == 32
+    np.testing.assert_allclose(st.encode(texts, convert_to_numpy=True), cls, atol=1e-5)
+
+
+def test_torchrun_data_parallel_training_saves_one_model(toy, repo_root, tmp_path):
+    out = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517",
+           str(repo_root / "cli_pipeline.py"), "train", str(toy["root"] / "train.csv"),
+           str(toy["root"] / "metadata.jsonl"), str(out), "--base_model_name_or_path", str(toy["bert"]),
+           "--max_steps", "3", "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
+           "--max_sequence_length", "24", "--cache_dir", str(tmp_path / "cache"), "--save_steps", "3"]
+    proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=240,
+                          env=dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr.count("saved encoder to") == 1  # rank 0 saves
+    run = json.loads((out / "train_args.json").read_text())
+    assert run["world_size"] == 2 and run["metrics"]["global_step"] == 3
+    state = json.loads((out / "trainer_state.json").read_text())
+    assert state["train_batch_size"] == 4 and state["global_step"] == 3
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3"]
+    from transformers import AutoModel
+
+    assert AutoModel.from_pretrained(out).config.hidden_size == 32
