@@ -1,10 +1,353 @@
 #!/usr/bin/env python
-"""`cli_s2orc.py`: fire front end (subcommands = the public functions below; `--help` shows each docstring)."""
+"""`cli_s2orc.py`: the S2ORC stage (citation graph extraction, id mappings) and the demo corpus.
+
+Subcommands keep the names and flags of the original SciNCL README, so its commands can be pasted.
+Every command streams the shards in `--workers` processes, logs counts, writes its outputs
+atomically, reuses existing outputs unless `--override`, and turns bad input into one error line
+(malformed lines are counted and skipped unless `--strict`).
+"""
 from __future__ import annotations
 
-from scincl.cli import commands_of, run_cli
+import logging
+import os
+from pathlib import Path
+from typing import Any, Optional, Union
 
-# Subcommands are the public functions defined in this file (see scincl.cli.commands_of).
+from scincl.cli import commands_of, run_cli
+from scincl.demo import make_demo as _make_demo
+from scincl.errors import InputError
+from scincl.graph.citations import citation_output_paths, extract_citations
+from scincl.graph.cocitations import extract_cocitations
+from scincl.io import atomic_open, dumps_json, write_id_list, write_json
+from scincl.s2orc import list_metadata_shards, load_id_set
+from scincl.s2orc_mappings import (
+    inbound_citation_counts,
+    merge_s2id_mappings,
+    metadata_id_mapping,
+    paper_ids_from_mapping,
+    pdf_hashes,
+    read_mapping,
+    read_scidocs_metadata,
+    scidocs_title_mapping,
+    select_specter_corpus,
+)
+
+logger = logging.getLogger("cli_s2orc")
+
+
+def _workers(workers: Optional[int]) -> int:
+    return int(workers) if workers else (os.cpu_count() or 1)
+
+
+def _exists(*paths: Path, override: bool) -> bool:
+    """True (and a log line) when every output exists and --override is not set."""
+    if not override and paths and all(Path(p).exists() for p in paths):
+        logger.info("output exists, reusing it (use --override to rebuild): %s", ", ".join(map(str, paths)))
+        return True
+    return False
+
+
+def _write_json_any(path: Union[str, Path], obj: Any) -> None:
+    """JSON output, gzip-compressed when the name ends in .gz (deterministic bytes)."""
+    with atomic_open(path) as fh:
+        fh.write(dumps_json(obj).decode() + "\n")
+
+
+def _stats_path(output: Union[str, Path], default_name: str) -> Path:
+    out = Path(output)
+    if out.suffix in (".tsv", ".json", ".gz"):
+        name = out.name.split(".")[0]
+        return out.parent / f"{name}.stats.json"
+    return out / default_name
+
+
+def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 10):
+    """Write the bundled synthetic demo corpus (S2ORC shards + SciDocs dir) to OUTPUT_DIR.
+
+    Deterministic: the same --papers/--seed/--topics give byte-identical files.
+
+    Example:
+        python cli_s2orc.py make_demo data/demo --papers 3000 --seed 0
+
+    Writes OUTPUT_DIR/s2orc/metadata/metadata_{i}.jsonl.gz, OUTPUT_DIR/s2orc/pdf_parses/,
+    OUTPUT_DIR/scidocs/ (SciDocs format), OUTPUT_DIR/scidocs_paper_ids.json (held-out SciDocs papers,
+    pass them as --excluded_paper_ids), OUTPUT_DIR/topics.json and OUTPUT_DIR/demo_manifest.json.
+
+    :param output_dir: directory to write (created)
+    :param papers: number of corpus papers (>= 200; 100000 is the benchmark size)
+    :param seed: random seed
+    :param topics: number of top-level fields of study (2..19), each with 4 subtopics
+    """
+    try:
+        corpus = _make_demo(output_dir, papers=int(papers), seed=int(seed), topics=int(topics))
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    print(f"demo corpus written to {corpus.root}")
+
+
+def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[int] = None, test_ratio: float = 0.0,
+                  sample_n_nodes: int = 0, seed: int = 0, included_paper_ids: Optional[str] = None,
+                  excluded_paper_ids: Optional[str] = None, strict: bool = False, override: bool = False):
+    """Extract the directed citation graph (an edge p -> q for every q in p's outbound_citations).
+
+    Writes OUTPUT_DIR/citations.tsv (or citations.train.tsv + citations.test.tsv with --test_ratio)
+    as `citing<TAB>cited` lines without header (torchbiggraph_import_from_tsv --lhs-col=0 --rhs-col=1),
+    plus citations.stats.json (papers read, edges, skipped lines and why). When OUTPUT_DIR ends in
+    `.tsv` it is the citations file itself (splits become <name>.train.tsv / <name>.test.tsv).
+
+    Examples:
+        python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ${DATA_DIR}/biggraph/s2orc_full
+        python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ${DATA_DIR}/biggraph/s2orc_train_test --test_ratio 0.01
+        python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ./data/biggraph/s2orc_without_scidocs/ \\
+            --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json
+
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_dir: output directory (created), or a `.tsv` output file
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param test_ratio: share of edges written to the test split (seeded)
+    :param sample_n_nodes: keep only edges between this many randomly sampled nodes (0 = all)
+    :param seed: seed of the split and the node sample
+    :param included_paper_ids: JSON list of ids: only these papers' outbound citations are kept
+    :param excluded_paper_ids: JSON list of ids removed as citing AND as cited papers (SciDocs leakage)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild existing outputs
+    """
+    paths = citation_output_paths(output_dir, float(test_ratio))
+    if _exists(*[p for k, p in paths.items() if k != "stats"], paths["stats"], override=override):
+        return
+    shards = list_metadata_shards(s2orc_metadata_dir)
+    included = load_id_set(included_paper_ids, "included paper ids")
+    excluded = load_id_set(excluded_paper_ids, "excluded paper ids")
+    summary = extract_citations(shards, output_dir, workers=_workers(workers), test_ratio=float(test_ratio),
+                                seed=int(seed), included=included, excluded=excluded,
+                                sample_n_nodes=int(sample_n_nodes or 0), strict=strict)
+    write_json(paths["stats"], summary)
+
+
+def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None, min_count: int = 1,
+                    included_paper_ids: Optional[str] = None, excluded_paper_ids: Optional[str] = None,
+                    strict: bool = False, override: bool = False):
+    """Count undirected co-citations (two papers listed together in one reference list).
+
+    Writes `a<TAB>b<TAB>count` lines in both directions, sorted (a BigGraph edge list with
+    --lhs-col=0 --rhs-col=1; the count feeds the co-citation samplers), to OUTPUT_PATH (a `.tsv` file,
+    or a directory that gets cocitations.tsv) plus a cocitations.stats.json.
+
+    Example:
+        python cli_s2orc.py get_cocitations ${S2ORC_METADATA_DIR} ./data/biggraph/s2orc_without_scidocs/ \\
+            --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json --min_count 2
+
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_path: output `.tsv` file or directory
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param min_count: keep pairs co-cited by at least this many papers
+    :param included_paper_ids: JSON list of ids: only these papers' reference lists are counted
+    :param excluded_paper_ids: JSON list of ids removed as citing and as cited papers
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild existing outputs
+    """
+    out = Path(output_path)
+    tsv = out if out.name.endswith(".tsv") else out / "cocitations.tsv"
+    stats_path = _stats_path(tsv, "cocitations.stats.json")
+    if _exists(tsv, stats_path, override=override):
+        return
+    shards = list_metadata_shards(s2orc_metadata_dir)
+    summary = extract_cocitations(shards, tsv, workers=_workers(workers), min_count=int(min_count),
+                                  included=load_id_set(included_paper_ids, "included paper ids"),
+                                  excluded=load_id_set(excluded_paper_ids, "excluded paper ids"), strict=strict)
+    write_json(stats_path, summary)
+
+
+def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
+                                strict: bool = False, override: bool = False):
+    """Save `{paper_id: number of inbound citations}` (papers with at least one) as JSON (.json or .json.gz).
+
+    Example:
+        python cli_s2orc.py get_inbound_citations_count ${S2ORC_METADATA_DIR} \\
+            ${SPECTER_DIR}/s2orc_inbound_citations.json.gz --workers ${WORKERS}
+
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_path: output JSON path
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    counts, stats = inbound_citation_counts(list_metadata_shards(s2orc_metadata_dir), _workers(workers), strict)
+    _write_json_any(output_path, counts)
+    logger.info("inbound citation counts of %d papers -> %s (%s)", len(counts), output_path, stats.to_dict())
+
+
+def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
+                            strict: bool = False, override: bool = False):
+    """Save where each paper is: `{shard_file_name: [[paper_id, line_index], ...]}` (0-based lines) as JSON.
+
+    Example:
+        python cli_s2orc.py get_metadata_id_mapping ${S2ORC_METADATA_DIR} \\
+            ${S2ORC_METADATA_DIR}/s2orc_metadata_id_mapping.json --workers 10
+
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_path: output JSON path
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    mapping, stats = metadata_id_mapping(list_metadata_shards(s2orc_metadata_dir), _workers(workers), strict)
+    _write_json_any(output_path, mapping)
+    logger.info("id mapping of %d papers in %d shards -> %s (%d skipped lines)",
+                stats.papers, len(mapping), output_path, stats.to_dict()["skipped_lines"])
+
+
+def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_fp: str,
+                              workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Map SciDocs paper ids to S2ORC paper ids by exact title match (ambiguous titles are left out).
+
+    Writes `{scidocs_id: s2orc_paper_id}` as JSON.
+
+    Example:
+        python cli_s2orc.py get_scidocs_title_mapping ${SCIDOCS_DIR} ${S2ORC_METADATA_DIR} \\
+            ${DATA_DIR}/scidocs_s2id_to_s2orc_paper_id.json
+
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json)
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_fp: output JSON path
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    if _exists(output_fp, override=override):
+        return
+    mapping, ambiguous, stats = scidocs_title_mapping(scidocs_dir, list_metadata_shards(s2orc_metadata_dir),
+                                                      _workers(workers), strict)
+    _write_json_any(output_fp, mapping)
+    logger.info("title mapping for %d SciDocs ids (%d ambiguous titles left out) -> %s",
+                len(mapping), len(ambiguous), output_fp)
+
+
+def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
+                               s2id_to_s2orc_paper_id_input_paths: Union[str, list, None],
+                               output_path: str, override: bool = False):
+    """Merge S2 id -> S2ORC id mappings: S2 API responses (`corpusId`) first, then given mappings.
+
+    Example:
+        python cli_s2orc.py get_s2orc_scidocs_mappings \\
+            ${SPECTER_DIR}/id2paper.json,${SCIDOCS_DIR}/scidocs_s2orc/id2paper.json \\
+            ${DATA_DIR}/scidocs_s2id_to_s2orc_paper_id.json \\
+            ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json
+
+    :param s2id_to_paper_input_paths: comma-separated JSON files {s2_id: {"corpusId": ..., ...}}
+    :param s2id_to_s2orc_paper_id_input_paths: comma-separated JSON files {s2_id: s2orc_id}, used for
+        ids the API responses do not map (e.g. title mappings)
+    :param output_path: output JSON {s2_id: s2orc_id}
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    merged = merge_s2id_mappings(s2id_to_paper_input_paths, s2id_to_s2orc_paper_id_input_paths)
+    _write_json_any(output_path, merged)
+    logger.info("mappings for %d S2 ids -> %s", len(merged), output_path)
+
+
+def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, override: bool = False):
+    """Save the distinct S2ORC ids (the values) of a `{s2_id: s2orc_id}` mapping as a JSON list.
+
+    Example:
+        python cli_s2orc.py get_s2orc_paper_ids_from_mapping \\
+            --mapping_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.latest.json \\
+            --output_path ${SPECTER_DIR}/train_s2orc_paper_ids.json
+
+    :param mapping_path: JSON mapping {s2_id: s2orc_id}
+    :param output_path: output JSON list of S2ORC ids
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    ids = paper_ids_from_mapping(read_mapping(mapping_path))
+    write_id_list(output_path, ids)
+    logger.info("%d S2ORC paper ids -> %s", len(ids), output_path)
+
+
+def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_hashes_output_path: str,
+                   workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Extract S2ORC paper_id <-> _pdf_hash mappings from pdf_parses shards (hashes = S2 API ids).
+
+    Example:
+        python cli_s2orc.py get_pdf_hashes ${S2ORC_PDF_PARSES_DIR} \\
+            ${DATASETS_DIR}/s2orc/20200705v1/full/paper_id_to_pdf_hash.json ${S2ORC_PDF_HASH_TO_ID}
+
+    :param s2orc_pdf_parses_dir: directory of S2ORC pdf_parses shards (*.jsonl.gz)
+    :param paper_ids_output_path: output JSON {paper_id: pdf_hash}
+    :param pdf_hashes_output_path: output JSON {pdf_hash: paper_id}
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line or a record without _pdf_hash is an error
+    :param override: rebuild existing outputs
+    """
+    if _exists(paper_ids_output_path, pdf_hashes_output_path, override=override):
+        return
+    to_hash, to_paper, stats = pdf_hashes(list_metadata_shards(s2orc_pdf_parses_dir), _workers(workers), strict)
+    _write_json_any(paper_ids_output_path, to_hash)
+    _write_json_any(pdf_hashes_output_path, to_paper)
+    logger.info("pdf hashes of %d papers -> %s, %s (%s)", len(to_hash), paper_ids_output_path,
+                pdf_hashes_output_path, stats.to_dict())
+
+
+def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_dir: str, specter_triples_path: str,
+                       s2id_to_s2orc_input_path: str, sample_n_nodes: Union[int, str], paper_ids_output_dir: str,
+                       citations_output_dir: Optional[str] = None, workers: Optional[int] = None,
+                       override: bool = False, skip_citations: bool = False, seed: int = 0):
+    """Reproduce the SPECTER training corpus on S2ORC: SPECTER papers in, SciDocs papers out.
+
+    Writes to PAPER_IDS_OUTPUT_DIR: query_s2orc_paper_ids.specter.json (SPECTER queries in S2ORC),
+    query_s2orc_paper_ids.specter_and_random.json (plus random papers up to the SPECTER query count),
+    s2orc_paper_ids.json (training corpus) and excluded_s2orc_paper_ids.json; then (unless
+    --skip_citations) runs get_citations into CITATIONS_OUTPUT_DIR excluding the SciDocs papers.
+
+    Example:
+        python cli_s2orc.py get_specter_corpus --s2orc_paper_ids ${BASE_DIR}/data/biggraph/s2orc_full/entity_names_paper_id_0.json \\
+            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --scidocs_dir ${SCIDOCS_DIR} \\
+            --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
+            --s2id_to_s2orc_input_path ${ID_MAPPINGS} \\
+            --citations_output_dir ${BASE_DIR}/data/biggraph/s2orc_with_specter_without_scidocs \\
+            --paper_ids_output_dir ${BASE_DIR}/data/sci/s2orc_with_specter_without_scidocs --sample_n_nodes 1000000
+
+    :param s2orc_paper_ids: JSON list of the S2ORC ids in the graph (e.g. PBG entity_names_paper_id_0.json)
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json)
+    :param specter_triples_path: SPECTER triples CSV (query_paper_id,positive_id,negative_id; S2 ids)
+    :param s2id_to_s2orc_input_path: comma-separated JSON mappings {s2_id: s2orc_id}
+    :param sample_n_nodes: training corpus size: an int, 'specter' (SPECTER's size) or 0 (all)
+    :param paper_ids_output_dir: directory for the id lists (created)
+    :param citations_output_dir: directory for citations.tsv (required unless --skip_citations)
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param override: rebuild existing outputs
+    :param skip_citations: only write the id lists
+    :param seed: seed of the random samples
+    """
+    from scincl.io import read_id_list
+
+    out = Path(paper_ids_output_dir)
+    files = {name: out / f"{name}.json" for name in ("query_s2orc_paper_ids.specter",
+                                                    "query_s2orc_paper_ids.specter_and_random",
+                                                    "s2orc_paper_ids", "excluded_s2orc_paper_ids")}
+    if not skip_citations and not citations_output_dir:
+        raise InputError("--citations_output_dir is required unless --skip_citations is set")
+    if not _exists(*files.values(), override=override):
+        scidocs_ids = {pid for meta in read_scidocs_metadata(scidocs_dir).values() for pid in meta}
+        if isinstance(sample_n_nodes, str) and sample_n_nodes.isdigit():
+            sample_n_nodes = int(sample_n_nodes)
+        selection = select_specter_corpus(read_id_list(s2orc_paper_ids), scidocs_ids, specter_triples_path,
+                                          read_mapping(s2id_to_s2orc_input_path), sample_n_nodes, int(seed))
+        write_id_list(files["query_s2orc_paper_ids.specter"], selection["specter_queries"])
+        write_id_list(files["query_s2orc_paper_ids.specter_and_random"], selection["specter_and_random_queries"])
+        write_id_list(files["s2orc_paper_ids"], selection["train_paper_ids"])
+        write_id_list(files["excluded_s2orc_paper_ids"], selection["excluded_paper_ids"])
+        write_json(out / "specter_corpus.stats.json", selection["counts"])
+    if not skip_citations:
+        get_citations(s2orc_metadata_dir, citations_output_dir, workers=workers,
+                      excluded_paper_ids=str(files["excluded_s2orc_paper_ids"]), override=override)
 
 
 if __name__ == "__main__":

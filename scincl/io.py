@@ -64,6 +64,12 @@ class _ClosingTextWrapper(io.TextIOWrapper):
                 self._gz_fileobj.close()
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success rename it onto ``path``.
@@ -76,6 +82,7 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; outputs get the usual mode
     try:
         yield tmp
         os.replace(tmp, target)
@@ -215,7 +222,7 @@ def write_jsonl(path: PathLike, records: Iterable[Any]) -> int:
     n = 0
     with atomic_path(path) as tmp:
         if is_gzip_path(path):
-            fh: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=open(tmp, "wb"), mtime=0)
+            fh: IO[bytes] = gzip.GzipFile(filename="", mode="wb", fileobj=open(tmp, "wb"), compresslevel=6, mtime=0)
         else:
             fh = open(tmp, "wb")
         try:
@@ -325,8 +332,11 @@ def read_embeddings_matrix(path: PathLike) -> np.ndarray:
     return read_embeddings_h5(path)
 
 
-def read_embeddings_jsonl(path: PathLike) -> Dict[str, np.ndarray]:
-    """SciDocs embeddings jsonl ``{"paper_id", "embedding"}`` -> dict (a later duplicate overwrites)."""
+def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, np.ndarray]:
+    """SciDocs embeddings jsonl ``{"paper_id", "embedding"}`` -> dict (a later duplicate overwrites).
+
+    ``dtype=np.float64`` keeps the JSON numbers exactly (the official SciDocs evaluator does).
+    """
     out: Dict[str, np.ndarray] = {}
     dim: Optional[int] = None
     for line_no, rec in iter_jsonl(path):
@@ -334,7 +344,11 @@ def read_embeddings_jsonl(path: PathLike) -> Dict[str, np.ndarray]:
             raise InputError("record without 'paper_id'", path=path, line=line_no, field="paper_id")
         if "embedding" not in rec:
             raise InputError("record without 'embedding'", path=path, line=line_no, field="embedding")
-        vec = np.asarray(rec["embedding"], dtype=np.float32)
+        try:
+            vec = np.asarray(rec["embedding"], dtype=dtype)
+        except (TypeError, ValueError):
+            raise InputError("embedding is not a flat list of numbers", path=path, line=line_no,
+                             field="embedding") from None
         if vec.ndim != 1:
             raise InputError("embedding is not a flat list of numbers", path=path, line=line_no, field="embedding")
         if dim is None:

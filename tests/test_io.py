@@ -96,3 +96,15 @@ def test_os_error_messages_are_actionable():
 
     assert os_error_message(OSError(errno.ENOSPC, "No space", "/x/y")) == "no space left on device while writing /x/y"
     assert os_error_message(PermissionError(errno.EACCES, "denied", "/root/z")) == "permission denied: /root/z"
+
+
+def test_atomic_outputs_get_the_usual_file_mode(tmp_path):
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        io.write_json(tmp_path / "x.json", {"a": 1})
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) == 0o644

@@ -1,0 +1,303 @@
+"""Direct-citation edges from S2ORC metadata: per-shard extraction, TSV output, train/test split.
+
+An edge ``(p, q)`` exists for every ``q`` in paper ``p``'s ``outbound_citations`` (deduplicated per
+paper, order kept). ``included`` restricts the *citing* papers; ``excluded`` removes papers both as
+citing and as cited (SciDocs leakage control), as in the original SciNCL ``get_citations``.
+
+Edges are written as ``p<TAB>q`` lines without header, the format of
+``torchbiggraph_import_from_tsv --lhs-col=0 --rhs-col=1``. Each worker writes the edges of one
+shard to its own part file; parts are concatenated in shard order, so the output is the same for
+any number of workers and memory does not grow with the corpus.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import random
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+
+from scincl.errors import InputError
+from scincl.io import PathLike, atomic_path, open_text
+from scincl.s2orc import ReadStats, iter_paper_references, map_shards
+
+logger = logging.getLogger(__name__)
+
+SKIP_BAD_OUTBOUND = "bad_outbound_citations"
+
+
+@dataclass
+class ShardCitations:
+    """What extracting one shard produced: its part file per split and counts."""
+
+    shard: str
+    parts: Dict[str, Path]  # split ("all", or "train"/"test") -> part file
+    stats: ReadStats
+    citing_papers: int = 0
+    edges: Counter = field(default_factory=Counter)  # per split
+    dropped: Counter = field(default_factory=Counter)  # edges removed by a filter, by reason
+
+
+def outbound_references(record: dict, path: PathLike = "", line: Optional[int] = None,
+                        strict: bool = False, stats: Optional[ReadStats] = None) -> Optional[List[str]]:
+    """A record's ``outbound_citations`` as distinct string ids (order kept); None when malformed.
+
+    A missing or null field means no references. A value that is not a list of ids is counted as
+    ``bad_outbound_citations`` (or raises :class:`InputError` under ``strict``).
+    """
+    return normalize_references(record.get("outbound_citations"), path, line, strict, stats)
+
+
+def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = None,
+                         strict: bool = False, stats: Optional[ReadStats] = None) -> Optional[List[str]]:
+    """An ``outbound_citations`` value as distinct string ids (see :func:`outbound_references`)."""
+    if refs is None:
+        return []
+    if type(refs) is list:
+        try:
+            "".join(refs)  # C-speed check that every id is a string (the S2ORC case)
+        except TypeError:
+            if all(isinstance(r, (str, int)) and not isinstance(r, bool) for r in refs):
+                refs = [str(r) for r in refs]
+            else:
+                refs = None
+    else:
+        refs = None
+    if refs is None:
+        if strict:
+            raise InputError("'outbound_citations' is not a list of paper ids", path=path, line=line,
+                             field="outbound_citations")
+        if stats is not None:
+            stats.skip(SKIP_BAD_OUTBOUND, path, line)
+        return None
+    if len(set(refs)) != len(refs):
+        refs = list(dict.fromkeys(refs))
+    return refs
+
+
+def iter_citing_papers(shard_path: PathLike, included: Optional[Set[str]] = None,
+                       excluded: Optional[Set[str]] = None, strict: bool = False,
+                       stats: Optional[ReadStats] = None,
+                       dropped: Optional[Counter] = None) -> Iterator[Tuple[str, List[str]]]:
+    """``(paper_id, references)`` of the citing papers of one shard, after the id filters.
+
+    ``included`` keeps only those citing papers; ``excluded`` drops them as citing papers and drops
+    references to them. Filtered edges are counted in ``dropped`` by reason.
+    """
+    stats = stats if stats is not None else ReadStats()
+    dropped = dropped if dropped is not None else Counter()
+    for line_no, pid, raw_refs in iter_paper_references(shard_path, strict=strict, stats=stats):
+        refs = normalize_references(raw_refs, shard_path, line_no, strict, stats)
+        if refs is None:
+            continue
+        if included is not None and pid not in included:
+            dropped["citing_not_included"] += len(refs)
+            continue
+        if excluded is not None:
+            if pid in excluded:
+                dropped["citing_excluded"] += len(refs)
+                continue
+            kept = [r for r in refs if r not in excluded]
+            dropped["cited_excluded"] += len(refs) - len(kept)
+            refs = kept
+        yield pid, refs
+
+
+def _edge_lines(pid: str, refs: Sequence[str]) -> str:
+    """``pid<TAB>ref`` lines for non-empty ``refs`` (one C-level join instead of a loop)."""
+    return pid + "\t" + ("\n" + pid + "\t").join(refs) + "\n"
+
+
+def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optional[Set[str]] = None,
+                            excluded: Optional[Set[str]] = None, strict: bool = False,
+                            test_ratio: float = 0.0, seed: int = 0) -> ShardCitations:
+    """Write one shard's edges to part files in ``parts_dir`` (worker function of get_citations).
+
+    With ``test_ratio`` each edge goes to the ``train`` or ``test`` part by a seeded draw whose
+    stream is named after the shard, so the split does not depend on the number of workers.
+    """
+    shard_path = Path(shard_path)
+    splits = ("train", "test") if test_ratio > 0 else ("all",)
+    result = ShardCitations(shard=str(shard_path), stats=ReadStats(),
+                            parts={s: Path(parts_dir) / f"{shard_path.name}.{s}.part" for s in splits})
+    is_test = train_test_assigner(test_ratio, seed, stream=shard_path.name) if test_ratio > 0 else None
+    with contextlib.ExitStack() as stack:
+        out = {s: stack.enter_context(open(p, "w", encoding="utf-8", newline="")) for s, p in result.parts.items()}
+        for pid, refs in iter_citing_papers(shard_path, included, excluded, strict, result.stats, result.dropped):
+            result.citing_papers += 1
+            if not refs:
+                continue
+            if is_test is None:
+                out["all"].write(_edge_lines(pid, refs))
+                result.edges["all"] += len(refs)
+                continue
+            goes_to_test = [is_test() for _ in refs]
+            train = [r for r, t in zip(refs, goes_to_test) if not t]
+            test = [r for r, t in zip(refs, goes_to_test) if t]
+            for split, chosen in (("train", train), ("test", test)):
+                if chosen:
+                    out[split].write(_edge_lines(pid, chosen))
+                    result.edges[split] += len(chosen)
+    return result
+
+
+def train_test_assigner(test_ratio: float, seed: int = 0, stream: str = "") -> Callable[[], bool]:
+    """A seeded stream of decisions "this edge goes to the test split" with probability ``test_ratio``.
+
+    ``stream`` names an independent stream (get_citations uses the shard name); applied to edges
+    in file order it gives the same split for the same input and seed.
+    """
+    if not 0.0 <= test_ratio < 1.0:
+        raise InputError(f"test_ratio must be in [0, 1), got {test_ratio}")
+    rnd = random.Random(f"{seed}/{stream}" if stream else seed)
+    return lambda: rnd.random() < test_ratio
+
+
+def split_train_test(edges: Iterable[Tuple[str, str]], test_ratio: float,
+                     seed: int = 0) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]:
+    """Split edges into (train, test) lists exactly as ``get_citations --test_ratio`` splits its file."""
+    is_test = train_test_assigner(test_ratio, seed)
+    train: List[Tuple[str, str]] = []
+    test: List[Tuple[str, str]] = []
+    for edge in edges:
+        (test if is_test() else train).append(edge)
+    return train, test
+
+
+def read_citations_tsv(path: PathLike) -> Iterator[Tuple[str, str]]:
+    """Yield ``(citing, cited)`` from a citations TSV (gzip-aware; ``#`` comment lines skipped).
+
+    A line with fewer than two tab-separated columns is an :class:`InputError` naming file and line.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", path=p)
+    with open_text(p) as fh:
+        for line_no, line in enumerate(fh, start=1):
+            line = line.rstrip("\r\n")
+            if not line or line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            if len(cols) < 2 or not cols[0] or not cols[1]:
+                raise InputError("expected two tab-separated paper ids", path=p, line=line_no)
+            yield cols[0], cols[1]
+
+
+def citation_output_paths(output: PathLike, test_ratio: float = 0.0) -> Dict[str, Path]:
+    """Output files of get_citations: ``citations.tsv`` (or train/test) and ``citations.stats.json``.
+
+    ``output`` is a directory, or, when it ends in ``.tsv``, the citations file itself (as in the
+    original README's ``.../s2orc_without_scidocs_citations.tsv``); a split then writes
+    ``<stem>.train.tsv`` and ``<stem>.test.tsv`` next to it.
+    """
+    out = Path(output)
+    if out.name.endswith(".tsv"):
+        base, stem = out.parent, out.name[: -len(".tsv")]
+    else:
+        base, stem = out, "citations"
+    paths = {"stats": base / f"{stem}.stats.json"}
+    if test_ratio > 0:
+        paths["train"] = base / f"{stem}.train.tsv"
+        paths["test"] = base / f"{stem}.test.tsv"
+    else:
+        paths["all"] = base / f"{stem}.tsv"
+    return paths
+
+
+def _sample_nodes(part_paths: Sequence[Path], n_nodes: int, seed: int) -> Set[str]:
+    """``n_nodes`` nodes drawn (seeded) from the sorted set of edge endpoints."""
+    nodes: Set[str] = set()
+    for part in part_paths:
+        with open(part, encoding="utf-8") as fh:
+            for line in fh:
+                a, b = line.rstrip("\n").split("\t")
+                nodes.add(a)
+                nodes.add(b)
+    ordered = sorted(nodes)
+    if n_nodes >= len(ordered):
+        logger.warning("sample_n_nodes=%d >= %d nodes in the graph: keeping all", n_nodes, len(ordered))
+        return nodes
+    return set(random.Random(seed).sample(ordered, n_nodes))
+
+
+def _concatenate(parts: Sequence[Path], out: IO[bytes]) -> None:
+    for part in parts:
+        with open(part, "rb") as fh:
+            shutil.copyfileobj(fh, out, 1 << 20)
+
+
+def _write_node_sample(parts: Sequence[Path], handles: Dict[str, IO[bytes]], keep: Set[str],
+                       test_ratio: float, seed: int, counts: Counter) -> None:
+    """Edges between sampled nodes only, split (when asked) by one seeded stream in file order."""
+    is_test = train_test_assigner(test_ratio, seed, stream="node_sample") if test_ratio > 0 else None
+    for part in parts:
+        with open(part, "rb") as fh:
+            for line in fh:
+                a, b = line.rstrip(b"\n").split(b"\t")
+                if a.decode() not in keep or b.decode() not in keep:
+                    counts["not_in_node_sample"] += 1
+                    continue
+                split = "all" if is_test is None else ("test" if is_test() else "train")
+                handles[split].write(line)
+                counts[split] += 1
+
+
+def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1, test_ratio: float = 0.0,
+                      seed: int = 0, included: Optional[Set[str]] = None, excluded: Optional[Set[str]] = None,
+                      sample_n_nodes: int = 0, strict: bool = False) -> Dict:
+    """Extract citation edges of ``shards`` into the TSV file(s) of :func:`citation_output_paths`.
+
+    Workers write per-shard part files; they are concatenated in shard order (the same bytes for
+    any number of workers). Returns the stats dict (the caller writes it as the stats json).
+    """
+    paths = citation_output_paths(output, test_ratio)
+    train_test_assigner(test_ratio, seed)  # validates test_ratio before any work
+    splits = [k for k in ("all", "train", "test") if k in paths]
+    base = paths["stats"].parent
+    base.mkdir(parents=True, exist_ok=True)
+    parts_dir = Path(tempfile.mkdtemp(prefix=".citations.parts.", dir=base))
+    try:
+        worker = partial(extract_shard_citations, parts_dir=parts_dir, included=included, excluded=excluded,
+                         strict=strict, test_ratio=0.0 if sample_n_nodes else test_ratio, seed=seed)
+        results: List[ShardCitations] = map_shards(worker, shards, workers, desc="citations")
+        stats = ReadStats()
+        dropped: Counter = Counter()
+        counts: Counter = Counter()
+        for r in results:
+            stats.merge(r.stats)
+            dropped.update(r.dropped)
+        with contextlib.ExitStack() as stack:  # exits in reverse: files closed, then renamed into place
+            tmp = {s: stack.enter_context(atomic_path(paths[s])) for s in splits}
+            handles = {s: stack.enter_context(open(tmp[s], "wb")) for s in splits}
+            if sample_n_nodes:
+                parts = [r.parts["all"] for r in results]
+                keep = _sample_nodes(parts, sample_n_nodes, seed)
+                _write_node_sample(parts, handles, keep, test_ratio, seed, counts)
+                dropped["not_in_node_sample"] = counts.pop("not_in_node_sample", 0)
+            else:
+                for split in splits:
+                    _concatenate([r.parts[split] for r in results], handles[split])
+                    counts[split] = sum(r.edges[split] for r in results)
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+    edges = sum(counts[s] for s in splits)
+    summary = {
+        **stats.to_dict(),
+        "citing_papers": sum(r.citing_papers for r in results),
+        "edges": edges,
+        "edges_by_split": {s: counts[s] for s in splits},
+        "edges_dropped": dict(sorted(dropped.items())),
+        "outputs": {k: str(v) for k, v in paths.items()},
+        "settings": {"workers": workers, "test_ratio": test_ratio, "seed": seed, "sample_n_nodes": sample_n_nodes,
+                     "included_paper_ids": None if included is None else len(included),
+                     "excluded_paper_ids": None if excluded is None else len(excluded), "strict": strict},
+    }
+    logger.info("citations: %d papers read, %d citing papers, %d edges %s, %d skipped lines",
+                summary["papers_read"], summary["citing_papers"], edges, summary["edges_by_split"],
+                summary["skipped_lines"])
+    return summary

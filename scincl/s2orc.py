@@ -1,0 +1,355 @@
+"""S2ORC records: shard listing, streaming iteration with skip accounting, parallel map over shards.
+
+S2ORC 20200705v1 ships ``metadata/metadata_{0..99}.jsonl.gz`` (and ``pdf_parses/...``): one JSON
+object per line. Every stage reads them through :func:`iter_papers`, which streams one shard with
+bounded memory (decompressed in 1 MiB blocks, never a whole shard) and parses lines with orjson.
+Bad lines (malformed JSON, a record without ``paper_id``) and unreadable shards are counted in a
+:class:`ReadStats` and skipped, or raise :class:`~scincl.errors.InputError` naming file and line
+under ``strict``. :func:`map_shards` runs a per-shard function in a process pool and returns the
+results in shard order, so outputs do not depend on scheduling.
+"""
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import re
+import threading
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import msgspec
+import orjson
+from tqdm.auto import tqdm
+
+from scincl.errors import InputError
+from scincl.io import PathLike, read_id_list
+
+try:  # ISA-L inflate is about 3x faster than zlib on S2ORC shards; same stream format and API
+    from isal import isal_zlib as _inflate
+except ImportError:  # pragma: no cover - isal is in requirements.txt; zlib is the fallback
+    _inflate = zlib
+
+logger = logging.getLogger(__name__)
+
+SHARD_SUFFIXES = (".jsonl.gz", ".jsonl")
+READ_BLOCK_BYTES = 1 << 20
+MAX_SKIP_EXAMPLES = 10
+
+SKIP_MALFORMED_JSON = "malformed_json"
+SKIP_NOT_AN_OBJECT = "not_a_json_object"
+SKIP_MISSING_PAPER_ID = "missing_paper_id"
+SKIP_UNREADABLE_SHARD = "unreadable_shard"
+
+
+@dataclass
+class ReadStats:
+    """Counts of what reading shards met: papers, lines, and skipped lines by reason (with examples)."""
+
+    shards: int = 0
+    lines: int = 0
+    papers: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    skip_examples: List[str] = field(default_factory=list)
+
+    def skip(self, reason: str, path: PathLike, line: Optional[int], detail: str = "") -> None:
+        """Count one skipped line (or shard) and keep the first few as ``file:line: reason`` examples."""
+        self.skipped[reason] += 1
+        if len(self.skip_examples) < MAX_SKIP_EXAMPLES:
+            where = f"{path}:{line}" if line is not None else str(path)
+            self.skip_examples.append(f"{where}: {reason}" + (f" ({detail})" if detail else ""))
+
+    def merge(self, other: "ReadStats") -> "ReadStats":
+        """Add ``other``'s counts into this one (in call order, so examples stay deterministic)."""
+        self.shards += other.shards
+        self.lines += other.lines
+        self.papers += other.papers
+        self.skipped.update(other.skipped)
+        room = MAX_SKIP_EXAMPLES - len(self.skip_examples)
+        self.skip_examples.extend(other.skip_examples[:max(room, 0)])
+        return self
+
+    def to_dict(self) -> Dict[str, Any]:
+        """JSON-ready summary (used in the stats files of every S2ORC command)."""
+        return {"shards": self.shards, "lines": self.lines, "papers_read": self.papers,
+                "skipped_lines": sum(v for k, v in self.skipped.items() if k != SKIP_UNREADABLE_SHARD),
+                "skipped_by_reason": dict(sorted(self.skipped.items())), "skip_examples": list(self.skip_examples)}
+
+
+def _shard_sort_key(path: Path) -> Tuple:
+    """Natural order: ``metadata_2`` before ``metadata_10``."""
+    return tuple(int(tok) if tok.isdigit() else tok for tok in re.split(r"(\d+)", path.name))
+
+
+def list_metadata_shards(metadata_dir: PathLike) -> List[Path]:
+    """The ``*.jsonl.gz`` (or ``*.jsonl``) shards of an S2ORC directory, in natural name order.
+
+    A missing directory, a file instead of a directory, or a directory without shards is an
+    :class:`InputError`.
+    """
+    d = Path(metadata_dir)
+    if not d.exists():
+        raise InputError("S2ORC directory not found", path=d)
+    if not d.is_dir():
+        raise InputError("expected a directory of S2ORC shards (*.jsonl.gz), got a file", path=d)
+    shards = [p for p in d.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES)]
+    if not shards:
+        raise InputError("no S2ORC shards (*.jsonl.gz) in directory", path=d)
+    return sorted(shards, key=_shard_sort_key)
+
+
+def _iter_decompressed(path: Path) -> Iterator[bytes]:
+    """Pieces of a (multi-member) gzip or plain file, read and decompressed in bounded blocks."""
+    with open(path, "rb") as fh:
+        if not path.name.endswith(".gz"):
+            yield from iter(lambda: fh.read(READ_BLOCK_BYTES), b"")
+            return
+        decomp = _inflate.decompressobj(wbits=31)
+        member_open = False  # bytes of the current gzip member were fed but its end not yet seen
+        while True:
+            chunk = fh.read(READ_BLOCK_BYTES)
+            if not chunk:
+                break
+            while chunk:
+                member_open = True
+                data = decomp.decompress(chunk)
+                chunk = b""
+                if decomp.eof:  # end of one gzip member: another may follow (concatenated gzip)
+                    chunk = decomp.unused_data
+                    decomp = _inflate.decompressobj(wbits=31)
+                    member_open = False
+                if data:
+                    yield data
+        if member_open:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+
+
+def _iter_line_blocks(path: Path) -> Iterator[bytes]:
+    """Blocks of whole lines (newline-separated, without the final newline) of a shard."""
+    rest = b""
+    for data in _iter_decompressed(path):
+        buf = rest + data
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            rest = buf
+            continue
+        yield buf[:cut]
+        rest = buf[cut + 1:]
+    if rest:
+        yield rest
+
+
+class _BadLine(Exception):
+    """A line that is skipped (or fatal under strict): ``reason`` is the stats key."""
+
+    def __init__(self, reason: str, message: str, field: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.reason, self.message, self.field = reason, message, field
+
+
+def _decode_record(line: bytes) -> Tuple[Any, dict]:
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise _BadLine(SKIP_MALFORMED_JSON, f"malformed JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise _BadLine(SKIP_NOT_AN_OBJECT, f"expected a JSON object, got {type(record).__name__}")
+    return record.get("paper_id"), record
+
+
+class _PaperReferences(msgspec.Struct):
+    """The two fields citation extraction needs; msgspec still checks the whole line is valid JSON."""
+
+    paper_id: Any = None
+    outbound_citations: Any = None
+
+
+class _ValidPaperReferences(msgspec.Struct):
+    """Same, for the block fast path: a record without a usable ``paper_id`` fails the whole block."""
+
+    paper_id: Union[Annotated[str, msgspec.Meta(min_length=1)], int]
+    outbound_citations: Any = None
+
+
+_REFERENCES_DECODER = msgspec.json.Decoder(_PaperReferences)
+_VALID_REFERENCES_DECODER = msgspec.json.Decoder(_ValidPaperReferences)
+
+
+def _decode_references(line: bytes) -> Tuple[Any, Any]:
+    try:
+        rec = _REFERENCES_DECODER.decode(line)
+    except msgspec.ValidationError:  # valid JSON, but not an object
+        raise _BadLine(SKIP_NOT_AN_OBJECT, "expected a JSON object") from None
+    except msgspec.DecodeError as exc:
+        raise _BadLine(SKIP_MALFORMED_JSON, f"malformed JSON ({exc})") from None
+    return rec.paper_id, rec.outbound_citations
+
+
+def _decode_lines(lines: Iterable[bytes], first_line: int, path: Path, decode: Callable[[bytes], Tuple[Any, Any]],
+                  strict: bool, stats: ReadStats) -> Iterator[Tuple[int, str, Any]]:
+    """``(line_number, paper_id, decoded)`` of good lines; bad ones counted (or raised under strict)."""
+    for line_no, line in enumerate(lines, start=first_line):
+        if not line or line.isspace():
+            continue
+        stats.lines += 1
+        try:
+            pid, decoded = decode(line)
+            if type(pid) is not str:
+                if pid is None or isinstance(pid, bool) or not isinstance(pid, int):
+                    raise _BadLine(SKIP_MISSING_PAPER_ID, "record without 'paper_id'", field="paper_id")
+                pid = str(pid)
+            elif not pid:
+                raise _BadLine(SKIP_MISSING_PAPER_ID, "record without 'paper_id'", field="paper_id")
+        except _BadLine as bad:
+            if strict:
+                raise InputError(bad.message, path=path, line=line_no, field=bad.field) from None
+            stats.skip(bad.reason, path, line_no, bad.message if bad.reason == SKIP_MALFORMED_JSON else "")
+            continue
+        stats.papers += 1
+        yield line_no, pid, decoded
+
+
+def _unreadable(path: Path, line_no: int, exc: BaseException, strict: bool, stats: ReadStats) -> None:
+    detail = f"unreadable shard after line {line_no} ({exc})" if line_no else f"unreadable shard ({exc})"
+    if isinstance(exc, FileNotFoundError):
+        detail = "file not found"
+    if strict:
+        raise InputError(detail, path=path) from None
+    logger.warning("%s: %s; skipped the rest of this shard", path, detail)
+    stats.skip(SKIP_UNREADABLE_SHARD, path, None, detail)
+
+
+_READ_ERRORS = (OSError, EOFError, zlib.error, _inflate.error)
+
+
+def iter_papers(shard_path: PathLike, strict: bool = False, stats: Optional[ReadStats] = None) -> Iterator[dict]:
+    """Stream the records of one S2ORC shard; see :func:`iter_numbered_papers` (same, with line numbers)."""
+    for _, record in iter_numbered_papers(shard_path, strict=strict, stats=stats):
+        yield record
+
+
+def iter_numbered_papers(shard_path: PathLike, strict: bool = False,
+                         stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, dict]]:
+    """Stream ``(line_number, record)`` of one S2ORC shard (gzip jsonl); ``paper_id`` becomes a string.
+
+    Malformed JSON, non-object lines and records without ``paper_id`` are counted in ``stats``
+    and skipped; with ``strict`` they raise :class:`InputError` naming file and line. An
+    unreadable shard (missing, corrupt or truncated gzip) is counted as ``unreadable_shard``
+    (records before the damage are kept) or raised under ``strict``.
+    """
+    path = Path(shard_path)
+    stats = stats if stats is not None else ReadStats()
+    stats.shards += 1
+    line_no = 0
+    try:
+        for block in _iter_line_blocks(path):
+            lines = block.split(b"\n")
+            for number, pid, record in _decode_lines(lines, line_no + 1, path, _decode_record, strict, stats):
+                record["paper_id"] = pid
+                yield number, record
+            line_no += len(lines)
+    except _READ_ERRORS as exc:
+        _unreadable(path, line_no, exc, strict, stats)
+
+
+def iter_paper_references(shard_path: PathLike, strict: bool = False,
+                          stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Any]]:
+    """Fast path of :func:`iter_numbered_papers` for citation extraction: ``(line, paper_id, outbound_citations)``.
+
+    Decodes only those two fields (msgspec, a whole decompressed block of lines per call; the rest
+    of each line is still validated as JSON). A block with any bad or blank line is decoded again
+    line by line, with the same skip/strict handling. ``outbound_citations`` is returned as found.
+    """
+    path = Path(shard_path)
+    stats = stats if stats is not None else ReadStats()
+    stats.shards += 1
+    line_no = 0
+    try:
+        for block in _iter_line_blocks(path):
+            n_lines = block.count(b"\n") + 1
+            try:
+                records = _VALID_REFERENCES_DECODER.decode_lines(block)
+            except msgspec.DecodeError:
+                records = None
+            if records is not None and len(records) == n_lines:
+                stats.lines += n_lines
+                stats.papers += n_lines
+                for i, rec in enumerate(records, start=line_no + 1):
+                    pid = rec.paper_id
+                    yield i, pid if type(pid) is str else str(pid), rec.outbound_citations
+            else:
+                yield from _decode_lines(block.split(b"\n"), line_no + 1, path, _decode_references, strict, stats)
+            line_no += n_lines
+    except _READ_ERRORS as exc:
+        _unreadable(path, line_no, exc, strict, stats)
+
+
+def _pool_context() -> Any:
+    """``fork`` (cheap: no re-import in workers) when this process runs no other threads, else forkserver.
+
+    tqdm's idle monitor thread does not count: workers never touch tqdm, so its lock cannot bite.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and t.name != "tqdm_monitor"]
+    if "fork" in methods and not others:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: int = 1,
+               desc: str = "shards") -> List[Any]:
+    """``[fn(shard) for shard in shards]`` over a process pool, in shard order, with a progress bar.
+
+    ``fn`` must be picklable (a module-level function or a ``functools.partial`` of one).
+    ``workers <= 1`` runs in this process (no pool), which gives the same results.
+    """
+    shards = [Path(s) for s in shards]
+    workers = max(1, min(int(workers or 1), len(shards)))
+    if workers == 1:
+        with tqdm(total=len(shards), desc=desc, unit="shard", disable=None) as bar:
+            results = []
+            for shard in shards:
+                results.append(fn(shard))
+                bar.update(1)
+            return results
+    with _pool_context().Pool(workers) as pool:
+        with tqdm(total=len(shards), desc=desc, unit="shard", disable=None) as bar:
+            results = []
+            for result in pool.imap(fn, shards, chunksize=1):
+                results.append(result)
+                bar.update(1)
+        pool.close()
+        pool.join()  # a clean shutdown leaves no pool threads behind (so the next pool can fork)
+    return results
+
+
+# ------------------------------------------------------------------------------------ id sets
+
+def load_id_set(ids: Optional[Any], what: str = "paper ids") -> Optional[Set[str]]:
+    """An id filter from a JSON list file path, a comma-separated string, or an iterable; None stays None.
+
+    A path that does not exist or a file that is not a JSON list is an :class:`InputError`.
+    """
+    if ids is None or ids == "":
+        return None
+    if isinstance(ids, (str, Path)):
+        text = str(ids)
+        if Path(text).exists() or text.endswith(".json") or text.endswith(".json.gz"):
+            out = set(read_id_list(text))
+            logger.info("loaded %d %s from %s", len(out), what, text)
+            return out
+        if "," in text or text.isdigit():
+            return {tok.strip() for tok in text.split(",") if tok.strip()}
+        raise InputError(f"{what}: file not found", path=text)
+    if isinstance(ids, (int,)):
+        return {str(ids)}
+    return {str(i) for i in ids}
+
+
+def iter_all_papers(shards: Iterable[PathLike], strict: bool = False,
+                    stats: Optional[ReadStats] = None) -> Iterator[dict]:
+    """Records of several shards in order (single process; see :func:`map_shards` for parallel)."""
+    for shard in shards:
+        yield from iter_papers(shard, strict=strict, stats=stats)

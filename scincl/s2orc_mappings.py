@@ -1,0 +1,252 @@
+"""Id mappings and corpus selection over S2ORC (the helper commands of the original SciNCL README).
+
+- inbound citation counts per paper; where each paper sits in the shards (file, line);
+- SciDocs (S2 API ids) -> S2ORC ids by exact title match, and merges of such mappings;
+- S2ORC ``paper_id`` <-> ``_pdf_hash`` from the pdf_parses shards (the hashes are the S2 API ids,
+  see allenai/scidocs#18);
+- the SPECTER-like training corpus selection (SPECTER papers mapped to S2ORC, SciDocs excluded).
+
+Every function streams shards through :func:`scincl.s2orc.map_shards`; results are merged in
+shard order, so outputs are deterministic.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from collections import defaultdict
+from functools import partial
+from pathlib import Path
+from typing import Dict, Iterable, List, Sequence, Set, Tuple, Union
+
+from scincl.errors import InputError
+from scincl.io import PathLike, iter_triples_csv, read_json
+from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards
+
+logger = logging.getLogger(__name__)
+
+SCIDOCS_METADATA_FILES = ("paper_metadata_mag_mesh.json", "paper_metadata_view_cite_read.json",
+                          "paper_metadata_recomm.json")
+
+
+def _merge_stats(results: Iterable[Tuple[object, ReadStats]]) -> ReadStats:
+    total = ReadStats()
+    for _, stats in results:
+        total.merge(stats)
+    return total
+
+
+# ------------------------------------------------------------------------------ per-shard work
+
+def _shard_inbound_counts(shard: Path, strict: bool = False) -> Tuple[List[Tuple[str, int]], ReadStats]:
+    stats = ReadStats()
+    out = []
+    for rec in iter_papers(shard, strict=strict, stats=stats):
+        inbound = rec.get("inbound_citations")
+        if isinstance(inbound, list) and inbound:
+            out.append((rec["paper_id"], len(inbound)))
+    return out, stats
+
+
+def inbound_citation_counts(shards: Sequence[Path], workers: int = 1,
+                            strict: bool = False) -> Tuple[Dict[str, int], ReadStats]:
+    """``{paper_id: len(inbound_citations)}`` for papers with at least one inbound citation."""
+    results = map_shards(partial(_shard_inbound_counts, strict=strict), shards, workers, desc="inbound counts")
+    counts = {pid: n for pairs, _ in results for pid, n in pairs}
+    return counts, _merge_stats(results)
+
+
+def _shard_positions(shard: Path, strict: bool = False) -> Tuple[List[List], ReadStats]:
+    stats = ReadStats()
+    rows = [[rec["paper_id"], line_no - 1] for line_no, rec in iter_numbered_papers(shard, strict=strict, stats=stats)]
+    return rows, stats
+
+
+def metadata_id_mapping(shards: Sequence[Path], workers: int = 1,
+                        strict: bool = False) -> Tuple[Dict[str, List[List]], ReadStats]:
+    """``{shard_file_name: [[paper_id, line_index], ...]}`` (0-based line index in the shard)."""
+    results = map_shards(partial(_shard_positions, strict=strict), shards, workers, desc="id mapping")
+    mapping = {Path(shard).name: rows for shard, (rows, _) in zip(shards, results)}
+    return mapping, _merge_stats(results)
+
+
+def _shard_title_matches(shard: Path, titles: Set[str], strict: bool = False) -> Tuple[List[Tuple[str, str]], ReadStats]:
+    stats = ReadStats()
+    out = [(rec["paper_id"], rec["title"]) for rec in iter_papers(shard, strict=strict, stats=stats)
+           if rec.get("title") in titles]
+    return out, stats
+
+
+def read_scidocs_metadata(scidocs_dir: PathLike) -> Dict[str, Dict[str, dict]]:
+    """The SciDocs ``paper_metadata_*.json`` files present: ``{file_name: {paper_id: metadata}}``."""
+    d = Path(scidocs_dir)
+    if not d.is_dir():
+        raise InputError("SciDocs directory not found", path=d)
+    out = {}
+    for name in SCIDOCS_METADATA_FILES:
+        if (d / name).exists():
+            data = read_json(d / name)
+            if not isinstance(data, dict):
+                raise InputError("expected a JSON object {paper_id: metadata}", path=d / name)
+            out[name] = data
+    if not out:
+        raise InputError(f"no SciDocs metadata files ({', '.join(SCIDOCS_METADATA_FILES)})", path=d)
+    return out
+
+
+def scidocs_title_mapping(scidocs_dir: PathLike, shards: Sequence[Path], workers: int = 1,
+                          strict: bool = False) -> Tuple[Dict[str, str], Dict[str, List[str]], ReadStats]:
+    """Map SciDocs paper ids to S2ORC ids by exact title; ambiguous titles are left out.
+
+    Returns ``(mapping, ambiguous, stats)``: ``ambiguous`` lists the S2ORC candidates of each
+    SciDocs id whose title matched more than one S2ORC paper.
+    """
+    metadata = read_scidocs_metadata(scidocs_dir)
+    titles = {m.get("title") for meta in metadata.values() for m in meta.values() if m.get("title")}
+    logger.info("SciDocs: %d papers, %d distinct titles",
+                len({pid for meta in metadata.values() for pid in meta}), len(titles))
+    results = map_shards(partial(_shard_title_matches, titles=titles, strict=strict), shards, workers,
+                         desc="title matches")
+    by_title: Dict[str, List[str]] = defaultdict(list)
+    for matches, _ in results:
+        for pid, title in matches:
+            by_title[title].append(pid)
+    mapping: Dict[str, str] = {}
+    ambiguous: Dict[str, List[str]] = {}
+    for meta in metadata.values():
+        for s2_id, paper in meta.items():
+            if s2_id in mapping or s2_id in ambiguous:
+                continue
+            candidates = by_title.get(paper.get("title"), [])
+            if len(candidates) == 1:
+                mapping[s2_id] = candidates[0]
+            elif len(candidates) > 1:
+                ambiguous[s2_id] = sorted(set(candidates))
+    return mapping, ambiguous, _merge_stats(results)
+
+
+def _as_path_list(paths: Union[str, Sequence[str], None]) -> List[str]:
+    if paths is None:
+        return []
+    if isinstance(paths, str):
+        return [p for p in paths.split(",") if p]
+    return [str(p) for p in paths]
+
+
+def merge_s2id_mappings(s2id_to_paper_paths: Union[str, Sequence[str]],
+                        s2id_to_s2orc_paths: Union[str, Sequence[str], None] = None) -> Dict[str, str]:
+    """Merge S2 id -> S2ORC id mappings: S2 API responses first (``corpusId``), then given mappings.
+
+    ``s2id_to_paper_paths``: JSON files ``{s2_id: {"corpusId": ..., ...}}`` (comma-separated or a
+    list); ``s2id_to_s2orc_paths``: JSON files ``{s2_id: s2orc_id}`` (e.g. title mappings), used
+    only for ids the API responses do not map. The first mapping of an id wins.
+    """
+    merged: Dict[str, str] = {}
+    for path in _as_path_list(s2id_to_paper_paths):
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object {s2_id: paper}", path=path)
+        for s2_id, paper in data.items():
+            if not isinstance(paper, dict) or paper.get("corpusId") is None:
+                raise InputError(f"paper {s2_id!r} has no 'corpusId'", path=path, field="corpusId")
+            merged.setdefault(str(s2_id), str(paper["corpusId"]))
+    for path in _as_path_list(s2id_to_s2orc_paths):
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object {s2_id: s2orc_id}", path=path)
+        for s2_id, s2orc_id in data.items():
+            merged.setdefault(str(s2_id), str(s2orc_id))
+    return merged
+
+
+def read_mapping(paths: Union[str, Sequence[str]]) -> Dict[str, str]:
+    """One or more JSON mappings ``{key: value}`` (comma-separated paths), earlier files winning."""
+    merged: Dict[str, str] = {}
+    for path in _as_path_list(paths):
+        data = read_json(path)
+        if not isinstance(data, dict):
+            raise InputError("expected a JSON object mapping ids to ids", path=path)
+        for k, v in data.items():
+            merged.setdefault(str(k), str(v))
+    if not merged and not _as_path_list(paths):
+        raise InputError("no mapping files given")
+    return merged
+
+
+def paper_ids_from_mapping(mapping: Dict[str, str]) -> List[str]:
+    """The distinct values (S2ORC ids) of a mapping, in first-seen order."""
+    return list(dict.fromkeys(str(v) for v in mapping.values()))
+
+
+def _shard_pdf_hashes(shard: Path, strict: bool = False) -> Tuple[List[Tuple[str, str]], ReadStats]:
+    stats = ReadStats()
+    out = []
+    for line_no, rec in iter_numbered_papers(shard, strict=strict, stats=stats):
+        pdf_hash = rec.get("_pdf_hash")
+        if not pdf_hash:
+            if strict:
+                raise InputError("record without '_pdf_hash'", path=shard, line=line_no, field="_pdf_hash")
+            stats.skip("missing__pdf_hash", shard, line_no)
+            continue
+        out.append((rec["paper_id"], str(pdf_hash)))
+    return out, stats
+
+
+def pdf_hashes(shards: Sequence[Path], workers: int = 1,
+               strict: bool = False) -> Tuple[Dict[str, str], Dict[str, str], ReadStats]:
+    """``(paper_id -> _pdf_hash, _pdf_hash -> paper_id, stats)`` from S2ORC pdf_parses shards."""
+    results = map_shards(partial(_shard_pdf_hashes, strict=strict), shards, workers, desc="pdf hashes")
+    paper_to_hash = {pid: h for pairs, _ in results for pid, h in pairs}
+    hash_to_paper = {h: pid for pid, h in paper_to_hash.items()}
+    return paper_to_hash, hash_to_paper, _merge_stats(results)
+
+
+# --------------------------------------------------------------------------- SPECTER corpus
+
+def select_specter_corpus(s2orc_paper_ids: Sequence[str], scidocs_s2_ids: Set[str], triples_path: PathLike,
+                          s2id_to_s2orc: Dict[str, str], sample_n_nodes: Union[int, str] = 0,
+                          seed: int = 0) -> Dict[str, object]:
+    """Choose the SPECTER-like training corpus over S2ORC, as the original ``get_specter_corpus``.
+
+    - SPECTER triples (S2 ids) are mapped to S2ORC ids and kept where they are in ``s2orc_paper_ids``;
+    - ``specter_queries``: mapped SPECTER query papers; ``specter_and_random_queries``: those plus
+      random S2ORC papers (not SciDocs, not SPECTER) up to the original number of queries;
+    - ``train_paper_ids``: SPECTER papers + random papers up to ``sample_n_nodes`` (an int, or
+      ``"specter"`` for the SPECTER corpus size); 0 = all S2ORC papers except excluded ones;
+    - ``excluded_paper_ids``: SciDocs papers (mapped to S2ORC) that are not SPECTER papers, to be
+      excluded from the citation graph.
+
+    Sampling draws from sorted candidates with ``random.Random(seed)``: deterministic.
+    """
+    rnd = random.Random(seed)
+    corpus = set(map(str, s2orc_paper_ids))
+    scidocs_s2orc = {s2id_to_s2orc[s] for s in scidocs_s2_ids if s in s2id_to_s2orc}
+    triples = list(iter_triples_csv(triples_path))
+    if not triples:
+        raise InputError("no triples in file", path=triples_path)
+    specter_s2_ids = {i for t in triples for i in t}
+    specter_in_graph = {s2id_to_s2orc[s] for s in specter_s2_ids if s in s2id_to_s2orc} & corpus
+    query_s2_ids = {q for q, _, _ in triples}
+    queries = sorted({s2id_to_s2orc[s] for s in query_s2_ids if s in s2id_to_s2orc} & corpus)
+    candidates = sorted(corpus - scidocs_s2orc - specter_in_graph)
+    missing_queries = max(0, len(query_s2_ids) - len(queries))
+    random_queries = rnd.sample(candidates, min(missing_queries, len(candidates)))
+    excluded = scidocs_s2orc - specter_in_graph
+    if sample_n_nodes == "specter" or (isinstance(sample_n_nodes, int) and sample_n_nodes > 0):
+        target = len(specter_s2_ids) if sample_n_nodes == "specter" else int(sample_n_nodes)
+        if target < len(specter_in_graph):
+            raise InputError(f"sample_n_nodes={target} is smaller than the {len(specter_in_graph)} SPECTER "
+                             f"papers in the graph")
+        extra = rnd.sample(candidates, min(target - len(specter_in_graph), len(candidates)))
+        train = sorted(specter_in_graph) + extra
+    elif sample_n_nodes in (0, None, "0", ""):
+        train = sorted(corpus - excluded)
+    else:
+        raise InputError(f"sample_n_nodes must be an integer or 'specter', got {sample_n_nodes!r}")
+    counts = {"s2orc_papers": len(corpus), "specter_triples": len(triples), "specter_s2_ids": len(specter_s2_ids),
+              "specter_papers_in_graph": len(specter_in_graph), "specter_queries": len(query_s2_ids),
+              "specter_queries_in_graph": len(queries), "random_queries": len(random_queries),
+              "scidocs_s2_ids": len(scidocs_s2_ids), "scidocs_in_s2orc": len(scidocs_s2orc),
+              "excluded_paper_ids": len(excluded), "train_paper_ids": len(train)}
+    logger.info("SPECTER corpus: %s", counts)
+    return {"specter_queries": queries, "specter_and_random_queries": queries + random_queries,
+            "train_paper_ids": train, "excluded_paper_ids": sorted(excluded), "counts": counts}
