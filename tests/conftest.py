@@ -32,3 +32,31 @@ def demo_corpus(tmp_path_factory):
     from scincl.demo import make_demo
 
     return make_demo(tmp_path_factory.mktemp("demo"), papers=600, seed=0)
+
+
+# --- graph stage (issue 3): demo citation split + one BigGraph run shared by the graph tests ---
+
+@pytest.fixture(scope="session")
+def demo_citations(demo_corpus, tmp_path_factory):
+    """``{"train", "test"}`` citation TSVs of the demo corpus (10 % test edges, seed 0)."""
+    from scincl.graph.citations import extract_citations
+    from scincl.s2orc import list_metadata_shards
+
+    out = tmp_path_factory.mktemp("demo_citations")
+    extract_citations(list_metadata_shards(demo_corpus.s2orc_metadata_dir), out, test_ratio=0.1, seed=0)
+    return {"train": out / "citations.train.tsv", "test": out / "citations.test.tsv"}
+
+
+@pytest.fixture(scope="session")
+def demo_biggraph(demo_citations, tmp_path_factory, python_exe):
+    """``cli_graph.py train_biggraph demo`` on the demo split, run once: its output dir and metrics."""
+    import json
+    import subprocess
+
+    out = tmp_path_factory.mktemp("demo_biggraph")
+    proc = subprocess.run([python_exe, "cli_graph.py", "train_biggraph", "demo", "--train_edges",
+                           str(demo_citations["train"]), "--test_edges", str(demo_citations["test"]),
+                           "--output_dir", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((out / "link_prediction.json").read_text())["results"]
+    return {"dir": out, "metrics": metrics, "stdout": proc.stdout}

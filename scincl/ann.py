@@ -1,0 +1,422 @@
+"""FAISS nearest-neighbour index: build, save/load with a row -> paper_id mapping, batched k-NN search.
+
+The index is the SciNCL hard-negative / positive miner's view of the citation-graph embedding
+space (paper §3.2: k-NN in the BigGraph embedding space). Everything is plain FAISS
+(``faiss.index_factory`` strings such as ``Flat``, ``IVF16384_HNSW32,Flat``, ``HNSW32``,
+``PCA64,IVF4096,PQ16``), so the usual scale-out knobs (GPU, IVF/PQ compression) pass through
+unchanged. GPU is used when ``device >= 0`` and the installed faiss reports GPUs; otherwise the CPU
+index is used and the log says so.
+
+Files written by :func:`write_index` (all atomic):
+
+- ``INDEX_PATH``                   the faiss index (always a CPU index, loadable anywhere)
+- ``INDEX_PATH.paper_ids.json``     JSON list, row ``i`` of the index = ``paper_ids[i]``
+- ``INDEX_PATH.faiss_config.json``  how it was built (factory string, metric, normalisation, ...)
+
+Distances returned by :func:`knn_search` are faiss' own: for ``inner_product`` a similarity (higher
+= nearer), for ``l2`` the *squared* euclidean distance (lower = nearer); rows are sorted nearest
+first either way.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from scincl.errors import InputError
+from scincl.io import PathLike, atomic_path, read_id_list, read_json, write_id_list, write_json
+
+logger = logging.getLogger(__name__)
+
+# faiss GPU k-selection limit (faiss/gpu/utils/DeviceDefs.cuh: GPU_MAX_SELECTION_K); larger k -> CPU.
+GPU_MAX_SELECTION_K = 2048
+# Queries per faiss call in knn_search: faiss' own query block for exhaustive search
+# (faiss.cvar.distance_compute_blas_query_bs = 4096); every call makes one pass over the database, so
+# smaller batches add passes (measured 2x slower with 1024-query batches, benchmarks/bench_knn.py).
+DEFAULT_SEARCH_BATCH_SIZE = 4096
+# Upper bound of training vectors for IVF/PQ factories when no sample size is given: 256 points per
+# centroid for up to 4096 lists, the faiss wiki's recommended upper range (Guidelines-to-choose-an-index).
+DEFAULT_MAX_TRAIN_SAMPLE = 1_048_576
+
+_METRIC_ALIASES = {
+    "inner_product": "inner_product", "ip": "inner_product", "dot": "inner_product",
+    "cosine": "cosine",  # = inner product over L2-normalised vectors
+    "l2": "l2", "euclidean": "l2",
+}
+# keep GPU resources alive as long as the process lives (a GpuIndex does not own its resources)
+_GPU_RESOURCES: List[Any] = []
+
+
+def _faiss():
+    import faiss  # imported lazily: importing faiss costs ~0.3 s and pulls in OpenMP
+
+    return faiss
+
+
+def index_ids_path(index_path: PathLike) -> Path:
+    """The row -> paper_id mapping written next to an index: ``INDEX_PATH.paper_ids.json``."""
+    return Path(str(index_path) + ".paper_ids.json")
+
+
+def index_config_path(index_path: PathLike) -> Path:
+    """The build manifest written next to an index: ``INDEX_PATH.faiss_config.json``."""
+    return Path(str(index_path) + ".faiss_config.json")
+
+
+def resolve_metric(metric: Union[str, int]) -> Tuple[int, bool]:
+    """``(faiss metric constant, force_normalize)`` for a metric name (or a raw faiss metric int).
+
+    ``cosine`` is inner product over L2-normalised vectors, so it forces normalisation.
+    """
+    faiss = _faiss()
+    if isinstance(metric, (int, np.integer)) and not isinstance(metric, bool):
+        if int(metric) not in (faiss.METRIC_INNER_PRODUCT, faiss.METRIC_L2):
+            raise InputError(f"unsupported faiss metric type {metric} (0 = inner product, 1 = L2)")
+        return int(metric), False
+    name = _METRIC_ALIASES.get(str(metric).lower())
+    if name is None:
+        raise InputError(f"unknown metric {metric!r}; choose one of {sorted(_METRIC_ALIASES)}")
+    if name == "l2":
+        return faiss.METRIC_L2, False
+    return faiss.METRIC_INNER_PRODUCT, name == "cosine"
+
+
+def _as_float32_matrix(arr: np.ndarray, what: str) -> np.ndarray:
+    arr = np.asarray(arr)
+    if arr.ndim != 2:
+        raise InputError(f"{what} must be a 2-d array (rows x dimension), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise InputError(f"{what} is empty (0 rows)")
+    if not np.issubdtype(arr.dtype, np.number):
+        raise InputError(f"{what} must be numeric, got dtype {arr.dtype}")
+    return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def _normalized_copy(batch: np.ndarray) -> np.ndarray:
+    out = np.array(batch, dtype=np.float32, copy=True, order="C")
+    _faiss().normalize_L2(out)
+    return out
+
+
+def set_workers(workers: Optional[int]) -> None:
+    """Set faiss' OpenMP thread count (process-wide) when ``workers`` is given."""
+    if workers is not None and workers > 0:
+        _faiss().omp_set_num_threads(int(workers))
+
+
+def gpu_available() -> bool:
+    """True when the installed faiss is a GPU build and sees at least one GPU."""
+    faiss = _faiss()
+    return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+
+
+def index_to_device(index, device: int = -1):
+    """Move a CPU index to GPU ``device`` when possible; otherwise return it unchanged (logged)."""
+    if device is None or int(device) < 0:
+        logger.info("faiss: using CPU (device=%s)", device)
+        return index
+    if not gpu_available():
+        logger.info("faiss: device=%s requested but this faiss build has no GPU; using CPU", device)
+        return index
+    faiss = _faiss()
+    res = faiss.StandardGpuResources()
+    _GPU_RESOURCES.append(res)
+    logger.info("faiss: using GPU %d of %d", int(device), faiss.get_num_gpus())
+    return faiss.index_cpu_to_gpu(res, int(device), index)
+
+
+def is_gpu_index(index) -> bool:
+    """True for a faiss GPU index."""
+    return type(index).__name__.startswith("Gpu")
+
+
+def index_to_cpu(index):
+    """A CPU copy of a GPU index (a CPU index is returned as is)."""
+    return _faiss().index_gpu_to_cpu(index) if is_gpu_index(index) else index
+
+
+def build_index(
+    embeddings: np.ndarray,
+    string_factory: str = "Flat",
+    metric: Union[str, int] = "inner_product",
+    do_normalize: bool = False,
+    device: int = -1,
+    batch_size: int = 512,
+    workers: Optional[int] = None,
+    train_sample_size: Optional[int] = None,
+    seed: int = 0,
+):
+    """Build a faiss index over ``embeddings`` (rows = papers) from an index-factory string.
+
+    Args:
+        embeddings: float matrix ``[n, d]``; not modified (normalisation works on copies).
+        string_factory: faiss index-factory string (``Flat`` = exact search, as the paper uses).
+        metric: ``inner_product`` (default; the paper's dot-product graph embeddings), ``l2``,
+            or ``cosine`` (= inner product with ``do_normalize``).
+        do_normalize: L2-normalise vectors before adding (inner product then ranks by cosine).
+        device: GPU id; ``-1`` or a faiss without GPUs -> CPU.
+        batch_size: vectors added per ``index.add`` call (bounded extra memory for normalised copies).
+        workers: faiss OpenMP threads (process-wide); ``None`` keeps faiss' default.
+        train_sample_size: training vectors for factories that need training (IVF, PQ, PCA);
+            default ``min(n, DEFAULT_MAX_TRAIN_SAMPLE)``, drawn uniformly with ``seed``.
+        seed: seed of the training sample and of faiss' k-means.
+
+    Returns:
+        The filled index (a GPU index when a GPU was used; :func:`write_index` stores a CPU copy).
+    """
+    faiss = _faiss()
+    if isinstance(string_factory, (list, tuple)):  # fire turns "IVF16,Flat" into a tuple
+        string_factory = ",".join(str(s) for s in string_factory)
+    if batch_size <= 0:
+        raise InputError(f"batch_size must be positive, got {batch_size}")
+    vectors = _as_float32_matrix(embeddings, "embeddings")
+    metric_type, force_normalize = resolve_metric(metric)
+    do_normalize = bool(do_normalize or force_normalize)
+    n, dim = vectors.shape
+    set_workers(workers)
+    try:
+        index = faiss.index_factory(dim, string_factory, metric_type)
+    except RuntimeError as exc:
+        reason = str(exc).strip().splitlines()[0].split(": ")[-1] if str(exc).strip() else "invalid factory string"
+        raise InputError(f"faiss cannot build index {string_factory!r} for dimension {dim}: {reason}") from None
+    _seed_clustering(index, seed)
+    index = index_to_device(index, device)
+    logger.info("faiss: building %s index over %d x %d vectors (metric=%s, normalize=%s)",
+                string_factory, n, dim, "l2" if metric_type == faiss.METRIC_L2 else "inner_product", do_normalize)
+
+    if not index.is_trained:
+        size = min(n, int(train_sample_size) if train_sample_size else DEFAULT_MAX_TRAIN_SAMPLE)
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False)) if size < n else slice(None)
+        sample = vectors[rows]
+        sample = _normalized_copy(sample) if do_normalize else sample
+        logger.info("faiss: training on %d of %d vectors", len(sample), n)
+        started = time.perf_counter()
+        index.train(sample)
+        logger.info("faiss: trained in %.1f s", time.perf_counter() - started)
+        del sample
+
+    for start in tqdm(range(0, n, batch_size), desc=f"faiss add (batch_size={batch_size:,})", unit="batch",
+                      disable=n <= batch_size):
+        batch = vectors[start:start + batch_size]
+        index.add(_normalized_copy(batch) if do_normalize else batch)
+    logger.info("faiss: index holds %d vectors", index.ntotal)
+    return index
+
+
+def _seed_clustering(index, seed: int) -> None:
+    """Make faiss' k-means (IVF coarse quantiser, PQ codebooks) use ``seed`` where it is exposed."""
+    faiss = _faiss()
+    ivf = faiss.try_extract_index_ivf(index)
+    if ivf is not None:
+        ivf.cp.seed = int(seed)
+
+
+def write_index(index, index_path: PathLike, paper_ids: Sequence[str],
+                build_info: Optional[Dict[str, Any]] = None) -> None:
+    """Write ``index`` (as a CPU index) and its row -> paper_id mapping next to it, atomically.
+
+    ``build_info`` (factory string, metric, ...) is stored in ``INDEX_PATH.faiss_config.json``.
+    """
+    faiss = _faiss()
+    paper_ids = [str(p) for p in paper_ids]
+    if len(paper_ids) != index.ntotal:
+        raise InputError(f"{len(paper_ids)} paper ids for an index of {index.ntotal} rows", path=index_path)
+    cpu_index = index_to_cpu(index)
+    with atomic_path(index_path) as tmp:
+        faiss.write_index(cpu_index, str(tmp))
+    write_id_list(index_ids_path(index_path), paper_ids)
+    config = {"faiss_version": faiss.__version__, "ntotal": int(index.ntotal), "dimension": int(index.d),
+              "metric": "l2" if index.metric_type == faiss.METRIC_L2 else "inner_product"}
+    config.update(build_info or {})
+    write_json(index_config_path(index_path), config)
+    logger.info("faiss: wrote %s (%d rows) + %s", index_path, index.ntotal, index_ids_path(index_path).name)
+
+
+def read_index(index_path: PathLike, device: int = -1) -> Tuple[Any, List[str]]:
+    """Load an index written by :func:`write_index` and its row -> paper_id list (GPU when ``device >= 0``)."""
+    faiss = _faiss()
+    path = Path(index_path)
+    if not path.exists():
+        raise InputError("index file not found", path=path)
+    ids_path = index_ids_path(path)
+    if not ids_path.exists():
+        raise InputError(f"row -> paper_id mapping {ids_path.name} missing next to the index", path=path)
+    try:
+        index = faiss.read_index(str(path))
+    except RuntimeError:
+        raise InputError("not a readable faiss index", path=path) from None
+    paper_ids = read_id_list(ids_path)
+    if len(paper_ids) != index.ntotal:
+        raise InputError(f"{len(paper_ids)} paper ids but the index holds {index.ntotal} rows", path=ids_path)
+    return index_to_device(index, device), paper_ids
+
+
+def read_index_config(index_path: PathLike) -> Dict[str, Any]:
+    """The build manifest of an index (empty dict when absent)."""
+    p = index_config_path(index_path)
+    return read_json(p) if p.exists() else {}
+
+
+def knn_search(
+    index,
+    queries: np.ndarray,
+    k: int,
+    batch_size: int = DEFAULT_SEARCH_BATCH_SIZE,
+    normalize: bool = False,
+    show_progress: bool = True,
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Batched k-nearest-neighbour search.
+
+    Results are written straight into preallocated output arrays, so peak memory is the output
+    (``n * k * 12`` bytes) plus one batch of faiss work space.
+
+    Args:
+        index: a faiss index (CPU or GPU).
+        queries: ``[n, d]`` query vectors (not modified).
+        k: neighbours per query; must be ``1 <= k <= index.ntotal``.
+        batch_size: queries per faiss call (default: faiss' own query block, see
+            ``DEFAULT_SEARCH_BATCH_SIZE``); memory per batch is ``batch_size * k * 12`` bytes of
+            results plus faiss' work space for them.
+        normalize: L2-normalise the queries first (use with an index built with ``do_normalize``).
+        show_progress: tqdm bar over batches.
+
+    Returns:
+        ``(distances float32 [n, k], row indices int64 [n, k])``, nearest first (see module doc).
+    """
+    q = _as_float32_matrix(queries, "queries")
+    k = int(k)
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if k > index.ntotal:
+        raise InputError(f"k={k} is larger than the index ({index.ntotal} vectors)")
+    if q.shape[1] != index.d:
+        raise InputError(f"queries have dimension {q.shape[1]} but the index has dimension {index.d}")
+    if batch_size <= 0:
+        raise InputError(f"batch_size must be positive, got {batch_size}")
+    if is_gpu_index(index) and k > GPU_MAX_SELECTION_K:
+        logger.info("faiss: k=%d exceeds the GPU limit %d; searching on a CPU copy", k, GPU_MAX_SELECTION_K)
+        index = index_to_cpu(index)
+    n = q.shape[0]
+    distances = np.empty((n, k), dtype=np.float32)
+    indices = np.empty((n, k), dtype=np.int64)
+    for start in tqdm(range(0, n, batch_size), desc=f"faiss search (k={k:,})", unit="batch",
+                      disable=not show_progress or n <= batch_size):
+        end = min(start + batch_size, n)
+        batch = _normalized_copy(q[start:end]) if normalize else q[start:end]
+        index.search(batch, k, D=distances[start:end], I=indices[start:end])
+    return distances, indices
+
+
+# ------------------------------------------------------------------------- files -> index rows
+
+def select_rows(paper_ids: Sequence[str], include_paper_ids: Optional[Sequence[str]] = None,
+                allow_unknown_ids: bool = False, source: Optional[PathLike] = None) -> Tuple[np.ndarray, List[str]]:
+    """Rows of ``paper_ids`` to index, in the order of ``include_paper_ids`` (all rows when None).
+
+    Unknown ids are an :class:`InputError` (count + examples) unless ``allow_unknown_ids``, which
+    skips them with a logged count; repeated ids in the subset are kept once.
+    """
+    position: Dict[str, int] = {}
+    for row, pid in enumerate(paper_ids):
+        if position.setdefault(pid, row) != row:
+            raise InputError(f"paper id {pid!r} occurs twice in the embeddings' id list", path=source)
+    if include_paper_ids is None:
+        return np.arange(len(paper_ids), dtype=np.int64), list(paper_ids)
+    unique = list(dict.fromkeys(str(p) for p in include_paper_ids))
+    if len(unique) < len(include_paper_ids):
+        logger.info("include_paper_ids: %d repeated ids ignored", len(include_paper_ids) - len(unique))
+    unknown = [p for p in unique if p not in position]
+    if unknown:
+        message = (f"{len(unknown)} of {len(unique)} include_paper_ids have no embedding "
+                   f"(e.g. {', '.join(map(repr, unknown[:3]))})")
+        if not allow_unknown_ids:
+            raise InputError(message + "; pass --allow_unknown_ids to skip them")
+        logger.warning("%s: skipped", message)
+    kept = [p for p in unique if p in position]
+    if not kept:
+        raise InputError("the paper id subset is empty: no embeddings to index")
+    return np.asarray([position[p] for p in kept], dtype=np.int64), kept
+
+
+def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: int = 262_144) -> np.ndarray:
+    """``embeddings[rows]`` from an ``.h5`` (dataset ``embeddings``) or ``.npy`` file, read block-wise.
+
+    Memory is the selected rows plus one block, so a subset of a huge matrix can be indexed.
+    """
+    from scincl.io import EMBEDDINGS_DATASET, read_embeddings_h5
+
+    p = Path(path)
+    if not p.exists():
+        raise InputError("embeddings file not found", path=p)
+    if str(p).endswith(".npy"):
+        matrix = np.load(p, mmap_mode="r")
+        return np.ascontiguousarray(matrix[np.asarray(rows)], dtype=np.float32)
+    import h5py
+
+    try:
+        f = h5py.File(p, "r")
+    except OSError as exc:
+        raise InputError(f"not a readable h5 file ({exc})", path=p) from None
+    with f:
+        if EMBEDDINGS_DATASET not in f:
+            read_embeddings_h5(p)  # raises the standard "no dataset" error
+        data = f[EMBEDDINGS_DATASET]
+        if len(rows) == data.shape[0] and np.array_equal(rows, np.arange(len(rows))):
+            return np.ascontiguousarray(data[...], dtype=np.float32)
+        out = np.empty((len(rows), data.shape[1]), dtype=np.float32)
+        order = np.argsort(rows, kind="stable")
+        sorted_rows = rows[order]
+        for start in range(0, data.shape[0], block_rows):
+            lo, hi = np.searchsorted(sorted_rows, [start, start + block_rows])
+            if lo == hi:
+                continue
+            block = data[start:start + block_rows]
+            out[order[lo:hi]] = block[sorted_rows[lo:hi] - start]
+        return out
+
+
+def embedding_row_count(path: PathLike) -> int:
+    """Number of rows of an ``.h5``/``.npy`` embeddings file without loading it."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("embeddings file not found", path=p)
+    if str(p).endswith(".npy"):
+        return int(np.load(p, mmap_mode="r").shape[0])
+    import h5py
+
+    from scincl.io import EMBEDDINGS_DATASET, read_embeddings_h5
+
+    try:
+        with h5py.File(p, "r") as f:
+            if EMBEDDINGS_DATASET not in f:
+                read_embeddings_h5(p)
+            return int(f[EMBEDDINGS_DATASET].shape[0])
+    except OSError as exc:
+        raise InputError(f"not a readable h5 file ({exc})", path=p) from None
+
+
+def drop_self_matches(distances: np.ndarray, indices: np.ndarray, query_rows: np.ndarray,
+                      k: int) -> Tuple[np.ndarray, np.ndarray]:
+    """From a ``k + 1`` search, drop each query's own row (or the last hit when it is absent) -> ``k`` columns."""
+    is_self = indices == np.asarray(query_rows)[:, None]
+    has_self = is_self.any(axis=1)
+    is_self[~has_self, -1] = True  # self not found (ties / approximate index): drop the farthest
+    keep = ~is_self
+    n = len(indices)
+    return distances[keep].reshape(n, k), indices[keep].reshape(n, k)
+
+
+def set_search_parameter(index, name: str, value: Any) -> None:
+    """Set a faiss search-time parameter (e.g. ``nprobe`` of IVF, ``efSearch`` of HNSW) on any index."""
+    faiss = _faiss()
+    try:
+        if is_gpu_index(index):
+            faiss.GpuParameterSpace().set_index_parameter(index, name, value)
+        else:
+            faiss.ParameterSpace().set_index_parameter(index, name, value)
+    except RuntimeError:
+        raise InputError(f"index {type(index).__name__} has no search parameter {name!r}") from None

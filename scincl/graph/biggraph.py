@@ -1,0 +1,175 @@
+"""Citation-graph embeddings with PyTorch-BigGraph: config -> import -> train -> eval -> export.
+
+All heavy lifting is PBG's own Python API (``torchbiggraph.converters.import_from_tsv``,
+``torchbiggraph.train``, ``torchbiggraph.eval``); this module wires the steps, makes them
+reproducible (seeded entity shuffling, seeded Hogwild! workers), reuses finished steps, and writes
+the link-prediction metrics of the test split (the columns of the SciNCL paper's Table 5 / the
+thesis' Table 6) as json and a markdown row. The steps live in their own modules and are
+re-exported here: :mod:`~scincl.graph.pbg_config` (find/load/override/validate configs),
+:mod:`~scincl.graph.pbg_import` (TSV -> PBG storage), :mod:`~scincl.graph.link_prediction` (eval +
+report), :mod:`~scincl.graph.export` (checkpoint -> h5/npy), :mod:`~scincl.graph.pbg_compat`
+(torch-2 patches, seeded subprocesses).
+
+Layout of one run with ``output_dir=OUT`` (without it, the config's own paths are used and the
+exports land in ``checkpoint_path``)::
+
+    OUT/graph/                          PBG entity_path (entity counts + names) ...
+    OUT/graph/{train,test}_partitioned  ... and the imported edge buckets
+    OUT/checkpoints/                    PBG checkpoints (embeddings_paper_id_{part}.vN.h5, model, stats)
+    OUT/embeddings.h5                   exported embeddings (dataset ``embeddings``) ...
+    OUT/entity_names_paper_id_0.json    ... and their row order (paper ids)
+    OUT/link_prediction.{json,md}       test-split metrics (+ a random-embedding baseline row)
+    OUT/biggraph_run.json               manifest: resolved config, inputs, seed, versions, timings
+"""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional
+
+from scincl.errors import InputError
+from scincl.graph.link_prediction import (CHECKPOINT_FILE_PREFIXES, METRIC_NAMES, evaluate,  # noqa: F401
+                                          evaluate_random_baseline, metrics_markdown, read_training_losses,
+                                          write_metrics)
+from scincl.graph.pbg_compat import import_torchbiggraph, subprocess_initializer
+from scincl.graph.pbg_config import (CONFIG_DIR, Overrides, load_config_dict, load_config_dict_overrides,  # noqa: F401
+                                     normalize_overrides, parse_config, resolve_config_path, with_output_dir)
+from scincl.graph.pbg_import import import_edges, read_imported_edges  # noqa: F401
+from scincl.io import PathLike, read_json, write_json
+
+logger = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------ train
+
+def train(config_dict: Mapping[str, Any], edge_path: Optional[str] = None, rank: int = 0, seed: int = 0) -> None:
+    """Train (or resume) PBG on ``edge_path`` (default: the config's first edge path)."""
+    import_torchbiggraph()
+    import torch
+    from torchbiggraph.train import train as pbg_train
+    from torchbiggraph.types import Rank
+
+    config = parse_config(dict(config_dict, edge_paths=[edge_path or config_dict["edge_paths"][0]]))
+    for entity, entity_config in config.entities.items():
+        for part in range(entity_config.num_partitions):
+            if not (Path(config.entity_path) / f"entity_count_{entity}_{part}.txt").exists():
+                raise InputError(f"no import for partition {part} of {entity!r} ({entity_config.num_partitions} "
+                                 "partitions configured): import the edges with this config first",
+                                 path=config.entity_path)
+    torch.manual_seed(seed)
+    logger.info("biggraph: training %d-d %s embeddings for %d epochs on %s (rank %d of %d)", config.dimension,
+                config.comparator, config.num_epochs, config.edge_paths[0], rank, config.num_machines)
+    pbg_train(config, rank=Rank(rank), subprocess_init=subprocess_initializer(seed))
+
+
+# -------------------------------------------------------------------------------- one call
+
+def clear_checkpoints(checkpoint_path: PathLike) -> None:
+    """Delete PBG checkpoint files (only PBG's own file names) so training starts from scratch."""
+    root = Path(checkpoint_path)
+    if root.is_dir():
+        for p in root.iterdir():
+            if p.is_file() and p.name.startswith(CHECKPOINT_FILE_PREFIXES):
+                p.unlink()
+
+
+def train_biggraph(
+    config: PathLike,
+    train_edges: Optional[PathLike] = None,
+    test_edges: Optional[PathLike] = None,
+    overrides: Overrides = None,
+    output_dir: Optional[PathLike] = None,
+    rank: int = 0,
+    seed: int = 0,
+    override: bool = False,
+    random_baseline: bool = True,
+    export_format: str = "h5",
+) -> Dict[str, Any]:
+    """Import + train + evaluate + export in one call (the ``cli_graph.py train_biggraph`` command).
+
+    Args:
+        config: a config module path or a bundled config name (``demo``, ``s2orc_768d_dot``, ...).
+        train_edges / test_edges: ``citing<TAB>cited`` TSVs; omit both to use an existing import.
+        overrides: PBG ``key=value`` overrides (``-p``), applied last (they win over ``output_dir``).
+        output_dir: put import, checkpoints, exports and metrics under this folder.
+        rank: this machine's rank in distributed mode (``num_machines > 1``). Import first
+            (``import_edges`` / ``cli_graph.py import_edges``), then start every rank without edge
+            files; only rank 0 evaluates and exports after training.
+        seed: entity shuffling, embedding initialisation and worker seeds.
+        override: discard a previous import / checkpoints in these paths and start over.
+        random_baseline: also evaluate random embeddings of the same shape (reference row).
+        export_format: ``h5`` (dataset ``embeddings``) or ``npy``.
+
+    Returns:
+        ``{"embeddings_path", "entity_names_path", "metrics_json", "metrics_md", "metrics",
+        "checkpoint_path", "entity_path", "edge_paths", "manifest_path"}`` (paths as strings;
+        metric entries absent when there is no test split, or on ranks other than 0).
+    """
+    from scincl.graph.export import export_embeddings
+
+    started = time.perf_counter()
+    config_path = resolve_config_path(config)
+    config_dict = load_config_dict(config_path)
+    if output_dir is not None:
+        config_dict = with_output_dir(config_dict, output_dir)
+    config_dict = load_config_dict_overrides(config_dict, overrides, config_path)
+    parse_config(config_dict)  # validate before doing anything
+    out_dir = Path(output_dir) if output_dir is not None else Path(config_dict["checkpoint_path"])
+    edge_paths = list(config_dict["edge_paths"])
+    result: Dict[str, Any] = {"checkpoint_path": config_dict["checkpoint_path"],
+                              "entity_path": config_dict["entity_path"], "edge_paths": edge_paths}
+
+    if test_edges is not None and train_edges is None:
+        raise InputError("--test_edges needs --train_edges (both are imported together)")
+    if train_edges is not None:
+        if rank != 0:
+            raise InputError("import on rank 0 (or beforehand); other ranks train on the existing import")
+        previous = _manifest_or_none(Path(config_dict["entity_path"]) / "import_manifest.json")
+        manifest = import_edges(config_dict, train_edges, test_edges, seed=seed, override=override)
+        if override or previous is None or previous.get("inputs") != manifest.get("inputs"):
+            clear_checkpoints(config_dict["checkpoint_path"])
+    elif override:
+        clear_checkpoints(config_dict["checkpoint_path"])
+    if not Path(edge_paths[0]).is_dir():
+        raise InputError("no imported training edges; pass --train_edges (and --test_edges)", path=edge_paths[0])
+
+    train(config_dict, edge_path=edge_paths[0], rank=rank, seed=seed)
+    if rank != 0:
+        logger.info("biggraph: rank %d done (rank 0 evaluates and exports)", rank)
+        return result
+
+    names_path, embeddings_path = export_embeddings(config_dict, out_dir, fmt=export_format)
+    result.update(embeddings_path=str(embeddings_path), entity_names_path=str(names_path))
+    losses = read_training_losses(config_dict["checkpoint_path"])
+    test_path = edge_paths[1] if len(edge_paths) > 1 and Path(edge_paths[1]).is_dir() else None
+    if test_path is None:
+        logger.info("biggraph: no test edge path; skipping link-prediction evaluation")
+    else:
+        rows = {"trained": evaluate(config_dict, test_path, seed=seed)}
+        rows["trained"]["train_loss"] = losses[-1] if losses else float("nan")
+        if random_baseline:
+            rows["random"] = evaluate_random_baseline(config_dict, test_path, seed=seed)
+        json_path, md_path = write_metrics(out_dir, rows, {"config": str(config_path), "test_edges": test_path})
+        result.update(metrics=rows, metrics_json=str(json_path), metrics_md=str(md_path))
+        logger.info("biggraph: link prediction on %s\n%s", test_path, metrics_markdown(rows))
+    manifest_path = out_dir / "biggraph_run.json"
+    write_json(manifest_path, {
+        "config_file": str(config_path), "config": config_dict, "overrides": normalize_overrides(overrides),
+        "train_edges": str(train_edges) if train_edges else None, "test_edges": str(test_edges) if test_edges else None,
+        "seed": seed, "train_loss_per_epoch": losses, "versions": _versions(),
+        "seconds": round(time.perf_counter() - started, 2),
+    })
+    result["manifest_path"] = str(manifest_path)
+    return result
+def _manifest_or_none(path: Path) -> Optional[Dict[str, Any]]:
+    return read_json(path) if path.exists() else None
+
+
+def _versions() -> Dict[str, str]:
+    import torch
+
+    tbg = import_torchbiggraph()
+    version_file = Path(tbg.__file__).parent / "VERSION.txt"
+    return {"torch": torch.__version__,
+            "torchbiggraph": version_file.read_text().strip() if version_file.exists() else "unknown"}

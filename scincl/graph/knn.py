@@ -1,0 +1,68 @@
+"""k-NN of papers in a FAISS index, addressed by paper id (the `cli_graph.py get_knn` logic)."""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from scincl import ann
+from scincl.errors import InputError
+from scincl.io import PathLike, entity_names_path, read_id_list
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class KnnResult:
+    """Neighbours of ``query_ids`` (row i of each array = query i), nearest first."""
+
+    query_ids: List[str]
+    distances: np.ndarray  # float32 [n, k]
+    indices: np.ndarray  # int64 [n, k], rows of the index
+
+
+def query_vectors(index, index_ids: Sequence[str], query_ids: Sequence[str],
+                  embeddings_path: Optional[PathLike] = None, paper_ids_path: Optional[PathLike] = None) -> np.ndarray:
+    """Vectors of ``query_ids``: from an embeddings file when given, else reconstructed from the index."""
+    if embeddings_path is not None:
+        from pathlib import Path
+
+        ids_path = paper_ids_path or entity_names_path(Path(embeddings_path).parent)
+        rows, _ = ann.select_rows(read_id_list(ids_path), query_ids, source=ids_path)
+        return ann.read_embedding_rows(embeddings_path, rows)
+    rows, _ = ann.select_rows(index_ids, query_ids)
+    cpu_index = ann.index_to_cpu(index)
+    try:
+        return np.stack([cpu_index.reconstruct(int(r)) for r in rows]).astype(np.float32)
+    except RuntimeError:
+        raise InputError("this index type cannot return its stored vectors; pass --embeddings_path") from None
+
+
+def knn_for_papers(index, index_ids: Sequence[str], k: int, query_paper_ids: Optional[PathLike] = None,
+                   embeddings_path: Optional[PathLike] = None, paper_ids_path: Optional[PathLike] = None,
+                   batch_size: int = ann.DEFAULT_SEARCH_BATCH_SIZE, exclude_self: bool = True, nprobe: Optional[int] = None,
+                   normalize: bool = False) -> KnnResult:
+    """k nearest index rows for each query paper (default: every paper of the index).
+
+    With ``exclude_self`` a query that is itself in the index does not count as its own neighbour.
+    ``normalize`` L2-normalises the query vectors (use it when the index was built normalised).
+    """
+    query_ids = read_id_list(query_paper_ids) if query_paper_ids else list(index_ids)
+    if not query_ids:
+        raise InputError("no query paper ids", path=query_paper_ids)
+    if nprobe is not None:
+        ann.set_search_parameter(index, "nprobe", int(nprobe))
+    vectors = query_vectors(index, index_ids, query_ids, embeddings_path, paper_ids_path)
+    if not exclude_self:
+        distances, indices = ann.knn_search(index, vectors, k, batch_size=batch_size, normalize=normalize)
+        return KnnResult(list(query_ids), distances, indices)
+    if k + 1 > index.ntotal:
+        raise InputError(f"k={k} (+1 for the query itself) is larger than the index ({index.ntotal} vectors)")
+    position = {pid: row for row, pid in enumerate(index_ids)}
+    self_rows = np.asarray([position.get(q, -1) for q in query_ids], dtype=np.int64)
+    distances, indices = ann.knn_search(index, vectors, k + 1, batch_size=batch_size, normalize=normalize)
+    distances, indices = ann.drop_self_matches(distances, indices, self_rows, k)
+    logger.info("knn: %d queries x k=%d (self excluded)", len(query_ids), k)
+    return KnnResult(list(query_ids), distances, indices)

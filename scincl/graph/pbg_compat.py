@@ -1,0 +1,114 @@
+"""The one place where torchbiggraph 1.0.0 (2019) is adapted to the pinned torch (2.x).
+
+Import torchbiggraph through :func:`import_torchbiggraph`; it applies these patches once per
+process, and :func:`apply_patches` is registered as a subprocess initialiser, so the workers,
+parameter/partition/lock servers that PBG spawns (``multiprocessing`` "spawn" context) get them too.
+
+Patches (each names what broke and why the fix is safe):
+
+1. ``torchbiggraph.rpc._deserialize`` calls ``torch.load(buf)``. Since torch 2.6 ``torch.load``
+   defaults to ``weights_only=True`` and refuses PBG's own RPC messages (``Bucket`` tuples, stats),
+   so distributed training (``num_machines > 1``) dies at the first lock-server call
+   ("Weights only load failed ... torchbiggraph.types.Bucket"). The bytes on that channel are
+   produced by ``torch.save`` in the peer ranks of the same training job, so restoring the
+   pre-2.6 behaviour (``weights_only=False``) for this channel only is safe.
+   (PBG's other ``torch.load``, of optimizer states in checkpoints, loads fine with
+   ``weights_only=True`` - plain dicts of tensors - and is left alone.)
+2. Not a torch incompatibility but a PBG 1.0.0 size trap: its edge writer
+   (``graph_storages.BufferedDataset``) creates every h5 dataset with fixed 50 MiB chunks, so each
+   imported bucket occupies >= 150 MiB on disk however few edges it holds (a 4-partition demo graph
+   became 2.4 GB). :func:`edge_chunk_size` caps the chunk at the size of the input for the duration
+   of one import; big graphs keep PBG's 50 MiB.
+
+Also silences two deprecation warnings that every PBG process would print: ``pkg_resources is
+deprecated`` (``import torchbiggraph``; ``setuptools<81`` provides it, see requirements.txt),
+``TypedStorage is deprecated`` (``tensorlist.py``) and ``Converting a tensor with requires_grad=True
+to a scalar`` (``train.py`` logging its loss) and ``The given NumPy array is not writable``
+(``rpc.py``, read-only message buffers); all harmless. Spawned processes import torchbiggraph before
+any initialiser runs, so the filters also go into ``PYTHONWARNINGS``, which they inherit.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import warnings
+from typing import Iterator
+
+_PATCHED = False
+_WARNING_FILTERS = ("ignore:pkg_resources is deprecated:UserWarning",
+                    "ignore:TypedStorage is deprecated:UserWarning",
+                    "ignore:Converting a tensor with requires_grad=True to a scalar:UserWarning",
+                    "ignore:The given NumPy array is not writable:UserWarning")
+
+
+def _rpc_deserialize(t):
+    import torch
+
+    buf = io.BytesIO(t.numpy().tobytes())
+    return torch.load(buf, weights_only=False)  # peer ranks of the same job (see module doc, 1.)
+
+
+def apply_patches() -> None:
+    """Patch torchbiggraph for the installed torch (idempotent; safe in spawned subprocesses)."""
+    global _PATCHED
+    if _PATCHED:
+        return
+    for spec in _WARNING_FILTERS:
+        _, message, _category = spec.split(":")
+        warnings.filterwarnings("ignore", message=message, category=UserWarning)
+    existing = [f for f in os.environ.get("PYTHONWARNINGS", "").split(",") if f]
+    os.environ["PYTHONWARNINGS"] = ",".join(existing + [f for f in _WARNING_FILTERS if f not in existing])
+    import torchbiggraph  # noqa: F401
+    import torchbiggraph.rpc as rpc
+
+    rpc._deserialize = _rpc_deserialize
+    _PATCHED = True
+
+
+def _seed_subprocess(seed: int) -> None:
+    """Subprocess initialiser: seed torch in each spawned PBG worker from ``seed`` and its pool slot.
+
+    PBG seeds its workers with their pid (not reproducible); a pool worker's identity is stable
+    for a given run, so ``seed + identity`` makes single-worker runs byte-reproducible.
+    """
+    import multiprocessing
+
+    import torch
+
+    identity = multiprocessing.current_process()._identity  # () outside a pool
+    torch.manual_seed(int(seed) + 1000 * sum(identity))
+
+
+def subprocess_initializer(seed: int):
+    """PBG ``subprocess_init`` for its spawned processes: logging, these patches, seeded torch."""
+    apply_patches()
+    from torchbiggraph.util import SubprocessInitializer, setup_logging
+
+    init = SubprocessInitializer()
+    init.register(setup_logging, 0)
+    init.register(apply_patches)
+    init.register(_seed_subprocess, seed)
+    return init
+
+
+@contextlib.contextmanager
+def edge_chunk_size(max_edges_per_bucket: int) -> Iterator[None]:
+    """Shrink PBG's edge-file chunk (and write buffer) to fit ``max_edges_per_bucket`` (patch 2)."""
+    apply_patches()
+    from torchbiggraph.graph_storages import BufferedDataset
+
+    default = BufferedDataset.BUFFER_SIZE
+    BufferedDataset.BUFFER_SIZE = max(1024, min(default, int(max_edges_per_bucket)))
+    try:
+        yield
+    finally:
+        BufferedDataset.BUFFER_SIZE = default
+
+
+def import_torchbiggraph():
+    """``import torchbiggraph`` with the patches of this module applied; returns the package."""
+    apply_patches()
+    import torchbiggraph
+
+    return torchbiggraph
