@@ -1,1 +1,10 @@
-"""eval stage of the SciNCL pipeline (see DESIGN.md)."""
+"""eval stage of the SciNCL pipeline (see DESIGN.md).
+
+- ``metrics``: AP/MAP, nDCG, P@k, Recall@k, MRR, Hits@k, F1, Kendall's tau (trec_eval semantics);
+- ``scidocs_io``: readers of the official SciDocs layout (qrels, class labels, metadata, recomm);
+- ``qrel_tasks`` / ``classification`` / ``recomm``: the SciDocs tasks (SCIDOCS_PROTOCOL.md);
+- ``scidocs``: all tasks present in a SciDocs dir; ``retrieval``: full-pool retrieval (OpenMSD)
+  and citation-recommendation buckets (MP-BERT4CR);
+- ``evaluate``: the ``cli_pipeline.py evaluate`` stage; ``report``: Table 1 layout, mean ± std;
+  ``compare``: runs side by side and sweep plots (``cli_pipeline.py compare_results``).
+"""

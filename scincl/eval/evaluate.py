@@ -1,0 +1,212 @@
+"""The ``evaluate`` stage: embeddings (ready, or made by the ``embed`` stage) -> results.json + results.md.
+
+Output directory layout::
+
+    O/results.json, O/results.md          # see scincl.eval.report for the JSON schema
+    O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}.jsonl   # only with --model_dir
+    O/runs/<run>/results.{json,md}        # only when several runs (seeds) are evaluated
+
+An existing ``O/results.json`` is reused unless ``override``.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
+
+import numpy as np
+
+from scincl.errors import InputError
+from scincl.eval.report import aggregate_runs, average, results_markdown
+from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
+from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
+from scincl.eval.scidocs_io import METADATA_FILES, scidocs_paths
+from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_SEQUENCE_LENGTH = 512  # SPECTER / SciNCL input length
+
+
+def as_list(value: Any) -> List[str]:
+    """A CLI value that may be one path, a comma-separated string or a list -> list of strings."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [v.strip() for v in str(value).split(",") if v.strip()]
+
+
+def run_names(paths: Sequence[str]) -> List[str]:
+    """Distinct short names for runs: the file/dir names, numbered when they collide."""
+    names = [Path(p.rstrip("/")).stem or "run" for p in paths]
+    if len(set(names)) == len(names):
+        return names
+    return [f"{i}_{n}" for i, n in enumerate(names)]
+
+
+def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Path, batch_size: int,
+                           device: Optional[str], override: bool,
+                           max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH) -> EmbeddingFiles:
+    """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each)."""
+    try:
+        from scincl.model.embed import embed
+    except ImportError as exc:
+        raise InputError(f"--model_dir needs the embed stage (scincl.model.embed), which is not available: {exc}") \
+            from None
+    paths = scidocs_paths(scidocs_dir)
+    made: Dict[str, Path] = {}
+    for group in METADATA_FILES:
+        metadata = paths.metadata(group)
+        if not metadata.exists():
+            continue
+        made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{group}.jsonl"), batch_size=batch_size,
+                                 max_sequence_length=max_sequence_length, device=device, override=override))
+    if not made:
+        raise InputError("no paper_metadata_*.json to embed in SciDocs dir", path=paths.root)
+    main = made.get("view_cite_read") or made.get("mag_mesh") or made["recomm"]
+    return EmbeddingFiles(main=main, classification=made.get("mag_mesh"), recomm=made.get("recomm"))
+
+
+def read_link_prediction_metrics(path: PathLike) -> Dict[str, Any]:
+    """The graph stage's link-prediction metrics JSON, flattened to ``{"a/b": number}`` (not recomputed)."""
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError("expected a JSON object of link-prediction metrics", path=path)
+    flat: Dict[str, float] = {}
+
+    def walk(prefix: str, obj: Any) -> None:
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                walk(f"{prefix}/{key}" if prefix else str(key), value)
+        elif isinstance(obj, (int, float)) and not isinstance(obj, bool):
+            flat[prefix] = obj
+
+    walk("", data)
+    if not flat:
+        raise InputError("no numeric metrics in link-prediction file", path=path)
+    return {"source": str(path), "metrics": flat}
+
+
+def read_retrieval_pairs(path: PathLike) -> Dict[str, Set[str]]:
+    """Held-out pairs ``query<TAB>relevant`` (citations.tsv format, gzip ok) -> ``{query: {relevant}}``."""
+    from scincl.graph.citations import read_citations_tsv
+
+    relevant: Dict[str, Set[str]] = defaultdict(set)
+    for query, positive in read_citations_tsv(path):
+        relevant[query].add(positive)
+    if not relevant:
+        raise InputError("no held-out pairs", path=path)
+    return dict(relevant)
+
+
+def evaluate_full_pool(pairs_path: PathLike, embeddings_path: PathLike, metric: str = "cosine",
+                       device: Optional[str] = None) -> Dict[str, Any]:
+    """OpenMSD full-pool retrieval and MP-BERT4CR citation-recommendation buckets on held-out pairs.
+
+    The pool is every paper of ``embeddings_path``; ``device="cuda"`` scores on the GPU.
+    """
+    relevant = read_retrieval_pairs(pairs_path)
+    vectors = read_embeddings_jsonl(embeddings_path)
+    paper_ids = list(vectors)
+    matrix = np.stack([vectors[p] for p in paper_ids])
+    queries = list(relevant)
+    return {
+        "pairs": str(pairs_path), "embeddings": str(embeddings_path), "pool": len(paper_ids), "metric": metric,
+        "metrics": full_pool_retrieval(queries, relevant, paper_ids, matrix, metric=metric, device=device),
+        "citation_recommendation": citation_recommendation_buckets(queries, relevant, paper_ids, matrix, metric=metric,
+                                                                   device=device),
+    }
+
+
+def _one_run(scidocs_dir: PathLike, files: EmbeddingFiles, val_or_test: str, classifier_backend: str,
+             n_jobs: Optional[int], device: Optional[str], retrieval_pairs: Optional[str],
+             retrieval_embeddings: Optional[str]) -> Dict[str, Any]:
+    result = evaluate_scidocs(scidocs_dir, files, val_or_test=val_or_test, classifier_backend=classifier_backend,
+                              n_jobs=n_jobs, device=device)
+    result["average"] = {split: average(scores) for split, scores in result["scores"].items()}
+    result["embeddings"] = {"main": str(files.main), "classification": str(files.for_group("classification")),
+                            "recomm": str(files.for_group("recomm"))}
+    if retrieval_pairs:
+        result["full_pool_retrieval"] = evaluate_full_pool(retrieval_pairs, retrieval_embeddings or files.main,
+                                                           device=device)
+    return result
+
+
+def _write(output_dir: Path, results: Mapping[str, Any], name: str) -> None:
+    write_json(output_dir / "results.json", results)
+    with atomic_open(output_dir / "results.md") as fh:
+        fh.write(results_markdown(results, name=name))
+
+
+def run_evaluation(
+    scidocs_dir: PathLike,
+    output_dir: PathLike,
+    val_or_test: str = "test",
+    model_dirs: Sequence[str] = (),
+    embeddings: Sequence[str] = (),
+    cls_embeddings: Optional[str] = None,
+    recomm_embeddings: Optional[str] = None,
+    batch_size: int = 32,
+    max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH,
+    link_prediction_metrics: Optional[str] = None,
+    retrieval_pairs: Optional[str] = None,
+    retrieval_embeddings: Optional[str] = None,
+    classifier_backend: str = "auto",
+    n_jobs: Optional[int] = -1,
+    device: Optional[str] = None,
+    override: bool = False,
+) -> Dict[str, Any]:
+    """Evaluate one or several runs (models or embedding files) and write ``results.json`` + ``results.md``."""
+    out = Path(output_dir)
+    parse_splits(val_or_test)
+    scidocs_paths(scidocs_dir)
+    if bool(model_dirs) == bool(embeddings):
+        raise InputError("give either --model_dir or --embeddings (one or several, comma-separated)")
+    if (cls_embeddings or recomm_embeddings) and len(embeddings) != 1:
+        raise InputError("--cls_embeddings/--recomm_embeddings go with exactly one --embeddings file")
+    if (out / "results.json").exists() and not override:
+        logger.info("%s exists: reusing it (--override to recompute)", out / "results.json")
+        return read_json(out / "results.json")
+
+    link = read_link_prediction_metrics(link_prediction_metrics) if link_prediction_metrics else None
+    for given in (retrieval_pairs, retrieval_embeddings, cls_embeddings, recomm_embeddings, *embeddings):
+        if given and not Path(given).exists():  # fail before any expensive step
+            raise InputError("file not found", path=given)
+    sources = list(model_dirs or embeddings)
+    names = run_names(sources)
+    runs: List[Dict[str, Any]] = []
+    for name, source in zip(names, sources):
+        if model_dirs:
+            files = embed_scidocs_metadata(source, scidocs_dir, out / "embeddings" / name, batch_size, device, override,
+                                           max_sequence_length=max_sequence_length)
+        else:
+            files = EmbeddingFiles(Path(source), Path(cls_embeddings) if cls_embeddings else None,
+                                   Path(recomm_embeddings) if recomm_embeddings else None)
+        run = {"name": name, "source": source, "scidocs_dir": str(scidocs_dir), "val_or_test": val_or_test,
+               **_one_run(scidocs_dir, files, val_or_test, classifier_backend, n_jobs, device, retrieval_pairs,
+                          retrieval_embeddings)}
+        if link:
+            run["link_prediction"] = link
+        runs.append(run)
+        if len(sources) > 1:
+            _write(out / "runs" / name, run, name)
+
+    if len(runs) == 1:
+        results = runs[0]
+    else:
+        results = {"scidocs_dir": str(scidocs_dir), "val_or_test": val_or_test, "runs": runs,
+                   "scores": {}, "std": {}, "average": {}, "absent": {}}
+        for split in runs[0]["scores"]:
+            results["scores"][split], results["std"][split] = aggregate_runs([r["scores"][split] for r in runs])
+            avgs = [r["average"][split]["value"] for r in runs]
+            results["average"][split] = {"value": float(np.round(np.mean(avgs), 2)),
+                                         "std": float(np.round(np.std(avgs, ddof=1), 2)),
+                                         "metrics": runs[0]["average"][split]["metrics"]}
+            results["absent"][split] = runs[0]["absent"][split]
+        if link:
+            results["link_prediction"] = link
+    _write(out, results, name=names[0] if len(names) == 1 else f"{len(names)} runs")
+    logger.info("wrote %s and %s", out / "results.json", out / "results.md")
+    return results

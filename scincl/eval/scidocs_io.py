@@ -1,0 +1,214 @@
+"""Readers for the official SciDocs directory layout (see SCIDOCS_PROTOCOL.md "Inputs").
+
+Every reader validates its file and raises :class:`scincl.errors.InputError` naming the file,
+the line and the field, so a malformed SciDocs dir fails with one clear line instead of a wrong
+number. Paths of the layout are collected by :func:`scidocs_paths`.
+"""
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List
+
+from scincl.errors import InputError
+from scincl.io import PathLike, open_text, read_json
+
+#: the four qrel tasks in table order, with their folder names (official scidocs.paths)
+QREL_TASKS = {"co-view": "coview", "co-read": "coread", "cite": "cite", "co-cite": "cocite"}
+CLASSIFICATION_TASKS = ("mag", "mesh")
+SPLITS = ("train", "val", "test")
+METADATA_FILES = {
+    "mag_mesh": "paper_metadata_mag_mesh.json",
+    "view_cite_read": "paper_metadata_view_cite_read.json",
+    "recomm": "paper_metadata_recomm.json",
+}
+RECOMM_HEADER = ("pid", "clicked_pid", "similar_papers_avail_at_time")
+
+
+def read_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
+    """Read a trec qrel file (``qid 0 pid rel`` per line) into ``{qid: {pid: rel}}``.
+
+    Query order and candidate order follow the file. A line without four fields, a non-integer
+    relevance, a duplicate ``(qid, pid)`` pair (trec_eval's parser fails on those) or an empty
+    file raises :class:`InputError` naming the file and line.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", path=p)
+    qrels: Dict[str, Dict[str, int]] = {}
+    with open_text(p) as fh:
+        for line_no, line in enumerate(fh, start=1):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) != 4:
+                raise InputError(f"expected 4 fields 'qid 0 pid rel', got {len(fields)}", path=p, line=line_no)
+            qid, _, pid, rel_text = fields
+            try:
+                rel = int(rel_text)
+            except ValueError:
+                raise InputError(f"relevance {rel_text!r} is not an integer", path=p, line=line_no,
+                                 field="rel") from None
+            candidates = qrels.setdefault(qid, {})
+            if pid in candidates:
+                raise InputError(f"duplicate qrel entry for query {qid!r} and paper {pid!r}", path=p, line=line_no)
+            candidates[pid] = rel
+    if not qrels:
+        raise InputError("empty qrel file", path=p)
+    return qrels
+
+
+def read_class_labels(csv_path: PathLike) -> Dict[str, int]:
+    """Read a classification split (header ``pid,class_label``) into ``{pid: label}`` in file order.
+
+    Labels must be non-negative integers (MAG has 19 classes, MeSH 11, numbered from 0).
+    A wrong header, a bad label, a duplicate pid or an empty file raises :class:`InputError`.
+    """
+    p = Path(csv_path)
+    if not p.exists():
+        raise InputError("file not found", path=p)
+    labels: Dict[str, int] = {}
+    with open_text(p) as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise InputError("empty file (expected header pid,class_label)", path=p)
+        if [h.strip() for h in header] != ["pid", "class_label"]:
+            raise InputError(f"expected header pid,class_label, got {','.join(header)}", path=p, line=1)
+        for line_no, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != 2:
+                raise InputError(f"expected 2 columns, got {len(row)}", path=p, line=line_no)
+            pid, label_text = row[0].strip(), row[1].strip()
+            try:
+                label = int(label_text)
+            except ValueError:
+                raise InputError(f"class label {label_text!r} is not an integer", path=p, line=line_no,
+                                 field="class_label") from None
+            if label < 0:
+                raise InputError(f"class label {label} is negative", path=p, line=line_no, field="class_label")
+            if pid in labels:
+                raise InputError(f"duplicate pid {pid!r}", path=p, line=line_no, field="pid")
+            labels[pid] = label
+    if not labels:
+        raise InputError("no labelled papers (header only)", path=p)
+    return labels
+
+
+def read_scidocs_metadata(path: PathLike) -> Dict[str, dict]:
+    """Read a ``paper_metadata_*.json`` file: ``{paper_id: {"paper_id", "title", "abstract", ...}}``.
+
+    Records without a ``paper_id`` get the key as their id; a non-object record raises.
+    """
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object keyed by paper id, got {type(data).__name__}", path=path)
+    if not data:
+        raise InputError("no papers in metadata file", path=path)
+    out: Dict[str, dict] = {}
+    for pid, rec in data.items():
+        if not isinstance(rec, dict):
+            raise InputError(f"record of paper {pid!r} is not an object", path=path, field=pid)
+        if rec.get("paper_id") is None:
+            rec = {**rec, "paper_id": pid}
+        out[str(pid)] = rec
+    return out
+
+
+@dataclass(frozen=True)
+class RecommClick:
+    """One row of ``recomm/{train,val,test}.csv``: a query, the clicked paper, the papers shown."""
+
+    query_id: str
+    clicked_id: str
+    shown_ids: List[str]
+
+    @property
+    def clicked_position(self) -> int:
+        """1-based position of the clicked paper among the shown ones."""
+        return self.shown_ids.index(self.clicked_id) + 1
+
+
+def read_recomm_clicks(path: PathLike) -> List[RecommClick]:
+    """Read a recommendation click file (header ``pid,clicked_pid,similar_papers_avail_at_time``)."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError("file not found", path=p)
+    clicks: List[RecommClick] = []
+    with open_text(p) as fh:
+        reader = csv.reader(fh, delimiter=",", quotechar='"')
+        header = next(reader, None)
+        if header is None:
+            raise InputError(f"empty file (expected header {','.join(RECOMM_HEADER)})", path=p)
+        if tuple(h.strip() for h in header) != RECOMM_HEADER:
+            raise InputError(f"expected header {','.join(RECOMM_HEADER)}, got {','.join(header)}", path=p, line=1)
+        for line_no, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if len(row) != 3:
+                raise InputError(f"expected 3 columns, got {len(row)}", path=p, line=line_no)
+            shown = [s.strip() for s in row[2].strip().split(",") if s.strip()]
+            if row[1] not in shown:
+                raise InputError(f"clicked paper {row[1]!r} is not among the shown papers", path=p, line=line_no,
+                                 field="similar_papers_avail_at_time")
+            clicks.append(RecommClick(row[0], row[1], shown))
+    if not clicks:
+        raise InputError("no clicks (header only)", path=p)
+    return clicks
+
+
+def read_propensity_scores(path: PathLike) -> List[float]:
+    """Click propensities by position, ``{"scores": [...]}`` (official ``propensity_scores.json``)."""
+    data = read_json(path)
+    scores = data.get("scores") if isinstance(data, dict) else None
+    if not isinstance(scores, list) or not scores or not all(isinstance(s, (int, float)) and s > 0 for s in scores):
+        raise InputError("expected {\"scores\": [positive numbers]}", path=path, field="scores")
+    return [float(s) for s in scores]
+
+
+@dataclass(frozen=True)
+class ScidocsPaths:
+    """Where each task's files are in an official SciDocs dir (official ``scidocs.paths.DataPaths``)."""
+
+    root: Path
+
+    def qrel(self, task: str, split: str) -> Path:
+        """``{coview,coread,cite,cocite}/{val,test}.qrel``."""
+        return self.root / QREL_TASKS[task] / f"{split}.qrel"
+
+    def classification(self, task: str, split: str) -> Path:
+        """``{mag,mesh}/{train,val,test}.csv``."""
+        return self.root / task / f"{split}.csv"
+
+    def recomm(self, name: str) -> Path:
+        """``recomm/<name>``: train.csv, val.csv, test.csv, propensity_scores.json."""
+        return self.root / "recomm" / name
+
+    def metadata(self, group: str) -> Path:
+        """``paper_metadata_{mag_mesh,view_cite_read,recomm}.json``."""
+        return self.root / METADATA_FILES[group]
+
+    def has_qrel_task(self, task: str, split: str) -> bool:
+        """True when the task's qrel file of that split exists."""
+        return self.qrel(task, split).exists()
+
+    def has_classification_task(self, task: str) -> bool:
+        """True when train and test (the val split is optional) of the task exist."""
+        return self.classification(task, "train").exists() and self.classification(task, "test").exists()
+
+    def has_recomm(self) -> bool:
+        """True when the files the recommendation task needs exist."""
+        needed = [self.recomm("train.csv"), self.recomm("test.csv"), self.recomm("propensity_scores.json"),
+                  self.metadata("recomm")]
+        return all(p.exists() for p in needed)
+
+
+def scidocs_paths(scidocs_dir: PathLike) -> ScidocsPaths:
+    """Check that ``scidocs_dir`` is a directory and return its :class:`ScidocsPaths`."""
+    root = Path(scidocs_dir)
+    if not root.is_dir():
+        raise InputError("SciDocs directory not found", path=root)
+    return ScidocsPaths(root)
+
