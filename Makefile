@@ -12,6 +12,9 @@ $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24" 2>/dev/null || true
 	$(PY) -m pip install --quiet -r requirements.txt
+	# optional: the SciDocs protocol's LinearSVC (sklearn-contrib-lightning); its sdist needs numpy at build time
+	$(PY) -m pip install --quiet cython && $(PY) -m pip install --quiet --no-build-isolation sklearn-contrib-lightning \
+	  || echo "optional sklearn-contrib-lightning not installed: SciDocs MAG/MeSH use scikit-learn's LinearSVC"
 	touch $(STAMP)
 
 demo: setup
