@@ -218,3 +218,16 @@ def test_largest_connected_subgraph_and_ids(tmp_path):
     bad.write_text("a\tb\nonly_one\n")
     with pytest.raises(InputError, match="bad.tsv:2"):
         extract_ids_in_graph(bad, tmp_path / "x.json")
+
+
+def test_config_validation_survives_typing_cache_eviction():
+    """PBG recognised Optional[X] by identity; a long process evicts typing's cache (pbg_compat 3.)."""
+    import typing
+
+    from scincl.graph.pbg_compat import apply_patches
+    from scincl.graph.pbg_config import load_config_dict, parse_config
+
+    apply_patches()
+    for i in range(300):  # more than typing's 128-entry LRU cache
+        typing.Optional[type(f"Evict{i}", (), {})]
+    assert parse_config(load_config_dict("demo")).dimension == 32

@@ -19,6 +19,12 @@ Patches (each names what broke and why the fix is safe):
    imported bucket occupies >= 150 MiB on disk however few edges it holds (a 4-partition demo graph
    became 2.4 GB). :func:`edge_chunk_size` caps the chunk at the size of the input for the duration
    of one import; big graphs keep PBG's 50 MiB.
+3. ``torchbiggraph.schema.unpack_optional`` recognises ``Optional[X]`` by identity
+   (``type_ is Optional[X]``), which only holds while ``typing``'s LRU cache (128 entries) still
+   holds the object PBG created at import. In a long process that also imports transformers (or any
+   typing-heavy library) the entry is evicted, a fresh ``Optional[X]`` is a different object, and
+   config validation fails with "Unknown type: typing.Optional[float]". The patch compares by
+   equality (``typing`` unions compare by their arguments), which is what was meant.
 
 Also silences two deprecation warnings that every PBG process would print: ``pkg_resources is
 deprecated`` (``import torchbiggraph``; ``setuptools<81`` provides it, see requirements.txt),
@@ -49,6 +55,16 @@ def _rpc_deserialize(t):
     return torch.load(buf, weights_only=False)  # peer ranks of the same job (see module doc, 1.)
 
 
+def _unpack_optional(type_):
+    """``X`` for ``Optional[X]`` compared by equality, not identity (see module doc, 3.)."""
+    from typing import Optional
+
+    args = getattr(type_, "__args__", None)
+    if not args or type_ != Optional[args[0]]:
+        raise TypeError("Not an optional type")
+    return args[0]
+
+
 def apply_patches() -> None:
     """Patch torchbiggraph for the installed torch (idempotent; safe in spawned subprocesses)."""
     global _PATCHED
@@ -63,6 +79,9 @@ def apply_patches() -> None:
     import torchbiggraph.rpc as rpc
 
     rpc._deserialize = _rpc_deserialize
+    import torchbiggraph.schema as schema
+
+    schema.unpack_optional = _unpack_optional
     _PATCHED = True
 
 
