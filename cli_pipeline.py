@@ -7,5 +7,279 @@ from scincl.cli import commands_of, run_cli
 # Subcommands are the public functions defined in this file (see scincl.cli.commands_of).
 
 
+def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
+          loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = 512,
+          eval_triples_path: str = None, triplet_margin: float = 1.0, distance: str = "l2",
+          temperature: float = 0.05, ranking_scale: float = 20.0, mlm_weight: float = 0.0,
+          mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
+          graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
+          keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
+          **training_args) -> str:
+    """Contrastive fine-tuning of a BERT-style encoder on triplets (transformers Trainer); prints OUTPUT_DIR.
+
+    SciNCL/SPECTER defaults: triplet margin loss (L2, margin 1), [CLS] pooling, 512 tokens of
+    title [SEP] abstract, lr 2e-5, batch 8 x gradient accumulation 4, 2 epochs, AdamW, linear
+    warmup (10%) and decay, seed 0. Every transformers.TrainingArguments flag passes through
+    (--fp16/--bf16, --save_steps, --eval_steps, --report_to wandb (offline unless WANDB_MODE is
+    set), --resume_from_checkpoint, --max_steps, ...). Multi-GPU/multi-node: run the same command
+    under `torchrun --nproc_per_node N cli_pipeline.py train ...`.
+    OUTPUT_DIR gets the model (save_pretrained: AutoModel.from_pretrained works), its tokenizer,
+    sentence-transformers files (SentenceTransformer(OUTPUT_DIR) uses the same pooling) and
+    train_args.json; a finished OUTPUT_DIR is reused unless --override.
+
+    Args:
+        train_triples_path: triples CSV(.gz) query_paper_id,positive_id,negative_id, or groups
+            jsonl(.gz) {"query", "positives", "negatives"} (for the mpt-* losses).
+        train_metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or SciDocs paper_metadata json.
+        output_dir: model output dir (checkpoints in OUTPUT_DIR/checkpoint-N).
+        base_model_name_or_path: HF checkpoint (default: allenai/scibert_scivocab_uncased when in the local
+            HF cache, else the packaged all-MiniLM-L6-v2; the log says which).
+        loss: triplet | infonce | cosent | angle | mpt-src | mpt-tgt | mpt-src-tgt.
+        pooling_strategy: cls | mean.
+        bitfit: train bias terms only (paper §7.2; lr 1e-4 unless --learning_rate).
+        max_sequence_length: tokens per paper.
+        eval_triples_path: held-out triples/groups; eval loss each epoch (or every --eval_steps).
+        triplet_margin: margin of triplet and mpt losses.
+        distance: l2 | cosine, for triplet and mpt losses.
+        temperature: InfoNCE temperature.
+        ranking_scale: CoSENT / AnglE scale.
+        mlm_weight: weight of the auxiliary MLM loss (paper A.7.8; 0 = off).
+        mlm_probability: share of masked tokens for the MLM loss.
+        graph_embeddings_path: PBG embeddings h5 for the student-teacher loss (paper A.7.9).
+        graph_entity_names_path: PBG entity names json (default: next to the h5).
+        graph_distillation_weight: weight of the text/graph similarity MSE (0 = off).
+        deduplicate_papers: encode each distinct paper of a batch once.
+        keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
+        cache_dir: datasets cache for tokenised papers (default HF_DATASETS_CACHE).
+        override: retrain even if OUTPUT_DIR holds a finished run.
+    """
+    from scincl.model.train import train as train_encoder
+
+    return str(train_encoder(
+        train_triples_path, train_metadata_path, output_dir, base_model_name_or_path=base_model_name_or_path,
+        loss=loss, pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
+        eval_triples_path=eval_triples_path, triplet_margin=triplet_margin, distance=distance,
+        temperature=temperature, ranking_scale=ranking_scale, mlm_weight=mlm_weight,
+        mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
+        graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
+        deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,
+        cache_dir=cache_dir, override=override, **training_args))
+
+
+def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
+          max_sequence_length: int = 512, pooling_strategy: str = None, device: str = None,
+          override: bool = False) -> str:
+    """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
+
+    Batched longest-first under torch.inference_mode; GPU with bf16 autocast when present.
+
+    Args:
+        model_dir_or_name: a `train` output dir or an HF checkpoint (e.g. malteos/scincl when cached).
+        metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or a SciDocs paper_metadata_*.json.
+        output_path: embeddings jsonl(.gz), one line per paper in input order.
+        batch_size: papers per forward pass.
+        max_sequence_length: tokens per paper (title [SEP] abstract).
+        pooling_strategy: cls | mean (default: read from the model dir's 1_Pooling/config.json, else cls).
+        device: cuda | cpu (default: cuda when available).
+        override: recompute an existing OUTPUT_PATH.
+    """
+    from scincl.model.embed import embed as embed_papers
+
+    return str(embed_papers(model_dir_or_name, metadata_path, output_path, batch_size=batch_size,
+                            max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
+                            device=device, override=override))
+
+
+def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model_dir=None, embeddings=None,
+             cls_embeddings: str = None, recomm_embeddings: str = None, batch_size: int = 32,
+             max_sequence_length: int = 512, link_prediction_metrics: str = None, retrieval_pairs: str = None, retrieval_embeddings: str = None,
+             classifier: str = "auto", n_jobs: int = -1, device: str = None, override: bool = False) -> None:
+    """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
+
+    Give either --model_dir M (the SciDocs paper_metadata_*.json files are embedded with the embed
+    stage) or --embeddings E.jsonl ({"paper_id", "embedding"} per line; used for all tasks, unless
+    --cls_embeddings / --recomm_embeddings give separate files for MAG/MeSH and recomm as in the
+    official suite). Several models/embedding files (comma-separated, e.g. one per seed) are
+    reported as mean ± std. Tasks without data in SCIDOCS_DIR are reported absent, never as 0.
+
+    Args:
+        scidocs_dir: official SciDocs layout (mag/, mesh/, coview/, coread/, cite/, cocite/, recomm/).
+        output_dir: where results.json, results.md (paper Table 1 layout) and embeddings go.
+        val_or_test: val | test | both.
+        model_dir: trained model folder(s) or HF name(s), comma-separated.
+        embeddings: SciDocs embeddings jsonl file(s), comma-separated.
+        cls_embeddings: separate embeddings for MAG/MeSH (paper_metadata_mag_mesh papers).
+        recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
+        batch_size: embedding batch size with --model_dir.
+        max_sequence_length: tokens per paper with --model_dir (512 as SPECTER/SciNCL).
+        link_prediction_metrics: the graph stage's link-prediction metrics JSON, reported as is.
+        retrieval_pairs: held-out pairs TSV (query<TAB>relevant) for full-pool retrieval (OpenMSD) and
+            citation recommendation buckets; the pool is every paper of --retrieval_embeddings.
+        retrieval_embeddings: embeddings jsonl of the retrieval pool (default: the main embeddings).
+        classifier: auto | lightning | sklearn (LinearSVC backend for MAG/MeSH; auto = lightning if installed).
+        n_jobs: threads for the classification grid search (-1: all cores; results do not depend on it).
+        device: cuda | cpu for embedding and the recomm ranker (default: cuda when available); full-pool
+            retrieval scores on the GPU only with --device cuda.
+        override: recompute an existing results.json / embeddings.
+    """
+    from scincl.eval.evaluate import as_list, run_evaluation
+
+    run_evaluation(scidocs_dir, output_dir, val_or_test=val_or_test, model_dirs=as_list(model_dir),
+                   embeddings=as_list(embeddings), cls_embeddings=cls_embeddings, recomm_embeddings=recomm_embeddings,
+                   batch_size=batch_size, max_sequence_length=max_sequence_length,
+                   link_prediction_metrics=link_prediction_metrics,
+                   retrieval_pairs=retrieval_pairs, retrieval_embeddings=retrieval_embeddings,
+                   classifier_backend=classifier, n_jobs=n_jobs, device=device, override=override)
+
+
+def compare_results(*results: str, output_dir: str = "comparison", names=None, split: str = "test",
+                    sweep_dir: str = None, metric: str = "avg") -> None:
+    """Put evaluation runs side by side (OUTPUT_DIR/comparison.md, .json) and plot sweeps (PNG).
+
+    Each RESULTS argument is a results.json of `evaluate`, a directory holding one, or a directory
+    of per-seed sub-directories holding one (shown as mean ± std), e.g.
+    `compare_results runs/base runs/specter runs/scincl --names base,SPECTER-like,SciNCL`.
+
+    Args:
+        results: results.json files or directories (one table row each).
+        output_dir: where comparison.md, comparison.json and the plots go.
+        names: row names, comma-separated (default: directory names).
+        split: val | test.
+        sweep_dir: sweep layout SWEEP/k_pos/<k+>/, SWEEP/k_hard/<k-hard>/ (results.json in each, or one
+            sub-directory per seed) and SWEEP/margin/<margin>/collisions.json ({"collisions": N}):
+            plots metric vs k+ and vs k-hard (paper Figs. 2-3) and collisions vs margin (Fig. 5).
+        metric: what the sweep plots show: avg (the table's Avg.) or task/metric, e.g. cite/map.
+    """
+    from scincl.eval.compare import compare
+    from scincl.eval.evaluate import as_list
+
+    compare(list(results), output_dir, names=as_list(names) or None, split=split, sweep_dir=sweep_dir,
+            metric=metric)
+
+
+# --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
+
+def run_specter(output_dir: str = None, base_model_name_or_path: str = None, scidocs_dir: str = None,
+                s2orc_metadata_dir: str = None, specter_triples_path: str = None, graph_paper_ids_path: str = None,
+                graph_embeddings_path: str = None, s2id_to_s2orc_input_path: str = None,
+                train_s2orc_paper_ids: str = None, train_query_s2orc_paper_ids: str = None,
+                citations_path: str = None, scidocs_paper_ids: str = None, graph_limit: str = None,
+                graph_leakage: bool = False, biggraph_config: str = None, biggraph_overrides: str = None,
+                ann_metric: str = "inner_product", ann_backend: str = "faiss", ann_index_path: str = None,
+                faiss_string_factory: str = "Flat", triples_source: str = "knn",
+                triples_per_query: int = 5, easy_positives_count: int = 5, easy_positives_strategy: str = "knn",
+                easy_positives_k_min: int = None, easy_positives_k_max: int = None, easy_negatives_count: int = 3,
+                easy_negatives_strategy: str = "random_without_knn", hard_negatives_count: int = 2,
+                hard_negatives_strategy: str = "knn", hard_negatives_k_min: int = None,
+                hard_negatives_k_max: int = None, seed: int = 0, corpus_seed: int = None,
+                sample_queries_ratio: float = None, workers: int = None, gzip: bool = False,
+                auto_output_dir: bool = False, bitfit: bool = False, pooling_strategy: str = None,
+                loss: str = "triplet", max_sequence_length: int = None, val_or_test_or_both: str = "both",
+                seeds=None, **kwargs) -> None:
+    """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
+
+    Stages, in order (each reuses its output when it exists, logged; --override_<stage> rebuilds,
+    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> BigGraph, only when
+    --graph_embeddings_path is not given), queries, ann, triples, metadata, train, eval_base, eval,
+    compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
+    seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
+
+    Demo (make demo):  python cli_pipeline.py run_specter
+    Paper (original README command, runs as written):
+        python cli_pipeline.py run_specter ${OUTPUT_DIR} --auto_output_dir --scidocs_dir ${SCIDOCS_DIR} \\
+            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
+            --graph_paper_ids_path ${S2ORC_PAPER_IDS} --graph_embeddings_path ${S2ORC_EMBEDDINGS} \\
+            --s2id_to_s2orc_input_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json --graph_limit specter \\
+            --ann_metric inner_product --ann_workers 1 --ann_backend faiss --ann_index_path ${ANN_INDEX_PATH} \\
+            --val_or_test_or_both both --eval_steps 1 --save_steps 2 --triples_per_query 5 \\
+            --workers ${WORKERS} --gzip --base_model_name_or_path ${BASE_MODEL} \\
+            --easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 --easy_positives_k_max 25 \\
+            --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \\
+            --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
+
+    Args:
+        output_dir: where everything goes (default for the demo: ./demo_output).
+        base_model_name_or_path: encoder to fine-tune (default: SciBERT when cached, else the packaged
+            all-MiniLM-L6-v2; the demo always uses MiniLM).
+        scidocs_dir: SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus.
+        s2orc_metadata_dir: S2ORC metadata shards (citations and titles/abstracts).
+        specter_triples_path: SPECTER training triples (CSV): their papers/queries define the corpus
+            for --graph_limit specter|s2orc|none.
+        graph_paper_ids_path / graph_embeddings_path: BigGraph export (entity_names_paper_id_0.json,
+            embeddings h5/npy); when not given, the graph is built from the citations.
+        s2id_to_s2orc_input_path: JSON {S2 id: S2ORC id} (comma-separated files are merged) for the
+            SPECTER and SciDocs ids.
+        train_s2orc_paper_ids / train_query_s2orc_paper_ids: corpus / query id lists to use (or write).
+        citations_path: an existing citations TSV for --triples_source specter_like.
+        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus (default: every
+            paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its held-out papers).
+        graph_limit: specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample),
+            graph (every graph paper), none (SPECTER's papers only). Default: specter with
+            --specter_triples_path, else graph.
+        graph_leakage: keep SciDocs papers in the graph and corpus (the "w/ leakage" setting).
+        biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
+        biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
+        ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index.
+        triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
+        triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 398-400). Other miner flags
+            (medium_*, *_range, k_means_clusters ...) pass through.
+        seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
+        sample_queries_ratio: keep this share of the query papers (1% / 10% ablations).
+        workers: processes/threads (default: all CPUs). gzip: triples and metadata as .gz.
+        auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/ as in the original.
+        bitfit / pooling_strategy (cls|mean) / loss / max_sequence_length: training (see `train --help`).
+            Any TrainingArguments flag passes through (--learning_rate, --num_train_epochs, --fp16, ...).
+        val_or_test_or_both: SciDocs splits to evaluate. --eval_max_sequence_length N embeds the SciDocs
+            papers with N tokens (default: the evaluator's 512; demo: 128). --demo_papers N: demo corpus size.
+            --evaluate_base_model false: no base-encoder row.
+        seeds: e.g. 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
+    """
+    if kwargs.pop("help", False):  # fire hands --help to **kwargs functions
+        return _print_help(run_specter)
+    from scincl.pipeline.experiments import format_stage_times, run_specter as run
+
+    flags = {k: v for k, v in locals().items() if k not in ("kwargs", "run", "format_stage_times", "output_dir",
+                                                             "seeds")}
+    result = run(output_dir, seeds=seeds, **flags, **kwargs)
+    print(f"\nOutputs: {result['output_dir']}")
+    for one in result["runs"][:1]:
+        print("Stage times (first run):\n" + format_stage_times(one))
+    if result["table"]:
+        print("\n" + result["table"])
+
+
+def run_specter_like(output_dir: str = None, **kwargs) -> None:
+    """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
+
+    Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
+    hard negatives citations of citations, easy negatives random (SPECTER's sampling).
+    """
+    if kwargs.pop("help", False):
+        return _print_help(run_specter_like)
+    run_specter(output_dir, triples_source="specter_like", **kwargs)
+
+
+def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
+    """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
+
+    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
+    Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
+    OUTPUT_DIR/comparison/. Other flags as in run_specter.
+    """
+    if kwargs.pop("help", False):
+        return _print_help(sweep)
+    from scincl.pipeline.experiments import sweep as run
+
+    result = run(output_dir, k_pos=k_pos, k_hard=k_hard, **kwargs)
+    print("\n".join(str(p) for p in result["plots"]))
+
+
+def _print_help(command) -> None:
+    import fire.helptext
+
+    print(fire.helptext.HelpText(command))
+
+
 if __name__ == "__main__":
     run_cli(commands_of(globals()))

@@ -1,0 +1,196 @@
+"""Training corpus and query papers of a ``run_specter`` experiment (``--graph_limit``).
+
+The paper trains on a corpus the size of SPECTER's (311,860 training papers, 136,820 query
+papers: the counts in the original SciNCL code) drawn from the citation graph, never on SciDocs
+papers (no leakage). Which graph papers form
+the kNN corpus and which are query papers is set by ``--graph_limit``, as in the original code:
+
+- ``specter``: SPECTER's training papers (from ``--specter_triples_path``, mapped to graph ids
+  with ``--s2id_to_s2orc_input_path``) that are in the graph; papers SPECTER used but the graph
+  lacks are replaced by random graph papers, so the corpus keeps SPECTER's size. Query papers:
+  SPECTER's queries, topped up the same way.
+- ``s2orc``: random graph papers, as many as SPECTER used (queries likewise) - same size, no
+  SPECTER ids.
+- ``graph``: every graph paper is in the corpus; queries are SPECTER's when given, else all.
+- ``none``: only SPECTER's papers that are in the graph, no top-up.
+
+SciDocs papers (``excluded_ids``) are removed from the corpus in every mode. Selection is seeded
+(``--corpus_seed``) and independent of set iteration order, so a seed gives identical id lists.
+"""
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from scincl.errors import InputError
+from scincl.io import PathLike, iter_triples_csv
+
+logger = logging.getLogger(__name__)
+
+GRAPH_LIMITS = ("specter", "s2orc", "graph", "none")
+NEEDS_SPECTER_TRIPLES = ("specter", "s2orc", "none")
+
+
+@dataclass
+class SpecterIds:
+    """Paper ids of SPECTER-format training triples, mapped to graph (S2ORC) ids."""
+
+    paper_ids: Set[str]
+    query_ids: Set[str]
+    original_papers: int  # distinct ids in the triples before mapping
+    original_queries: int
+    unmapped: int = 0
+    triples_path: Optional[str] = None
+    mapping: Optional[Dict[str, str]] = None
+
+
+@dataclass
+class TrainingCorpus:
+    """Sorted training-corpus ids (the kNN corpus) and query ids, with counts for the log/manifest."""
+
+    paper_ids: List[str]
+    query_ids: List[str]
+    stats: Dict[str, int] = field(default_factory=dict)
+
+
+def read_id_mapping(paths: Optional[str]) -> Optional[Dict[str, str]]:
+    """``{s2_id: s2orc_paper_id}`` from one or more JSON files (comma-separated; see
+    :func:`scincl.s2orc_mappings.read_mapping`). ``None``: ids are already graph ids."""
+    if not paths:
+        return None
+    from scincl.s2orc_mappings import read_mapping
+
+    mapping = read_mapping(str(paths))
+    logger.info("id mapping: %d S2 ids -> S2ORC ids from %s", len(mapping), paths)
+    return mapping
+
+
+def _map_ids(ids: Iterable[str], mapping: Optional[Dict[str, str]]) -> Set[str]:
+    if mapping is None:
+        return set(ids)
+    return {mapping[i] for i in ids if i in mapping}
+
+
+def read_specter_ids(triples_path: PathLike, mapping: Optional[Dict[str, str]] = None) -> SpecterIds:
+    """All paper ids and query ids of a ``query_paper_id,positive_id,negative_id`` CSV, mapped."""
+    papers: Set[str] = set()
+    queries: Set[str] = set()
+    for query, positive, negative in iter_triples_csv(triples_path):
+        queries.add(query)
+        papers.update((query, positive, negative))
+    if not queries:
+        raise InputError("no triples in file", path=triples_path)
+    mapped_papers = _map_ids(papers, mapping)
+    mapped_queries = _map_ids(queries, mapping)
+    unmapped = len(papers) - len([p for p in papers if mapping is None or p in mapping])
+    logger.info("SPECTER triples %s: %d papers, %d queries (%d without a graph id)", triples_path, len(papers),
+                len(queries), unmapped)
+    return SpecterIds(mapped_papers, mapped_queries, len(papers), len(queries), unmapped, str(triples_path), mapping)
+
+
+def _sample(candidates: Iterable[str], count: int, rng: random.Random, what: str) -> List[str]:
+    """``count`` ids drawn from sorted ``candidates`` (all of them, with a warning, when too few)."""
+    pool = sorted(candidates)
+    if count <= 0:
+        return []
+    if count > len(pool):
+        logger.warning("%s: wanted %d random papers but only %d candidates are left; taking all", what, count,
+                       len(pool))
+        return pool
+    return rng.sample(pool, count)
+
+
+def _specter_with_top_up(graph_paper_ids: Sequence[str], specter: SpecterIds, excluded: Set[str], seed: int,
+                         stats: Dict[str, int]) -> Tuple[Set[str], Set[str]]:
+    """SPECTER's papers topped up to SPECTER's size (:func:`scincl.s2orc_mappings.select_specter_corpus`).
+
+    Query papers outside the selected corpus cannot be kNN queries, so the queries are SPECTER's
+    queries (plus random top-ups) that are in the corpus.
+    """
+    from scincl.s2orc_mappings import select_specter_corpus
+
+    allowed = sorted(set(graph_paper_ids) - excluded)  # SciDocs papers never enter the corpus
+    selection = select_specter_corpus(allowed, set(), specter.triples_path, specter.mapping or _Identity(),
+                                      sample_n_nodes="specter", seed=seed)
+    papers = set(selection["train_paper_ids"])
+    queries = set(selection["specter_and_random_queries"]) & papers
+    stats.update(specter_papers_in_graph=int(selection["counts"]["specter_papers_in_graph"]),
+                 specter_queries_in_graph=int(selection["counts"]["specter_queries_in_graph"]),
+                 queries_outside_corpus=len(set(selection["specter_and_random_queries"]) - papers))
+    return papers, queries
+
+
+class _Identity(dict):
+    """A mapping that maps every id to itself (SPECTER ids that already are graph ids)."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __getitem__(self, key: str) -> str:
+        return key
+
+
+def select_training_corpus(
+    graph_paper_ids: Sequence[str],
+    graph_limit: str = "specter",
+    specter: Optional[SpecterIds] = None,
+    excluded_ids: Iterable[str] = (),
+    seed: int = 0,
+) -> TrainingCorpus:
+    """Choose the kNN corpus and the query papers (see the module docstring for ``graph_limit``)."""
+    if graph_limit not in GRAPH_LIMITS:
+        raise InputError(f"--graph_limit {graph_limit!r}: expected one of {', '.join(GRAPH_LIMITS)}")
+    if graph_limit in NEEDS_SPECTER_TRIPLES and specter is None:
+        raise InputError(f"--graph_limit {graph_limit} needs --specter_triples_path "
+                         "(or use --graph_limit graph to train on every graph paper)")
+    rng = random.Random(seed)
+    excluded = set(excluded_ids)
+    candidates = set(graph_paper_ids) - excluded
+    if not candidates:
+        raise InputError("no graph papers left for training after removing the SciDocs papers")
+    stats = {"graph_papers": len(set(graph_paper_ids)), "excluded_papers": len(set(graph_paper_ids) & excluded)}
+
+    if graph_limit == "graph":
+        papers = set(candidates)
+        queries = (specter.query_ids & papers) if specter is not None else set(papers)
+    elif graph_limit == "none":
+        papers = specter.paper_ids & candidates
+        queries = specter.query_ids & papers
+    elif graph_limit == "specter":
+        papers, queries = _specter_with_top_up(graph_paper_ids, specter, excluded, seed, stats)
+    else:  # s2orc: SPECTER-sized random sample of the graph
+        papers = set(_sample(candidates, specter.original_papers, rng, "random corpus"))
+        queries = set(_sample(papers, specter.original_queries, rng, "random queries"))
+
+    if not queries:
+        raise InputError(f"--graph_limit {graph_limit}: no query papers are in the training corpus "
+                         "(do the SPECTER ids map to graph ids? check --s2id_to_s2orc_input_path)")
+    stats.update(corpus_papers=len(papers), query_papers=len(queries))
+    logger.info("training corpus (--graph_limit %s, seed %d): %d papers, %d query papers (%d graph papers removed "
+                "as SciDocs papers)", graph_limit, seed, len(papers), len(queries), stats["excluded_papers"])
+    return TrainingCorpus(sorted(papers), sorted(queries), stats)
+
+
+def sample_queries(query_ids: Sequence[str], ratio: float, seed: int = 0) -> List[str]:
+    """Keep ``ratio`` of the query papers (``--sample_queries_ratio``; paper §6: 1% / 10% data)."""
+    if not 0 < ratio <= 1:
+        raise InputError(f"--sample_queries_ratio must be in (0, 1], got {ratio}")
+    if ratio == 1:
+        return list(query_ids)
+    count = max(1, round(len(query_ids) * ratio))
+    kept = sorted(random.Random(seed).sample(sorted(query_ids), count))
+    logger.info("--sample_queries_ratio %s: %d of %d query papers", ratio, len(kept), len(query_ids))
+    return kept
+
+
+def scidocs_graph_ids(scidocs_dir: PathLike, mapping: Optional[Dict[str, str]] = None) -> Set[str]:
+    """Graph ids of every SciDocs paper (keys of the ``paper_metadata_*.json`` files, mapped)."""
+    from scincl.s2orc_mappings import read_scidocs_metadata
+
+    ids = {str(pid) for papers in read_scidocs_metadata(scidocs_dir).values() for pid in papers}
+    mapped = _map_ids(ids, mapping)
+    logger.info("SciDocs %s: %d papers, %d with a graph id", Path(scidocs_dir), len(ids), len(mapped))
+    return mapped

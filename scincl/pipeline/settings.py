@@ -1,0 +1,202 @@
+"""Settings of one ``run_specter`` experiment, with the paper's defaults and the demo's budgets.
+
+Fields default to ``None`` where the full-scale run and the embedded demo differ; :func:`resolve`
+fills them from :data:`PAPER_DEFAULTS` or :data:`DEMO_DEFAULTS`. A user's explicit value always
+wins. Run directories follow the original code's layout (``--auto_output_dir``:
+``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
+
+# Full-scale defaults (paper §4 and the original README command).
+PAPER_DEFAULTS: Dict[str, Any] = {
+    "graph_limit": "specter",  # original default; "graph" when no SPECTER triples are given
+    "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "s2orc_768d_dot.py"),  # paper §4.2: 768d dot
+    "graph_test_ratio": 0.01,  # README: 1% of the edges held out for link prediction
+    "hard_negatives_k_min": 3998,  # paper §4.3: k-hard = 4000, c- = 2
+    "hard_negatives_k_max": 4000,
+    "easy_positives_k_min": 20,  # paper §4.3: k+ = 25, c+ = 5
+    "easy_positives_k_max": 25,
+    "sample_queries_ratio": 1.0,
+    "max_sequence_length": 512,  # SPECTER / SciNCL input length
+    "pooling_strategy": "cls",  # paper §3: [CLS] token
+    "training": {},  # the train stage's own defaults (SPECTER: lr 2e-5, batch 8 x 4, 2 epochs)
+}
+
+# The embedded demo: every stage on CPU in a few minutes (MiniLM, 1.5k papers, one short epoch).
+DEMO_DEFAULTS: Dict[str, Any] = {
+    "graph_limit": "graph",
+    "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "demo.py"),
+    "graph_test_ratio": 0.05,
+    # the demo corpus has ~1.3k training papers in 10 topics of ~130 (4 sub-topics each): positives
+    # from the same sub-topic neighbourhood, hard negatives beyond the topic (paper: k- = 4000 of 52M)
+    "easy_positives_k_min": 20,
+    "easy_positives_k_max": 25,
+    "hard_negatives_k_min": 198,
+    "hard_negatives_k_max": 200,
+    "sample_queries_ratio": 0.1,
+    "max_sequence_length": 64,  # title + the start of the abstract: CPU budget
+    "eval_max_sequence_length": 128,
+    "pooling_strategy": "mean",  # MiniLM was trained with mean pooling; keeps base vs tuned comparable
+    "training": {"num_train_epochs": 1, "per_device_train_batch_size": 16, "gradient_accumulation_steps": 1,
+                 "learning_rate": 5e-5, "warmup_ratio": 0.1, "logging_steps": 10, "save_steps": 50,
+                 "save_total_limit": 1, "report_to": "none"},
+}
+
+
+@dataclass
+class RunSettings:
+    """Everything ``run_specter`` needs (see ``cli_pipeline.py run_specter --help``)."""
+
+    output_dir: Optional[str] = None
+    base_model_name_or_path: Optional[str] = None
+    scidocs_dir: Optional[str] = None
+    s2orc_metadata_dir: Optional[str] = None
+    specter_triples_path: Optional[str] = None
+    graph_paper_ids_path: Optional[str] = None
+    graph_embeddings_path: Optional[str] = None
+    s2id_to_s2orc_input_path: Optional[str] = None
+    train_s2orc_paper_ids: Optional[str] = None
+    train_query_s2orc_paper_ids: Optional[str] = None
+    citations_path: Optional[str] = None
+    scidocs_paper_ids: Optional[str] = None
+    graph_limit: Optional[str] = None
+    graph_leakage: bool = False
+    biggraph_config: Optional[str] = None
+    biggraph_overrides: Optional[Any] = None  # PBG "key=value" overrides, e.g. "num_epochs=5 dimension=64"
+    graph_test_ratio: Optional[float] = None
+    ann_metric: str = "inner_product"
+    ann_backend: str = "faiss"
+    ann_index_path: Optional[str] = None
+    ann_do_normalize: bool = True  # README build_faiss --do_normalize: inner product = cosine
+    faiss_string_factory: str = "Flat"
+    ann_device: int = 0  # first GPU when faiss has one, else CPU
+    triples_source: str = "knn"
+    triples_per_query: int = 5
+    easy_positives_count: int = 5
+    easy_positives_strategy: str = "knn"
+    easy_positives_k_min: Optional[int] = None
+    easy_positives_k_max: Optional[int] = None
+    easy_negatives_count: int = 3
+    easy_negatives_strategy: str = "random_without_knn"
+    hard_negatives_count: int = 2
+    hard_negatives_strategy: str = "knn"
+    hard_negatives_k_min: Optional[int] = None
+    hard_negatives_k_max: Optional[int] = None
+    seed: int = 0
+    corpus_seed: Optional[int] = None
+    sample_queries_ratio: Optional[float] = None
+    workers: Optional[int] = None
+    gzip: bool = False
+    auto_output_dir: bool = False
+    bitfit: bool = False
+    pooling_strategy: Optional[str] = None
+    loss: str = "triplet"
+    max_sequence_length: Optional[int] = None
+    eval_max_sequence_length: Optional[int] = None  # None: the evaluator's default (full SciDocs inputs)
+    val_or_test_or_both: str = "both"
+    evaluate_base_model: bool = True
+    demo_papers: int = 1500  # embedded demo corpus size (CPU budget: ~1.3k training papers, ~1.4k SciDocs papers)
+    miner_options: Dict[str, Any] = field(default_factory=dict)
+    training_options: Dict[str, Any] = field(default_factory=dict)
+    skip: List[str] = field(default_factory=list)
+    override: List[str] = field(default_factory=list)
+    demo: bool = False
+
+    @property
+    def split(self) -> str:
+        """The evaluation split shown in the printed table (test, unless only val is evaluated)."""
+        return "val" if self.val_or_test_or_both == "val" else "test"
+
+
+def is_embedded_demo(settings: RunSettings) -> bool:
+    """No data argument at all: the run builds and uses the bundled demo corpus."""
+    data_args = (settings.scidocs_dir, settings.s2orc_metadata_dir, settings.graph_embeddings_path,
+                 settings.graph_paper_ids_path, settings.specter_triples_path, settings.citations_path)
+    return all(a is None for a in data_args)
+
+
+def resolve(settings: RunSettings) -> RunSettings:
+    """Fill ``None`` fields from the paper's or the demo's defaults (explicit values win)."""
+    s = dataclasses.replace(settings, miner_options=dict(settings.miner_options),
+                            training_options=dict(settings.training_options))
+    s.demo = is_embedded_demo(s)
+    defaults = DEMO_DEFAULTS if s.demo else PAPER_DEFAULTS
+    if s.output_dir is None:
+        if not s.demo:
+            from scincl.errors import InputError
+
+            raise InputError("OUTPUT_DIR is required when data arguments are given")
+        s.output_dir = DEFAULT_DEMO_OUTPUT_DIR
+    for name, value in defaults.items():
+        if name == "training":
+            s.training_options = {**value, **s.training_options}
+        elif getattr(s, name) is None:
+            setattr(s, name, value)
+    if s.graph_limit == "specter" and s.specter_triples_path is None and "graph_limit" not in _explicit(settings):
+        s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
+    if s.corpus_seed is None:
+        s.corpus_seed = s.seed  # original: the corpus follows --seed unless --corpus_seed is given
+    if s.workers is None or s.workers <= 0:
+        s.workers = os.cpu_count() or 1
+    return s
+
+
+def _explicit(settings: RunSettings) -> Dict[str, Any]:
+    """Fields the caller set (not None)."""
+    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
+            if getattr(settings, f.name) is not None}
+
+
+def miner_signature(s: RunSettings) -> str:
+    """Short name of the sampling settings, e.g. ``knn_5_pos_knn_20_25__neg_random_without_knn_3__hard_knn_3998_4000_2``."""
+    if s.triples_source != "knn":
+        return f"{s.triples_source}_{s.triples_per_query}"
+    parts = [f"pos_{s.easy_positives_strategy}_{s.easy_positives_k_min}_{s.easy_positives_k_max}_{s.easy_positives_count}",
+             f"easyneg_{s.easy_negatives_strategy}_{s.easy_negatives_count}",
+             f"hardneg_{s.hard_negatives_strategy}_{s.hard_negatives_k_min}_{s.hard_negatives_k_max}_"
+             f"{s.hard_negatives_count}"]
+    parts += [f"{k}_{v}" for k, v in sorted(s.miner_options.items())]
+    return "__".join(parts)
+
+
+def experiment_dir(s: RunSettings) -> Path:
+    """Where this experiment's outputs go (``--auto_output_dir`` adds the original sub-directories)."""
+    base = Path(s.output_dir)
+    if not s.auto_output_dir:
+        return base
+    out = base / str(s.graph_limit) / f"corpus_seed_{s.corpus_seed}"
+    if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1:
+        out = out / f"queries_{s.sample_queries_ratio}"
+    return out / miner_signature(s)
+
+
+def base_model_short_name(name_or_path: str) -> str:
+    """``allenai/scibert_scivocab_uncased`` -> ``scibert_scivocab_uncased``; ``.../pkg/model`` -> ``pkg``."""
+    parts = [p for p in str(name_or_path).rstrip("/").split("/") if p]
+    if len(parts) > 1 and parts[-1] in ("model", "models", "checkpoint"):
+        return parts[-2]
+    return parts[-1] if parts else "base"
+
+
+def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
+    """``model_<base name>[_<pooling>][_bitfit][_<loss>]...`` as in the original code."""
+    name = f"model_{base_model_short_name(base_model or s.base_model_name_or_path or 'base')}"
+    if s.pooling_strategy != "cls":
+        name += f"_{s.pooling_strategy}"
+    if s.bitfit:
+        name += "_bitfit"
+    if s.loss != "triplet":
+        name += f"_{s.loss}"
+    for key in ("num_train_epochs", "learning_rate"):
+        if key in s.training_options and not s.demo:
+            name += f"_{key.split('_')[-1]}_{s.training_options[key]}"
+    return name

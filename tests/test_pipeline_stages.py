@@ -1,0 +1,154 @@
+"""Stage orchestration: order, reuse, skip, override, interrupted directories, manifests."""
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+import pytest
+
+from scincl.errors import InputError
+from scincl.io import atomic_open, read_json, write_json
+from scincl.pipeline import Manifest, Stage, run_stages
+
+
+def _build(tmp_path: Path, calls: list, fail_in: str | None = None):
+    """Three real stages: numbers -> squares (file) -> report dir (directory output)."""
+    source = tmp_path / "source.txt"
+    if not source.exists():
+        source.write_text("1\n2\n3\n")
+    numbers = tmp_path / "numbers.txt"
+    squares = tmp_path / "squares" / "squares.txt"
+    report_dir = tmp_path / "report"
+
+    def make_numbers():
+        calls.append("numbers")
+        with atomic_open(numbers) as fh:
+            fh.write(source.read_text())
+
+    def make_squares():
+        calls.append("squares")
+        values = [int(x) for x in numbers.read_text().split()]
+        with atomic_open(squares) as fh:
+            for i, v in enumerate(values):
+                if fail_in == "squares" and i == 1:
+                    raise RuntimeError("boom")
+                fh.write(f"{v * v}\n")
+        return len(values)
+
+    def make_report():
+        calls.append("report")
+        report_dir.mkdir(exist_ok=True)
+        (report_dir / "part1.txt").write_text("first\n")
+        if fail_in == "report":
+            raise RuntimeError("killed half way")
+        (report_dir / "sum.txt").write_text(f"{sum(int(x) for x in squares.read_text().split())}\n")
+
+    return [
+        Stage("numbers", [numbers], make_numbers, inputs=[source]),
+        Stage("squares", [squares], make_squares, inputs=[numbers], description="square every number"),
+        Stage("report", [report_dir], make_report, inputs=[squares]),
+    ]
+
+
+def _run(tmp_path, calls, skip=(), override=(), fail_in=None):
+    manifest = Manifest(tmp_path, {"seed": 0, "path": tmp_path / "x"}, command=["test"])
+    return run_stages(_build(tmp_path, calls, fail_in), manifest, skip=skip, override=override), manifest
+
+
+def test_runs_in_order_and_writes_manifest(tmp_path):
+    calls: list = []
+    results, _ = _run(tmp_path, calls)
+    assert calls == ["numbers", "squares", "report"]
+    assert results["squares"].status == "ran" and results["squares"].result == 3
+    assert (tmp_path / "report" / "sum.txt").read_text() == "14\n"
+
+    data = read_json(tmp_path / "manifest.json")
+    assert data["command"] == ["test"]
+    assert data["arguments"] == {"seed": 0, "path": str(tmp_path / "x")}
+    assert set(data["stages"]) == {"numbers", "squares", "report"}
+    assert all(s["status"] == "ran" and s["completed"] for s in data["stages"].values())
+    assert all(s["seconds"] >= 0 for s in data["stages"].values())
+    assert "result" not in data["stages"]["numbers"]  # returned None
+    source_fp = data["stages"]["numbers"]["inputs"][0]
+    assert source_fp["size"] == 6
+    assert source_fp["sha256"] == hashlib.sha256(b"1\n2\n3\n").hexdigest()
+    assert {"torch", "numpy", "transformers"} <= set(data["environment"]["packages"])
+    assert "commit" in data["git"] and "dirty" in data["git"]
+    report_fp = data["stages"]["report"]["outputs"][0]
+    assert report_fp["files"] == 2 and [c["path"] for c in report_fp["contents"]] == ["part1.txt", "sum.txt"]
+
+    # each stage directory other than the run dir gets its own manifest with only its stages
+    sub = read_json(tmp_path / "squares" / "manifest.json")
+    assert list(sub["stages"]) == ["squares"] and sub["run_dir"] == str(tmp_path)
+    assert list(read_json(tmp_path / "report" / "manifest.json")["stages"]) == ["report"]
+
+
+def test_rerun_reuses_outputs_and_logs_it(tmp_path, caplog):
+    calls: list = []
+    _run(tmp_path, calls)
+    calls.clear()
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.stages"):
+        results, _ = _run(tmp_path, calls)
+    assert calls == []
+    assert {r.status for r in results.values()} == {"reused"}
+    assert "numbers: output exists, reused" in caplog.text and "--override_numbers" in caplog.text
+    data = read_json(tmp_path / "manifest.json")
+    assert data["stages"]["squares"]["status"] == "reused"
+    # the reused stage keeps the fingerprints of the run that built it
+    assert data["stages"]["squares"]["outputs"][0]["sha256"] == hashlib.sha256(b"1\n4\n9\n").hexdigest()
+
+
+def test_override_rebuilds_and_skip_skips(tmp_path):
+    calls: list = []
+    _run(tmp_path, calls)
+    (tmp_path / "source.txt").write_text("5\n")
+    calls.clear()
+    results, _ = _run(tmp_path, calls, override=["numbers", "squares"], skip=["report"])
+    assert calls == ["numbers", "squares"]
+    assert (tmp_path / "squares" / "squares.txt").read_text() == "25\n"
+    assert results["report"].status == "skipped"
+    assert (tmp_path / "report" / "sum.txt").read_text() == "14\n"  # skipped: untouched
+
+
+def test_unknown_stage_name_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match=r"--skip_tripels: unknown stage \(stages: numbers, squares, report\)"):
+        _run(tmp_path, [], skip=["tripels"])
+
+
+def test_failed_stage_leaves_no_partial_file_and_is_recorded(tmp_path):
+    with pytest.raises(RuntimeError, match="boom"):
+        _run(tmp_path, [], fail_in="squares")
+    assert not (tmp_path / "squares" / "squares.txt").exists()
+    assert list((tmp_path / "squares").iterdir()) == []  # the temp file was removed too
+    data = read_json(tmp_path / "manifest.json")
+    assert data["stages"]["numbers"]["status"] == "ran"
+    assert data["stages"]["squares"]["status"] == "failed" and not data["stages"]["squares"].get("completed")
+    calls: list = []
+    _run(tmp_path, calls)
+    assert calls == ["squares", "report"]  # numbers reused, the failed stage runs again
+
+
+def test_half_written_directory_is_rebuilt(tmp_path):
+    with pytest.raises(RuntimeError, match="killed half way"):
+        _run(tmp_path, [], fail_in="report")
+    assert (tmp_path / "report" / "part1.txt").exists() and not (tmp_path / "report" / "sum.txt").exists()
+    calls: list = []
+    _run(tmp_path, calls)
+    assert calls == ["report"]
+    assert (tmp_path / "report" / "sum.txt").read_text() == "14\n"
+
+
+def test_directory_output_of_an_unrecorded_run_is_not_trusted(tmp_path):
+    _run(tmp_path, [])
+    manifest = read_json(tmp_path / "manifest.json")
+    del manifest["stages"]["report"]  # as if the process died before recording the stage
+    write_json(tmp_path / "manifest.json", manifest)
+    calls: list = []
+    _run(tmp_path, calls)
+    assert calls == ["report"]
+
+
+def test_stage_without_outputs_is_rejected():
+    with pytest.raises(ValueError, match="declares no outputs"):
+        Stage("x", [], lambda: None)
