@@ -269,7 +269,7 @@ def test_sigkill_during_training_then_rerun_gives_identical_outputs(readme_run, 
 
 
 def test_interrupted_checkpoints_are_not_resumed_from(tmp_path):
-    from scincl.pipeline.reproducibility import last_complete_checkpoint
+    from scincl.model.checkpoints import last_complete_checkpoint
 
     model = tmp_path / "model"
     assert last_complete_checkpoint(model) is None

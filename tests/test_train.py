@@ -88,8 +88,9 @@ def test_resume_from_checkpoint_continues_the_step_count(toy, monkeypatch):
     original_forward = ContrastiveModel.forward
     monkeypatch.setattr(ContrastiveModel, "forward",
                         lambda self, *a, **k: calls.append(1) or original_forward(self, *a, **k))
+    (first / "checkpoint-6" / "trainer_state.json").unlink()  # as if a SIGKILL hit while saving step 6
     again = train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(first),
-                  resume_from_checkpoint=str(first / "checkpoint-3"), **args)
+                  resume_from_checkpoint=True, **args)  # = the newest *complete* checkpoint: checkpoint-3
     assert len(calls) == 3  # steps 4, 5, 6 only
     state = json.loads((again / "trainer_state.json").read_text())
     assert state["global_step"] == 6

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional
 from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
 from scincl.model import data as model_data
+from scincl.model.checkpoints import last_complete_checkpoint
 from scincl.model.encoder import (
     DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
     resolve_base_model, save_encoder,
@@ -153,6 +154,12 @@ def train(
         raise InputError("--graph_distillation_weight needs --graph_embeddings_path")
     out = Path(output_dir)
     resume = training_args.pop("resume_from_checkpoint", None)
+    if resume is True or (isinstance(resume, str) and resume.lower() == "true"):
+        checkpoint = last_complete_checkpoint(out)
+        if checkpoint is None:
+            raise InputError(f"--resume_from_checkpoint: no complete checkpoint-N in {out}")
+        logger.info("resuming from %s (the newest complete checkpoint)", checkpoint)
+        resume = str(checkpoint)
     args = build_training_arguments(str(out), training_args, bitfit=bitfit, has_eval=bool(eval_triples_path))
     if _finished_run(out) and not override and not resume:
         logger.info("%s holds a finished run (%s); reusing it (pass --override to retrain)", out, RUN_ARGUMENTS_FILE)

@@ -34,7 +34,8 @@ from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.reproducibility import last_complete_checkpoint, reset_torch_threads, torch_threads
+from scincl.model.checkpoints import last_complete_checkpoint
+from scincl.pipeline.reproducibility import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import RunSettings, base_model_short_name
 from scincl.pipeline.stages import Stage, run_stages
 
