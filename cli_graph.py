@@ -197,11 +197,11 @@ def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Opti
     from scincl.io import write_id_list, write_json
 
     index, index_ids = ann.read_index(index_path, device=int(device))
-    ann.set_workers(workers)
-    result = knn_for_papers(index, index_ids, k=int(k), query_paper_ids=query_paper_ids,
-                            embeddings_path=embeddings_path, paper_ids_path=paper_ids, batch_size=int(batch_size),
-                            exclude_self=exclude_self, nprobe=nprobe,
-                            normalize=bool(ann.read_index_config(index_path).get("do_normalize", False)))
+    with ann.faiss_threads(workers):
+        result = knn_for_papers(index, index_ids, k=int(k), query_paper_ids=query_paper_ids,
+                                embeddings_path=embeddings_path, paper_ids_path=paper_ids, batch_size=int(batch_size),
+                                exclude_self=exclude_self, nprobe=nprobe,
+                                normalize=bool(ann.read_index_config(index_path).get("do_normalize", False)))
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     np.save(out / "knn_distances.npy", result.distances)

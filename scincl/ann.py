@@ -19,10 +19,11 @@ first either way.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -103,9 +104,28 @@ def _normalized_copy(batch: np.ndarray) -> np.ndarray:
 
 
 def set_workers(workers: Optional[int]) -> None:
-    """Set faiss' OpenMP thread count (process-wide) when ``workers`` is given."""
+    """Set faiss' OpenMP thread count (process-wide) when ``workers`` is given.
+
+    faiss and torch share one OpenMP runtime, so this also changes ``torch.get_num_threads()``;
+    library code uses :func:`faiss_threads`, which restores the previous count.
+    """
     if workers is not None and workers > 0:
         _faiss().omp_set_num_threads(int(workers))
+
+
+@contextlib.contextmanager
+def faiss_threads(workers: Optional[int]) -> Iterator[None]:
+    """Run a block with ``workers`` OpenMP threads (when given), then restore the previous count.
+
+    Without the restore, a later torch training step in the same process would run with faiss'
+    thread count, summing floats in another order (a different model than a fresh process trains).
+    """
+    previous = _faiss().omp_get_max_threads()
+    set_workers(workers)
+    try:
+        yield
+    finally:
+        _faiss().omp_set_num_threads(previous)
 
 
 def gpu_available() -> bool:
@@ -177,34 +197,34 @@ def build_index(
     metric_type, force_normalize = resolve_metric(metric)
     do_normalize = bool(do_normalize or force_normalize)
     n, dim = vectors.shape
-    set_workers(workers)
-    try:
-        index = faiss.index_factory(dim, string_factory, metric_type)
-    except RuntimeError as exc:
-        reason = str(exc).strip().splitlines()[0].split(": ")[-1] if str(exc).strip() else "invalid factory string"
-        raise InputError(f"faiss cannot build index {string_factory!r} for dimension {dim}: {reason}") from None
-    _seed_clustering(index, seed)
-    index = index_to_device(index, device)
-    logger.info("faiss: building %s index over %d x %d vectors (metric=%s, normalize=%s)",
-                string_factory, n, dim, "l2" if metric_type == faiss.METRIC_L2 else "inner_product", do_normalize)
+    with faiss_threads(workers):
+        try:
+            index = faiss.index_factory(dim, string_factory, metric_type)
+        except RuntimeError as exc:
+            reason = str(exc).strip().splitlines()[0].split(": ")[-1] if str(exc).strip() else "invalid factory string"
+            raise InputError(f"faiss cannot build index {string_factory!r} for dimension {dim}: {reason}") from None
+        _seed_clustering(index, seed)
+        index = index_to_device(index, device)
+        logger.info("faiss: building %s index over %d x %d vectors (metric=%s, normalize=%s)",
+                    string_factory, n, dim, "l2" if metric_type == faiss.METRIC_L2 else "inner_product", do_normalize)
 
-    if not index.is_trained:
-        size = min(n, int(train_sample_size) if train_sample_size else DEFAULT_MAX_TRAIN_SAMPLE)
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False)) if size < n else slice(None)
-        sample = vectors[rows]
-        sample = _normalized_copy(sample) if do_normalize else sample
-        logger.info("faiss: training on %d of %d vectors", len(sample), n)
-        started = time.perf_counter()
-        index.train(sample)
-        logger.info("faiss: trained in %.1f s", time.perf_counter() - started)
-        del sample
+        if not index.is_trained:
+            size = min(n, int(train_sample_size) if train_sample_size else DEFAULT_MAX_TRAIN_SAMPLE)
+            rows = np.sort(np.random.default_rng(seed).choice(n, size=size, replace=False)) if size < n else slice(None)
+            sample = vectors[rows]
+            sample = _normalized_copy(sample) if do_normalize else sample
+            logger.info("faiss: training on %d of %d vectors", len(sample), n)
+            started = time.perf_counter()
+            index.train(sample)
+            logger.info("faiss: trained in %.1f s", time.perf_counter() - started)
+            del sample
 
-    for start in tqdm(range(0, n, batch_size), desc=f"faiss add (batch_size={batch_size:,})", unit="batch",
-                      disable=n <= batch_size):
-        batch = vectors[start:start + batch_size]
-        index.add(_normalized_copy(batch) if do_normalize else batch)
-    logger.info("faiss: index holds %d vectors", index.ntotal)
-    return index
+        for start in tqdm(range(0, n, batch_size), desc=f"faiss add (batch_size={batch_size:,})", unit="batch",
+                          disable=n <= batch_size):
+            batch = vectors[start:start + batch_size]
+            index.add(_normalized_copy(batch) if do_normalize else batch)
+        logger.info("faiss: index holds %d vectors", index.ntotal)
+        return index
 
 
 def _seed_clustering(index, seed: int) -> None:

@@ -185,3 +185,16 @@ def test_cli_build_faiss_errors(python_exe, repo_root, embeddings_dir, tmp_path)
         assert proc.stderr.strip().splitlines()[-1].startswith("cli_graph.py: error:")
         assert message in proc.stderr
     assert not (tmp_path / "x.faiss").exists()
+
+
+def test_build_index_workers_leave_the_shared_openmp_thread_count_alone(vectors):
+    """faiss and torch share one OpenMP runtime: --workers must not change torch's threads afterwards."""
+    import faiss
+    import torch
+
+    before = torch.get_num_threads()
+    with ann.faiss_threads(1):
+        assert faiss.omp_get_max_threads() == 1
+    ann.build_index(vectors, workers=1)
+    assert torch.get_num_threads() == before
+    assert faiss.omp_get_max_threads() == before

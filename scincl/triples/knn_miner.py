@@ -104,7 +104,6 @@ def load_graph_corpus(
     metric_type, force_normalize = ann.resolve_metric(ann_metric)
     normalize = bool(ann_normalize_embeddings or force_normalize)
     metric = "l2" if ann_metric in ("l2", "euclidean") else "inner_product"
-    ann.set_workers(workers)
     index_path = Path(ann_index_path)
     if index_path.exists() and not override:
         index, index_ids = ann.read_index(index_path, device=-1)
@@ -250,14 +249,15 @@ def get_knn_triples(
         **strategy_options)
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
     started = time.perf_counter()
-    graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, ann_metric=ann_metric,
-                              ann_normalize_embeddings=ann_normalize_embeddings,
-                              faiss_string_factory=faiss_string_factory, faiss_nprobe=faiss_nprobe,
-                              ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
-                              include_paper_ids=include_paper_ids)
-    query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
-    mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
-                                   show_progress=show_progress)
+    with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
+        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, ann_metric=ann_metric,
+                                  ann_normalize_embeddings=ann_normalize_embeddings,
+                                  faiss_string_factory=faiss_string_factory, faiss_nprobe=faiss_nprobe,
+                                  ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
+                                  include_paper_ids=include_paper_ids)
+        query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
+        mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
+                                       show_progress=show_progress)
     written = write_mined_triples(out, mined, graph.paper_ids)
     logger.info("wrote %d triples for %d queries to %s", written, len(query_rows), out)
     settings: Dict[str, Any] = {

@@ -101,9 +101,10 @@ def sweep_collision_margins(
     positives_k = [int(k) for k in (positives_k if isinstance(positives_k, (list, tuple)) else [positives_k])]
     hard_negatives_k = [int(k) for k in (hard_negatives_k if isinstance(hard_negatives_k, (list, tuple))
                                          else [hard_negatives_k])]
-    graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, ann_index_path, ann_metric=ann_metric,
-                              ann_normalize_embeddings=ann_normalize_embeddings, workers=workers, seed=seed,
-                              include_paper_ids=include_paper_ids)
+    with ann.faiss_threads(workers):
+        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, ann_index_path, ann_metric=ann_metric,
+                                  ann_normalize_embeddings=ann_normalize_embeddings, workers=workers, seed=seed,
+                                  include_paper_ids=include_paper_ids)
     n = len(graph.paper_ids)
     kept = [k for k in hard_negatives_k if k <= n - 1]
     if len(kept) < len(hard_negatives_k):
@@ -112,7 +113,8 @@ def sweep_collision_margins(
         raise InputError(f"no --hard_negatives_k value fits the corpus of {n} papers")
     k_max = max(kept + positives_k)
     query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
-    raw = ann.knn_search(graph.index, graph.vectors_of(query_rows), k_max + 1)[1]
+    with ann.faiss_threads(workers):
+        raw = ann.knn_search(graph.index, graph.vectors_of(query_rows), k_max + 1)[1]
     neighbours = drop_self(query_rows, raw)
     rows = collision_sweep(query_rows, neighbours, n, positives_k, kept, seed=seed, **config_options)
     if output_path is not None:
