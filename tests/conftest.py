@@ -26,6 +26,20 @@ def python_exe() -> str:
     return sys.executable
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models on a shared 2-core box: one intra-op thread avoids oversubscription stalls.
+
+    Use per module with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def demo_corpus(tmp_path_factory):
     """A small demo corpus (600 papers, seed 0) shared by all tests; see scincl.demo.make_demo."""

@@ -16,12 +16,7 @@ from scincl.model.encoder import DocumentEncoder, load_backbone, pool, save_enco
 from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_vocabulary
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

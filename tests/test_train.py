@@ -24,13 +24,7 @@ FAST = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max
         "logging_steps": 1, "warmup_ratio": 0.0, "disable_tqdm": True}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Tiny models on a shared 2-core box: one intra-op thread avoids oversubscription stalls."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _metadata(papers):
