@@ -240,14 +240,17 @@ def write_jsonl(path: PathLike, records: Iterable[Any]) -> int:
 # ---------------------------------------------------------------------------------- TSV / CSV
 
 def iter_tsv(path: PathLike, min_columns: int = 2) -> Iterator[Tuple[int, List[str]]]:
-    """Yield ``(line_number, columns)`` of a tab-separated file (gzip-aware, no header)."""
+    """Yield ``(line_number, columns)`` of a tab-separated file (gzip-aware, no header).
+
+    Blank lines and ``#`` comment lines are skipped.
+    """
     p = Path(path)
     if not p.exists():
         raise InputError("file not found", path=p)
     with open_text(p) as fh:
         for line_no, line in enumerate(fh, start=1):
-            line = line.rstrip("\n").rstrip("\r")
-            if not line:
+            line = line.rstrip("\r\n")
+            if not line or line.startswith("#"):
                 continue
             cols = line.split("\t")
             if len(cols) < min_columns:

@@ -108,3 +108,12 @@ def test_atomic_outputs_get_the_usual_file_mode(tmp_path):
     finally:
         os.umask(mask)
     assert stat.S_IMODE((tmp_path / "x.json").stat().st_mode) == 0o644
+
+
+def test_iter_tsv_skips_blank_and_comment_lines(tmp_path):
+    p = tmp_path / "edges.tsv"
+    p.write_text("# comment\na\tb\n\nc\td\te\n")
+    assert list(io.iter_tsv(p)) == [(2, ["a", "b"]), (4, ["c", "d", "e"])]
+    p.write_text("a\tb\nlonely\n")
+    with pytest.raises(InputError, match=r"edges\.tsv:2: expected at least 2 tab-separated columns, got 1"):
+        list(io.iter_tsv(p))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError
-from scincl.io import PathLike, atomic_path, open_text
+from scincl.io import PathLike, atomic_path, iter_tsv
 from scincl.s2orc import ReadStats, iter_paper_references, map_shards
 
 logger = logging.getLogger(__name__)
@@ -174,18 +174,10 @@ def read_citations_tsv(path: PathLike) -> Iterator[Tuple[str, str]]:
 
     A line with fewer than two tab-separated columns is an :class:`InputError` naming file and line.
     """
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", path=p)
-    with open_text(p) as fh:
-        for line_no, line in enumerate(fh, start=1):
-            line = line.rstrip("\r\n")
-            if not line or line.startswith("#"):
-                continue
-            cols = line.split("\t")
-            if len(cols) < 2 or not cols[0] or not cols[1]:
-                raise InputError("expected two tab-separated paper ids", path=p, line=line_no)
-            yield cols[0], cols[1]
+    for line_no, cols in iter_tsv(path, min_columns=1):
+        if len(cols) < 2 or not cols[0] or not cols[1]:
+            raise InputError("expected two tab-separated paper ids", path=path, line=line_no)
+        yield cols[0], cols[1]
 
 
 def citation_output_paths(output: PathLike, test_ratio: float = 0.0) -> Dict[str, Path]:

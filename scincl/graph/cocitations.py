@@ -21,7 +21,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Tuple, Uni
 
 from scincl.errors import InputError
 from scincl.graph.citations import iter_citing_papers
-from scincl.io import PathLike, atomic_open, open_text
+from scincl.io import PathLike, atomic_open, iter_tsv
 from scincl.s2orc import ReadStats, map_shards
 
 logger = logging.getLogger(__name__)
@@ -98,23 +98,15 @@ def write_cocitations_tsv(path: PathLike, counts: Mapping[Tuple[str, str], int])
 
 def read_cocitations_tsv(path: PathLike) -> Iterator[Tuple[str, str, int]]:
     """Yield ``(a, b, count)`` from a co-citation TSV (gzip-aware); a bad line is an InputError."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", path=p)
-    with open_text(p) as fh:
-        for line_no, line in enumerate(fh, start=1):
-            line = line.rstrip("\r\n")
-            if not line or line.startswith("#"):
-                continue
-            cols = line.split("\t")
-            if len(cols) != 3 or not cols[0] or not cols[1]:
-                raise InputError("expected 3 tab-separated columns: paper_a, paper_b, count", path=p, line=line_no)
-            try:
-                count = int(cols[2])
-            except ValueError:
-                raise InputError(f"count is not an integer: {cols[2]!r}", path=p, line=line_no,
-                                 field="count") from None
-            yield cols[0], cols[1], count
+    for line_no, cols in iter_tsv(path, min_columns=1):
+        if len(cols) != 3 or not cols[0] or not cols[1]:
+            raise InputError("expected 3 tab-separated columns: paper_a, paper_b, count", path=path, line=line_no)
+        try:
+            count = int(cols[2])
+        except ValueError:
+            raise InputError(f"count is not an integer: {cols[2]!r}", path=path, line=line_no,
+                             field="count") from None
+        yield cols[0], cols[1], count
 
 
 # ------------------------------------------------------------------------- from S2ORC shards
