@@ -2,7 +2,10 @@
 """`cli_pipeline.py`: fire front end (subcommands = the public functions below; `--help` shows each docstring)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from scincl.cli import commands_of, run_cli
+from scincl.errors import InputError
 
 # Subcommands are the public functions defined in this file (see scincl.cli.commands_of).
 
@@ -273,6 +276,71 @@ def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
 
     result = run(output_dir, k_pos=k_pos, k_hard=k_hard, **kwargs)
     print("\n".join(str(p) for p in result["plots"]))
+
+
+def reproduce(experiment: str, corpus: str = "hepth", output_dir: str = "results", data_dir: str = "../shared/data",
+              seeds="0,1,2", split: str = None, triplets: int = 1000, k_pos: int = 25, k_hard: int = 500,
+              pooling: str = "mean", learning_rate: float = 5e-5, loss: str = "triplet",
+              max_sequence_length: int = 64, eval_max_sequence_length: int = 128, batch_size: int = 16,
+              epochs: int = 1, graph_dim: int = 64, values=None, variants=None, arms=None, losses=None,
+              cocitation_min_count: int = 2, workers: int = None) -> None:
+    """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder.
+
+    EXPERIMENT: main (base vs SPECTER-like vs SciNCL vs continuous co-citation, mean ± std over
+    --seeds, test queries), tuning (--variants pooling=cls,learning_rate=2e-5,... on val), k_pos /
+    k_hard (SciNCL sweeps over --values, val), losses (triplet, infonce, cosent, angle on SciNCL
+    triplets, val), collisions (vs margin, --values = k-hard grid), graph (link prediction 64/128-d
+    dot vs cos + graph embeddings alone as a retriever).
+    Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
+    samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
+    seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
+
+    Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
+    Args:
+        experiment: main | tuning | k_pos | k_hard | losses | collisions | graph.
+        corpus: hepth | citeseer (folders of --data_dir).
+        seeds: seeds of the trained runs (0,1,2 or 0..2); sweeps and tuning usually take one.
+        split: SciDocs split scored (default: test for main and graph, val for the studies).
+        triplets: training triplets per run (5 per query; the same queries for every arm of a seed).
+        k_pos / k_hard: SciNCL positives n_{k+-4}..n_{k+} and hard negatives n_{k--1}..n_{k-}.
+        pooling / learning_rate / loss / max_sequence_length / batch_size / epochs: training.
+        eval_max_sequence_length: tokens per SciDocs paper at evaluation.
+        graph_dim: BigGraph dimension of the graphs the kNN arms sample from.
+        values: sweep values (k_pos, k_hard, collisions).
+        variants: tuning variants, comma-separated field=value (a Recipe field).
+        arms: trained arms of main/tuning (default: specter_like,scincl,cocite / specter_like,scincl).
+        losses: losses of the loss comparison (default: triplet,infonce,cosent,angle).
+        cocitation_min_count: co-citation graph edges = pairs co-cited at least this often.
+    """
+    from scincl.pipeline import studies
+    from scincl.pipeline.reproduce import ARMS, Recipe, Reproduction, corpus_spec
+
+    if experiment not in studies.EXPERIMENTS:
+        raise InputError(f"unknown experiment {experiment!r}: choose from {', '.join(studies.EXPERIMENTS)}")
+    recipe = Recipe(triplets=int(triplets), k_pos=int(k_pos), k_hard=int(k_hard), pooling=pooling,
+                    learning_rate=float(learning_rate), loss=loss, max_sequence_length=int(max_sequence_length),
+                    batch_size=int(batch_size), epochs=int(epochs), graph_dim=int(graph_dim))
+    rep = Reproduction(corpus_spec(corpus, data_dir), Path(output_dir) / corpus,
+                       eval_max_sequence_length=int(eval_max_sequence_length), workers=workers,
+                       cocitation_min_count=int(cocitation_min_count))
+    seed_list = studies.parse_int_list(seeds, "seeds")
+    names = lambda v, default: [x.strip() for x in (v.split(",") if isinstance(v, str) else v)] if v else list(default)
+    if experiment == "main":
+        studies.main_comparison(rep, recipe, seed_list, split=split or "test", arms=names(arms, ARMS))
+    elif experiment == "tuning":
+        studies.tuning(rep, recipe, names(variants, ()), seed_list, arms=names(arms, ("specter_like", "scincl")),
+                       split=split or "val")
+    elif experiment in ("k_pos", "k_hard"):
+        studies.sampling_sweep(rep, recipe, experiment, studies.parse_int_list(values, "values"), seed_list,
+                               split=split or "val")
+    elif experiment == "losses":
+        studies.loss_comparison(rep, recipe, names(losses, studies.LOSSES), seed_list, split=split or "val")
+    elif experiment == "collisions":
+        grid = studies.parse_int_list(values, "values") if values else [30, 50, 100, 250, 500, 1000, 2000, 4000]
+        studies.collisions(rep, recipe, k_pos=[10, recipe.k_pos, 50], k_hard=grid)
+    else:
+        studies.graph_study(rep, recipe, split=split or "test",
+                            text_runs={"base encoder": rep.run_base(split or "test", recipe)})
 
 
 def _print_help(command) -> None:

@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# SciNCL k+ sweep (paper Fig. 2) on the hep-th val queries, k-hard fixed; plot + table.
+source "$(dirname "$0")/common.sh"
+reproduce k_pos --corpus hepth --seeds 0 --split val "${RECIPE[@]}" --values 10,25,50 "$@"

@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# Loss comparison on the same SciNCL triplets (triplet vs InfoNCE vs CoSENT vs AnglE), hep-th val queries.
+source "$(dirname "$0")/common.sh"
+reproduce losses --corpus hepth --seeds 0 --split val "${RECIPE[@]}" --losses triplet,infonce,cosent,angle "$@"

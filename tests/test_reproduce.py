@@ -1,0 +1,104 @@
+"""The real-corpus experiment driver (``cli_pipeline.py reproduce``) on a demo corpus laid out like ../shared/data."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scincl.errors import InputError
+from scincl.pipeline import studies
+from scincl.pipeline.reproduce import Recipe, Reproduction, corpus_spec
+
+
+def _corpus_folder(demo_corpus, root: Path) -> Path:
+    """``root/hepth`` in the ../shared/data layout (S2ORC shards, SciDocs dir, query ids to exclude)."""
+    corpus = root / "hepth"
+    (corpus / "s2orc").mkdir(parents=True)
+    shutil.copytree(demo_corpus.s2orc_metadata_dir, corpus / "s2orc" / "metadata")
+    shutil.copytree(demo_corpus.scidocs_dir, corpus / "scidocs")
+    queries = set()
+    for qrel in (corpus / "scidocs").glob("*/*.qrel"):
+        queries |= {line.split()[0] for line in qrel.read_text().splitlines() if line.strip()}
+    (corpus / "scidocs_paper_ids.json").write_text(json.dumps(sorted(queries)))
+    return root
+
+
+def test_recipe_variants_and_table_formatting():
+    recipe = Recipe()
+    assert studies._apply(recipe, "pooling=cls").pooling == "cls"
+    assert studies._apply(recipe, "learning_rate=2e-5").learning_rate == 2e-5
+    assert studies._apply(recipe, "triplets=2000").key() != recipe.key()
+    with pytest.raises(InputError, match="unknown recipe field 'k'"):
+        studies._apply(recipe, "k=3")
+    assert studies.parse_int_list("0..2", "seeds") == [0, 1, 2]
+    assert studies.parse_int_list("10,50", "values") == [10, 50]
+    table = studies.mean_std_table([("a", [{"cite": {"map": 70.0, "ndcg": 80.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}])])
+    # mean ± sample std over seeds; Avg = per-seed average of the present metrics, then mean ± std
+    assert "| a | 2 | 71.00 ± 1.41 | 82.00 ± 2.83 | 76.50 ± 2.12 |" in table
+
+
+def test_unknown_corpus_and_missing_folder(tmp_path):
+    with pytest.raises(InputError, match="unknown corpus 'arxiv'"):
+        corpus_spec("arxiv", tmp_path)
+    with pytest.raises(InputError, match="corpus hepth: missing metadata"):
+        corpus_spec("hepth", tmp_path)
+
+
+@pytest.fixture(scope="module")
+def reproduced(demo_corpus, tmp_path_factory, python_exe, repo_root):
+    """One small ``reproduce main`` run (every arm, one seed, val) shared by the tests below."""
+    root = tmp_path_factory.mktemp("reproduce")
+    data = _corpus_folder(demo_corpus, root / "data")
+    out = root / "results"
+    cmd = [python_exe, "cli_pipeline.py", "reproduce", "main", "--corpus", "hepth", "--data_dir", str(data),
+           "--output_dir", str(out), "--seeds", "0", "--split", "val", "--triplets", "20", "--k_pos", "10",
+           "--k_hard", "60", "--max_sequence_length", "32", "--eval_max_sequence_length", "32",
+           "--batch_size", "10", "--graph_dim", "16", "--arms", "specter_like,scincl,cocite"]
+    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return {"data": data, "out": out, "cmd": cmd}
+
+
+def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, repo_root):
+    data, out = reproduced["data"], reproduced["out"]
+    exp = next((out / "hepth" / "main_val").iterdir())
+    runs = out / "hepth" / "runs" / "val" / exp.name  # one dir per recipe, shared by every experiment
+    table = (exp / "results.md").read_text()
+    for name in ("base encoder", "SPECTER-like", "SciNCL", "continuous co-citation"):
+        assert name in table
+    assert "20 triplets per run" in table
+    excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
+    query_sets = []
+    for arm in ("specter_like", "scincl", "cocite"):
+        rows = (runs / arm / "seed_0" / "train_triples.csv").read_text().splitlines()[1:]
+        assert len(rows) == 20  # the same budget for every arm
+        papers = {p for row in rows for p in row.split(",")}
+        assert not papers & excluded  # w/o leakage: SciDocs queries never reach the triplets
+        query_sets.append({row.split(",")[0] for row in rows})
+        scores = json.loads((runs / arm / "seed_0" / "results.json").read_text())["scores"]["val"]
+        assert 0 < scores["cite"]["map"] <= 100
+    assert query_sets[0] == query_sets[1] == query_sets[2]  # the same 4 query papers for every arm
+    # a second call reuses every output and prints the same table
+    again = subprocess.run(reproduced["cmd"], cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and (exp / "results.md").read_text() == table
+    assert "train scincl seed 0" not in again.stderr  # nothing retrained
+
+
+def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
+    data = reproduced["data"]
+    rep = Reproduction(corpus_spec("hepth", data), reproduced["out"] / "hepth")
+    eligible = rep.eligible_queries(16)
+    excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
+    cites = {}
+    for line in rep.citations_train.read_text().splitlines():
+        a, b = line.split("\t")[:2]
+        cites.setdefault(a, set()).add(b)
+    assert eligible and not set(eligible) & excluded
+    assert all(len(cites[q]) >= 5 for q in eligible)
+    first = json.loads(rep.queries(0, 5, 16).read_text())
+    assert first == json.loads(rep.queries(0, 5, 16).read_text()) and len(first) == 5
+    with pytest.raises(InputError, match="only .* papers are eligible"):
+        rep.queries(1, len(eligible) + 1, 16)
