@@ -337,10 +337,15 @@ def reproduce(experiment: str, corpus: str = "hepth", output_dir: str = "results
         studies.loss_comparison(rep, recipe, names(losses, studies.LOSSES), seed_list, split=split or "val")
     elif experiment == "collisions":
         grid = studies.parse_int_list(values, "values") if values else [30, 50, 100, 250, 500, 1000, 2000, 4000]
-        studies.collisions(rep, recipe, k_pos=[10, recipe.k_pos, 50], k_hard=grid)
+        studies.collisions(rep, recipe, k_pos=sorted({10, recipe.k_pos, 50}), k_hard=grid)
     else:
-        studies.graph_study(rep, recipe, split=split or "test",
-                            text_runs={"base encoder": rep.run_base(split or "test", recipe)})
+        chosen = split or "test"
+        text_runs = {"base encoder (text only)": rep.run_base(chosen, recipe)}
+        for arm in ARMS:  # the main comparison's runs of this recipe, when they exist
+            group = rep.run_dir(arm, 0, recipe, chosen).parent
+            if any(group.glob("seed_*/results.json")):
+                text_runs[f"{arm} (text encoder)"] = group
+        studies.graph_study(rep, recipe, split=chosen, text_runs=text_runs)
 
 
 def _print_help(command) -> None:

@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 
 EXPERIMENTS = ("main", "tuning", "k_pos", "k_hard", "losses", "collisions", "graph")
 LOSSES = ("triplet", "infonce", "cosent", "angle")
+RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 
 
 class Timings:
@@ -61,7 +62,7 @@ def _metric_columns(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]
                 for metric in metrics:
                     if (task, metric) not in columns:
                         columns.append((task, metric))
-    order = {"mag": 0, "mesh": 1, "coview": 2, "coread": 3, "cite": 4, "cocite": 5}
+    order = {"mag": 0, "mesh": 1, "co-view": 2, "co-read": 3, "cite": 4, "co-cite": 5}
     return sorted(columns, key=lambda c: (order.get(c[0], 9), c[0], c[1]))
 
 
@@ -179,7 +180,7 @@ def sampling_sweep(rep: Reproduction, recipe: Recipe, family: str, values: Seque
         if not link.exists():
             link.symlink_to(rep.run_dir("scincl", seeds[0], changed, split).parent.resolve(), target_is_directory=True)
     plots = []
-    for metric in ("avg", "cite/map", "cocite/map"):
+    for metric in ("avg", "cite/map", "co-cite/map"):
         try:
             plots += sweep_plots(exp / "sweep", exp, split=split, metric=metric)
         except InputError as exc:
@@ -214,6 +215,7 @@ def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: 
 
     exp = rep.out / "collisions"
     graph = rep.graph("cite", recipe.graph_dim)
+    queries = min(queries, len(rep.eligible_queries(recipe.graph_dim)))
     query_ids = rep.queries(seed, queries, recipe.graph_dim)
     rows = []
     start = time.time()
@@ -236,12 +238,12 @@ def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: 
 
 
 def _collision_table(rows: Sequence[Tuple[int, Any]]) -> str:
-    lines = ["| k+ | k-hard | margin (k-hard - k+) | triplets | collisions | symmetric collisions | collisions % |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| k+ | k-hard | margin (k-hard - k+) | triplets | same-query collisions | collisions (either direction) "
+             "| collisions % of triplets |", "|---|---|---|---|---|---|---|"]
     for kp, entries in rows:
         for e in entries:
             lines.append(f"| {kp} | {e['k_hard_negatives']} | {e['margin']} | {e['triples']} | {e['collisions']} | "
-                         f"{e['symmetric_collisions']} | {100.0 * e['collisions'] / max(1, e['triples']):.2f} |")
+                         f"{e['symmetric_collisions']} | {100.0 * e['symmetric_collisions'] / max(1, e['triples']):.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -254,7 +256,7 @@ def _collision_plot(rows: Sequence[Tuple[int, Any]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(5, 3.5))
     for kp, entries in rows:
         xs = [e["margin"] for e in entries]
-        ys = [100.0 * e["collisions"] / max(1, e["triples"]) for e in entries]
+        ys = [100.0 * e["symmetric_collisions"] / max(1, e["triples"]) for e in entries]
         ax.plot(xs, ys, marker="o", label=f"k+ = {kp}")
     ax.set(xscale="log", xlabel="margin k-hard - k+", ylabel="collisions (% of triplets)",
            title="Collisions vs margin")
@@ -284,7 +286,7 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
             out = exp / f"retrieval_{dim}d_{comparator}.json"
             if not out.exists():
                 evaluate_graph_retrieval(str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
-                                         paper_ids=str(graph["ids"]), metric="cosine" if comparator == "cos" else "dot")
+                                         paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator])
             retrieval_rows.append((name, read_json(out)))
     # graph alone on the SciDocs queries: needs the queries in the graph (transductive graph)
     graph = timings.run("biggraph transductive", rep.graph, "transductive", recipe.graph_dim, "dot")
@@ -335,8 +337,9 @@ def _retrieval_table(rows: Sequence[Tuple[str, Dict[str, Any]]]) -> str:
     lines = ["| graph | queries | MAP | nDCG@10 | Recall@10 | MRR |", "|---|---|---|---|---|---|"]
     for name, data in rows:
         m = data.get("metrics", data)
-        lines.append(f"| {name} | {data.get('queries', m.get('queries', 'n/a'))} | " + " | ".join(
-            _num(_find(m, key)) for key in ("map", "ndcg@10", "recall@10", "mrr")) + " |")
+        queries = data.get("queries", m.get("queries"))
+        lines.append(f"| {name} | {int(queries) if isinstance(queries, (int, float)) else 'n/a'} | " + " | ".join(
+            _num(_find(m, key), 2) for key in ("map", "ndcg@10", "recall@10", "mrr")) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -347,8 +350,8 @@ def _find(metrics: Dict[str, Any], key: str) -> Any:
     return None
 
 
-def _num(value: Any) -> str:
-    return f"{value:.4f}" if isinstance(value, (int, float)) else "n/a"
+def _num(value: Any, digits: int = 4) -> str:
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
 
 
 def _apply(recipe: Recipe, variant: str) -> Recipe:
