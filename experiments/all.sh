@@ -6,3 +6,4 @@ for name in hepth_tuning hepth_k_pos hepth_k_hard hepth_main citeseer_main hepth
     echo "=== $name"
     bash "$here/$name.sh"
 done
+bash "$here/collect.sh"

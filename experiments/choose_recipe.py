@@ -1,0 +1,45 @@
+#!/usr/bin/env python
+"""Pick SciNCL's pooling, k+ and k-hard on the hep-th val queries (the rule used for docs/results.md).
+
+Reads every finished val run of the SciNCL arm under RESULTS/hepth/runs/val/ and prints, for each
+variable, the candidates' val Avg (mean of cite/co-cite MAP and nDCG) and the winner, holding the
+other variables at the default recipe. Ties keep the default. Usage:
+    python experiments/choose_recipe.py [RESULTS_DIR]   ->   last line: --pooling P --k_pos K --k_hard H
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+DEFAULT = {"pooling": "mean", "k_pos": 25, "k_hard": 500}
+
+
+def val_runs(root: Path):
+    for results in sorted(root.glob("hepth/runs/val/*/scincl/seed_*/results.json")):
+        recipe = json.loads((results.parent / "recipe.json").read_text())
+        scores = json.loads(results.read_text())["scores"]["val"]
+        values = [v for task in scores.values() for v in task.values()]
+        yield recipe, sum(values) / len(values)
+
+
+def main() -> None:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
+    runs = list(val_runs(root))
+    chosen = dict(DEFAULT)
+    for variable in ("pooling", "k_pos", "k_hard"):
+        others = {k: v for k, v in DEFAULT.items() if k != variable}
+        candidates = {}
+        for recipe, avg in runs:
+            if all(recipe[k] == v for k, v in others.items()):
+                candidates.setdefault(recipe[variable], []).append(avg)
+        means = {value: sum(v) / len(v) for value, v in candidates.items()}
+        if means:
+            best = max(means, key=lambda value: (round(means[value], 2), value == DEFAULT[variable]))
+            chosen[variable] = best
+            print(f"{variable}: " + ", ".join(f"{k}={m:.2f}" for k, m in sorted(means.items(), key=str)) + f" -> {best}")
+    print(f"--pooling {chosen['pooling']} --k_pos {chosen['k_pos']} --k_hard {chosen['k_hard']}")
+
+
+if __name__ == "__main__":
+    main()
