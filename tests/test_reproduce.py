@@ -70,6 +70,8 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, repo_root
     for name in ("base encoder", "SPECTER-like", "SciNCL", "continuous co-citation"):
         assert name in table
     assert "20 triplets per run" in table
+    # SPECTER-like positives are cited papers by construction: 100 % direct citations
+    assert "| SPECTER-like (citations) | 100.0 |" in table
     excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
     query_sets = []
     for arm in ("specter_like", "scincl", "cocite"):

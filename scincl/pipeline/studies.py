@@ -15,14 +15,13 @@ and ``timings.json`` (wall seconds per step on this machine).
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
-from scincl.io import read_id_list, read_json, write_json
+from scincl.io import iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.reproduce import ARM_NAMES, ARMS, Recipe, Reproduction
 
 logger = logging.getLogger(__name__)
@@ -129,8 +128,52 @@ def main_comparison(rep: Reproduction, recipe: Recipe, seeds: Sequence[int], spl
             timings.run(f"{arm}/seed_{seed}", rep.run_arm, arm, seed, recipe, split)
     for arm in arms:
         rows.append((ARM_NAMES[arm], [_scores(rep.run_dir(arm, s, recipe, split), split) for s in seeds]))
+    relations = triplet_relations(rep, {arm: rep.run_dir(arm, seeds[0], recipe, split) / "train_triples.csv"
+                                        for arm in arms})
     return _write_tables(exp, f"Main comparison on {rep.corpus.name} ({split} queries)", recipe, rep,
-                         mean_std_table(rows), seeds)
+                         mean_std_table(rows) + "\n" + relations, seeds)
+
+
+def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
+    """How each arm's positives and negatives relate to their query in the training citation graph.
+
+    Shares of (query, paper) pairs that are a direct citation (either direction), co-cited (cited
+    together by some paper) or within two citation hops: what each sampler teaches the encoder.
+    """
+    import csv
+    from collections import defaultdict
+
+    linked: Dict[str, set] = defaultdict(set)
+    cited_by: Dict[str, set] = defaultdict(set)
+    for _, (citing, cited, *_rest) in iter_tsv(rep.citations_train):
+        linked[citing].add(cited)
+        linked[cited].add(citing)
+        cited_by[citing].add(cited)
+    cocited: Dict[str, set] = defaultdict(set)
+    for references in cited_by.values():
+        for paper in references:
+            cocited[paper] |= references
+
+    def shares(pairs: List[Tuple[str, str]]) -> List[str]:
+        n = max(1, len(pairs))
+        direct = sum(b in linked[a] for a, b in pairs) / n
+        co = sum(b in cocited[a] and b != a for a, b in pairs) / n
+        two = sum(b in linked[a] or any(b in linked[x] for x in linked[a]) for a, b in pairs) / n
+        return [f"{100 * direct:.1f}", f"{100 * co:.1f}", f"{100 * two:.1f}"]
+
+    lines = ["How the sampled papers relate to their query in the training citation graph (seed "
+             "of the first run; % of distinct pairs):", "",
+             "| arm | positives: direct citation | co-cited | within 2 hops | negatives: direct citation "
+             "| co-cited | within 2 hops |", "|---|---|---|---|---|---|---|"]
+    for arm, path in triples.items():
+        if not Path(path).exists():
+            continue
+        with open(path, newline="") as fh:
+            rows = list(csv.reader(fh))[1:]
+        positives = sorted({(q, p) for q, p, _ in rows})
+        negatives = sorted({(q, n) for q, _, n in rows})
+        lines.append(f"| {ARM_NAMES[arm]} | " + " | ".join(shares(positives) + shares(negatives)) + " |")
+    return "\n".join(lines) + "\n"
 
 
 def tuning(rep: Reproduction, recipe: Recipe, variants: Sequence[str], seeds: Sequence[int],
