@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Copy the tables (results*.md), plots (*.png) and wall times (timings*.json) the experiments wrote
 # under $SCINCL_RESULTS into docs/results/<corpus>/<experiment>/ (what docs/results.md shows).
+# shellcheck source=experiments/common.sh
 source "$(dirname "$0")/common.sh"
 for corpus in hepth citeseer; do
     [ -d "$RESULTS_DIR/$corpus" ] || continue

@@ -2,5 +2,6 @@
 # Choosing the recipe on the hep-th val queries: pooling (MiniLM's native mean vs CLS) for the
 # SciNCL arm at the default recipe, and a doubled triplet budget (docs/results.md, "Choosing the
 # recipe on val").
+# shellcheck source=experiments/common.sh
 source "$(dirname "$0")/common.sh"
 reproduce tuning --corpus hepth --seeds 0 --split val "${RECIPE[@]}" --arms scincl --variants pooling=cls,triplets=2000 "$@"
