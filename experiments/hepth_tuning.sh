@@ -4,4 +4,6 @@
 # recipe on val").
 # shellcheck source=experiments/common.sh
 source "$(dirname "$0")/common.sh"
+# the SPECTER-like arm at the default recipe, for reference (its val scores: results/hepth/runs/val/<recipe>/specter_like)
+reproduce tuning --corpus hepth --seeds 0 --split val "${RECIPE[@]}" --arms specter_like "$@"
 reproduce tuning --corpus hepth --seeds 0 --split val "${RECIPE[@]}" --arms scincl --variants pooling=cls,triplets=2000 "$@"
