@@ -313,6 +313,7 @@ def reproduce(experiment: str, corpus: str = "hepth", output_dir: str = "results
         cocitation_min_count: co-citation graph edges = pairs co-cited at least this often.
     """
     from scincl.pipeline import studies
+    from scincl.pipeline.experiments import parse_int_list, parse_seeds
     from scincl.pipeline.reproduce import ARMS, Recipe, Reproduction, corpus_spec
 
     if experiment not in studies.EXPERIMENTS:
@@ -323,7 +324,7 @@ def reproduce(experiment: str, corpus: str = "hepth", output_dir: str = "results
     rep = Reproduction(corpus_spec(corpus, data_dir), Path(output_dir) / corpus,
                        eval_max_sequence_length=int(eval_max_sequence_length), workers=workers,
                        cocitation_min_count=int(cocitation_min_count))
-    seed_list = studies.parse_int_list(seeds, "seeds")
+    seed_list = parse_seeds(seeds)
     names = lambda v, default: [x.strip() for x in (v.split(",") if isinstance(v, str) else v)] if v else list(default)
     if experiment == "main":
         studies.main_comparison(rep, recipe, seed_list, split=split or "test", arms=names(arms, ARMS))
@@ -331,12 +332,12 @@ def reproduce(experiment: str, corpus: str = "hepth", output_dir: str = "results
         studies.tuning(rep, recipe, names(variants, ()), seed_list, arms=names(arms, ("specter_like", "scincl")),
                        split=split or "val")
     elif experiment in ("k_pos", "k_hard"):
-        studies.sampling_sweep(rep, recipe, experiment, studies.parse_int_list(values, "values"), seed_list,
+        studies.sampling_sweep(rep, recipe, experiment, parse_int_list(values, "values"), seed_list,
                                split=split or "val")
     elif experiment == "losses":
         studies.loss_comparison(rep, recipe, names(losses, studies.LOSSES), seed_list, split=split or "val")
     elif experiment == "collisions":
-        grid = studies.parse_int_list(values, "values") if values else [30, 50, 100, 250, 500, 1000, 2000, 4000]
+        grid = parse_int_list(values, "values") if values else [30, 50, 100, 250, 500, 1000, 2000, 4000]
         studies.collisions(rep, recipe, k_pos=sorted({10, recipe.k_pos, 50}), k_hard=grid)
     else:
         chosen = split or "test"

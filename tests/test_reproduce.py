@@ -10,6 +10,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.pipeline import studies
+from scincl.pipeline.experiments import parse_int_list, parse_seeds
 from scincl.pipeline.reproduce import Recipe, Reproduction, corpus_spec
 
 
@@ -33,8 +34,8 @@ def test_recipe_variants_and_table_formatting():
     assert studies._apply(recipe, "triplets=2000").key() != recipe.key()
     with pytest.raises(InputError, match="unknown recipe field 'k'"):
         studies._apply(recipe, "k=3")
-    assert studies.parse_int_list("0..2", "seeds") == [0, 1, 2]
-    assert studies.parse_int_list("10,50", "values") == [10, 50]
+    assert parse_seeds("0..2") == [0, 1, 2]
+    assert parse_int_list("10,50", "values") == [10, 50]
     table = studies.mean_std_table([("a", [{"cite": {"map": 70.0, "ndcg": 80.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}])])
     # mean ± sample std over seeds; Avg = per-seed average of the present metrics, then mean ± std
     assert "| a | 2 | 71.00 ± 1.41 | 82.00 ± 2.83 | 76.50 ± 2.12 |" in table

@@ -60,7 +60,8 @@ def aggregate_runs(runs: Sequence[SplitScores]) -> Tuple[Dict[str, Dict[str, flo
     return means, stds
 
 
-def _cell(values: Sequence[float]) -> str:
+def mean_std_cell(values: Sequence[float]) -> str:
+    """A table cell: ``n/a``, one value, or ``mean ± std`` (sample std, ddof=1), 2 decimals."""
     if not values:
         return "n/a"
     if len(values) == 1:
@@ -83,8 +84,8 @@ def markdown_table(rows: Sequence[Tuple[str, Sequence[SplitScores]]]) -> str:
     for (name, runs), avgs in zip(rows, per_row_avgs):
         cells = [name]
         for col in range(N_TABLE_METRICS):
-            cells.append(_cell([table_values(run)[col] for run in runs if table_values(run)[col] is not None]))
-        cells.append(_cell([a["value"] for a in avgs if a["metrics"]]))
+            cells.append(mean_std_cell([table_values(run)[col] for run in runs if table_values(run)[col] is not None]))
+        cells.append(mean_std_cell([a["value"] for a in avgs if a["metrics"]]))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

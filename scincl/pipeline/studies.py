@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
+from scincl.eval.report import TABLE_COLUMNS, mean_std_cell
 from scincl.io import iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.reproduce import ARM_NAMES, ARMS, Recipe, Reproduction
 
@@ -54,15 +55,11 @@ def _scores(run_dir: Path, split: str) -> Dict[str, Dict[str, float]]:
 
 
 def _metric_columns(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]]) -> List[Tuple[str, str]]:
-    columns: List[Tuple[str, str]] = []
-    for _, runs in rows:
-        for scores in runs:
-            for task, metrics in scores.items():
-                for metric in metrics:
-                    if (task, metric) not in columns:
-                        columns.append((task, metric))
-    order = {"mag": 0, "mesh": 1, "co-view": 2, "co-read": 3, "cite": 4, "co-cite": 5}
-    return sorted(columns, key=lambda c: (order.get(c[0], 9), c[0], c[1]))
+    """The (task, metric) pairs present in any run: paper Table 1 order first, then any others sorted."""
+    present = {(task, metric) for _, runs in rows for scores in runs for task, metrics in scores.items()
+               for metric in metrics}
+    ordered = [(task, metric) for task, metric, _ in TABLE_COLUMNS if (task, metric) in present]
+    return ordered + sorted(present - set(ordered))
 
 
 def mean_std_table(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]], first_column: str = "arm") -> str:
@@ -77,39 +74,13 @@ def mean_std_table(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]]
         averages = []
         for task, metric in columns:
             values = [r[task][metric] for r in runs if task in r and metric in r[task]]
-            cells.append(_fmt(values))
+            cells.append(mean_std_cell(values))
         for r in runs:
             present = [r[t][m] for t, m in columns if t in r and m in r[t]]
             averages.append(float(np.mean(present)) if present else float("nan"))
-        cells.append(_fmt(averages))
+        cells.append(mean_std_cell(averages))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-def _fmt(values: Sequence[float]) -> str:
-    import numpy as np
-
-    if not values:
-        return "n/a"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}"
-
-
-def parse_int_list(values: Any, name: str) -> List[int]:
-    """``"0,1,2"`` / ``(0, 1, 2)`` / ``3`` -> list of ints (an :class:`InputError` otherwise)."""
-    if isinstance(values, str):
-        values = [v for v in values.replace("..", ",").split(",") if v.strip()] if ".." not in values else \
-            list(range(int(values.split("..")[0]), int(values.split("..")[1]) + 1))
-    elif isinstance(values, int):
-        values = [values]
-    try:
-        out = [int(v) for v in values]
-    except (TypeError, ValueError):
-        raise InputError(f"--{name}: expected integers like 0,1,2, got {values!r}") from None
-    if not out:
-        raise InputError(f"--{name}: give at least one value")
-    return out
 
 
 # ---------------------------------------------------------------------- experiments
