@@ -105,11 +105,25 @@ def test_pairs_relations_union_intersection_and_balance(tmp_path):
 
 
 def test_pairs_hard_negatives_are_two_hops_away(tmp_path):
-    edges = [("q", "a"), ("a", "x"), ("a", "y"), ("b", "q"), ("b", "z"), ("w", "v")]
+    # a small component (q-a-x/y, b-q-z) plus 30 isolated edges: a random non-neighbour of a
+    # component query would almost never be one of its 2-hop papers
+    edges = [("q", "a"), ("a", "x"), ("a", "y"), ("b", "q"), ("b", "z")]
+    edges += [(f"i{k:02d}", f"j{k:02d}") for k in range(30)]
     cits = write_tsv(tmp_path / "c.tsv", edges)
-    get_pairs(cits, tmp_path / "h.csv", relations="dc", negatives="hard", seed=0)
-    graph = build_citation_graph(edges)
+    stats = get_pairs(cits, tmp_path / "h.csv", relations="dc", negatives="hard", seed=0)
     undirected = {(a, b) for a, b in edges} | {(b, a) for a, b in edges}
-    for q, p, n in iter_triples_csv(tmp_path / "h.csv"):
+    neighbours = {}
+    for a, b in undirected:
+        neighbours.setdefault(a, set()).add(b)
+    rows = list(iter_triples_csv(tmp_path / "h.csv"))
+    assert len(rows) == len(edges) == stats["pairs"]
+    in_component = 0
+    for q, p, n in rows:
         assert (q, p) in undirected and (q, n) not in undirected and n not in (q, p)
-    assert graph.size == 8
+        two_hop = set().union(*(neighbours[m] for m in neighbours[q])) - neighbours[q] - {q, p}
+        if two_hop:  # the property: a neighbour of a neighbour that is not itself a neighbour
+            in_component += 1
+            assert n in two_hop, (q, p, n, sorted(two_hop))
+    assert in_component == 5
+    # isolated edges have no 2-hop paper: those (and only those) fall back to a random non-neighbour
+    assert stats["hard_negative_fallbacks_to_random"] == 30
