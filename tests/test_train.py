@@ -16,6 +16,8 @@ from scincl.errors import InputError
 from scincl.io import write_embeddings_h5, write_id_list, write_jsonl, write_triples_csv
 from scincl.model.embed import encode_texts
 from scincl.model.encoder import DocumentEncoder, load_backbone, packaged_minilm_path
+from scincl.model.data import load_graph_teacher, load_tokenized_papers
+from scincl.model.losses import InfoNCELoss
 from scincl.model.objective import ContrastiveModel
 from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
 from scincl.model.train import train
@@ -131,8 +133,50 @@ def test_every_loss_and_auxiliary_objective_trains(toy, loss, extra):
         assert all(e["mlm_loss"] > 0 for e in logs)
     if "graph_distillation_weight" in extra:
         assert all(e["graph_distillation_loss"] > 0 for e in logs)
+    for e in logs:  # one forward per logged step: L = L_contrastive + w_mlm·L_MLM + w_graph·L_graph (4-digit logs)
+        total = (e["contrastive_loss"] + extra.get("mlm_weight", 0) * e.get("mlm_loss", 0)
+                 + extra.get("graph_distillation_weight", 0) * e.get("graph_distillation_loss", 0))
+        assert e["loss"] == pytest.approx(total, abs=2e-4), e
     pooling = json.loads((out / "1_Pooling" / "config.json").read_text())
     assert pooling["pooling_mode_mean_tokens"] == (extra.get("pooling_strategy") == "mean")
+
+
+def test_objective_total_is_the_weighted_sum_of_its_terms(toy):
+    backbone, tokenizer = load_backbone(str(toy["bert"]), with_mlm_head=True)
+    model = ContrastiveModel(DocumentEncoder(backbone, "cls"), InfoNCELoss(), mlm_weight=0.3,
+                             graph_distillation_weight=2.0)
+    texts = [p["title"] + " " + p["abstract"] for p in toy["papers"][:3]]
+    batch = tokenizer(texts, padding=True, truncation=True, max_length=24, return_tensors="pt")
+    labels = batch["input_ids"].clone()
+    labels[:, 2:] = -100  # predict the first two tokens of each paper
+    masked = batch["input_ids"].clone()
+    masked[:, :2] = tokenizer.mask_token_id
+    index = torch.tensor([0])
+    out = model(batch["input_ids"], batch["attention_mask"], index, index + 1, index + 2,
+                mlm_input_ids=masked, mlm_labels=labels,
+                graph_embeddings=torch.eye(3, 4), graph_mask=torch.ones(3, dtype=torch.bool))
+    assert min(out["contrastive_loss"], out["mlm_loss"], out["graph_distillation_loss"]) > 0
+    expected = out["contrastive_loss"] + 0.3 * out["mlm_loss"] + 2.0 * out["graph_distillation_loss"]
+    torch.testing.assert_close(out["loss"].detach(), expected)
+
+
+def test_graph_teacher_rows_follow_the_paper_ids(toy, tmp_path):
+    _, tokenizer = load_backbone(str(toy["bert"]))
+    wanted = [p["paper_id"] for p in toy["papers"][:6]]
+    papers = load_tokenized_papers(toy["root"] / "metadata.jsonl", tokenizer, 24, paper_ids=wanted,
+                                   cache_dir=toy["cache"])
+    names = list(reversed(wanted[1:])) + ["not-a-paper"]  # PBG's order differs; wanted[0] has no vector
+    matrix = np.arange(len(names) * 3, dtype=np.float32).reshape(len(names), 3)
+    write_id_list(tmp_path / "entity_names_paper_id_0.json", names)
+    write_embeddings_h5(tmp_path / "embeddings_paper_id_0.v10.h5", matrix)
+    vectors, has = load_graph_teacher(tmp_path / "embeddings_paper_id_0.v10.h5", papers)
+    assert vectors.shape == (6, 3) and int(has.sum()) == 5 and not has[papers.row_of[wanted[0]]]
+    for paper_id in wanted[1:]:
+        np.testing.assert_array_equal(vectors[papers.row_of[paper_id]], matrix[names.index(paper_id)])
+    np.testing.assert_array_equal(vectors[papers.row_of[wanted[0]]], np.zeros(3))
+    write_id_list(tmp_path / "short.json", names[:2])
+    with pytest.raises(InputError, match="2 entity names but 6 embeddings"):
+        load_graph_teacher(tmp_path / "embeddings_paper_id_0.v10.h5", papers, tmp_path / "short.json")
 
 
 def test_bad_arguments_are_one_line_errors(toy):
