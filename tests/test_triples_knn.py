@@ -15,7 +15,7 @@ from scincl.triples.collisions import collision_counts
 from scincl.triples.config import make_config
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.margins import collision_sweep
-from scincl.triples.miner import Corpus, mine_knn_triples
+from scincl.triples.miner import Corpus, cluster_corpus, mine_knn_triples
 
 ARC_PAPERS = 100
 
@@ -77,9 +77,26 @@ def test_other_strategies_by_name(arc_graph, tmp_path):
     ranged = arc_triples(arc_graph, out, hard_negatives_strategy="range", hard_negatives_range=float(
         np.cos(29.5 * np.pi / 200)), min_range_results_count=0)
     assert [n for q, _, n in ranged if q == "p000"][3:] == ["p029", "p028"]
-    clustered = arc_triples(arc_graph, out, easy_negatives_strategy="kmeans", easy_negatives_k_min=2,
+
+
+def test_kmeans_negatives_come_from_clusters_ranked_inside_the_band(arc_graph, tmp_path):
+    clustered = arc_triples(arc_graph, tmp_path / "k.csv", easy_negatives_strategy="kmeans", easy_negatives_k_min=2,
                             easy_negatives_k_max=5, k_means_clusters=10)
     assert len(clustered) == 10 and all(n != q for q, _, n in clustered)
+    # the clusters of the arc are contiguous runs of papers: rank them by the distance of their mean
+    # position to the query's cluster (own cluster = rank 1); each of the 3 easy (k-means) negatives
+    # of a query (its first 3; the last 2 are the hard n_59, n_60) has a cluster rank in (2, 5]
+    theta = np.arange(ARC_PAPERS) * (np.pi / 200)
+    vectors = np.stack([np.cos(theta), np.sin(theta)], axis=1).astype(np.float32)
+    assignment = cluster_corpus(vectors, 10, seed=0).assignment
+    centre = {c: np.mean(np.flatnonzero(assignment == c)) for c in set(assignment.tolist())}
+    ranks_by_query = {}
+    for q, _, n in clustered:
+        own = assignment[int(q[1:])]
+        ranking = sorted(centre, key=lambda c: (abs(centre[c] - centre[own]), c))
+        ranks_by_query.setdefault(q, []).append(ranking.index(assignment[int(n[1:])]) + 1)
+    # 3 negatives from 3 clusters of ranks 3, 4, 5: one from each
+    assert {q: sorted(r[:3]) for q, r in ranks_by_query.items()} == {"p000": [3, 4, 5], "p099": [3, 4, 5]}
 
 
 def test_include_paper_ids_limits_the_corpus(arc_graph, tmp_path):
