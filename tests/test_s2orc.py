@@ -196,11 +196,24 @@ def test_test_ratio_split_is_a_seeded_partition(hand_corpus, tmp_path, repo_root
     assert in_memory == split_train_test(full, 0.3, seed=5) and sum(map(len, in_memory)) == len(full)
 
 
+def test_sample_n_nodes_of_all_but_one_node_drops_exactly_that_nodes_edges(hand_corpus, tmp_path):
+    expected = _expected_edges()
+    all_nodes = sorted({n for e in expected for n in e})
+    cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "o"), workers=1, sample_n_nodes=len(all_nodes) - 1,
+                            seed=3)
+    edges = list(read_citations_tsv(tmp_path / "o" / "citations.tsv"))
+    candidates = [x for x in all_nodes if edges == [e for e in expected if x not in e]]
+    assert len(candidates) >= 1, edges  # some single node (and only its edges) was left out
+    assert 0 < len(expected) - len(edges) < len(expected)
+
+
 def test_sample_n_nodes_keeps_edges_between_sampled_nodes(hand_corpus, tmp_path):
     cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "o"), workers=1, sample_n_nodes=5, seed=1)
     edges = list(read_citations_tsv(tmp_path / "o" / "citations.tsv"))
     nodes = {n for e in edges for n in e}
     assert len(nodes) <= 5 and set(edges) <= set(_expected_edges())
+    # the sample is an induced subgraph: every edge between two kept endpoints is kept
+    assert edges == [e for e in _expected_edges() if set(e) <= nodes] and edges
     stats = json.loads((tmp_path / "o" / "citations.stats.json").read_text())
     assert stats["edges_dropped"]["not_in_node_sample"] == 13 - len(edges)
     # an existing output is reused; --override rebuilds it
