@@ -117,3 +117,21 @@ def test_iter_tsv_skips_blank_and_comment_lines(tmp_path):
     p.write_text("a\tb\nlonely\n")
     with pytest.raises(InputError, match=r"edges\.tsv:2: expected at least 2 tab-separated columns, got 1"):
         list(io.iter_tsv(p))
+
+
+def test_read_embeddings_h5_error_branches_name_the_file(tmp_path):
+    import h5py
+
+    with pytest.raises(InputError, match=r"missing\.h5: file not found"):
+        io.read_embeddings_h5(tmp_path / "missing.h5")
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f.create_dataset("vectors", data=np.zeros((2, 3), np.float32))
+        f.create_dataset("meta", data=np.zeros(1))
+    with pytest.raises(InputError, match=r"other\.h5: no dataset 'embeddings' \(found \['meta', 'vectors'\]\)"):
+        io.read_embeddings_h5(tmp_path / "other.h5")
+    np.testing.assert_array_equal(io.read_embeddings_h5(tmp_path / "other.h5", dataset="vectors"), np.zeros((2, 3)))
+    (tmp_path / "text.h5").write_text("paper_id\tembedding\n")
+    with pytest.raises(InputError, match=r"text\.h5: not a readable h5 file \("):
+        io.read_embeddings_h5(tmp_path / "text.h5")
+    with pytest.raises(InputError, match=r"missing\.npy: file not found"):
+        io.read_embeddings_matrix(tmp_path / "missing.npy")

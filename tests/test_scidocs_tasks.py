@@ -11,7 +11,7 @@ from scincl.eval.classification import C_GRID, ClassificationData, evaluate_clas
     lightning_available
 from scincl.eval.qrel_tasks import evaluate_qrel_task
 from scincl.eval.recomm import PaperFeatures, ranking_metrics
-from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
+from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval, relevant_ranks
 from scincl.eval.scidocs_io import RecommClick
 from scincl.errors import InputError
 
@@ -225,6 +225,32 @@ def test_full_pool_retrieval_gpu_path_degrades_to_cpu():
     relevant = {str(i): {str((i * 7 + 1) % 40), str((i * 3 + 2) % 40)} for i in range(10)}
     cpu = full_pool_retrieval(list(relevant), relevant, ids, emb, metric="l2")
     assert full_pool_retrieval(list(relevant), relevant, ids, emb, metric="l2", device="cuda") == cpu
+
+
+@pytest.mark.parametrize("metric", ["cosine", "dot", "l2"])
+def test_full_pool_retrieval_torch_scorer_on_cpu_matches_numpy(metric):
+    # any torch device other than the literal "cpu" (numpy's path) takes the torch scorer: "cpu:0" runs it here
+    rng = np.random.default_rng(5)
+    ids = [str(i) for i in range(60)]
+    emb = rng.normal(size=(60, 5)).astype(np.float32)
+    relevant = {str(i): {str((i * 7 + 1) % 60), str((i * 11 + 3) % 60)} for i in range(20)}
+    numpy_ranks = [(r.query_id, r.ranks.tolist()) for r in
+                   relevant_ranks(list(relevant), relevant, ids, emb, metric=metric, show_progress=False)]
+    torch_ranks = [(r.query_id, r.ranks.tolist()) for r in
+                   relevant_ranks(list(relevant), relevant, ids, emb, metric=metric, show_progress=False,
+                                  device="cpu:0")]
+    assert torch_ranks == numpy_ranks and len(numpy_ranks) == 20
+    ranked = [(q, sorted(range(60), key=lambda j: -_score(emb, int(q), j, metric) if j != int(q) else np.inf))
+              for q, _ in numpy_ranks]
+    for (q, ranks), (_, order) in zip(torch_ranks, ranked):  # ranks = positions in an independent ranking
+        assert ranks == sorted(order.index(int(p)) + 1 for p in relevant[q] if p != q)
+
+
+def _score(emb, q, j, metric):
+    a, b = emb[q].astype(np.float64), emb[j].astype(np.float64)
+    if metric == "cosine":
+        return a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+    return a @ b if metric == "dot" else -np.sum((a - b) ** 2)
 
 
 def test_full_pool_retrieval_ties_and_l2_and_self():
