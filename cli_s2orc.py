@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-"""`cli_s2orc.py`: the S2ORC stage (citation graph extraction, id mappings) and the demo corpus.
+"""`cli_s2orc.py`: the corpus stage (citation graph extraction, paper texts, id mappings) and the demo corpus.
 
 Subcommands keep the names and flags of the original SciNCL README, so its commands can be pasted.
-Every command streams the shards in `--workers` processes, logs counts, writes its outputs
-atomically, reuses existing outputs unless `--override`, and turns bad input into one error line
-(malformed lines are counted and skipped unless `--strict`).
+Every command that reads a corpus takes `--corpus_format s2orc|s2ag|openalex|plain` (default: detected
+from the folder; see scincl/corpus/), streams its files in `--workers` processes, logs counts, writes
+its outputs atomically, reuses existing outputs unless `--override`, and turns bad input into one
+error line (malformed lines are counted and skipped unless `--strict`).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from scincl.cli import commands_of, run_cli
+from scincl.corpus import Corpus, open_corpus, write_papers
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
 from scincl.graph.citations import citation_output_paths, extract_citations
@@ -37,6 +39,10 @@ logger = logging.getLogger("cli_s2orc")
 
 def _workers(workers: Optional[int]) -> int:
     return int(workers) if workers else (os.cpu_count() or 1)
+
+
+def _corpus(corpus_dir: str, corpus_format: Optional[str], workers: Optional[int], strict: bool = False) -> Corpus:
+    return open_corpus(corpus_dir, corpus_format, workers=_workers(workers), strict=strict)
 
 
 def _exists(*paths: Path, override: bool) -> bool:
@@ -87,7 +93,8 @@ def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 
 
 def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[int] = None, test_ratio: float = 0.0,
                   sample_n_nodes: int = 0, seed: int = 0, included_paper_ids: Optional[str] = None,
-                  excluded_paper_ids: Optional[str] = None, strict: bool = False, override: bool = False):
+                  excluded_paper_ids: Optional[str] = None, strict: bool = False, override: bool = False,
+                  corpus_format: Optional[str] = None):
     """Extract the directed citation graph (an edge p -> q for every q in p's outbound_citations).
 
     Writes OUTPUT_DIR/citations.tsv (or citations.train.tsv + citations.test.tsv with --test_ratio)
@@ -100,8 +107,10 @@ def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[in
         python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ${DATA_DIR}/biggraph/s2orc_train_test --test_ratio 0.01
         python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ./data/biggraph/s2orc_without_scidocs/ \\
             --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json
+        python cli_s2orc.py get_citations ${S2AG_RELEASE_DIR} ${DATA_DIR}/biggraph/s2ag --corpus_format s2ag
 
-    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param s2orc_metadata_dir: the corpus folder: S2ORC metadata shards (*.jsonl.gz), an S2AG release,
+        an OpenAlex snapshot or a plain folder (see --corpus_format)
     :param output_dir: output directory (created), or a `.tsv` output file
     :param workers: processes reading shards in parallel (default: number of CPUs)
     :param test_ratio: share of edges written to the test split (seeded)
@@ -111,22 +120,25 @@ def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[in
     :param excluded_paper_ids: JSON list of ids removed as citing AND as cited papers (SciDocs leakage)
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild existing outputs
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder); ids are
+        the format's own (S2ORC paper_id, str(corpusid), W-id, plain paper_id), also in the id lists
     """
     paths = citation_output_paths(output_dir, float(test_ratio))
     if _exists(*[p for k, p in paths.items() if k != "stats"], paths["stats"], override=override):
         return
-    shards = list_metadata_shards(s2orc_metadata_dir)
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
     included = load_id_set(included_paper_ids, "included paper ids")
     excluded = load_id_set(excluded_paper_ids, "excluded paper ids")
-    summary = extract_citations(shards, output_dir, workers=_workers(workers), test_ratio=float(test_ratio),
-                                seed=int(seed), included=included, excluded=excluded,
-                                sample_n_nodes=int(sample_n_nodes or 0), strict=strict)
-    write_json(paths["stats"], summary)
+    summary = extract_citations(corpus.reference_files, output_dir, workers=_workers(workers),
+                                test_ratio=float(test_ratio), seed=int(seed), included=included, excluded=excluded,
+                                sample_n_nodes=int(sample_n_nodes or 0), strict=strict,
+                                read_references=corpus.read_references)
+    write_json(paths["stats"], {"corpus_format": corpus.format, **summary})
 
 
 def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None, min_count: int = 1,
                     included_paper_ids: Optional[str] = None, excluded_paper_ids: Optional[str] = None,
-                    strict: bool = False, override: bool = False):
+                    strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
     """Count undirected co-citations (two papers listed together in one reference list).
 
     Writes `a<TAB>b<TAB>count` lines in both directions, sorted (a BigGraph edge list with
@@ -137,7 +149,7 @@ def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional
         python cli_s2orc.py get_cocitations ${S2ORC_METADATA_DIR} ./data/biggraph/s2orc_without_scidocs/ \\
             --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json --min_count 2
 
-    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param s2orc_metadata_dir: the corpus folder (S2ORC metadata shards, or another --corpus_format)
     :param output_path: output `.tsv` file or directory
     :param workers: processes reading shards in parallel (default: number of CPUs)
     :param min_count: keep pairs co-cited by at least this many papers
@@ -145,21 +157,51 @@ def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional
     :param excluded_paper_ids: JSON list of ids removed as citing and as cited papers
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild existing outputs
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
     """
     out = Path(output_path)
     tsv = out if out.name.endswith(".tsv") else out / "cocitations.tsv"
     stats_path = _stats_path(tsv, "cocitations.stats.json")
     if _exists(tsv, stats_path, override=override):
         return
-    shards = list_metadata_shards(s2orc_metadata_dir)
-    summary = extract_cocitations(shards, tsv, workers=_workers(workers), min_count=int(min_count),
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
+    summary = extract_cocitations(corpus.reference_files, tsv, workers=_workers(workers), min_count=int(min_count),
                                   included=load_id_set(included_paper_ids, "included paper ids"),
-                                  excluded=load_id_set(excluded_paper_ids, "excluded paper ids"), strict=strict)
+                                  excluded=load_id_set(excluded_paper_ids, "excluded paper ids"), strict=strict,
+                                  read_references=corpus.read_references)
+    write_json(stats_path, {"corpus_format": corpus.format, **summary})
+
+
+def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] = None, workers: Optional[int] = None,
+               strict: bool = False, override: bool = False):
+    """Write every paper's text as the metadata jsonl the training stage reads: {"paper_id","title","abstract"}.
+
+    OUTPUT_PATH is a .jsonl or .jsonl.gz file; OUTPUT_PATH.stats.json beside it counts papers, skipped
+    lines and each format's expected gaps (S2AG papers without an abstracts record, OpenAlex works
+    with a null abstract_inverted_index: both get an empty abstract). Pass it to the training stage
+    as --jsonl_metadata_path / --train_metadata_path.
+
+    Examples:
+        python cli_s2orc.py get_papers ${S2AG_RELEASE_DIR} ${DATA_DIR}/s2ag_papers.jsonl.gz --corpus_format s2ag
+        python cli_s2orc.py get_papers ${OPENALEX_SNAPSHOT} ${DATA_DIR}/openalex_papers.jsonl.gz
+
+    :param corpus_dir: the corpus folder (S2ORC shards, S2AG release, OpenAlex snapshot or plain folder)
+    :param output_path: output .jsonl(.gz) file
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    :param workers: processes reading files in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    stats_path = Path(str(output_path) + ".stats.json")
+    if _exists(output_path, stats_path, override=override):
+        return
+    summary = write_papers(_corpus(corpus_dir, corpus_format, workers, strict), output_path,
+                           workers=_workers(workers), strict=strict)
     write_json(stats_path, summary)
 
 
 def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
-                                strict: bool = False, override: bool = False):
+                                strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
     """Save `{paper_id: number of inbound citations}` (papers with at least one) as JSON (.json or .json.gz).
 
     Example:
@@ -171,16 +213,20 @@ def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, worke
     :param workers: processes reading shards in parallel (default: number of CPUs)
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild an existing output
+    :param corpus_format: s2orc (counts its inbound_citations fields), or s2ag, openalex, plain (counts the
+        corpus's references); default: detected from the folder
     """
     if _exists(output_path, override=override):
         return
-    counts, stats = inbound_citation_counts(list_metadata_shards(s2orc_metadata_dir), _workers(workers), strict)
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
+    counts, stats = inbound_citation_counts(corpus.reference_files, _workers(workers), strict,
+                                            read_references=None if corpus.format == "s2orc" else corpus.read_references)
     _write_json_any(output_path, counts)
     logger.info("inbound citation counts of %d papers -> %s (%s)", len(counts), output_path, stats.to_dict())
 
 
 def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
-                            strict: bool = False, override: bool = False):
+                            strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
     """Save where each paper is: `{shard_file_name: [[paper_id, line_index], ...]}` (0-based lines) as JSON.
 
     Example:
@@ -192,17 +238,20 @@ def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: 
     :param workers: processes reading shards in parallel (default: number of CPUs)
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild an existing output
+    :param corpus_format: s2orc, s2ag (positions in papers/ files), openalex or plain (default: detected)
     """
     if _exists(output_path, override=override):
         return
-    mapping, stats = metadata_id_mapping(list_metadata_shards(s2orc_metadata_dir), _workers(workers), strict)
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
+    mapping, stats = metadata_id_mapping(corpus.text_files, _workers(workers), strict, read_texts=corpus.read_texts)
     _write_json_any(output_path, mapping)
     logger.info("id mapping of %d papers in %d shards -> %s (%d skipped lines)",
                 stats.papers, len(mapping), output_path, stats.to_dict()["skipped_lines"])
 
 
 def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_fp: str,
-                              workers: Optional[int] = None, strict: bool = False, override: bool = False):
+                              workers: Optional[int] = None, strict: bool = False, override: bool = False,
+                              corpus_format: Optional[str] = None):
     """Map SciDocs paper ids to S2ORC paper ids by exact title match (ambiguous titles are left out).
 
     Writes `{scidocs_id: s2orc_paper_id}` as JSON.
@@ -217,11 +266,13 @@ def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_
     :param workers: processes reading shards in parallel (default: number of CPUs)
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild an existing output
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
     """
     if _exists(output_fp, override=override):
         return
-    mapping, ambiguous, stats = scidocs_title_mapping(scidocs_dir, list_metadata_shards(s2orc_metadata_dir),
-                                                      _workers(workers), strict)
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
+    mapping, ambiguous, stats = scidocs_title_mapping(scidocs_dir, corpus.text_files, _workers(workers), strict,
+                                                      read_texts=corpus.read_texts)
     _write_json_any(output_fp, mapping)
     logger.info("title mapping for %d SciDocs ids (%d ambiguous titles left out) -> %s",
                 len(mapping), len(ambiguous), output_fp)
@@ -297,7 +348,8 @@ def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_ha
 def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_dir: str, specter_triples_path: str,
                        s2id_to_s2orc_input_path: str, sample_n_nodes: Union[int, str], paper_ids_output_dir: str,
                        citations_output_dir: Optional[str] = None, workers: Optional[int] = None,
-                       override: bool = False, skip_citations: bool = False, seed: int = 0):
+                       override: bool = False, skip_citations: bool = False, seed: int = 0,
+                       corpus_format: Optional[str] = None):
     """Reproduce the SPECTER training corpus on S2ORC: SPECTER papers in, SciDocs papers out.
 
     Writes to PAPER_IDS_OUTPUT_DIR: query_s2orc_paper_ids.specter.json (SPECTER queries in S2ORC),
@@ -325,6 +377,7 @@ def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_di
     :param override: rebuild existing outputs
     :param skip_citations: only write the id lists
     :param seed: seed of the random samples
+    :param corpus_format: format of S2ORC_METADATA_DIR for the citations (default: detected)
     """
     from scincl.io import read_id_list
 
@@ -347,7 +400,8 @@ def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_di
         write_json(out / "specter_corpus.stats.json", selection["counts"])
     if not skip_citations:
         get_citations(s2orc_metadata_dir, citations_output_dir, workers=workers,
-                      excluded_paper_ids=str(files["excluded_s2orc_paper_ids"]), override=override)
+                      excluded_paper_ids=str(files["excluded_s2orc_paper_ids"]), override=override,
+                      corpus_format=corpus_format)
 
 
 if __name__ == "__main__":

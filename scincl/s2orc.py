@@ -53,6 +53,7 @@ class ReadStats:
     papers: int = 0
     skipped: Counter = field(default_factory=Counter)
     skip_examples: List[str] = field(default_factory=list)
+    counted: Counter = field(default_factory=Counter)  # expected events of a corpus format (not errors)
 
     def skip(self, reason: str, path: PathLike, line: Optional[int], detail: str = "") -> None:
         """Count one skipped line (or shard) and keep the first few as ``file:line: reason`` examples."""
@@ -67,15 +68,19 @@ class ReadStats:
         self.lines += other.lines
         self.papers += other.papers
         self.skipped.update(other.skipped)
+        self.counted.update(other.counted)
         room = MAX_SKIP_EXAMPLES - len(self.skip_examples)
         self.skip_examples.extend(other.skip_examples[:max(room, 0)])
         return self
 
     def to_dict(self) -> Dict[str, Any]:
-        """JSON-ready summary (used in the stats files of every S2ORC command)."""
-        return {"shards": self.shards, "lines": self.lines, "papers_read": self.papers,
-                "skipped_lines": sum(v for k, v in self.skipped.items() if k != SKIP_UNREADABLE_SHARD),
-                "skipped_by_reason": dict(sorted(self.skipped.items())), "skip_examples": list(self.skip_examples)}
+        """JSON-ready summary (used in the stats files of every corpus command)."""
+        out = {"shards": self.shards, "lines": self.lines, "papers_read": self.papers,
+               "skipped_lines": sum(v for k, v in self.skipped.items() if k != SKIP_UNREADABLE_SHARD),
+               "skipped_by_reason": dict(sorted(self.skipped.items())), "skip_examples": list(self.skip_examples)}
+        if self.counted:
+            out["counted"] = dict(sorted(self.counted.items()))
+        return out
 
 
 def _shard_sort_key(path: Path) -> Tuple:
@@ -100,12 +105,22 @@ def list_metadata_shards(metadata_dir: PathLike) -> List[Path]:
     return sorted(shards, key=_shard_sort_key)
 
 
+GZIP_MAGIC = b"\x1f\x8b"
+
+
 def _iter_decompressed(path: Path) -> Iterator[bytes]:
-    """Pieces of a (multi-member) gzip or plain file, read and decompressed in bounded blocks."""
+    """Pieces of a (multi-member) gzip or plain file, read and decompressed in bounded blocks.
+
+    A file is gzip when its name ends in ``.gz`` or, without that suffix, when it starts with the
+    gzip magic bytes (S2AG release files carry no extension).
+    """
     with open(path, "rb") as fh:
         if not path.name.endswith(".gz"):
-            yield from iter(lambda: fh.read(READ_BLOCK_BYTES), b"")
-            return
+            head = fh.read(2)
+            fh.seek(0)
+            if head != GZIP_MAGIC:
+                yield from iter(lambda: fh.read(READ_BLOCK_BYTES), b"")
+                return
         decomp = _inflate.decompressobj(wbits=31)
         member_open = False  # bytes of the current gzip member were fed but its end not yet seen
         while True:
@@ -286,6 +301,12 @@ def iter_paper_references(shard_path: PathLike, strict: bool = False,
         _unreadable(path, line_no, exc, strict, stats)
 
 
+# The block reader and error handling, shared with the other corpus formats (scincl/corpus/).
+iter_line_blocks = _iter_line_blocks
+count_unreadable = _unreadable
+READ_ERRORS = _READ_ERRORS
+
+
 def _pool_context() -> Any:
     """``fork`` (cheap: no re-import in workers) when this process runs no other threads, else forkserver.
 
@@ -302,10 +323,11 @@ def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: i
                desc: str = "shards") -> List[Any]:
     """``[fn(shard) for shard in shards]`` over a process pool, in shard order, with a progress bar.
 
-    ``fn`` must be picklable (a module-level function or a ``functools.partial`` of one).
+    ``fn`` must be picklable (a module-level function or a ``functools.partial`` of one); string
+    items become paths, other items (picklable job tuples) are passed as they are.
     ``workers <= 1`` runs in this process (no pool), which gives the same results.
     """
-    shards = [Path(s) for s in shards]
+    shards = [Path(s) if isinstance(s, str) else s for s in shards]  # other items (jobs) pass unchanged
     workers = max(1, min(int(workers or 1), len(shards)))
     if workers == 1:
         with tqdm(total=len(shards), desc=desc, unit="shard", disable=None) as bar:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import logging
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import partial
 from pathlib import Path
-from typing import Dict, Iterable, List, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_triples_csv, read_json
@@ -47,32 +47,63 @@ def _shard_inbound_counts(shard: Path, strict: bool = False) -> Tuple[List[Tuple
     return out, stats
 
 
-def inbound_citation_counts(shards: Sequence[Path], workers: int = 1,
-                            strict: bool = False) -> Tuple[Dict[str, int], ReadStats]:
-    """``{paper_id: len(inbound_citations)}`` for papers with at least one inbound citation."""
+def _file_cited_counts(path: Path, read_references, strict: bool = False) -> Tuple[Counter, ReadStats]:
+    from scincl.graph.citations import normalize_references
+
+    stats = ReadStats()
+    counts: Counter = Counter()
+    for line_no, _, refs in read_references(path, strict=strict, stats=stats):
+        counts.update(normalize_references(refs, path, line_no, strict, stats) or ())
+    return counts, stats
+
+
+def inbound_citation_counts(shards: Sequence[Path], workers: int = 1, strict: bool = False,
+                            read_references=None) -> Tuple[Dict[str, int], ReadStats]:
+    """``{paper_id: len(inbound_citations)}`` for papers with at least one inbound citation.
+
+    S2ORC records carry ``inbound_citations``; for the other formats give their ``read_references``
+    (:class:`scincl.corpus.Corpus`): the counts are then those of the corpus's own references.
+    """
+    if read_references is not None:
+        results = map_shards(partial(_file_cited_counts, read_references=read_references, strict=strict), shards,
+                             workers, desc="inbound counts")
+        total: Counter = Counter()
+        for counts, _ in results:
+            total.update(counts)
+        return dict(sorted(total.items())), _merge_stats(results)
     results = map_shards(partial(_shard_inbound_counts, strict=strict), shards, workers, desc="inbound counts")
     counts = {pid: n for pairs, _ in results for pid, n in pairs}
     return counts, _merge_stats(results)
 
 
-def _shard_positions(shard: Path, strict: bool = False) -> Tuple[List[List], ReadStats]:
+def _s2orc_texts(shard: Path, strict: bool = False, stats: Optional[ReadStats] = None):
+    """``(line, paper_id, title, abstract)`` of one S2ORC shard (the default text reader below)."""
+    for line_no, rec in iter_numbered_papers(shard, strict=strict, stats=stats):
+        yield line_no, rec["paper_id"], rec.get("title"), rec.get("abstract")
+
+
+def _shard_positions(shard: Path, strict: bool = False, read_texts=_s2orc_texts) -> Tuple[List[List], ReadStats]:
     stats = ReadStats()
-    rows = [[rec["paper_id"], line_no - 1] for line_no, rec in iter_numbered_papers(shard, strict=strict, stats=stats)]
+    rows = [[pid, line_no - 1] for line_no, pid, _, _ in read_texts(shard, strict=strict, stats=stats)]
     return rows, stats
 
 
-def metadata_id_mapping(shards: Sequence[Path], workers: int = 1,
-                        strict: bool = False) -> Tuple[Dict[str, List[List]], ReadStats]:
-    """``{shard_file_name: [[paper_id, line_index], ...]}`` (0-based line index in the shard)."""
-    results = map_shards(partial(_shard_positions, strict=strict), shards, workers, desc="id mapping")
+def metadata_id_mapping(shards: Sequence[Path], workers: int = 1, strict: bool = False,
+                        read_texts=_s2orc_texts) -> Tuple[Dict[str, List[List]], ReadStats]:
+    """``{shard_file_name: [[paper_id, line_index], ...]}`` (0-based line index in the shard).
+
+    ``read_texts`` reads another corpus format's text files (:class:`scincl.corpus.Corpus`).
+    """
+    results = map_shards(partial(_shard_positions, strict=strict, read_texts=read_texts), shards, workers,
+                         desc="id mapping")
     mapping = {Path(shard).name: rows for shard, (rows, _) in zip(shards, results)}
     return mapping, _merge_stats(results)
 
 
-def _shard_title_matches(shard: Path, titles: Set[str], strict: bool = False) -> Tuple[List[Tuple[str, str]], ReadStats]:
+def _shard_title_matches(shard: Path, titles: Set[str], strict: bool = False,
+                         read_texts=_s2orc_texts) -> Tuple[List[Tuple[str, str]], ReadStats]:
     stats = ReadStats()
-    out = [(rec["paper_id"], rec["title"]) for rec in iter_papers(shard, strict=strict, stats=stats)
-           if rec.get("title") in titles]
+    out = [(pid, title) for _, pid, title, _ in read_texts(shard, strict=strict, stats=stats) if title in titles]
     return out, stats
 
 
@@ -93,8 +124,8 @@ def read_scidocs_metadata(scidocs_dir: PathLike) -> Dict[str, Dict[str, dict]]:
     return out
 
 
-def scidocs_title_mapping(scidocs_dir: PathLike, shards: Sequence[Path], workers: int = 1,
-                          strict: bool = False) -> Tuple[Dict[str, str], Dict[str, List[str]], ReadStats]:
+def scidocs_title_mapping(scidocs_dir: PathLike, shards: Sequence[Path], workers: int = 1, strict: bool = False,
+                          read_texts=_s2orc_texts) -> Tuple[Dict[str, str], Dict[str, List[str]], ReadStats]:
     """Map SciDocs paper ids to S2ORC ids by exact title; ambiguous titles are left out.
 
     Returns ``(mapping, ambiguous, stats)``: ``ambiguous`` lists the S2ORC candidates of each
@@ -104,8 +135,8 @@ def scidocs_title_mapping(scidocs_dir: PathLike, shards: Sequence[Path], workers
     titles = {m.get("title") for meta in metadata.values() for m in meta.values() if m.get("title")}
     logger.info("SciDocs: %d papers, %d distinct titles",
                 len({pid for meta in metadata.values() for pid in meta}), len(titles))
-    results = map_shards(partial(_shard_title_matches, titles=titles, strict=strict), shards, workers,
-                         desc="title matches")
+    results = map_shards(partial(_shard_title_matches, titles=titles, strict=strict, read_texts=read_texts), shards,
+                         workers, desc="title matches")
     by_title: Dict[str, List[str]] = defaultdict(list)
     for matches, _ in results:
         for pid, title in matches:

@@ -227,6 +227,11 @@ def test_bad_input_gives_one_line_errors(hand_corpus, tmp_path, repo_root):
     (tmp_path / "empty").mkdir()
     proc = _run(repo_root, "get_citations", tmp_path / "empty", tmp_path / "o1", ok=False)
     assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        f"cli_s2orc.py: error: {tmp_path / 'empty'}: cannot tell the corpus format; pass --corpus_format, one of: "
+        "s2orc (*.jsonl.gz shards")
+    proc = _run(repo_root, "get_citations", tmp_path / "empty", tmp_path / "o1", "--corpus_format", "s2orc", ok=False)
+    assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         f"cli_s2orc.py: error: {tmp_path / 'empty'}: no S2ORC shards (*.jsonl.gz) in directory")
     (tmp_path / "ids.json").write_text('{"a": 1}')

@@ -30,6 +30,18 @@ logger = logging.getLogger(__name__)
 
 SKIP_BAD_OUTBOUND = "bad_outbound_citations"
 
+# ``read_references(path, strict=, stats=)`` -> ``(line, paper_id, outbound ids)`` of one corpus file
+ReadReferences = Callable[..., Iterator[Tuple[int, str, Any]]]
+
+
+def unit_name(path: Path) -> str:
+    """A corpus file's name, with its Hive-style partition folder (``updated_date=…/part_000.gz``) when it has one.
+
+    Names the part files and the seeded split stream of a file; unique across an OpenAlex snapshot,
+    and the plain file name for S2ORC shards (so their splits are unchanged).
+    """
+    return f"{path.parent.name}/{path.name}" if "=" in path.parent.name else path.name
+
 
 @dataclass
 class ShardCitations:
@@ -82,16 +94,17 @@ def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = N
 
 def iter_citing_papers(shard_path: PathLike, included: Optional[Set[str]] = None,
                        excluded: Optional[Set[str]] = None, strict: bool = False,
-                       stats: Optional[ReadStats] = None,
-                       dropped: Optional[Counter] = None) -> Iterator[Tuple[str, List[str]]]:
+                       stats: Optional[ReadStats] = None, dropped: Optional[Counter] = None,
+                       read_references: ReadReferences = iter_paper_references) -> Iterator[Tuple[str, List[str]]]:
     """``(paper_id, references)`` of the citing papers of one shard, after the id filters.
 
     ``included`` keeps only those citing papers; ``excluded`` drops them as citing papers and drops
-    references to them. Filtered edges are counted in ``dropped`` by reason.
+    references to them. Filtered edges are counted in ``dropped`` by reason. ``read_references``
+    reads one file of the corpus (S2ORC shards by default; see :mod:`scincl.corpus` for the others).
     """
     stats = stats if stats is not None else ReadStats()
     dropped = dropped if dropped is not None else Counter()
-    for line_no, pid, raw_refs in iter_paper_references(shard_path, strict=strict, stats=stats):
+    for line_no, pid, raw_refs in read_references(shard_path, strict=strict, stats=stats):
         refs = normalize_references(raw_refs, shard_path, line_no, strict, stats)
         if refs is None:
             continue
@@ -115,20 +128,23 @@ def _edge_lines(pid: str, refs: Sequence[str]) -> str:
 
 def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optional[Set[str]] = None,
                             excluded: Optional[Set[str]] = None, strict: bool = False,
-                            test_ratio: float = 0.0, seed: int = 0) -> ShardCitations:
+                            test_ratio: float = 0.0, seed: int = 0,
+                            read_references: ReadReferences = iter_paper_references) -> ShardCitations:
     """Write one shard's edges to part files in ``parts_dir`` (worker function of get_citations).
 
     With ``test_ratio`` each edge goes to the ``train`` or ``test`` part by a seeded draw whose
     stream is named after the shard, so the split does not depend on the number of workers.
     """
     shard_path = Path(shard_path)
+    name = unit_name(shard_path)
     splits = ("train", "test") if test_ratio > 0 else ("all",)
     result = ShardCitations(shard=str(shard_path), stats=ReadStats(),
-                            parts={s: Path(parts_dir) / f"{shard_path.name}.{s}.part" for s in splits})
-    is_test = train_test_assigner(test_ratio, seed, stream=shard_path.name) if test_ratio > 0 else None
+                            parts={s: Path(parts_dir) / f"{name.replace('/', '.')}.{s}.part" for s in splits})
+    is_test = train_test_assigner(test_ratio, seed, stream=name) if test_ratio > 0 else None
     with contextlib.ExitStack() as stack:
         out = {s: stack.enter_context(open(p, "w", encoding="utf-8", newline="")) for s, p in result.parts.items()}
-        for pid, refs in iter_citing_papers(shard_path, included, excluded, strict, result.stats, result.dropped):
+        for pid, refs in iter_citing_papers(shard_path, included, excluded, strict, result.stats, result.dropped,
+                                            read_references):
             result.citing_papers += 1
             if not refs:
                 continue
@@ -241,11 +257,13 @@ def _write_node_sample(parts: Sequence[Path], handles: Dict[str, IO[bytes]], kee
 
 def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1, test_ratio: float = 0.0,
                       seed: int = 0, included: Optional[Set[str]] = None, excluded: Optional[Set[str]] = None,
-                      sample_n_nodes: int = 0, strict: bool = False) -> Dict:
+                      sample_n_nodes: int = 0, strict: bool = False,
+                      read_references: ReadReferences = iter_paper_references) -> Dict:
     """Extract citation edges of ``shards`` into the TSV file(s) of :func:`citation_output_paths`.
 
     Workers write per-shard part files; they are concatenated in shard order (the same bytes for
     any number of workers). Returns the stats dict (the caller writes it as the stats json).
+    ``shards`` and ``read_references`` come from :func:`scincl.corpus.open_corpus` for other formats.
     """
     paths = citation_output_paths(output, test_ratio)
     train_test_assigner(test_ratio, seed)  # validates test_ratio before any work
@@ -255,7 +273,8 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
     parts_dir = Path(tempfile.mkdtemp(prefix=".citations.parts.", dir=base))
     try:
         worker = partial(extract_shard_citations, parts_dir=parts_dir, included=included, excluded=excluded,
-                         strict=strict, test_ratio=0.0 if sample_n_nodes else test_ratio, seed=seed)
+                         strict=strict, test_ratio=0.0 if sample_n_nodes else test_ratio, seed=seed,
+                         read_references=read_references)
         results: List[ShardCitations] = map_shards(worker, shards, workers, desc="citations")
         stats = ReadStats()
         dropped: Counter = Counter()

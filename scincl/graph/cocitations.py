@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Tuple, Union
 
 from scincl.errors import InputError
-from scincl.graph.citations import iter_citing_papers
+from scincl.graph.citations import ReadReferences, iter_citing_papers
 from scincl.io import PathLike, atomic_open, iter_tsv
-from scincl.s2orc import ReadStats, map_shards
+from scincl.s2orc import ReadStats, iter_paper_references, map_shards
 
 logger = logging.getLogger(__name__)
 
@@ -111,20 +111,25 @@ def read_cocitations_tsv(path: PathLike) -> Iterator[Tuple[str, str, int]]:
 
 # ------------------------------------------------------------------------- from S2ORC shards
 
-def shard_cocitations(shard_path: Path, included=None, excluded=None, strict: bool = False):
+def shard_cocitations(shard_path: Path, included=None, excluded=None, strict: bool = False,
+                      read_references: ReadReferences = iter_paper_references):
     """Co-citation counts of one shard's citing papers (worker function of get_cocitations)."""
     stats = ReadStats()
-    counts = _count_pairs(refs for _, refs in iter_citing_papers(shard_path, included, excluded, strict, stats))
+    counts = _count_pairs(refs for _, refs in iter_citing_papers(shard_path, included, excluded, strict, stats,
+                                                                 read_references=read_references))
     return counts, stats
 
 
 def extract_cocitations(shards: Sequence[Path], output_path: PathLike, workers: int = 1, min_count: int = 1,
-                        included=None, excluded=None, strict: bool = False) -> Dict:
+                        included=None, excluded=None, strict: bool = False,
+                        read_references: ReadReferences = iter_paper_references) -> Dict:
     """Count co-citations over ``shards`` and write the TSV; returns the stats dict.
 
     Memory holds the pair counts (the output), not the corpus: shards stream in the workers.
+    ``shards`` and ``read_references`` come from :func:`scincl.corpus.open_corpus` for other formats.
     """
-    worker = partial(shard_cocitations, included=included, excluded=excluded, strict=strict)
+    worker = partial(shard_cocitations, included=included, excluded=excluded, strict=strict,
+                     read_references=read_references)
     results = map_shards(worker, shards, workers, desc="co-citations")
     stats = ReadStats()
     for _, shard_stats in results:

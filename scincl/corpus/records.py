@@ -1,0 +1,116 @@
+"""Reading one corpus file: typed JSON-lines records in blocks, with the S2ORC reader's skip accounting.
+
+Every format's adapter decodes its files with :func:`iter_records`: the file is streamed in
+decompressed blocks (gzip by suffix or by magic bytes, :func:`scincl.s2orc.iter_line_blocks`), a
+whole block of lines is decoded by one msgspec call into the adapter's ``Struct`` (only the fields
+it declares are built), and a block with a bad line is decoded again line by line so that the bad
+line is counted and skipped (or, under ``strict``, raised naming file, line and problem).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator, Optional, Tuple
+
+import msgspec
+
+from scincl.errors import InputError
+from scincl.io import PathLike
+from scincl.s2orc import READ_ERRORS, SKIP_MALFORMED_JSON, ReadStats, count_unreadable, iter_line_blocks
+
+SKIP_INVALID_RECORD = "invalid_record"
+OPENALEX_ID_PREFIX = "https://openalex.org/"
+
+
+def _decode_one(decoder: msgspec.json.Decoder, line: bytes, path: Path, line_no: int, strict: bool,
+                stats: ReadStats) -> Optional[Any]:
+    """One line decoded, or None after counting (or raising) why it is bad."""
+    try:
+        return decoder.decode(line)
+    except msgspec.ValidationError as exc:
+        reason, message = SKIP_INVALID_RECORD, f"invalid record ({exc})"
+    except msgspec.DecodeError as exc:
+        reason, message = SKIP_MALFORMED_JSON, f"malformed JSON ({exc})"
+    if strict:
+        raise InputError(message, path=path, line=line_no)
+    stats.skip(reason, path, line_no, message)
+    return None
+
+
+def iter_records(path: PathLike, decoder: msgspec.json.Decoder, strict: bool = False,
+                 stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, Any]]:
+    """``(line_number, record)`` of a (gzip) JSON-lines file, decoded by ``decoder``; blank lines ignored.
+
+    Bad lines are counted in ``stats`` and skipped (``strict``: :class:`InputError`); an unreadable
+    file is counted as ``unreadable_shard`` (records before the damage are kept) or raised.
+    """
+    path = Path(path)
+    stats = stats if stats is not None else ReadStats()
+    stats.shards += 1
+    line_no = 0
+    try:
+        for block in iter_line_blocks(path):
+            n_lines = block.count(b"\n") + 1
+            try:
+                records = decoder.decode_lines(block)
+            except msgspec.DecodeError:  # includes ValidationError
+                records = None
+            if records is not None and len(records) == n_lines:
+                stats.lines += n_lines
+                yield from enumerate(records, start=line_no + 1)
+            else:
+                for number, line in enumerate(block.split(b"\n"), start=line_no + 1):
+                    if not line or line.isspace():
+                        continue
+                    stats.lines += 1
+                    record = _decode_one(decoder, line, path, number, strict, stats)
+                    if record is not None:
+                        yield number, record
+            line_no += n_lines
+    except READ_ERRORS as exc:
+        count_unreadable(path, line_no, exc, strict, stats)
+
+
+def iter_tsv_lines(path: PathLike, strict: bool = False,
+                   stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, str]]:
+    """``(line_number, first, second)`` of a (gzip) two-column TSV; ``#`` comments and blank lines skipped."""
+    path = Path(path)
+    stats = stats if stats is not None else ReadStats()
+    stats.shards += 1
+    line_no = 0
+    try:
+        for block in iter_line_blocks(path):
+            lines = block.split(b"\n")
+            for number, line in enumerate(lines, start=line_no + 1):
+                line = line.rstrip(b"\r")
+                if not line or line.startswith(b"#"):
+                    continue
+                stats.lines += 1
+                cols = line.split(b"\t")
+                if len(cols) < 2 or not cols[0] or not cols[1]:
+                    if strict:
+                        raise InputError("expected two tab-separated paper ids", path=path, line=number)
+                    stats.skip(SKIP_INVALID_RECORD, path, number, "expected two tab-separated paper ids")
+                    continue
+                yield number, cols[0].decode(), cols[1].decode()
+            line_no += len(lines)
+    except READ_ERRORS as exc:
+        count_unreadable(path, line_no, exc, strict, stats)
+
+
+def strip_openalex_prefix(work_id: str) -> str:
+    """``https://openalex.org/W123`` -> ``W123`` (ids without the prefix are returned unchanged)."""
+    return work_id[len(OPENALEX_ID_PREFIX):] if work_id.startswith(OPENALEX_ID_PREFIX) else work_id
+
+
+def abstract_from_inverted_index(index: Optional[dict]) -> Optional[str]:
+    """OpenAlex's ``abstract_inverted_index`` ({word: [positions]}) back to text, words joined by spaces.
+
+    None stays None (no abstract). Positions missing from the index are left out.
+
+    >>> abstract_from_inverted_index({"world": [1], "hello": [0, 2]})
+    'hello world hello'
+    """
+    if index is None:
+        return None
+    slots = sorted((pos, word) for word, positions in index.items() for pos in positions)
+    return " ".join(word for _, word in slots)

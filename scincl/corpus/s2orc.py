@@ -1,0 +1,36 @@
+"""The S2ORC 20200705v1 metadata layout: ``metadata/metadata_{i}.jsonl.gz`` shards.
+
+References come from :func:`scincl.s2orc.iter_paper_references` (the fast path citation
+extraction has always used); texts from the full records. Ids are S2ORC ``paper_id`` strings.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Optional, Tuple
+
+from scincl.corpus.base import Corpus
+from scincl.io import PathLike
+from scincl.s2orc import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
+
+
+def metadata_dir_of(path: PathLike) -> Path:
+    """The shard directory: ``path`` itself, or its ``metadata/`` folder when ``path`` holds no shards."""
+    path = Path(path)
+    sub = path / "metadata"
+    if sub.is_dir() and not any(p.name.endswith((".jsonl.gz", ".jsonl")) for p in path.iterdir() if p.is_file()):
+        return sub
+    return path
+
+
+def read_texts(path: PathLike, strict: bool = False,
+               stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Optional[str], Optional[str]]]:
+    """``(line, paper_id, title, abstract)`` of one S2ORC shard."""
+    for line_no, record in iter_numbered_papers(path, strict=strict, stats=stats):
+        yield line_no, record["paper_id"], record.get("title"), record.get("abstract")
+
+
+def open_s2orc(path: PathLike) -> Corpus:
+    """An S2ORC corpus (the metadata shard directory, or the release folder that holds ``metadata/``)."""
+    shards = list_metadata_shards(metadata_dir_of(path))
+    return Corpus(format="s2orc", root=Path(path), reference_files=shards, read_references=iter_paper_references,
+                  text_files=shards, read_texts=read_texts)

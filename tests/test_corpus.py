@@ -1,0 +1,214 @@
+"""Corpus adapters (scincl/corpus/): S2AG, OpenAlex and plain layouts read as the S2ORC records.
+
+Hand-written fixtures cover each format's rules (extensionless gzip, null corpusids, missing
+abstracts, works in several partitions, references outside the snapshot); the demo corpus written
+in every layout must give the S2ORC layout's edges and texts after id mapping.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cli_s2orc
+from scincl.corpus import check_format, detect_format, open_corpus, write_papers
+from scincl.corpus.layouts import write_layout
+from scincl.corpus.records import abstract_from_inverted_index
+from scincl.errors import InputError
+from scincl.graph.citations import extract_citations, read_citations_tsv
+from scincl.graph.cocitations import read_cocitations_tsv
+from scincl.io import read_jsonl, read_json
+
+
+def _gz(path: Path, rows, raw: bool = False) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = b"".join(r if raw else json.dumps(r).encode() + b"\n" for r in rows)
+    path.write_bytes(gzip.compress(body, mtime=0))
+
+
+@pytest.fixture()
+def s2ag_release(tmp_path):
+    """Papers 1..4; 3 has no abstracts record; citations of 1 come in two runs; two null-id records."""
+    root = tmp_path / "s2ag"
+    _gz(root / "papers" / "part0", [{"corpusid": 1, "title": "One"}, {"corpusid": 2, "title": "Two"}])
+    _gz(root / "papers" / "part1", [{"corpusid": 3, "title": "Three"}, {"corpusid": 4, "title": "Four"}])
+    _gz(root / "abstracts" / "a0", [{"corpusid": 4, "abstract": "Abs four"}, {"corpusid": 1, "abstract": "Abs one"},
+                                    {"corpusid": 2, "abstract": "Abs two"}])
+    _gz(root / "citations" / "c0", [
+        {"citingcorpusid": 1, "citedcorpusid": 2}, {"citingcorpusid": 1, "citedcorpusid": 3},
+        {"citingcorpusid": 1, "citedcorpusid": None}, {"citingcorpusid": 4, "citedcorpusid": 2},
+        {"citingcorpusid": 4, "citedcorpusid": 3}, {"citingcorpusid": None, "citedcorpusid": 1},
+        {"citingcorpusid": 1, "citedcorpusid": 4}, {"citingcorpusid": 1, "citedcorpusid": 2}])
+    _gz(root / "citations" / "c1", [{"citingcorpusid": 2, "citedcorpusid": 3}])
+    return root
+
+
+def _work(wid, title, refs, abstract, date="2026-01-01"):
+    prefix = "https://openalex.org/"
+    index = None if abstract is None else {w: [i] for i, w in enumerate(abstract.split())}
+    return {"id": prefix + wid, "title": title, "display_name": title, "referenced_works": [prefix + r for r in refs],
+            "abstract_inverted_index": index, "updated_date": date}
+
+
+@pytest.fixture()
+def openalex_snapshot(tmp_path):
+    """W1..W3; W2 is updated in a newer partition (new title, new reference); W9 is outside the snapshot."""
+    works = tmp_path / "openalex" / "data" / "works"
+    _gz(works / "updated_date=2026-01-01" / "part_000.gz", [
+        _work("W1", "One", ["W2", "W9"], "alpha beta"), _work("W2", "Two old", ["W1"], "old text")])
+    _gz(works / "updated_date=2026-01-02" / "part_000.gz", [
+        _work("W2", "Two", ["W1", "W3"], "gamma delta", "2026-01-02"), _work("W3", "Three", [], None, "2026-01-02")])
+    (works / "manifest").write_text("{}")
+    return tmp_path / "openalex"
+
+
+@pytest.fixture()
+def plain_corpus(tmp_path):
+    root = tmp_path / "plain"
+    _gz(root / "papers.jsonl.gz", [{"paper_id": "a", "title": "A", "abstract": "x"},
+                                   {"paper_id": "b", "title": "B", "abstract": None}])
+    root.joinpath("citations.tsv").write_text("# citing\tcited\na\tb\na\tc\nb\ta\n")
+    return root
+
+
+def test_detect_format_and_errors(s2ag_release, openalex_snapshot, plain_corpus, demo_corpus, tmp_path):
+    assert detect_format(s2ag_release) == "s2ag"
+    assert detect_format(openalex_snapshot) == "openalex"
+    assert detect_format(openalex_snapshot / "data" / "works") == "openalex"
+    assert detect_format(plain_corpus) == "plain"
+    assert detect_format(demo_corpus.s2orc_metadata_dir) == "s2orc"
+    assert detect_format(demo_corpus.s2orc_metadata_dir.parent) == "s2orc"  # the folder holding metadata/
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"cannot tell the corpus format; pass --corpus_format, one of: s2orc"):
+        detect_format(tmp_path / "empty")
+    both = tmp_path / "both"
+    _gz(both / "papers.jsonl.gz", [{"paper_id": "a"}])
+    _gz(both / "papers" / "p0", [{"corpusid": 1}])
+    (both / "citations").mkdir()
+    with pytest.raises(InputError, match=r"ambiguous corpus format \(looks like s2ag and plain\); "
+                                         r"pass --corpus_format s2ag\|plain"):
+        detect_format(both)
+    with pytest.raises(InputError, match=r"unknown --corpus_format 'mag'; one of: s2orc, s2ag, openalex, plain"):
+        check_format("mag")
+
+
+def test_s2ag_references_and_join(s2ag_release, tmp_path):
+    corpus = open_corpus(s2ag_release, "s2ag")
+    summary = extract_citations(corpus.reference_files, tmp_path / "c", read_references=corpus.read_references)
+    assert list(read_citations_tsv(tmp_path / "c" / "citations.tsv")) == [
+        ("1", "2"), ("1", "3"), ("4", "2"), ("4", "3"), ("1", "4"), ("1", "2"), ("2", "3")]
+    assert summary["skipped_by_reason"] == {"null_citedcorpusid": 1, "null_citingcorpusid": 1}
+    assert summary["counted"] == {"citing_paper_split_runs": 1}  # paper 1 comes back after paper 4
+    for buckets in (1, 3):
+        out = tmp_path / f"papers{buckets}.jsonl"
+        stats = write_papers(corpus, out, workers=2, buckets=buckets)
+        rows = sorted(read_jsonl(out), key=lambda r: r["paper_id"])
+        assert rows == [{"paper_id": "1", "title": "One", "abstract": "Abs one"},
+                        {"paper_id": "2", "title": "Two", "abstract": "Abs two"},
+                        {"paper_id": "3", "title": "Three", "abstract": ""},
+                        {"paper_id": "4", "title": "Four", "abstract": "Abs four"}]
+        assert stats["papers"] == 4 and stats["counted"] == {"abstract_missing": 1}
+
+
+def test_openalex_newest_partition_and_references(openalex_snapshot, tmp_path):
+    corpus = open_corpus(openalex_snapshot)
+    assert corpus.format == "openalex"
+    summary = extract_citations(corpus.reference_files, tmp_path / "c", read_references=corpus.read_references)
+    assert list(read_citations_tsv(tmp_path / "c" / "citations.tsv")) == [("W1", "W2"), ("W2", "W1"), ("W2", "W3")]
+    assert summary["counted"] == {"reference_outside_corpus": 1, "superseded_by_newer_partition": 1}
+    assert summary["papers_read"] == 3
+    stats = write_papers(corpus, tmp_path / "p.jsonl.gz")
+    assert read_jsonl(tmp_path / "p.jsonl.gz") == [
+        {"paper_id": "W1", "title": "One", "abstract": "alpha beta"},
+        {"paper_id": "W2", "title": "Two", "abstract": "gamma delta"},
+        {"paper_id": "W3", "title": "Three", "abstract": ""}]
+    assert stats["counted"] == {"abstract_inverted_index_null": 1, "superseded_by_newer_partition": 1}
+
+
+def test_abstract_from_inverted_index():
+    assert abstract_from_inverted_index({"b": [1, 3], "a": [0], "c": [2]}) == "a b c b"
+    assert abstract_from_inverted_index(None) is None
+    assert abstract_from_inverted_index({}) == ""
+
+
+def test_plain_corpus_cli_commands(plain_corpus, tmp_path):
+    cli_s2orc.get_citations(str(plain_corpus), str(tmp_path / "c"), workers=1)
+    assert list(read_citations_tsv(tmp_path / "c" / "citations.tsv")) == [("a", "b"), ("a", "c"), ("b", "a")]
+    assert read_json(tmp_path / "c" / "citations.stats.json")["corpus_format"] == "plain"
+    cli_s2orc.get_cocitations(str(plain_corpus), str(tmp_path / "cc.tsv"), workers=1)
+    assert list(read_cocitations_tsv(tmp_path / "cc.tsv")) == [("b", "c", 1), ("c", "b", 1)]
+    cli_s2orc.get_papers(str(plain_corpus), str(tmp_path / "p.jsonl"), workers=1)
+    assert [r["paper_id"] for r in read_jsonl(tmp_path / "p.jsonl")] == ["a", "b"]
+    assert read_json(tmp_path / "p.jsonl.stats.json")["papers"] == 2
+
+
+def test_bad_lines_are_counted_or_strict(tmp_path):
+    root = tmp_path / "s2ag"
+    _gz(root / "papers" / "p0", [b'{"corpusid": 1, "title": "One"}\n', b'{"corpusid": \n',
+                                 b'{"title": "no id"}\n'], raw=True)
+    (root / "citations").mkdir()
+    corpus = open_corpus(root)
+    stats = write_papers(corpus, tmp_path / "p.jsonl")
+    assert stats["papers"] == 1 and stats["skipped_by_reason"] == {"invalid_record": 1, "malformed_json": 1}
+    with pytest.raises(InputError, match=r"p0:2: malformed JSON"):
+        write_papers(corpus, tmp_path / "p2.jsonl", strict=True)
+    proc = subprocess.run([sys.executable, "cli_s2orc.py", "get_papers", str(root), str(tmp_path / "p3.jsonl"),
+                           "--strict"], capture_output=True, text=True, cwd=Path(cli_s2orc.__file__).parent)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"cli_s2orc.py: error: {root / 'papers' / 'p0'}:2: malformed JSON (Input data was truncated)")
+    _gz(root / "papers" / "p0", [b'{"title": "no id"}\n'], raw=True)
+    with pytest.raises(InputError, match=r"p0:1: invalid record \(Object missing required field `corpusid`\)"):
+        write_papers(corpus, tmp_path / "p4.jsonl", strict=True)
+
+
+@pytest.fixture(scope="module")
+def demo_layouts(demo_corpus, tmp_path_factory):
+    """The 600-paper demo corpus written in every layout, with the S2ORC -> corpus id maps."""
+    out = tmp_path_factory.mktemp("layouts")
+    return {fmt: (out / fmt, write_layout(demo_corpus.s2orc_metadata_dir, out / fmt, fmt))
+            for fmt in ("s2ag", "openalex", "plain")}
+
+
+def _texts(path):
+    return {r["paper_id"]: (r["title"] or "", " ".join((r["abstract"] or "").split())) for r in read_jsonl(path)}
+
+
+@pytest.mark.parametrize("fmt", ["s2ag", "openalex", "plain"])
+def test_demo_layouts_give_the_s2orc_edges_and_texts(fmt, demo_corpus, demo_layouts, tmp_path):
+    """Same edges (references outside the corpus: kept by plain, counted and dropped by s2ag/openalex)."""
+    root, id_map = demo_layouts[fmt]
+    back = {v: k for k, v in id_map.items()}
+    cli_s2orc.get_citations(str(demo_corpus.s2orc_metadata_dir), str(tmp_path / "ref"), workers=1)
+    cli_s2orc.get_citations(str(root), str(tmp_path / fmt), workers=2, corpus_format=fmt)
+    ref = list(read_citations_tsv(tmp_path / "ref" / "citations.tsv"))
+    outside = [(a, b) for a, b in ref if b not in id_map]
+    got = [(back[a], back.get(b, b)) for a, b in read_citations_tsv(tmp_path / fmt / "citations.tsv")]
+    stats = read_json(tmp_path / fmt / "citations.stats.json")
+    if fmt == "plain":
+        assert sorted(got) == sorted(ref)
+    else:
+        assert sorted(got) == sorted(set(ref) - set(outside))
+        dropped = stats["skipped_by_reason"] if fmt == "s2ag" else stats["counted"]
+        assert dropped == {"null_citedcorpusid" if fmt == "s2ag" else "reference_outside_corpus": len(outside)}
+    assert len(ref) > 2000 and len(outside) > 100
+    cli_s2orc.get_papers(str(demo_corpus.s2orc_metadata_dir), str(tmp_path / "ref.jsonl"), workers=1)
+    cli_s2orc.get_papers(str(root), str(tmp_path / f"{fmt}.jsonl.gz"), workers=2)
+    ref_texts = _texts(tmp_path / "ref.jsonl")
+    got_texts = {back[k]: v for k, v in _texts(tmp_path / f"{fmt}.jsonl.gz").items()}
+    assert len(ref_texts) == 600 and got_texts == ref_texts
+
+
+def test_outputs_do_not_depend_on_workers(demo_layouts, tmp_path):
+    for fmt in ("s2ag", "openalex"):
+        root, _ = demo_layouts[fmt]
+        for workers in (1, 2):
+            cli_s2orc.get_citations(str(root), str(tmp_path / f"{fmt}{workers}"), workers=workers, test_ratio=0.2)
+            cli_s2orc.get_cocitations(str(root), str(tmp_path / f"{fmt}{workers}" / "co.tsv"), workers=workers)
+            cli_s2orc.get_papers(str(root), str(tmp_path / f"{fmt}{workers}" / "p.jsonl.gz"), workers=workers)
+        for name in ("citations.train.tsv", "citations.test.tsv", "co.tsv", "p.jsonl.gz"):
+            assert (tmp_path / f"{fmt}1" / name).read_bytes() == (tmp_path / f"{fmt}2" / name).read_bytes()
