@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from scincl.cli import commands_of, run_cli
-from scincl.corpus import Corpus, open_corpus, write_papers
+from scincl.corpus import Corpus, check_format, open_corpus, write_papers
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
 from scincl.graph.citations import citation_output_paths, extract_citations
@@ -67,7 +67,7 @@ def _stats_path(output: Union[str, Path], default_name: str) -> Path:
     return out / default_name
 
 
-def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 10):
+def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 10, corpus_format: str = "s2orc"):
     """Write the bundled synthetic demo corpus (S2ORC shards + SciDocs dir) to OUTPUT_DIR.
 
     Deterministic: the same --papers/--seed/--topics give byte-identical files.
@@ -78,17 +78,22 @@ def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 
     Writes OUTPUT_DIR/s2orc/metadata/metadata_{i}.jsonl.gz, OUTPUT_DIR/s2orc/pdf_parses/,
     OUTPUT_DIR/scidocs/ (SciDocs format), OUTPUT_DIR/scidocs_paper_ids.json (held-out SciDocs papers,
     pass them as --excluded_paper_ids), OUTPUT_DIR/topics.json and OUTPUT_DIR/demo_manifest.json.
+    With --corpus_format s2ag|openalex|plain also OUTPUT_DIR/<format>/ (the same papers in that
+    layout) and OUTPUT_DIR/<format>/id_map.json ({SciDocs/S2ORC paper id: corpus id}).
 
     :param output_dir: directory to write (created)
     :param papers: number of corpus papers (>= 200; 100000 is the benchmark size)
     :param seed: random seed
     :param topics: number of top-level fields of study (2..19), each with 4 subtopics
+    :param corpus_format: also write the corpus as s2ag, openalex or plain (default: s2orc only)
     """
     try:
-        corpus = _make_demo(output_dir, papers=int(papers), seed=int(seed), topics=int(topics))
+        corpus = _make_demo(output_dir, papers=int(papers), seed=int(seed), topics=int(topics),
+                            corpus_format=check_format(corpus_format) or "s2orc")
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    print(f"demo corpus written to {corpus.root}")
+    print(f"demo corpus written to {corpus.root}" + (f" ({corpus.corpus_format} layout: {corpus.corpus_dir})"
+                                                     if corpus.corpus_format != "s2orc" else ""))
 
 
 def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[int] = None, test_ratio: float = 0.0,

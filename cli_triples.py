@@ -232,15 +232,17 @@ def get_metadata(
     workers: int = 1,
     jsonl_metadata_path: Optional[str] = None,
     override: bool = False,
+    corpus_format: Optional[str] = None,
 ) -> None:
     """Write {paper_id,title,abstract} jsonl(.gz) for the papers of a triples CSV (or a JSON id list),
-    streaming the S2ORC metadata shards in parallel (--workers), or filtering --jsonl_metadata_path.
-    Papers not found are counted and reported.
+    streaming the corpus files in parallel (--workers), or filtering --jsonl_metadata_path.
+    --s2orc_metadata_dir is the corpus folder, in --corpus_format s2orc|s2ag|openalex|plain (default:
+    detected). Papers not found are counted and reported.
     """
     from scincl.triples.metadata import get_metadata as run
 
     run(input_path, output_path, s2orc_metadata_dir=s2orc_metadata_dir, workers=workers,
-        jsonl_metadata_path=jsonl_metadata_path, override=override)
+        jsonl_metadata_path=jsonl_metadata_path, override=override, corpus_format=corpus_format)
 
 
 def extract_ids_from_triples(

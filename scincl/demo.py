@@ -97,6 +97,8 @@ class DemoCorpus:
     topics_path: Path
     s2orc_pdf_parses_dir: Path = field(default=None)  # type: ignore[assignment]
     manifest_path: Path = field(default=None)  # type: ignore[assignment]
+    corpus_format: str = "s2orc"
+    corpus_dir: Path = field(default=None)  # type: ignore[assignment]  # the corpus in corpus_format
 
 
 @dataclass
@@ -337,10 +339,13 @@ def default_shard_count(papers: int) -> int:
 
 
 def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: int = 10,
-              shards: Optional[int] = None) -> DemoCorpus:
+              shards: Optional[int] = None, corpus_format: str = "s2orc") -> DemoCorpus:
     """Write the demo corpus to ``output_dir`` and return its paths (see the module docstring).
 
     Deterministic: the same ``papers``, ``seed``, ``topics`` and ``shards`` give byte-identical files.
+    With ``corpus_format`` s2ag, openalex or plain the corpus is also written in that layout under
+    ``output_dir/<format>/``, with ``id_map.json`` ({S2ORC/SciDocs paper id: corpus id}) beside it
+    (see :mod:`scincl.corpus.layouts`).
     """
     if papers < 200:
         raise ValueError(f"the demo corpus needs at least 200 papers (got {papers})")
@@ -385,4 +390,11 @@ def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: i
     write_json(corpus.manifest_path, manifest)
     logger.info("demo corpus: %d papers in %d shards, %d citation edges, %d held-out SciDocs papers -> %s",
                 papers, shards, n_edges, len(scidocs.held_out_ids), root)
+    corpus.corpus_format, corpus.corpus_dir = corpus_format, corpus.s2orc_metadata_dir
+    if corpus_format != "s2orc":
+        from scincl.corpus.layouts import write_layout
+
+        corpus.corpus_dir = root / corpus_format
+        write_layout(corpus.s2orc_metadata_dir, corpus.corpus_dir, corpus_format)
+        logger.info("demo corpus in the %s layout -> %s", corpus_format, corpus.corpus_dir)
     return corpus

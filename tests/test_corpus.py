@@ -212,3 +212,30 @@ def test_outputs_do_not_depend_on_workers(demo_layouts, tmp_path):
             cli_s2orc.get_papers(str(root), str(tmp_path / f"{fmt}{workers}" / "p.jsonl.gz"), workers=workers)
         for name in ("citations.train.tsv", "citations.test.tsv", "co.tsv", "p.jsonl.gz"):
             assert (tmp_path / f"{fmt}1" / name).read_bytes() == (tmp_path / f"{fmt}2" / name).read_bytes()
+
+
+def test_get_metadata_reads_any_format(s2ag_release, openalex_snapshot, tmp_path):
+    from scincl.triples.metadata import get_metadata
+
+    (tmp_path / "ids.json").write_text('["1", "3", "7"]')
+    stats = get_metadata(tmp_path / "ids.json", tmp_path / "m.jsonl", s2orc_metadata_dir=s2ag_release, workers=2)
+    assert read_jsonl(tmp_path / "m.jsonl") == [{"paper_id": "1", "title": "One", "abstract": "Abs one"},
+                                                {"paper_id": "3", "title": "Three", "abstract": ""}]
+    assert (stats["found"], stats["missing"], stats["abstract_missing"]) == (2, 1, 1)
+    (tmp_path / "w.json").write_text('["W2"]')
+    get_metadata(tmp_path / "w.json", tmp_path / "w.jsonl", s2orc_metadata_dir=openalex_snapshot,
+                 corpus_format="openalex")
+    assert read_jsonl(tmp_path / "w.jsonl") == [{"paper_id": "W2", "title": "Two", "abstract": "gamma delta"}]
+
+
+def test_make_demo_writes_each_layout(tmp_path, repo_root):
+    proc = subprocess.run([sys.executable, "cli_s2orc.py", "make_demo", str(tmp_path / "d"), "--papers", "400",
+                           "--corpus_format", "s2ag"], capture_output=True, text=True, cwd=repo_root)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"demo corpus written to {tmp_path / 'd'} (s2ag layout: {tmp_path / 'd' / 's2ag'})"
+    assert detect_format(tmp_path / "d" / "s2ag") == "s2ag"
+    assert sorted(p.name for p in (tmp_path / "d" / "s2ag" / "papers").iterdir()) == [
+        f"20260101_000000_{i:05d}_demo_papers" for i in range(4)]
+    id_map = read_json(tmp_path / "d" / "s2ag" / "id_map.json")
+    held_out = read_json(tmp_path / "d" / "scidocs_paper_ids.json")
+    assert len(id_map) == 400 and all(pid in id_map for pid in held_out)

@@ -1,16 +1,16 @@
-"""Texts for the papers of a triples file: S2ORC shards -> ``{paper_id, title, abstract}`` jsonl.
+"""Texts for the papers of a triples file: a corpus (any format) -> ``{paper_id, title, abstract}`` jsonl.
 
-Streaming and parallel: each S2ORC metadata shard is scanned by one worker
-(:func:`scincl.s2orc.map_shards`, results in shard order), keeping only the needed papers, so
-memory holds the needed records, never a shard. The output order is shard order, then line order
-(independent of ``workers``); a paper listed in several shards is taken from the first.
+Streaming and parallel: each corpus file (S2ORC metadata shard, S2AG papers/abstracts file,
+OpenAlex part, plain papers.jsonl) is scanned by one worker (:func:`scincl.corpus.collect_texts`,
+results in file order), keeping only the needed papers, so memory holds the needed records, never
+a file. The output order is file order, then line order (independent of ``workers``); a paper
+listed in several files is taken from the first.
 """
 from __future__ import annotations
 
-import functools
 import logging
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_jsonl, iter_triples_csv, read_id_list, write_id_list, write_json, write_jsonl
@@ -34,22 +34,10 @@ def ids_in_input(input_path: PathLike) -> Tuple[Set[str], Set[str]]:
     return all_ids, queries
 
 
-def _shard_metadata(shard: Path, needed: FrozenSet[str]) -> Tuple[List[dict], Dict[str, int]]:
-    """Needed records of one shard (module-level so that worker processes can run it)."""
-    from scincl.s2orc import ReadStats, iter_papers
-
-    stats = ReadStats()
-    found = []
-    for record in iter_papers(shard, stats=stats):
-        pid = str(record.get("paper_id"))
-        if pid in needed:
-            found.append({"paper_id": pid, "title": record.get("title"), "abstract": record.get("abstract")})
-    return found, {"lines": stats.lines, "skipped": sum(stats.skipped.values())}
-
-
 def collect_metadata(needed: Set[str], s2orc_metadata_dir: Optional[PathLike] = None, workers: int = 1,
-                     jsonl_metadata_path: Optional[PathLike] = None) -> Tuple[List[dict], Dict[str, int]]:
-    """Records of the ``needed`` ids, from S2ORC shards or from an existing metadata jsonl."""
+                     jsonl_metadata_path: Optional[PathLike] = None,
+                     corpus_format: Optional[str] = None) -> Tuple[List[dict], Dict[str, int]]:
+    """Records of the ``needed`` ids, from a corpus folder (``corpus_format``, detected when None) or a metadata jsonl."""
     records: List[dict] = []
     seen: Set[str] = set()
     stats = {"needed": len(needed), "duplicates": 0, "skipped_lines": 0}
@@ -66,15 +54,16 @@ def collect_metadata(needed: Set[str], s2orc_metadata_dir: Optional[PathLike] = 
         add({"paper_id": str(r.get("paper_id")), "title": r.get("title"), "abstract": r.get("abstract")}
             for _, r in iter_jsonl(jsonl_metadata_path) if str(r.get("paper_id")) in needed)
     else:
-        from scincl.s2orc import list_metadata_shards, map_shards
+        from scincl.corpus import collect_texts, open_corpus
 
         if s2orc_metadata_dir is None:
-            raise InputError("give --s2orc_metadata_dir (S2ORC metadata shards) or --jsonl_metadata_path")
-        shards = list_metadata_shards(s2orc_metadata_dir)
-        fn = functools.partial(_shard_metadata, needed=frozenset(needed))
-        for found, shard_stats in map_shards(fn, shards, workers=workers, desc="metadata shards"):
-            add(found)
-            stats["skipped_lines"] += shard_stats["skipped"]
+            raise InputError("give --s2orc_metadata_dir (the corpus folder) or --jsonl_metadata_path")
+        found, read_stats = collect_texts(open_corpus(s2orc_metadata_dir, corpus_format, workers=workers), needed,
+                                          workers=workers)
+        add(found)
+        stats["duplicates"] += read_stats.counted.get("duplicate_paper_id", 0)
+        stats["skipped_lines"] += sum(read_stats.skipped.values())
+        stats.update({k: v for k, v in read_stats.counted.items() if k != "duplicate_paper_id"})
     stats["found"] = len(records)
     stats["missing"] = len(needed - seen)
     return records, stats
@@ -87,6 +76,7 @@ def get_metadata(
     workers: int = 1,
     jsonl_metadata_path: Optional[PathLike] = None,
     override: bool = False,
+    corpus_format: Optional[str] = None,
 ) -> Dict[str, int]:
     """Write ``{paper_id, title, abstract}`` jsonl(.gz) for every paper of a triples CSV (or JSON id list).
 
@@ -101,7 +91,7 @@ def get_metadata(
     if not needed:
         raise InputError("no paper ids in the input", path=input_path)
     logger.info("metadata needed for %d papers", len(needed))
-    records, stats = collect_metadata(needed, s2orc_metadata_dir, workers, jsonl_metadata_path)
+    records, stats = collect_metadata(needed, s2orc_metadata_dir, workers, jsonl_metadata_path, corpus_format)
     if not records:
         raise InputError(f"none of the {len(needed)} papers was found in "
                          f"{jsonl_metadata_path or s2orc_metadata_dir}")
