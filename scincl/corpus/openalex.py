@@ -76,30 +76,32 @@ def _file_ids(path: Path, strict: bool = False) -> Tuple[List[str], ReadStats]:
     return ids, stats
 
 
-def _work_id(rec, path: Path, line_no: int, superseded: FrozenSet[str], stats: ReadStats) -> Optional[str]:
-    """The record's W-id, or None when it has none (skipped) or a newer partition holds it (counted)."""
-    if not rec.id:
-        stats.skip(SKIP_MISSING_ID, path, line_no)
-        return None
-    wid = strip_openalex_prefix(rec.id)
-    if wid in superseded:
-        stats.counted["superseded_by_newer_partition"] += 1
-        return None
-    stats.papers += 1
-    return wid
+def _live_works(path: PathLike, decoder: msgspec.json.Decoder, strict: bool, stats: Optional[ReadStats],
+                superseded: Optional[Dict[str, FrozenSet[str]]]) -> Iterator[Tuple[int, str, object, ReadStats]]:
+    """``(line, W-id, record, stats)`` of the works of one file that no newer partition holds.
+
+    A record without an id is skipped; an older copy of a work is counted as superseded.
+    """
+    path = Path(path)
+    stats = stats if stats is not None else ReadStats()
+    older = (superseded or {}).get(str(path), frozenset())
+    for line_no, rec in iter_records(path, decoder, strict, stats):
+        if not rec.id:
+            stats.skip(SKIP_MISSING_ID, path, line_no)
+            continue
+        wid = strip_openalex_prefix(rec.id)
+        if wid in older:
+            stats.counted["superseded_by_newer_partition"] += 1
+            continue
+        stats.papers += 1
+        yield line_no, wid, rec, stats
 
 
 def read_references(path: PathLike, strict: bool = False, stats: Optional[ReadStats] = None,
                     corpus_ids: FrozenSet[str] = frozenset(),
                     superseded: Optional[Dict[str, FrozenSet[str]]] = None) -> Iterator[Tuple[int, str, List[str]]]:
     """``(line, W-id, referenced W-ids inside the corpus)`` of one works file."""
-    path = Path(path)
-    stats = stats if stats is not None else ReadStats()
-    older = (superseded or {}).get(str(path), frozenset())
-    for line_no, rec in iter_records(path, _REFERENCES_DECODER, strict, stats):
-        wid = _work_id(rec, path, line_no, older, stats)
-        if wid is None:
-            continue
+    for line_no, wid, rec, stats in _live_works(path, _REFERENCES_DECODER, strict, stats, superseded):
         refs = [strip_openalex_prefix(r) for r in rec.referenced_works or ()]
         kept = [r for r in refs if r in corpus_ids]
         if len(kept) != len(refs):
@@ -111,13 +113,7 @@ def read_texts(path: PathLike, strict: bool = False, stats: Optional[ReadStats] 
                superseded: Optional[Dict[str, FrozenSet[str]]] = None
                ) -> Iterator[Tuple[int, str, Optional[str], Optional[str]]]:
     """``(line, W-id, title, abstract)`` of one works file."""
-    path = Path(path)
-    stats = stats if stats is not None else ReadStats()
-    older = (superseded or {}).get(str(path), frozenset())
-    for line_no, rec in iter_records(path, _TEXT_DECODER, strict, stats):
-        wid = _work_id(rec, path, line_no, older, stats)
-        if wid is None:
-            continue
+    for line_no, wid, rec, stats in _live_works(path, _TEXT_DECODER, strict, stats, superseded):
         if rec.abstract_inverted_index is None:
             stats.counted["abstract_inverted_index_null"] += 1
         yield line_no, wid, rec.title if rec.title is not None else rec.display_name, \

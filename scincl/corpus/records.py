@@ -36,6 +36,18 @@ def _decode_one(decoder: msgspec.json.Decoder, line: bytes, path: Path, line_no:
     return None
 
 
+def _numbered_blocks(path: Path, strict: bool, stats: ReadStats) -> Iterator[Tuple[int, bytes]]:
+    """``(number of the block's first line, block of lines)``; an unreadable file is counted (or raised)."""
+    stats.shards += 1
+    line_no = 0
+    try:
+        for block in iter_line_blocks(path):
+            yield line_no + 1, block
+            line_no += block.count(b"\n") + 1
+    except READ_ERRORS as exc:
+        count_unreadable(path, line_no, exc, strict, stats)
+
+
 def iter_records(path: PathLike, decoder: msgspec.json.Decoder, strict: bool = False,
                  stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, Any]]:
     """``(line_number, record)`` of a (gzip) JSON-lines file, decoded by ``decoder``; blank lines ignored.
@@ -45,29 +57,23 @@ def iter_records(path: PathLike, decoder: msgspec.json.Decoder, strict: bool = F
     """
     path = Path(path)
     stats = stats if stats is not None else ReadStats()
-    stats.shards += 1
-    line_no = 0
-    try:
-        for block in iter_line_blocks(path):
-            n_lines = block.count(b"\n") + 1
-            try:
-                records = decoder.decode_lines(block)
-            except msgspec.DecodeError:  # includes ValidationError
-                records = None
-            if records is not None and len(records) == n_lines:
-                stats.lines += n_lines
-                yield from enumerate(records, start=line_no + 1)
-            else:
-                for number, line in enumerate(block.split(b"\n"), start=line_no + 1):
-                    if not line or line.isspace():
-                        continue
-                    stats.lines += 1
-                    record = _decode_one(decoder, line, path, number, strict, stats)
-                    if record is not None:
-                        yield number, record
-            line_no += n_lines
-    except READ_ERRORS as exc:
-        count_unreadable(path, line_no, exc, strict, stats)
+    for first, block in _numbered_blocks(path, strict, stats):
+        n_lines = block.count(b"\n") + 1
+        try:
+            records = decoder.decode_lines(block)
+        except msgspec.DecodeError:  # includes ValidationError
+            records = None
+        if records is not None and len(records) == n_lines:
+            stats.lines += n_lines
+            yield from enumerate(records, start=first)
+            continue
+        for number, line in enumerate(block.split(b"\n"), start=first):
+            if not line or line.isspace():
+                continue
+            stats.lines += 1
+            record = _decode_one(decoder, line, path, number, strict, stats)
+            if record is not None:
+                yield number, record
 
 
 def iter_tsv_lines(path: PathLike, strict: bool = False,
@@ -75,26 +81,19 @@ def iter_tsv_lines(path: PathLike, strict: bool = False,
     """``(line_number, first, second)`` of a (gzip) two-column TSV; ``#`` comments and blank lines skipped."""
     path = Path(path)
     stats = stats if stats is not None else ReadStats()
-    stats.shards += 1
-    line_no = 0
-    try:
-        for block in iter_line_blocks(path):
-            lines = block.split(b"\n")
-            for number, line in enumerate(lines, start=line_no + 1):
-                line = line.rstrip(b"\r")
-                if not line or line.startswith(b"#"):
-                    continue
-                stats.lines += 1
-                cols = line.split(b"\t")
-                if len(cols) < 2 or not cols[0] or not cols[1]:
-                    if strict:
-                        raise InputError("expected two tab-separated paper ids", path=path, line=number)
-                    stats.skip(SKIP_INVALID_RECORD, path, number, "expected two tab-separated paper ids")
-                    continue
-                yield number, cols[0].decode(), cols[1].decode()
-            line_no += len(lines)
-    except READ_ERRORS as exc:
-        count_unreadable(path, line_no, exc, strict, stats)
+    for first, block in _numbered_blocks(path, strict, stats):
+        for number, line in enumerate(block.split(b"\n"), start=first):
+            line = line.rstrip(b"\r")
+            if not line or line.startswith(b"#"):
+                continue
+            stats.lines += 1
+            cols = line.split(b"\t")
+            if len(cols) < 2 or not cols[0] or not cols[1]:
+                if strict:
+                    raise InputError("expected two tab-separated paper ids", path=path, line=number)
+                stats.skip(SKIP_INVALID_RECORD, path, number, "expected two tab-separated paper ids")
+                continue
+            yield number, cols[0].decode(), cols[1].decode()
 
 
 def strip_openalex_prefix(work_id: str) -> str:
