@@ -247,6 +247,18 @@ def test_bad_input_gives_one_line_errors(hand_corpus, tmp_path, repo_root):
     assert not (tmp_path / "o3" / "citations.tsv").exists()  # no half output
 
 
+def test_strict_failure_inside_the_worker_pool_is_the_same_one_line_error(hand_corpus, tmp_path, repo_root):
+    # the InputError is raised in a pool worker, pickled back and reported by the parent
+    with pytest.raises(InputError, match=r"metadata_1\.jsonl\.gz:2: malformed JSON") as caught:
+        cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "lib"), workers=3, strict=True)
+    assert caught.value.path == str(hand_corpus / "metadata_1.jsonl.gz") and caught.value.line == 2
+    proc = _run(repo_root, "get_citations", hand_corpus, tmp_path / "o", "--strict", "--workers", "3", ok=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        f"cli_s2orc.py: error: {hand_corpus / 'metadata_1.jsonl.gz'}:2: malformed JSON")
+    assert not (tmp_path / "o" / "citations.tsv").exists() and not list(tmp_path.glob("o/.citations.parts.*"))
+
+
 def test_citations_tsv_imports_into_biggraph(demo_corpus, tmp_path, repo_root):
     out = tmp_path / "graph"
     cli_s2orc.get_citations(str(demo_corpus.s2orc_metadata_dir), str(out), workers=2,

@@ -10,7 +10,7 @@ import pytest
 from scincl.eval.classification import C_GRID, ClassificationData, evaluate_classification_task, fit_and_score, \
     lightning_available
 from scincl.eval.qrel_tasks import evaluate_qrel_task
-from scincl.eval.recomm import PaperFeatures, ranking_metrics
+from scincl.eval.recomm import PaperFeatures, ranking_metrics, train_ranker
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval, relevant_ranks
 from scincl.eval.scidocs_io import RecommClick
 from scincl.errors import InputError
@@ -189,6 +189,56 @@ def test_recommendation_metrics_are_propensity_weighted():
     assert got["adj-P@1"] == round(100 * float(weights @ p1 / weights.sum()), 2)
     assert got["ndcg"] == round(100 * float(ndcg.mean()), 2)
     assert got["clicks"] == 3
+
+
+def _ranker_pairs(n, seed, flip=False):
+    """(clicked, other) feature pairs whose clicked paper has the higher cosine (column 3) - or the lower."""
+    rng = np.random.default_rng(seed)
+    pos, neg = rng.uniform(0, 1, (n, 11)).astype(np.float32), rng.uniform(0, 1, (n, 11)).astype(np.float32)
+    high, low = rng.uniform(0.6, 1.0, n), rng.uniform(-1.0, 0.4, n)
+    pos[:, 3], neg[:, 3] = (low, high) if flip else (high, low)
+    return pos, neg
+
+
+def _ranker_accuracy(model, pairs):
+    import torch
+
+    with torch.no_grad():
+        return float((model(torch.from_numpy(pairs[0])) > model(torch.from_numpy(pairs[1]))).float().mean())
+
+
+def _margin_loss(model, pairs):
+    import torch
+
+    with torch.no_grad():
+        pos, neg = model(torch.from_numpy(pairs[0])), model(torch.from_numpy(pairs[1]))
+        return float(torch.clamp(0.1 - (pos - neg), min=0).mean())
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_recomm_ranker_learns_the_click_feature_and_is_seeded():
+    import torch
+
+    train, held_out = _ranker_pairs(600, 0), _ranker_pairs(300, 1)
+    propensities = [0.4, 0.3, 0.2, 0.1, 0.1]
+    model = train_ranker(train, None, propensities, device="cpu")
+    assert not model.training
+    assert _ranker_accuracy(model, held_out) >= 0.95  # the untrained scorer is at chance
+    again = train_ranker(train, None, propensities, device="cpu")
+    for (name, a), (_, b) in zip(model.state_dict().items(), again.state_dict().items()):
+        assert torch.equal(a, b), name  # seed 7 (official config): the same ranker every run
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_recomm_ranker_keeps_the_epoch_with_the_lowest_validation_loss(caplog):
+    # validation clicks prefer the *lower* cosine: training makes them worse epoch by epoch
+    train, val = _ranker_pairs(600, 0), _ranker_pairs(200, 2, flip=True)
+    with caplog.at_level("INFO", logger="scincl.eval.recomm"):
+        model = train_ranker(train, val, [0.4, 0.3, 0.2, 0.1, 0.1], device="cpu")
+    logged = [float(r.getMessage().rsplit(" ", 1)[1]) for r in caplog.records if "validation loss" in r.getMessage()]
+    assert len(logged) == 5 and logged[-1] > min(logged)  # the last epoch is not the best one
+    weight = 0.1 / 0.22  # the loss is divided by the last rescaled propensity (module docstring)
+    assert _margin_loss(model, val) / weight == pytest.approx(min(logged), abs=1e-5)
 
 
 def test_recommendation_features_follow_the_official_reader():
