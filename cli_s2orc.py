@@ -16,6 +16,7 @@ from typing import Any, Optional, Union
 
 from scincl.cli import commands_of, run_cli
 from scincl.corpus import Corpus, check_format, open_corpus, write_papers
+from scincl.corpus.id_mapping import scidocs_id_mapping
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
 from scincl.graph.citations import citation_output_paths, extract_citations
@@ -281,6 +282,48 @@ def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_
     _write_json_any(output_fp, mapping)
     logger.info("title mapping for %d SciDocs ids (%d ambiguous titles left out) -> %s",
                 len(mapping), len(ambiguous), output_fp)
+
+
+def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optional[str] = None,
+                           mapping_path: Optional[str] = None, mapping_key: Optional[str] = None,
+                           corpus_format: Optional[str] = None, paper_ids: Optional[str] = None,
+                           workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Map SciDocs paper ids to corpus ids ({SciDocs id: corpus id} JSON) for any corpus format.
+
+    run_specter takes the output as --s2id_to_s2orc_input_path (SciDocs papers are then excluded
+    from graph and corpus in the corpus's id space). Either from --mapping_path, a JSON
+    {SciDocs id: corpus id} (--mapping_key picks one sub-object, e.g. `corpusid` or `openalex` of
+    hepth/id_maps.json; OpenAlex URL prefixes are stripped), or from the external ids the corpus
+    carries (S2AG: the S2 sha at the end of `url`, `externalids`; OpenAlex: `ids`, arXiv landing
+    pages; S2ORC: arxiv_id/doi/...; an id carried by several papers is left out). Counts go to
+    OUTPUT_PATH.stats.json.
+
+    Examples:
+        python cli_s2orc.py get_scidocs_id_mapping ${SCIDOCS_DIR} ${DATA_DIR}/scidocs_to_s2ag.json \\
+            --corpus_dir ${S2AG_RELEASE_DIR} --corpus_format s2ag
+        python cli_s2orc.py get_scidocs_id_mapping ../shared/data/hepth/scidocs hepth_openalex_ids.json \\
+            --mapping_path ../shared/data/hepth/id_maps.json --mapping_key openalex
+
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json): the ids to map
+    :param output_path: output JSON {SciDocs id: corpus id}
+    :param corpus_dir: the corpus folder (to map through its external ids)
+    :param mapping_path: a JSON mapping {SciDocs id: corpus id} to use instead
+    :param mapping_key: the sub-object of MAPPING_PATH to use
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    :param paper_ids: JSON list of SciDocs ids to map instead of every SciDocs paper (e.g. the query
+        papers: run_specter then excludes only those from graph and corpus)
+    :param workers: processes reading files in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    mapping, counts = scidocs_id_mapping(scidocs_dir, corpus_dir, corpus_format, mapping_path, mapping_key,
+                                         _workers(workers), strict, paper_ids)
+    _write_json_any(output_path, mapping)
+    write_json(Path(str(output_path) + ".stats.json"), counts)
+    logger.info("SciDocs id mapping: %d of %d SciDocs papers mapped -> %s", counts["mapped"],
+                counts["scidocs_papers"], output_path)
 
 
 def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],

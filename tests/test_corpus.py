@@ -239,3 +239,39 @@ def test_make_demo_writes_each_layout(tmp_path, repo_root):
     id_map = read_json(tmp_path / "d" / "s2ag" / "id_map.json")
     held_out = read_json(tmp_path / "d" / "scidocs_paper_ids.json")
     assert len(id_map) == 400 and all(pid in id_map for pid in held_out)
+
+
+def _scidocs(root: Path, ids) -> Path:
+    root.mkdir(parents=True)
+    (root / "paper_metadata_view_cite_read.json").write_text(json.dumps({i: {"title": i} for i in ids}))
+    return root
+
+
+def test_scidocs_id_mapping_from_external_ids_and_files(tmp_path):
+    from scincl.corpus.id_mapping import scidocs_id_mapping
+
+    sha = "b9e9170b78921cde0ea8d77bb22a8d3578d5b722"
+    s2ag = tmp_path / "s2ag"
+    _gz(s2ag / "papers" / "p0", [
+        {"corpusid": 7, "url": f"https://www.semanticscholar.org/paper/{sha}", "externalids": {"ArXiv": None}},
+        {"corpusid": 8, "externalids": {"ArXiv": "hep-th/0001002", "DOI": "10.1/x"}},
+        {"corpusid": 9, "externalids": {"ArXiv": "hep-ph/0001002"}}])
+    (s2ag / "citations").mkdir()
+    scidocs = _scidocs(tmp_path / "scidocs", [sha, "10.1/x", "0001002", "hep-ph/0001002", "unknown"])
+    mapping, counts = scidocs_id_mapping(scidocs, s2ag)
+    assert mapping == {sha: "7", "10.1/x": "8", "hep-ph/0001002": "9"}  # "0001002" is in two archives
+    assert (counts["mapped"], counts["unmapped"], counts["ambiguous"]) == (3, 2, 1)
+    assert counts["ambiguous_examples"] == {"0001002": ["8", "9"]}
+    works = tmp_path / "oa" / "data" / "works" / "updated_date=2026-01-01"
+    _gz(works / "part_000.gz", [{"id": "https://openalex.org/W5", "doi": "https://doi.org/10.1/x",
+                                 "ids": {"openalex": "https://openalex.org/W5", "pmid": "https://pubmed.ncbi.nlm.nih.gov/42"},
+                                 "locations": [{"landing_page_url": "http://arxiv.org/abs/hep-th/0001002"}]}])
+    mapping, _ = scidocs_id_mapping(_scidocs(tmp_path / "sd2", ["10.1/x", "42", "0001002", "W5"]), tmp_path / "oa")
+    assert mapping == {"10.1/x": "W5", "42": "W5", "0001002": "W5", "W5": "W5"}
+    (tmp_path / "maps.json").write_text(json.dumps({"openalex": {sha: "https://openalex.org/W5", "x": "W1"}}))
+    cli_s2orc.get_scidocs_id_mapping(str(scidocs), str(tmp_path / "m.json"), mapping_path=str(tmp_path / "maps.json"),
+                                     mapping_key="openalex")
+    assert read_json(tmp_path / "m.json") == {sha: "W5"}
+    assert read_json(tmp_path / "m.json.stats.json")["mapped"] == 1
+    with pytest.raises(InputError, match=r"maps.json: no mapping named 'corpusid' \(keys: openalex\)"):
+        scidocs_id_mapping(scidocs, mapping_path=tmp_path / "maps.json", mapping_key="corpusid")

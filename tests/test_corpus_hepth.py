@@ -58,3 +58,14 @@ def test_hepth_layouts_equal_the_s2orc_layout(fmt, reference, tmp_path):
     differ = [pid for pid in texts if texts[pid] != ref_texts[pid]]
     assert all(texts[pid] == (ref_texts[pid][0], "") for pid in differ)  # only abstracts gone missing
     assert len(differ) == empty_abstracts
+
+
+@pytest.mark.parametrize("fmt,key", [("s2ag", "corpusid"), ("openalex", "openalex")])
+def test_hepth_scidocs_ids_map_through_external_ids(fmt, key):
+    """arXiv ids in S2AG externalids / OpenAlex landing pages give id_maps.json's mapping of the SciDocs papers."""
+    from scincl.corpus.id_mapping import mapping_from_file, scidocs_id_mapping
+
+    mapping, counts = scidocs_id_mapping(HEPTH / "scidocs", HEPTH / fmt, workers=2)
+    expected = mapping_from_file(HEPTH / "id_maps.json", key)
+    assert counts["ambiguous"] == 0 and counts["mapped"] == counts["scidocs_papers"] > 1000
+    assert mapping == {k: expected[k] for k in mapping}

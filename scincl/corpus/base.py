@@ -7,7 +7,9 @@ A :class:`Corpus` lists the files of one corpus and names module-level (so pickl
   get_cocitations unchanged;
 - ``read_texts(path, strict=, stats=)`` -> ``(line, paper_id, title, abstract)`` per paper;
 - for formats that ship abstracts apart from titles (S2AG), ``read_abstracts(path, strict=, stats=)``
-  -> ``(line, paper_id, abstract)``, joined to the titles by paper id.
+  -> ``(line, paper_id, abstract)``, joined to the titles by paper id;
+- ``read_external_ids(path, strict=, stats=)`` -> ``(line, paper_id, [external ids])`` over the text
+  files, for mapping SciDocs ids to corpus ids (:mod:`scincl.corpus.id_mapping`).
 
 Downstream stages only see these records, never the format (DESIGN.md "Data contracts").
 """
@@ -22,6 +24,7 @@ CORPUS_FORMATS = ("s2orc", "s2ag", "openalex", "plain")
 ReadReferences = Callable[..., Iterator[Tuple[int, str, Any]]]
 ReadTexts = Callable[..., Iterator[Tuple[int, str, Optional[str], Optional[str]]]]
 ReadAbstracts = Callable[..., Iterator[Tuple[int, str, Optional[str]]]]
+ReadExternalIds = Callable[..., Iterator[Tuple[int, str, List[str]]]]
 
 
 @dataclass
@@ -36,6 +39,7 @@ class Corpus:
     read_texts: ReadTexts
     abstract_files: List[Path] = field(default_factory=list)
     read_abstracts: Optional[ReadAbstracts] = None
+    read_external_ids: Optional[ReadExternalIds] = None
 
     @property
     def joins_abstracts(self) -> bool:

@@ -15,17 +15,19 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 
 import msgspec
 
 from scincl.corpus.base import Corpus
+from scincl.corpus.id_mapping import arxiv_id_of_url, arxiv_keys
 from scincl.corpus.records import abstract_from_inverted_index, iter_records, strip_openalex_prefix
 from scincl.errors import InputError
 from scincl.io import PathLike
 from scincl.s2orc import ReadStats, _shard_sort_key, map_shards
 
 SKIP_MISSING_ID = "missing_id"
+DOI_PREFIX = "https://doi.org/"
 
 
 class _WorkId(msgspec.Struct):
@@ -44,7 +46,20 @@ class _WorkText(msgspec.Struct):
     abstract_inverted_index: Optional[Dict[str, List[int]]] = None
 
 
+class _Location(msgspec.Struct):
+    landing_page_url: Optional[str] = None
+    pdf_url: Optional[str] = None
+
+
+class _WorkExternalIds(msgspec.Struct):
+    id: Optional[str] = None
+    doi: Optional[str] = None
+    ids: Optional[Dict[str, Union[str, int, None]]] = None
+    locations: Optional[List[_Location]] = None
+
+
 _ID_DECODER = msgspec.json.Decoder(_WorkId)
+_EXTERNAL_IDS_DECODER = msgspec.json.Decoder(_WorkExternalIds)
 _REFERENCES_DECODER = msgspec.json.Decoder(_WorkReferences)
 _TEXT_DECODER = msgspec.json.Decoder(_WorkText)
 
@@ -120,6 +135,29 @@ def read_texts(path: PathLike, strict: bool = False, stats: Optional[ReadStats] 
             abstract_from_inverted_index(rec.abstract_inverted_index) or ""
 
 
+def _external_keys(value: str) -> List[str]:
+    """An OpenAlex ``ids`` value as ids: DOIs without ``https://doi.org/``, other URLs' last path part too."""
+    if value.startswith(DOI_PREFIX):
+        return [value[len(DOI_PREFIX):]]
+    if value.startswith("http"):
+        return [value, value.rstrip("/").rsplit("/", 1)[-1]]
+    return [value]
+
+
+def read_external_ids(path: PathLike, strict: bool = False, stats: Optional[ReadStats] = None,
+                      superseded: Optional[Dict[str, FrozenSet[str]]] = None) -> Iterator[Tuple[int, str, List[str]]]:
+    """``(line, W-id, external ids)``: the ``ids`` values (DOI, PMID, MAG, …) and arXiv ids of landing pages."""
+    for line_no, wid, rec, _ in _live_works(path, _EXTERNAL_IDS_DECODER, strict, stats, superseded):
+        keys: List[str] = []
+        for value in [rec.doi, *(rec.ids or {}).values()]:
+            if value is not None and value != "":
+                keys.extend(_external_keys(str(value)))
+        for loc in rec.locations or ():
+            for url in (loc.landing_page_url, loc.pdf_url):
+                keys.extend(arxiv_keys(arxiv_id_of_url(url)))
+        yield line_no, wid, keys
+
+
 def index_works(files: List[Path], workers: int = 1,
                 strict: bool = False) -> Tuple[FrozenSet[str], Dict[str, FrozenSet[str]], ReadStats]:
     """``(corpus ids, {file: ids superseded there by a newer copy}, stats)`` of a snapshot's files."""
@@ -144,4 +182,5 @@ def open_openalex(path: PathLike, workers: int = 1, strict: bool = False) -> Cor
     corpus_ids, superseded, _ = index_works(files, workers, strict)
     return Corpus(format="openalex", root=Path(path), reference_files=files,
                   read_references=partial(read_references, corpus_ids=corpus_ids, superseded=superseded),
-                  text_files=files, read_texts=partial(read_texts, superseded=superseded))
+                  text_files=files, read_texts=partial(read_texts, superseded=superseded),
+                  read_external_ids=partial(read_external_ids, superseded=superseded))

@@ -71,6 +71,13 @@ def read_references(path: PathLike, strict: bool = False,
     yield from group_consecutive(iter_tsv_lines(path, strict, stats), stats)
 
 
+def read_external_ids(path: PathLike, strict: bool = False,
+                      stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, List[str]]]:
+    """``(line, paper_id, [paper_id])``: plain corpora carry no other ids (SciDocs ids must be theirs)."""
+    for line_no, pid, _, _ in read_texts(path, strict, stats):
+        yield line_no, pid, [pid]
+
+
 def _one_of(root: Path, names: Tuple[str, ...]) -> Optional[Path]:
     found = [root / n for n in names if (root / n).is_file()]
     if len(found) > 1:
@@ -86,4 +93,5 @@ def open_plain(path: PathLike) -> Corpus:
         raise InputError("plain corpus needs papers.jsonl or papers.jsonl.gz", path=root)
     citations = _one_of(root, CITATIONS_NAMES)
     return Corpus(format="plain", root=root, reference_files=[citations] if citations else [],
-                  read_references=read_references, text_files=[papers], read_texts=read_texts)
+                  read_references=read_references, text_files=[papers], read_texts=read_texts,
+                  read_external_ids=read_external_ids)

@@ -15,11 +15,12 @@ Ids are ``str(corpusid)``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 import msgspec
 
 from scincl.corpus.base import Corpus
+from scincl.corpus.id_mapping import arxiv_keys
 from scincl.corpus.plain import group_consecutive
 from scincl.corpus.records import iter_records
 from scincl.errors import InputError
@@ -43,6 +44,12 @@ class _Paper(msgspec.Struct):
     title: Optional[str] = None
 
 
+class _PaperIds(msgspec.Struct):
+    corpusid: CorpusId
+    url: Optional[str] = None
+    externalids: Optional[Dict[str, Optional[Union[str, int]]]] = None
+
+
 class _Abstract(msgspec.Struct):
     corpusid: CorpusId
     abstract: Optional[str] = None
@@ -51,6 +58,7 @@ class _Abstract(msgspec.Struct):
 _CITATION_DECODER = msgspec.json.Decoder(_Citation)
 _PAPER_DECODER = msgspec.json.Decoder(_Paper)
 _ABSTRACT_DECODER = msgspec.json.Decoder(_Abstract)
+_PAPER_IDS_DECODER = msgspec.json.Decoder(_PaperIds)
 
 
 def _edges(path: Path, strict: bool, stats: ReadStats) -> Iterator[Tuple[int, str, str]]:
@@ -89,6 +97,18 @@ def read_abstracts(path: PathLike, strict: bool = False,
         yield line_no, str(rec.corpusid), rec.abstract
 
 
+def read_external_ids(path: PathLike, strict: bool = False,
+                      stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, List[str]]]:
+    """``(line, corpusid, external ids)`` of one ``papers`` file: the S2 paper sha (end of ``url``) and
+    the ``externalids`` values (arXiv ids also without their archive prefix)."""
+    for line_no, rec in iter_records(path, _PAPER_IDS_DECODER, strict, stats):
+        keys = [rec.url.rstrip("/").rsplit("/", 1)[-1]] if rec.url else []
+        for name, value in (rec.externalids or {}).items():
+            if value is not None and value != "":
+                keys.extend(arxiv_keys(str(value)) if name == "ArXiv" else [str(value)])
+        yield line_no, str(rec.corpusid), keys
+
+
 def dataset_files(root: Path, dataset: str) -> List[Path]:
     """The files of one dataset folder (any name; hidden files skipped), in natural name order."""
     folder = root / dataset
@@ -106,4 +126,5 @@ def open_s2ag(path: PathLike) -> Corpus:
         raise InputError("S2AG release needs a papers/ folder with dataset files", path=root)
     return Corpus(format="s2ag", root=root, reference_files=dataset_files(root, "citations"),
                   read_references=read_references, text_files=papers, read_texts=read_texts,
-                  abstract_files=dataset_files(root, "abstracts"), read_abstracts=read_abstracts)
+                  abstract_files=dataset_files(root, "abstracts"), read_abstracts=read_abstracts,
+                  read_external_ids=read_external_ids)

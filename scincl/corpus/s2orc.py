@@ -6,9 +6,10 @@ extraction has always used); texts from the full records. Ids are S2ORC ``paper_
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from scincl.corpus.base import Corpus
+from scincl.corpus.id_mapping import arxiv_keys
 from scincl.io import PathLike
 from scincl.s2orc import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
 
@@ -29,8 +30,20 @@ def read_texts(path: PathLike, strict: bool = False,
         yield line_no, record["paper_id"], record.get("title"), record.get("abstract")
 
 
+EXTERNAL_ID_FIELDS = ("doi", "pubmed_id", "pmc_id", "mag_id", "acl_id")  # S2ORC 20200705v1 metadata fields
+
+
+def read_external_ids(path: PathLike, strict: bool = False,
+                      stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, List[str]]]:
+    """``(line, paper_id, external ids)``: ``arxiv_id`` (also without its archive prefix), DOI, PubMed, MAG, ACL ids."""
+    for line_no, record in iter_numbered_papers(path, strict=strict, stats=stats):
+        keys = arxiv_keys(record.get("arxiv_id"))
+        keys.extend(str(record[f]) for f in EXTERNAL_ID_FIELDS if record.get(f) not in (None, ""))
+        yield line_no, record["paper_id"], keys
+
+
 def open_s2orc(path: PathLike) -> Corpus:
     """An S2ORC corpus (the metadata shard directory, or the release folder that holds ``metadata/``)."""
     shards = list_metadata_shards(metadata_dir_of(path))
     return Corpus(format="s2orc", root=Path(path), reference_files=shards, read_references=iter_paper_references,
-                  text_files=shards, read_texts=read_texts)
+                  text_files=shards, read_texts=read_texts, read_external_ids=read_external_ids)
