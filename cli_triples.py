@@ -58,6 +58,10 @@ def get_knn_triples(
     --include_paper_ids IDS.json limits the corpus (index, queries, candidates) to those papers, e.g. the
     ones with texts. An existing output is reused unless --override; an existing index is reused.
 
+    --k_scale corpus sizes k+ and k-hard for this corpus from the paper's k/N ratios (k+ 25 and k-hard
+    4000 of a 680,967-paper index; floors c+ <= k+ - c+ and k-hard >= 2 k+ + c-), replacing the four
+    k flags; --k_scale paper (default) keeps them.
+
     Slots: {easy,medium,hard}_{positives,negatives}_{count,strategy,k_min,k_max,range}; strategies:
     knn, random, random_without_knn, random_sorted, random_without_knn_sorted, range, kmeans.
     A knn interval wider than its count samples count of its members. Other options:
@@ -116,15 +120,19 @@ def sweep_collision_margins(
     """Collisions vs the margin between k+ and k-hard (paper Fig. 5): one kNN search, a grid of settings.
 
     --positives_k [25] --hard_negatives_k [30,50,...,4000]; other slot flags as in get_knn_triples
-    (e.g. --easy_negatives_strategy random). Prints a markdown table; --output_path writes json.
+    (e.g. --easy_negatives_strategy random). Prints a markdown table, then the recommended setting
+    (the smallest margin without collisions) as flags to paste into run_specter / get_knn_triples;
+    --output_path writes json.
     """
-    from scincl.triples.margins import format_sweep, sweep_collision_margins as run
+    from scincl.triples.margins import format_sweep, recommend_margin, sweep_collision_margins as run
 
     rows = run(graph_paper_ids_path, graph_embeddings_path, ann_index_path, query_papers=query_papers,
                positives_k=positives_k, hard_negatives_k=hard_negatives_k, output_path=output_path,
                ann_metric=ann_metric, ann_normalize_embeddings=ann_normalize_embeddings, seed=seed,
                workers=workers, include_paper_ids=include_paper_ids, **config_options)
     print(format_sweep(rows))
+    print(recommend_margin(rows, int(config_options.get("easy_positives_count", 5)),
+                           int(config_options.get("hard_negatives_count", 2))))
 
 
 def get_specter_like_triples(

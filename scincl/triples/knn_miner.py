@@ -19,6 +19,7 @@ from scincl import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_embeddings_matrix, read_id_list, write_json, write_triples_csv
 from scincl.triples.config import KMEANS, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig, make_config
+from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
 
@@ -219,6 +220,7 @@ def get_knn_triples(
     gzip: bool = False,
     override: bool = False,
     show_progress: bool = True,
+    k_scale: str = "paper",
     **strategy_options: Any,
 ) -> Path:
     """SciNCL triples (paper §3.2): positives and hard negatives from each query's graph-embedding kNN.
@@ -231,22 +233,28 @@ def get_knn_triples(
     ``range_fallback_to_random``, ``k_means_clusters``. ``include_paper_ids`` limits the training
     corpus (index, queries, candidates) to those papers, e.g. the ones with texts. Returns the
     written path; an existing output is reused unless ``override``; an existing index is always
-    reused (delete it to rebuild).
+    reused (delete it to rebuild). ``k_scale="corpus"`` replaces the four k flags by the paper's k/N
+    ratios for this corpus (:func:`scincl.triples.k_scale.corpus_k`).
     """
+    check_k_scale(k_scale)
     if ann_backend not in ANN_BACKENDS:
         raise InputError(f"--ann_backend {ann_backend!r} is not supported; use faiss")
     out = output_with_gzip(output_path, gzip)
     if out.exists() and not override:
         logger.info("%s exists; reusing it (pass --override to rebuild)", out)
         return out
-    config = make_config(
-        triples_per_query=triples_per_query,
-        easy_positives_count=easy_positives_count, easy_positives_strategy=easy_positives_strategy,
-        easy_positives_k_min=easy_positives_k_min, easy_positives_k_max=easy_positives_k_max,
-        easy_negatives_count=easy_negatives_count, easy_negatives_strategy=easy_negatives_strategy,
-        hard_negatives_count=hard_negatives_count, hard_negatives_strategy=hard_negatives_strategy,
-        hard_negatives_k_min=hard_negatives_k_min, hard_negatives_k_max=hard_negatives_k_max,
-        **strategy_options)
+    bands = {"easy_positives_k_min": easy_positives_k_min, "easy_positives_k_max": easy_positives_k_max,
+             "hard_negatives_k_min": hard_negatives_k_min, "hard_negatives_k_max": hard_negatives_k_max}
+
+    def configure(k_bands: Dict[str, int]) -> MinerConfig:
+        return make_config(
+            triples_per_query=triples_per_query,
+            easy_positives_count=easy_positives_count, easy_positives_strategy=easy_positives_strategy,
+            easy_negatives_count=easy_negatives_count, easy_negatives_strategy=easy_negatives_strategy,
+            hard_negatives_count=hard_negatives_count, hard_negatives_strategy=hard_negatives_strategy,
+            **k_bands, **strategy_options)
+
+    config = configure(bands)  # validates the flags before the index is loaded
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
     started = time.perf_counter()
     with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
@@ -255,6 +263,10 @@ def get_knn_triples(
                                   faiss_string_factory=faiss_string_factory, faiss_nprobe=faiss_nprobe,
                                   ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
                                   include_paper_ids=include_paper_ids)
+        if k_scale == "corpus":
+            bands = corpus_k(len(graph.paper_ids), easy_positives_count, hard_negatives_count)
+            logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
+            config = configure(bands)
         query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
         mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
                                        show_progress=show_progress)
@@ -268,7 +280,7 @@ def get_knn_triples(
         "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
         "include_paper_ids": include_paper_ids if not isinstance(include_paper_ids, (list, tuple))
         else f"{len(include_paper_ids)} ids", "corpus_papers": len(graph.paper_ids),
-        "triples_per_query": triples_per_query,
+        "triples_per_query": triples_per_query, "k_scale": k_scale,
         "slots": [vars(s) for s in config.active()],
         "options": {k: getattr(config, k) for k in ("random_sorted_sample_n", "min_range_results_count",
                                                       "range_fallback_to_random", "k_means_clusters")},

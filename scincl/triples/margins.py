@@ -78,6 +78,27 @@ def format_sweep(rows: List[Dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
+def recommend_margin(rows: List[Dict[str, int]], positives_count: int = 5, hard_negatives_count: int = 2) -> str:
+    """The smallest margin without collisions (paper Fig. 5) per k+, as run_specter flags to paste.
+
+    Without a collision-free setting in the sweep, says so and names the setting with the fewest.
+    """
+    lines = []
+    for kp in sorted({r["k_positives"] for r in rows}):
+        mine = sorted((r for r in rows if r["k_positives"] == kp), key=lambda r: r["margin"])
+        free = [r for r in mine if r["collisions"] == 0]
+        best = free[0] if free else min(mine, key=lambda r: (r["collisions"], r["margin"]))
+        kn = best["k_hard_negatives"]
+        flags = (f"--easy_positives_k_min {kp - positives_count} --easy_positives_k_max {kp} "
+                 f"--hard_negatives_k_min {kn - hard_negatives_count} --hard_negatives_k_max {kn}")
+        if free:
+            lines.append(f"Recommended (smallest margin without collisions, k+ = {kp}: margin {best['margin']}): {flags}")
+        else:
+            lines.append(f"No margin in the sweep is collision-free for k+ = {kp}; fewest collisions "
+                         f"({best['collisions']}) at margin {best['margin']}: {flags} (try larger --hard_negatives_k)")
+    return "\n".join(lines)
+
+
 def sweep_collision_margins(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,

@@ -1,0 +1,52 @@
+"""k+ and k-hard for the corpus at hand: the paper's k/N ratios mapped to another index size.
+
+SciNCL's k were chosen for its kNN index of 680,967 papers (paper §4.3 / Table 3: positives
+``n_{k+-c+ +1} .. n_{k+}`` with k+ = 25, c+ = 5; hard negatives ``n_{k- -c- +1} .. n_{k-}`` with
+k-hard = 4000, c- = 2). ``--k_scale corpus`` keeps the *share* of the index these bands sit at,
+for an index of N papers:
+
+- k+ = max(round(25 · N / 680,967), 2·c+): the floor keeps ``c+ ≤ k+ − c+``, so the positives are
+  never the very nearest papers (the paper's band starts at n_21, not n_1);
+- k-hard = max(round(4000 · N / 680,967), 2·k+ + c-): the hard negatives start beyond twice the
+  positives' band (never inside or next to it: such overlaps are the collisions of paper Fig. 5);
+- both capped at N − 1 (the neighbours a paper has).
+
+``--k_scale paper`` (the default) keeps the k flags as given. For a corpus too small to hold both
+bands an :class:`InputError` says so. Use ``cli_triples.py sweep_collision_margins`` to check the
+margin on the corpus (it prints the smallest collision-free setting to paste).
+"""
+from __future__ import annotations
+
+from typing import Dict
+
+from scincl.errors import InputError
+
+PAPER_INDEX_SIZE = 680_967  # paper §4.3: papers in the kNN index the k were tuned on
+PAPER_POSITIVES_K = 25  # paper §4.3: k+
+PAPER_HARD_NEGATIVES_K = 4000  # paper §4.3: k-hard
+K_SCALES = ("paper", "corpus")
+
+
+def corpus_k(n_papers: int, positives_count: int = 5, hard_negatives_count: int = 2) -> Dict[str, int]:
+    """The four band flags for an index of ``n_papers`` (see the module docstring for the rule).
+
+    >>> corpus_k(680_967)
+    {'easy_positives_k_min': 20, 'easy_positives_k_max': 25, 'hard_negatives_k_min': 3998, 'hard_negatives_k_max': 4000}
+    >>> corpus_k(28_000)
+    {'easy_positives_k_min': 5, 'easy_positives_k_max': 10, 'hard_negatives_k_min': 162, 'hard_negatives_k_max': 164}
+    """
+    ratio = n_papers / PAPER_INDEX_SIZE
+    k_pos = max(round(PAPER_POSITIVES_K * ratio), 2 * positives_count)
+    k_hard = min(max(round(PAPER_HARD_NEGATIVES_K * ratio), 2 * k_pos + hard_negatives_count), n_papers - 1)
+    if k_hard - hard_negatives_count <= k_pos:
+        raise InputError(f"--k_scale corpus: an index of {n_papers} papers is too small for {positives_count} "
+                         f"positives and {hard_negatives_count} hard negatives beyond them; give the k flags")
+    return {"easy_positives_k_min": k_pos - positives_count, "easy_positives_k_max": k_pos,
+            "hard_negatives_k_min": k_hard - hard_negatives_count, "hard_negatives_k_max": k_hard}
+
+
+def check_k_scale(k_scale: str) -> str:
+    """``k_scale`` validated (``paper`` or ``corpus``)."""
+    if k_scale not in K_SCALES:
+        raise InputError(f"--k_scale {k_scale!r}: choose one of {', '.join(K_SCALES)}")
+    return k_scale
