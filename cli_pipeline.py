@@ -12,8 +12,10 @@ from scincl.errors import InputError
 
 def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
           loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = 512,
-          eval_triples_path: str = None, triplet_margin: float = 1.0, distance: str = "l2",
-          temperature: float = 0.05, ranking_scale: float = 20.0, mlm_weight: float = 0.0,
+          eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
+          temperature: float = None, infonce_negatives: str = None, similarity: str = None,
+          ranking_scale: float = None, cosine_weight: float = None, ibn_weight: float = None,
+          angle_weight: float = None, mlm_weight: float = 0.0,
           mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
           graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
           keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
@@ -32,20 +34,25 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
 
     Args:
         train_triples_path: triples CSV(.gz) query_paper_id,positive_id,negative_id, or groups
-            jsonl(.gz) {"query", "positives", "negatives"} (for the mpt-* losses).
+            jsonl(.gz) {"query_paper_id", "positives", "negatives"} (first positive = the target; mpt-* losses).
         train_metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or SciDocs paper_metadata json.
         output_dir: model output dir (checkpoints in OUTPUT_DIR/checkpoint-N).
         base_model_name_or_path: HF checkpoint (default: allenai/scibert_scivocab_uncased when in the local
             HF cache, else the packaged all-MiniLM-L6-v2; the log says which).
-        loss: triplet | infonce | cosent | angle | mpt-src | mpt-tgt | mpt-src-tgt.
+        loss: triplet | infonce | cosent | angle-term | angle | mpt-tgt | mpt-src | mpt-src-tgt
+            (README's loss table: equation, paper, defaults). Loss flags left unset take the loss's default.
         pooling_strategy: cls | mean.
         bitfit: train bias terms only (paper §7.2; lr 1e-4 unless --learning_rate).
         max_sequence_length: tokens per paper.
         eval_triples_path: held-out triples/groups; eval loss each epoch (or every --eval_steps).
-        triplet_margin: margin of triplet and mpt losses.
-        distance: l2 | cosine, for triplet and mpt losses.
-        temperature: InfoNCE temperature.
-        ranking_scale: CoSENT / AnglE scale.
+        triplet_margin: margin of the triplet loss (1; the mpt-* losses have none).
+        distance: l2 | cosine, for the triplet and mpt-* losses (l2).
+        temperature: InfoNCE temperature (0.1, thesis).
+        infonce_negatives: explicit (the query's own negatives, thesis default) | in-batch.
+        similarity: cos (thesis default) | dot (OpenMSD), for InfoNCE.
+        ranking_scale: CoSENT / AnglE scale τ (20).
+        cosine_weight / ibn_weight / angle_weight: weights of AnglE's cosine, in-batch-negative and
+            angle terms (angle-emb defaults 0, 1, 0.02).
         mlm_weight: weight of the auxiliary MLM loss (paper A.7.8; 0 = off).
         mlm_probability: share of masked tokens for the MLM loss.
         graph_embeddings_path: PBG embeddings h5 for the student-teacher loss (paper A.7.9).
@@ -62,7 +69,9 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         train_triples_path, train_metadata_path, output_dir, base_model_name_or_path=base_model_name_or_path,
         loss=loss, pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
         eval_triples_path=eval_triples_path, triplet_margin=triplet_margin, distance=distance,
-        temperature=temperature, ranking_scale=ranking_scale, mlm_weight=mlm_weight,
+        temperature=temperature, infonce_negatives=infonce_negatives, similarity=similarity,
+        ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
+        angle_weight=angle_weight, mlm_weight=mlm_weight,
         mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
         graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
         deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from scincl.model.losses import (
-    AnglELoss, CoSENTLoss, GraphDistillationLoss, InfoNCELoss, MultiPositiveTripletLoss, TripletMarginLoss,
-    angle_similarity, build_loss,
+    LOSS_NAMES, LOSSES, AnglELoss, AnglETermLoss, CoSENTLoss, GraphDistillationLoss, InfoNCELoss,
+    SourceMultiPositiveLoss, SourceTargetMultiPositiveLoss, TargetMultiPositiveLoss, TripletMarginLoss,
+    angle_similarity, build_loss, loss_settings,
 )
 
 
@@ -43,19 +44,42 @@ def test_triplet_margin_loss_cosine_distance_and_margin():
     assert loss.item() == pytest.approx(1.0 - 0.0 + 0.5)  # d(q,p) = 1, d(q,n) = 0
 
 
-def test_infonce_in_batch_and_explicit_negatives_hand_values():
+def test_infonce_in_batch_negatives_hand_values():
     emb = t(TWO_TRIPLETS)
-    loss = InfoNCELoss(temperature=1.0)(emb, idx([0, 3]), idx([1, 4]), idx([2, 5]))
+    loss = InfoNCELoss(temperature=1.0, negatives="in-batch")(emb, idx([0, 3]), idx([1, 4]), idx([2, 5]))
     e = math.e
     # candidates p_a, n_a, p_b, n_b; q_a scores 1, 0, 0, -1; q_b scores 0, 1, 1, 0
     expected = (-math.log(e / (e + 1 + 1 + 1 / e)) - math.log(e / (1 + e + e + 1))) / 2
     assert loss.item() == pytest.approx(expected, abs=1e-5)
 
 
-def test_infonce_masks_other_positives_of_the_same_query():
-    # one query (row 0), two triplets; p2 must not be a negative of the (q, p1) triplet and vice versa
+def test_infonce_explicit_negatives_are_the_query_own_only():
+    # default (thesis): q_a sees p_a (cos 1) and n_a (cos 0) only; q_b sees p_b (1) and n_b (0)
+    emb = t(TWO_TRIPLETS)
+    loss = InfoNCELoss(temperature=0.5)(emb, idx([0, 3]), idx([1, 4]), idx([2, 5]))
+    assert loss.item() == pytest.approx(-math.log(math.exp(2) / (math.exp(2) + 1)), abs=1e-5)
+    # two triplets of one query: each triplet sees both of the query's negatives, not the other positive
     emb = t([[1.0, 0.0], [1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [-1.0, 0.0]])
     loss = InfoNCELoss(temperature=1.0)(emb, idx([0, 0]), idx([1, 2]), idx([3, 4]))
+    e = math.e
+    expected = (-math.log(e / (e + 1 + 1 / e)) - math.log(e**0.6 / (e**0.6 + 1 + 1 / e))) / 2
+    assert loss.item() == pytest.approx(expected, abs=1e-5)
+
+
+def test_infonce_dot_product_similarity_hand_values():
+    # OpenMSD scores with the dot product: unnormalised lengths matter
+    emb = t([[2.0, 0.0], [1.0, 1.0], [0.0, 3.0]])
+    loss = InfoNCELoss(temperature=1.0, similarity="dot")(emb, idx([0]), idx([1]), idx([2]))
+    assert loss.item() == pytest.approx(-math.log(math.exp(2) / (math.exp(2) + math.exp(0))), abs=1e-5)
+    cos = InfoNCELoss(temperature=1.0, similarity="cos")(emb, idx([0]), idx([1]), idx([2]))
+    c = 1 / math.sqrt(2)
+    assert cos.item() == pytest.approx(-math.log(math.exp(c) / (math.exp(c) + 1)), abs=1e-5)
+
+
+def test_infonce_masks_other_positives_of_the_same_query_in_batch():
+    # one query (row 0), two triplets; p2 must not be a negative of the (q, p1) triplet and vice versa
+    emb = t([[1.0, 0.0], [1.0, 0.0], [0.6, 0.8], [0.0, 1.0], [-1.0, 0.0]])
+    loss = InfoNCELoss(temperature=1.0, negatives="in-batch")(emb, idx([0, 0]), idx([1, 2]), idx([3, 4]))
     e = math.e
     first = -math.log(e / (e + 1 + 1 / e))
     second = -math.log(e**0.6 / (e**0.6 + 1 + 1 / e))
@@ -79,36 +103,92 @@ def test_angle_similarity_matches_complex_formula():
     assert angle_similarity(torch.tensor([x]), torch.tensor([y])).item() == pytest.approx(expected, rel=1e-6)
 
 
-def test_angle_loss_is_cosent_over_angle_scores():
+def test_angle_term_is_cosent_over_angle_scores():
     emb = t([[1.0, 2.0, 3.0, 4.0], [2.0, 0.0, 1.0, 1.0], [0.5, -1.0, 2.0, 0.0]])
-    loss = AnglELoss(scale=1.0)(emb, idx([0]), idx([1]), idx([2]))
+    loss = AnglETermLoss(scale=1.0)(emb, idx([0]), idx([1]), idx([2]))
     s_pos = angle_similarity(emb[[0]], emb[[1]]).item()
     s_neg = angle_similarity(emb[[0]], emb[[2]]).item()
     assert loss.item() == pytest.approx(math.log(1 + math.exp(s_neg - s_pos)), abs=1e-6)
 
 
-# groups: q=[0], positives p1=[1], p2=[3]; negatives n1=[2], n2=[10] (points on a line)
-GROUP_EMB = [[0.0], [1.0], [3.0], [2.0], [10.0]]
+def _angle_score(x, y):
+    """AnglE's angle score by hand: |Re + Im| of z·conj(w)/(|z||w|) on (re | im) halves."""
+    half = len(x) // 2
+    z = [complex(x[k], x[half + k]) for k in range(half)]
+    w = [complex(y[k], y[half + k]) for k in range(half)]
+    norm = math.sqrt(sum(abs(v) ** 2 for v in z)) * math.sqrt(sum(abs(v) ** 2 for v in w))
+    q = sum(zk * wk.conjugate() for zk, wk in zip(z, w)) / norm
+    return abs(q.real + q.imag)
 
 
-@pytest.mark.parametrize("variant, expected", [("mpt-src", 0.5), ("mpt-tgt", 1.0), ("mpt-src-tgt", 1.5)])
-def test_multi_positive_triplet_hand_values(variant, expected):
-    # src: (p1,n1) 1+1-2=0, (p2,n1) 1+3-2=2, others < 0 -> 2/4
-    # tgt: (p1,p2,n1) 1+2-1=2, (p2,p1,n1) 1+2-1=2, with n2 < 0 -> 4/4
-    emb = t(GROUP_EMB)
-    loss = MultiPositiveTripletLoss(variant)(emb, idx([0]), idx([[1, 2]]), idx([[3, 4]]))
-    assert loss.item() == pytest.approx(expected, abs=1e-4)
+def test_angle_is_the_weighted_sum_of_the_three_published_terms():
+    rows = [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [-1.0, 0.5]]
+    anchors, positives, negatives = [0, 3], [1, 4], [2, 5]
+    e = math.e
+    cos_neg_b = 0.5 / math.sqrt(1.25)  # cos((0, 1), (-1, 0.5))
+    # cosine (CoSENT) term, scale 1: positive pairs score 1, 1; negative pairs 0 and cos_neg_b
+    l_cos = math.log(1 + 2 * math.exp(0 - 1) + 2 * math.exp(cos_neg_b - 1))
+    # in-batch term, scale 1: candidates p_a, n_a, p_b, n_b
+    cos_a = [1, 0, 0, -1 / math.sqrt(1.25)]
+    cos_b = [0, 1, 1, cos_neg_b]
+    l_ibn = (-math.log(e / sum(math.exp(c) for c in cos_a)) - math.log(e / sum(math.exp(c) for c in cos_b))) / 2
+    # angle term, scale 1: the same ranking over angle scores
+    s_pos = [_angle_score(rows[a], rows[p]) for a, p in zip(anchors, positives)]
+    s_neg = [_angle_score(rows[a], rows[n]) for a, n in zip(anchors, negatives)]
+    l_angle = math.log(1 + sum(math.exp(sn - sp) for sp in s_pos for sn in s_neg))
+    loss = AnglELoss(cosine_weight=0.5, ibn_weight=2.0, angle_weight=3.0, scale=1.0)(
+        t(rows), idx(anchors), idx(positives), idx(negatives))
+    assert loss.item() == pytest.approx(0.5 * l_cos + 2.0 * l_ibn + 3.0 * l_angle, abs=1e-5)
+    default = build_loss("angle")  # angle-emb 0.6.1 defaults
+    assert (default.cosine_weight, default.ibn_weight, default.angle_weight, default.scale) == (0.0, 1.0, 0.02, 20.0)
 
 
-def test_multi_positive_padding_and_single_positive_groups():
-    emb = t(GROUP_EMB + [[5.0], [4.5], [5.2]])
-    # group 2: query 5, one positive (6), one negative (7) padded with -1
-    q, pos, neg = idx([0, 5]), idx([[1, 2], [6, -1]]), idx([[3, 4], [7, -1]])
-    src = MultiPositiveTripletLoss("mpt-src")(emb, q, pos, neg)
-    # group 2 adds one src term: 1 + 0.5 - 0.2 = 1.3 -> (2 + 1.3) / 5
-    assert src.item() == pytest.approx(3.3 / 5, abs=1e-4)
-    tgt = MultiPositiveTripletLoss("mpt-tgt")(emb, q, pos, neg)
-    assert tgt.item() == pytest.approx(1.0, abs=1e-4)  # a single positive has no target terms
+# Two groups with padding, points on a line (1-d embeddings, so distances are |x - y|):
+# group 1: source s=0 at 0, target t=1 at 1, co-cited c1=2 at 2 and c2=3 at -1.5, negatives n1=4 at 3, n2=5 at -2;
+# group 2: source 6 at 10, target 7 at 11, no co-cited paper, one negative 8 at 8; row 9 is in no group.
+MPT_EMB = [[0.0], [1.0], [2.0], [-1.5], [3.0], [-2.0], [10.0], [11.0], [8.0], [100.0]]
+MPT_GROUPS = (idx([0, 6]), idx([[1, 2, 3], [7, -1, -1]]), idx([[4, 5], [8, -1]]))
+E = math.exp
+# exponents of group 1 by hand: Σ_i Σ_j over i = c1, c2 and j = n1, n2
+SOURCE_TARGET = 2 * (E(1 - 3) + E(1 - 2))  # d(s,t) - d(s,n_j), once per co-cited paper
+SOURCE_COCITED = E(2 - 3) + E(2 - 2) + E(1.5 - 3) + E(1.5 - 2)  # d(s,c_i) - d(s,n_j)
+TARGET_COCITED = E(1 - 2) + E(1 - 3) + E(2.5 - 2) + E(2.5 - 3)  # d(t,c_i) - d(t,n_j)
+FALLBACK = math.log(1 + E(1 - 2))  # group 2: log(1 + exp(d(s,t) - d(s,n1)))
+MPT_HAND_VALUES = {
+    "mpt-tgt": (math.log(1 + SOURCE_TARGET + TARGET_COCITED) + FALLBACK) / 2,  # eq. 4
+    "mpt-src": (math.log(1 + SOURCE_TARGET + SOURCE_COCITED) + FALLBACK) / 2,  # eq. 5
+    "mpt-src-tgt": (math.log(1 + SOURCE_TARGET + SOURCE_COCITED + TARGET_COCITED) + FALLBACK) / 2,  # eq. 6
+}
+
+
+@pytest.mark.parametrize("name", ["mpt-tgt", "mpt-src", "mpt-src-tgt"])
+def test_mp_bert4cr_equations_hand_values_on_padded_groups(name):
+    loss = build_loss(name)(t(MPT_EMB), *MPT_GROUPS)
+    print(f"{name}: hand {MPT_HAND_VALUES[name]:.6f} code {loss.item():.6f}")
+    assert loss.item() == pytest.approx(MPT_HAND_VALUES[name], abs=1e-5)
+
+
+def test_mp_bert4cr_classes_and_group_values():
+    assert type(build_loss("mpt-tgt")) is TargetMultiPositiveLoss
+    assert type(build_loss("mpt-src")) is SourceMultiPositiveLoss
+    assert type(build_loss("mpt-src-tgt")) is SourceTargetMultiPositiveLoss
+    per_group = TargetMultiPositiveLoss().group_losses(t(MPT_EMB), *MPT_GROUPS)
+    assert per_group.tolist() == pytest.approx([math.log(1 + SOURCE_TARGET + TARGET_COCITED), FALLBACK], abs=1e-5)
+    # a group whose negatives are all padding contributes log(1) = 0
+    empty = TargetMultiPositiveLoss().group_losses(t(MPT_EMB), idx([0]), idx([[1, 2]]), idx([[-1, -1]]))
+    assert empty.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("name", ["mpt-tgt", "mpt-src", "mpt-src-tgt"])
+def test_mp_bert4cr_gradients_reach_exactly_the_rows_of_the_equation(name):
+    emb = t(MPT_EMB)
+    build_loss(name)(emb, *MPT_GROUPS).backward()
+    touched = (emb.grad.abs().sum(dim=1) > 0).tolist()
+    # every source (the query, also under mpt-tgt), target, co-cited paper and negative; never row 9
+    assert touched == [True] * 9 + [False]
+    # group 2: descent moves the source towards its target (right) and the negative away from it (left)
+    assert emb.grad[6, 0] < 0 and emb.grad[8, 0] > 0
+
 
 
 def test_graph_distillation_hand_values_and_mask():
@@ -122,22 +202,23 @@ def test_graph_distillation_hand_values_and_mask():
 
 
 def _similarities(name, emb, anchor, positive, negative):
-    if name == "angle":
+    if name == "angle-term":
         return angle_similarity(emb[anchor], emb[positive]), angle_similarity(emb[anchor], emb[negative])
     cos = torch.nn.functional.cosine_similarity
-    if name in ("infonce", "cosent"):
+    if name in ("infonce", "cosent", "angle"):
         return cos(emb[anchor], emb[positive]), cos(emb[anchor], emb[negative])
     l2 = torch.linalg.norm
     return -l2(emb[anchor] - emb[positive], dim=-1), -l2(emb[anchor] - emb[negative], dim=-1)
 
 
-@pytest.mark.parametrize("name", ["triplet", "infonce", "cosent", "angle"])
+@pytest.mark.parametrize("name", ["triplet", "infonce", "cosent", "angle-term", "angle"])
 def test_gradient_step_pulls_positives_and_pushes_negatives(name):
     torch.manual_seed(0)
     base = torch.randn(6, 8)
     anchor, positive, negative = idx([0, 3]), idx([1, 4]), idx([2, 5])
     emb = base.clone().requires_grad_(True)
-    loss_fn = build_loss(name, margin=100.0, temperature=1.0, scale=1.0)  # margin 100: every triplet active
+    # margin 100: every triplet active
+    loss_fn = build_loss(name, triplet_margin=100.0, temperature=1.0, ranking_scale=1.0)
     loss = loss_fn(emb, anchor, positive, negative)
     loss.backward()
     stepped = (base - 0.01 * emb.grad).detach()
@@ -147,24 +228,34 @@ def test_gradient_step_pulls_positives_and_pushes_negatives(name):
     assert loss_fn(stepped, anchor, positive, negative) < loss
 
 
-@pytest.mark.parametrize("variant", MultiPositiveTripletLoss.VARIANTS)
-def test_multi_positive_gradient_step_reduces_loss(variant):
-    emb = t(GROUP_EMB)
-    loss_fn = MultiPositiveTripletLoss(variant)
-    args = (idx([0]), idx([[1, 2]]), idx([[3, 4]]))
-    loss = loss_fn(emb, *args)
+@pytest.mark.parametrize("name", ["mpt-tgt", "mpt-src", "mpt-src-tgt"])
+def test_multi_positive_gradient_step_reduces_loss(name):
+    emb = t(MPT_EMB)
+    loss_fn = build_loss(name)
+    loss = loss_fn(emb, *MPT_GROUPS)
     loss.backward()
     stepped = (emb - 0.05 * emb.grad).detach()
-    if variant != "mpt-tgt":  # the source terms move positives/negatives relative to the query at 0
-        assert stepped[2, 0] < 3.0  # the far positive p2 moves towards the query
-        assert stepped[3, 0] > 2.0  # the violating negative n1 moves away from it
-    else:  # the target terms pull the two positives together
-        assert stepped[2, 0] - stepped[1, 0] < 3.0 - 1.0
-    assert loss_fn(stepped, *args) < loss
+    assert loss_fn(stepped, *MPT_GROUPS) < loss
 
 
-def test_build_loss_rejects_unknown_names():
-    with pytest.raises(ValueError, match="unknown loss 'foo'"):
+
+def test_registry_maps_every_name_to_its_class_and_flags():
+    assert LOSS_NAMES == ("triplet", "infonce", "cosent", "angle-term", "angle", "mpt-tgt", "mpt-src", "mpt-src-tgt")
+    assert {name: cls.__name__ for name, cls in LOSSES.items()}["angle-term"] == "AnglETermLoss"
+    assert all(type(build_loss(name)) is LOSSES[name] for name in LOSS_NAMES)
+    # flags the loss reads are applied, others ignored, None keeps the loss's default
+    infonce = build_loss("infonce", temperature=None, infonce_negatives="in-batch", similarity="dot", triplet_margin=3)
+    assert loss_settings(infonce) == {"temperature": 0.1, "infonce_negatives": "in-batch", "similarity": "dot"}
+    assert loss_settings(build_loss("triplet", triplet_margin=0.5)) == {"triplet_margin": 0.5, "distance": "l2"}
+    assert loss_settings(build_loss("mpt-tgt", triplet_margin=0.5)) == {"distance": "l2"}  # eqs. 4-6: no margin
+
+
+def test_build_loss_rejects_unknown_names_and_values():
+    with pytest.raises(ValueError, match="unknown loss 'foo'; choose one of triplet, infonce"):
         build_loss("foo")
     with pytest.raises(ValueError, match="unknown distance"):
         TripletMarginLoss(distance="manhattan")
+    with pytest.raises(ValueError, match="unknown InfoNCE negatives 'all'; choose one of explicit, in-batch"):
+        build_loss("infonce", infonce_negatives="all")
+    with pytest.raises(ValueError, match="unknown similarity 'l1'"):
+        build_loss("infonce", similarity="l1")

@@ -12,7 +12,7 @@ from scincl.io import write_json, write_jsonl, write_triples_csv
 from scincl.model import data as model_data
 from scincl.model.collator import DedupCollator, QueryBlockSampler
 from scincl.model.encoder import DocumentEncoder, load_backbone
-from scincl.model.losses import MultiPositiveTripletLoss, TripletMarginLoss
+from scincl.model.losses import SourceTargetMultiPositiveLoss, TripletMarginLoss
 from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
 
 
@@ -36,9 +36,12 @@ def test_read_triples_and_groups_and_convert_between_them(tmp_path):
     assert rows.kind == model_data.TRIPLETS and len(rows.rows) == 3
     groups = model_data.triplets_to_groups(rows)
     assert groups.rows == [("q", ["p1", "p2"], ["n1", "n2"]), ("r", ["p1"], ["n3"])]
-    write_jsonl(tmp_path / "g.jsonl", [{"query": "q", "positives": ["a", "b", "c"], "negatives": ["x", 5]}])
+    # groups: the current key query_paper_id and the older key query are both read
+    write_jsonl(tmp_path / "g.jsonl", [{"query_paper_id": "q", "positives": ["a", "b", "c"], "negatives": ["x", 5]},
+                                       {"query": "r", "positives": ["d"], "negatives": ["y"]}])
     read_groups = model_data.read_training_rows(tmp_path / "g.jsonl")
-    assert read_groups.rows == [("q", ["a", "b", "c"], ["x", "5"])]
+    assert read_groups.rows == [("q", ["a", "b", "c"], ["x", "5"]), ("r", ["d"], ["y"])]
+    read_groups.rows.pop()
     triplets = model_data.groups_to_triplets(read_groups)
     assert [r for r in triplets.rows] == [("q", ["a"], ["x"]), ("q", ["b"], ["5"]), ("q", ["c"], ["x"])]
 
@@ -64,7 +67,8 @@ def test_metadata_from_jsonl_and_scidocs_json_is_tokenised_once_and_cached(toy, 
                                               cache_dir=str(tmp_path / "cache"))
     assert len(papers.dataset) == 5
     first = papers.dataset[papers.row_of["graphs-0"]]
-    assert first["input_ids"] == tokenizer(toy["papers"][0]["title"])["input_ids"]
+    # no abstract: "title[SEP]" (the separator stays, as in the original SciNCL input)
+    assert first["input_ids"] == tokenizer(toy["papers"][0]["title"] + tokenizer.sep_token)["input_ids"]
     assert first["length"] == len(first["input_ids"])
 
     cache = str(tmp_path / "cache2")
@@ -101,6 +105,11 @@ def test_rows_with_papers_missing_from_metadata_are_counted_and_dropped(toy, tmp
     groups = model_data.triplets_to_groups(rows)
     group_dataset, group_report = model_data.build_example_dataset(groups, papers)
     assert group_report.rows_kept == len(groups.rows) - 1  # ghost-2's group has no query; graphs-0 keeps its others
+    # a group whose target (first positive) is missing is dropped: column 0 must stay the target
+    targetless = model_data.TrainingRows(model_data.GROUPS, [("graphs-0", ["ghost-1", "graphs-1"], ["galaxies-0"]),
+                                                             ("graphs-0", ["graphs-1", "ghost-1"], ["galaxies-0"])])
+    kept, kept_report = model_data.build_example_dataset(targetless, papers)
+    assert kept_report.rows_kept == 1 and kept["positives"] == [[papers.row_of["graphs-1"]]]
     none_left = model_data.TrainingRows(model_data.TRIPLETS, [("ghost-1", ["graphs-1"], ["graphs-2"])], "x.csv")
     with pytest.raises(InputError, match="no training rows left: all 1 need papers missing"):
         model_data.build_example_dataset(none_left, papers)
@@ -129,7 +138,7 @@ def test_dedup_collator_gives_the_same_loss_and_gradients_as_encoding_every_row(
     assert every_row["input_ids"].shape[0] == sum(rows_per_example)
     assert dedup["input_ids"].shape[0] < every_row["input_ids"].shape[0]
     encoder = DocumentEncoder(toy["backbone"], "cls").eval()  # eval: no dropout, so both runs are comparable
-    loss_fn = TripletMarginLoss() if kind == "triplets" else MultiPositiveTripletLoss("mpt-src-tgt")
+    loss_fn = TripletMarginLoss() if kind == "triplets" else SourceTargetMultiPositiveLoss()
     loss_a, grads_a = _loss_and_grads(encoder, loss_fn, dedup)
     loss_b, grads_b = _loss_and_grads(encoder, loss_fn, every_row)
     assert loss_a > 0 and loss_a == pytest.approx(loss_b, rel=1e-5)

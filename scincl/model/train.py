@@ -23,7 +23,7 @@ from scincl.model.encoder import (
     DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
     resolve_base_model, save_encoder,
 )
-from scincl.model.losses import LOSS_NAMES, build_loss
+from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings
 
 logger = logging.getLogger(__name__)
 
@@ -97,10 +97,16 @@ def train(
     bitfit: bool = False,
     max_sequence_length: int = 512,  # paper §4.3
     eval_triples_path: Optional[str] = None,
-    triplet_margin: float = 1.0,  # SPECTER/SciNCL
-    distance: str = "l2",
-    temperature: float = 0.05,
-    ranking_scale: float = 20.0,
+    # loss flags: None = the loss's own default, defined (with its source) in scincl/model/losses/
+    triplet_margin: Optional[float] = None,
+    distance: Optional[str] = None,
+    temperature: Optional[float] = None,
+    infonce_negatives: Optional[str] = None,
+    similarity: Optional[str] = None,
+    ranking_scale: Optional[float] = None,
+    cosine_weight: Optional[float] = None,
+    ibn_weight: Optional[float] = None,
+    angle_weight: Optional[float] = None,
     mlm_weight: float = 0.0,
     mlm_probability: float = 0.15,
     graph_embeddings_path: Optional[str] = None,
@@ -123,13 +129,18 @@ def train(
             checkpoints go to ``output_dir/checkpoint-N``. A finished run is reused unless ``override``.
         base_model_name_or_path: HF checkpoint; default SciBERT when in the local HF cache, else
             the packaged all-MiniLM-L6-v2.
-        loss: one of triplet, infonce, cosent, angle, mpt-src, mpt-tgt, mpt-src-tgt.
+        loss: one of triplet, infonce, cosent, angle-term, angle, mpt-tgt, mpt-src, mpt-src-tgt
+            (``scincl.model.losses``; README's loss table).
         pooling_strategy: ``cls`` (paper) or ``mean``.
         bitfit: train bias terms only (paper §7.2; learning rate 1e-4 unless given).
         max_sequence_length: tokens per paper (title [SEP] abstract).
         eval_triples_path: optional held-out rows; evaluation loss each epoch (or ``--eval_steps``).
-        triplet_margin / distance: margin and distance (l2, cosine) of the triplet and mpt losses.
-        temperature: InfoNCE temperature; ranking_scale: CoSENT/AnglE scale.
+        triplet_margin: triplet margin (1). distance: l2 | cosine, of the triplet and mpt-* losses (l2).
+        temperature / infonce_negatives (explicit | in-batch) / similarity (cos | dot): InfoNCE
+            (thesis defaults 0.1, explicit, cos).
+        ranking_scale: CoSENT / AnglE scale τ (20). cosine_weight / ibn_weight / angle_weight: the
+            weights of AnglE's three terms (angle-emb defaults 0, 1, 0.02).
+            Every loss flag left at None takes the loss's default.
         mlm_weight / mlm_probability: auxiliary MLM loss (paper A.7.8), off at weight 0.
         graph_embeddings_path / graph_entity_names_path / graph_distillation_weight: student-teacher
             MSE between text and graph similarities (paper A.7.9), off at weight 0.
@@ -147,6 +158,13 @@ def train(
 
     if loss not in LOSS_NAMES:
         raise InputError(f"unknown --loss {loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    try:
+        loss_module = build_loss(loss, triplet_margin=triplet_margin, distance=distance, temperature=temperature,
+                                 infonce_negatives=infonce_negatives, similarity=similarity,
+                                 ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
+                                 angle_weight=angle_weight)
+    except ValueError as exc:
+        raise InputError(f"--loss {loss}: {exc}") from None
     if pooling_strategy not in POOLING_STRATEGIES:
         raise InputError(f"unknown --pooling_strategy {pooling_strategy!r}; "
                          f"choose one of {', '.join(POOLING_STRATEGIES)}")
@@ -184,8 +202,6 @@ def train(
         trainable, total = apply_bitfit(backbone)
         logger.info("BitFit: training %d of %d parameters (bias terms)", trainable, total)
 
-    loss_module = build_loss(loss, margin=triplet_margin, distance=distance, temperature=temperature,
-                             scale=ranking_scale)
     rows = model_data.as_kind(model_data.read_training_rows(Path(train_triples_path)), loss_module.input_kind)
     eval_rows = None
     if eval_triples_path:
@@ -230,8 +246,8 @@ def train(
                 "output_dir": str(out), "base_model_name_or_path": base_model_name_or_path,
                 "resolved_base_model": base_model, "loss": loss, "pooling_strategy": pooling_strategy,
                 "bitfit": bitfit, "max_sequence_length": max_sequence_length,
-                "eval_triples_path": eval_triples_path, "triplet_margin": triplet_margin, "distance": distance,
-                "temperature": temperature, "ranking_scale": ranking_scale, "mlm_weight": mlm_weight,
+                "eval_triples_path": eval_triples_path, "loss_settings": loss_settings(loss_module),
+                "mlm_weight": mlm_weight,
                 "mlm_probability": mlm_probability, "graph_embeddings_path": graph_embeddings_path,
                 "graph_entity_names_path": graph_entity_names_path,
                 "graph_distillation_weight": graph_distillation_weight, "deduplicate_papers": deduplicate_papers,

@@ -1,0 +1,52 @@
+"""``--loss`` names -> loss classes, one registry (PyTorch-BigGraph's ``register_as`` shape).
+
+Each loss class registers itself under the name ``cli_pipeline.py train --loss`` uses and declares
+which ``train`` flags it reads (``flags``: train flag -> constructor argument). :func:`build_loss`
+builds the class from those flags; a flag left at ``None`` keeps the loss's own documented default.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Type
+
+from torch import nn
+
+LOSSES: Dict[str, Type[nn.Module]] = {}
+
+
+def register_loss(name: str) -> Callable[[Type[nn.Module]], Type[nn.Module]]:
+    """Class decorator: make the loss available as ``--loss name``."""
+
+    def register(cls: Type[nn.Module]) -> Type[nn.Module]:
+        if name in LOSSES:
+            raise ValueError(f"loss {name!r} is registered twice ({LOSSES[name].__name__}, {cls.__name__})")
+        LOSSES[name] = cls
+        cls.loss_name = name
+        return cls
+
+    return register
+
+
+def loss_names() -> List[str]:
+    """Registered ``--loss`` names, in registration order."""
+    return list(LOSSES)
+
+
+def build_loss(name: str, **flags: Any) -> nn.Module:
+    """The loss registered as ``name``, built from the ``train`` flags it declares.
+
+    Flags the loss does not read are ignored; ``None`` means "the loss's default".
+
+    >>> build_loss("triplet", triplet_margin=0.5).margin
+    0.5
+    """
+    if name not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}")
+    cls = LOSSES[name]
+    kwargs = {argument: flags[flag] for flag, argument in getattr(cls, "flags", {}).items()
+              if flags.get(flag) is not None}
+    return cls(**kwargs)
+
+
+def loss_settings(loss: nn.Module) -> Dict[str, Any]:
+    """The resolved settings of a built loss (its declared flags), e.g. for ``train_args.json``."""
+    return {flag: getattr(loss, argument) for flag, argument in getattr(type(loss), "flags", {}).items()}
