@@ -23,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("embed")
     papers = toy_topic_corpus(papers_per_topic=3, seed=5)
-    papers[1]["abstract"] = None  # a paper without abstract is embedded from its title
+    papers[1]["abstract"] = None  # a paper without abstract is embedded from "title[SEP]" (original input)
     records = [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers]
     write_jsonl(root / "metadata.jsonl.gz", records)
     bert = build_tiny_bert(root / "bert", toy_vocabulary())
@@ -37,7 +37,7 @@ def _reference(model_dir, records, pooling):
     backbone.eval()
     out = []
     for r in records:  # one paper at a time: no padding at all
-        text = r["title"] + (tokenizer.sep_token + r["abstract"] if r["abstract"] else "")
+        text = r["title"] + tokenizer.sep_token + (r["abstract"] or "")
         batch = tokenizer(text, return_tensors="pt")
         with torch.inference_mode():
             hidden = backbone(**batch).last_hidden_state

@@ -27,9 +27,10 @@ def tiny_bert(tmp_path_factory):
 
 def test_paper_text_joins_title_and_abstract_with_sep_token():
     assert paper_text("A title", "An abstract.", "[SEP]") == "A title[SEP]An abstract."
-    assert paper_text("A title", None, "[SEP]") == "A title"
-    assert paper_text(None, " An abstract ", "[SEP]") == "An abstract"
-    assert paper_text(None, "", "[SEP]") == ""
+    # always title + sep + abstract, a missing part empty (the original SciNCL README input)
+    assert paper_text("A title", None, "[SEP]") == "A title[SEP]"
+    assert paper_text(None, "An abstract", "[SEP]") == "[SEP]An abstract"
+    assert paper_text(None, "", "[SEP]") == "[SEP]"
 
 
 def test_cls_and_mean_pooling_respect_the_attention_mask():

@@ -1,12 +1,13 @@
 """Training data for the encoder: triples/groups + metadata -> tokenised, cached ``datasets`` tables.
 
 * Training rows come from a triples CSV (``query_paper_id,positive_id,negative_id``, DESIGN.md)
-  or a groups jsonl (``{"query": id, "positives": [...], "negatives": [...]}``, the multi-positive
-  miner's output). Triplet losses see triplets, group losses see groups; each form is converted
-  to the other when needed (:func:`groups_to_triplets`, :func:`triplets_to_groups`).
+  or a groups jsonl (``{"query_paper_id": id, "positives": [target, ...], "negatives": [...]}``,
+  :mod:`scincl.triples.groups`; the older key ``"query"`` is read too). Triplet losses see
+  triplets, group losses see groups; each form is converted to the other when needed
+  (:func:`groups_to_triplets`, :func:`triplets_to_groups`). A group's first positive is its target.
 * Papers are read from metadata jsonl(.gz) ``{"paper_id","title","abstract"}`` or a SciDocs
   ``paper_metadata_*.json`` dict, restricted to the papers the rows need, turned into
-  ``title + sep_token + abstract`` and tokenised once with ``datasets`` (``Dataset.from_generator``
+  ``title + sep_token + abstract`` (always, a missing part empty) and tokenised once with ``datasets`` (``Dataset.from_generator``
   then ``map``): the arrow cache under ``cache_dir`` is reused by later runs with the same file,
   tokenizer and ``max_sequence_length``.
 * Papers missing from the metadata are counted and reported; rows that need them are dropped.
@@ -22,6 +23,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.io import is_gzip_path, iter_jsonl, iter_triples_csv, read_json
+from scincl.triples.groups import NEGATIVES_KEY, POSITIVES_KEY, QUERY_KEY, group_query, group_triplets
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +34,12 @@ GROUPS = "groups"
 # ------------------------------------------------------------------------------------- texts
 
 def paper_text(title: Optional[str], abstract: Optional[str], sep_token: str) -> str:
-    """``title + sep_token + abstract`` (SPECTER/SciNCL input); a missing part drops the separator."""
-    title = (title or "").strip()
-    abstract = (abstract or "").strip()
-    if title and abstract:
-        return title + sep_token + abstract
-    return title or abstract
+    """``title + sep_token + abstract``, always: a missing part is empty, the separator stays.
+
+    The encoder input of the original SciNCL README (and SPECTER): a paper without abstract is
+    ``"Title[SEP]"``, one without title ``"[SEP]Abstract"``.
+    """
+    return (title or "") + sep_token + (abstract or "")
 
 
 def is_scidocs_metadata_file(path: Path) -> bool:
@@ -116,17 +118,18 @@ def read_training_rows(path: Path) -> TrainingRows:
     rows = []
     for line_no, record in iter_jsonl(path):
         if not isinstance(record, dict):
-            raise InputError("expected an object {query, positives, negatives}", path=path, line=line_no)
-        if record.get("query") in (None, ""):
-            raise InputError("group without 'query'", path=path, line=line_no, field="query")
+            raise InputError(f"expected an object {{{QUERY_KEY}, positives, negatives}}", path=path, line=line_no)
+        query = group_query(record)
+        if query in (None, ""):
+            raise InputError(f"group without '{QUERY_KEY}'", path=path, line=line_no, field=QUERY_KEY)
         members = []
-        for name in ("positives", "negatives"):
+        for name in (POSITIVES_KEY, NEGATIVES_KEY):
             value = record.get(name)
             if not isinstance(value, list) or not value:
                 raise InputError(f"'{name}' must be a non-empty list of paper ids", path=path, line=line_no,
                                  field=name)
             members.append([str(pid) for pid in value])
-        rows.append((str(record["query"]), members[0], members[1]))
+        rows.append((str(query), members[0], members[1]))
     if not rows:
         raise InputError("no groups in file", path=path)
     return TrainingRows(GROUPS, rows, str(path))
@@ -139,15 +142,16 @@ def groups_to_triplets(rows: TrainingRows) -> TrainingRows:
     """
     if rows.kind == TRIPLETS:
         return rows
-    out = []
-    for query, positives, negatives in rows.rows:
-        for i in range(max(len(positives), len(negatives))):
-            out.append((query, [positives[i % len(positives)]], [negatives[i % len(negatives)]]))
+    out = [(q, [p], [n]) for query, positives, negatives in rows.rows
+           for q, p, n in group_triplets(query, positives, negatives)]
     return TrainingRows(TRIPLETS, out, rows.source)
 
 
 def triplets_to_groups(rows: TrainingRows) -> TrainingRows:
-    """Triplets -> groups: all triplets of a query become one group (distinct ids, first-seen order)."""
+    """Triplets -> groups: all triplets of a query become one group (distinct ids, first-seen order).
+
+    The first positive seen becomes the group's target (``positive_index[:, 0]`` of the mpt losses).
+    """
     if rows.kind == GROUPS:
         return rows
     grouped: Dict[str, Tuple[Dict[str, None], Dict[str, None]]] = {}
@@ -188,7 +192,7 @@ def _tokenize_batch(batch: Dict[str, List[str]], tokenizer: Any, max_length: int
     encoded = tokenizer(texts, truncation=True, max_length=max_length)
     out = dict(encoded)
     out["length"] = [len(ids) for ids in encoded["input_ids"]]
-    out["is_empty"] = [not text for text in texts]
+    out["is_empty"] = [not t and not a for t, a in zip(batch["title"], batch["abstract"])]
     return out
 
 
@@ -265,7 +269,7 @@ def build_example_dataset(rows: TrainingRows, papers: TokenizedPapers) -> Tuple[
 
     Triplets get columns ``query, positive, negative``; groups ``query, positives, negatives``.
     A triplet with a missing paper is dropped; a group loses its missing members and is dropped
-    when its query or all of its positives or negatives are missing.
+    when its query, its target (first positive) or all of its negatives are missing.
     """
     import datasets
 
@@ -279,7 +283,7 @@ def build_example_dataset(rows: TrainingRows, papers: TokenizedPapers) -> Tuple[
                 missing.setdefault(pid)
         pos_rows = [row_of[p] for p in pos if p in row_of]
         neg_rows = [row_of[n] for n in neg if n in row_of]
-        if query not in row_of or not pos_rows or not neg_rows:
+        if query not in row_of or not pos or pos[0] not in row_of or not neg_rows:
             continue
         if rows.kind == TRIPLETS and (len(pos_rows) != len(pos) or len(neg_rows) != len(neg)):
             continue

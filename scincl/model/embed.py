@@ -106,9 +106,9 @@ def embed(
     if max_positions and max_sequence_length > max_positions:
         max_sequence_length = int(max_positions)
     texts = [paper_text(title, abstract, tokenizer.sep_token) for title, abstract in parts]
-    empty = sum(1 for t in texts if not t)
+    empty = sum(1 for title, abstract in parts if not title and not abstract)
     if empty:
-        logger.warning("%d papers have neither title nor abstract (embedded from an empty text)", empty)
+        logger.warning("%d papers have neither title nor abstract (embedded from the separator alone)", empty)
     target = torch.device(device) if device else default_device()
     logger.info("embedding %d papers with %s (%s pooling, %d tokens, %s)", len(texts), model_dir_or_name, pooling,
                 max_sequence_length, target)
