@@ -10,6 +10,9 @@ import logging
 from typing import Any, Optional, Sequence
 
 from scincl.cli import commands_of, run_cli
+from scincl.triples.config import (
+    COCITATION_NEGATIVES_COUNT, COCITATION_POSITIVES_COUNT, COCITATION_POWER, DEFAULT_ANN_NORMALIZE_EMBEDDINGS,
+)
 
 logger = logging.getLogger("cli_triples")
 
@@ -33,7 +36,7 @@ def get_knn_triples(
     ann_metric: str = "inner_product",
     ann_backend: str = "faiss",
     ann_index_path: Optional[str] = None,
-    ann_normalize_embeddings: bool = False,
+    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS,
     ann_batch_size: int = 512,
     ann_device: int = -1,
     faiss_string_factory: str = "Flat",
@@ -54,6 +57,8 @@ def get_knn_triples(
 
     Inputs: --graph_paper_ids_path entity_names_paper_id_0.json --graph_embeddings_path embeddings.h5
     (or .npy); the faiss index is built at --ann_index_path (default <output>.faiss) or reused.
+    Embeddings are L2-normalised for the search by default (the original README's build_faiss --do_normalize,
+    shared with run_specter); --noann_normalize_embeddings searches the raw vectors.
     --query_papers: 'all' (default), a count, a ratio in (0, 1], or a JSON list file of paper ids.
     --include_paper_ids IDS.json limits the corpus (index, queries, candidates) to those papers, e.g. the
     ones with texts. An existing output is reused unless --override; an existing index is reused.
@@ -168,17 +173,24 @@ def get_cocitation_triples(
     groups_output_path: Optional[str] = None,
     cocitations_input_path: Optional[str] = None,
     query_papers: Any = None,
-    positives_count: int = 5,
-    negatives_count: int = 5,
-    power: float = 0.75,
+    positives_count: int = COCITATION_POSITIVES_COUNT,
+    negatives_count: int = COCITATION_NEGATIVES_COUNT,
+    power: float = COCITATION_POWER,
     min_cocitation_count: int = 1,
     seed: int = 0,
+    workers: Optional[int] = None,
     override: bool = False,
 ) -> None:
-    """Co-citation noise sampling: positives drawn with P ~ cocitation_count^power among co-cited papers,
-    negatives with P ~ citation_count^power among the rest (power 0.75). Writes triples CSV (--output_path)
-    and/or multi-positive groups jsonl {"query","positives","negatives"} (--groups_output_path).
+    """MP-BERT4CR groups: one per citation edge s -> t of the graph (s = source/query, t = target).
+
+    Positives = [t, up to --positives_count (3) papers co-cited with t, drawn without replacement with
+    P ~ cocitation_count(t, c)^power (eq. 1)]; negatives = --negatives_count (4) papers not cited by s,
+    P ~ citation_count^power (eq. 2); --power 0.75. Writes groups jsonl
+    {"query_paper_id": s, "positives": [t, c1, ...], "negatives": [...]} (--groups_output_path; first positive
+    = the target) and/or triples CSV (--output_path; i-th positive with i-th negative, shorter list cycling).
     Co-citation counts from --cocitations_input_path (a<TAB>b<TAB>count) or computed from the citations.
+    --query_papers selects source papers ('all', a count, a ratio or a JSON id list). Same --seed =
+    byte-identical output for any --workers (default: all CPUs).
     (Continuous co-citation = get_knn_triples on co-citation-graph embeddings.)
     """
     from scincl.triples.cocitation import get_cocitation_triples as run
@@ -186,7 +198,7 @@ def get_cocitation_triples(
     run(citations_input_path, output_path=output_path, groups_output_path=groups_output_path,
         cocitations_input_path=cocitations_input_path, query_papers=query_papers,
         positives_count=positives_count, negatives_count=negatives_count, power=power,
-        min_cocitation_count=min_cocitation_count, seed=seed, override=override)
+        min_cocitation_count=min_cocitation_count, seed=seed, workers=workers, override=override)
 
 
 def get_pairs(

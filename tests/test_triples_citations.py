@@ -10,7 +10,8 @@ from scipy.stats import chisquare
 from scincl.errors import InputError
 from scincl.io import iter_triples_csv, read_jsonl
 from scincl.triples.citation_graph import Csr, build_citation_graph
-from scincl.triples.cocitation import get_cocitation_triples, noise_sample_block
+from scincl.triples import cocitation
+from scincl.triples.cocitation import GroupSampler, get_cocitation_triples
 from scincl.triples.pairs import get_pairs
 from scincl.triples.specter_like import get_specter_like_triples
 
@@ -52,39 +53,86 @@ def test_specter_like_bidirectional_and_counts(tmp_path):
         get_specter_like_triples(cits, tmp_path / "d.csv", easy_negatives_count=1)
 
 
-def test_noise_distribution_frequencies_match_expected_probabilities():
-    # one query (node 0) co-cited with nodes 1..4 (counts 1, 2, 4, 8); nodes 5..9 have citation counts
-    n = 10
+def _toy_sampler(cocited_count, negatives_count, cocitation_counts, negative_weights, extra_edges=()):
+    """Paper 0 = source s citing paper 1 = target t; t co-cited with papers 2.. (given counts)."""
+    n = len(negative_weights)
+    others = np.arange(2, 2 + len(cocitation_counts))
+    src = np.concatenate([np.ones(len(others), dtype=np.int64), others])
+    dst = np.concatenate([others, np.ones(len(others), dtype=np.int64)])
+    counts = np.concatenate([cocitation_counts, cocitation_counts]).astype(float)
+    cited = [(0, 1), *extra_edges]
+    outbound = Csr.from_edges(np.array([a for a, _ in cited]), np.array([b for _, b in cited]), n)
+    return GroupSampler(outbound=outbound, cocitations=Csr.from_edges(src, dst, n, data=counts),
+                        negative_weights=np.asarray(negative_weights, dtype=float) ** 0.75,
+                        cocited_count=cocited_count, negatives_count=negatives_count, power=0.75)
+
+
+def test_groups_sampler_follows_the_three_quarter_power_laws_over_10k_draws():
+    # t co-cited with papers 2..5 (counts 1, 2, 4, 8); negatives among 6..9 (citation counts 1, 2, 4, 8);
+    # s (0) and t (1) have large citation counts but are never negatives (s itself; t is cited by s)
     counts = np.array([1, 2, 4, 8], dtype=float)
-    cocit = Csr.from_edges(np.zeros(4, dtype=np.int64), np.arange(1, 5), n, data=counts)
-    citation_counts = np.array([3, 9, 9, 9, 9, 1, 2, 4, 8, 16], dtype=float)
-    queries = np.zeros(20000, dtype=np.int64)
-    pos, neg, ok = noise_sample_block(queries, cocit, citation_counts ** 0.75, 1, 1, 0.75,
-                                      np.random.default_rng(0))
-    assert ok.all()
-    observed_pos = np.bincount(pos[:, 0], minlength=n)[1:5]
-    expected_pos = counts ** 0.75 / (counts ** 0.75).sum() * len(queries)
-    assert chisquare(observed_pos, expected_pos).pvalue > 0.01
-    # negatives: never the query or a co-cited paper; P ~ citation_count^0.75 over the rest
-    assert set(np.unique(neg)) <= set(range(5, 10))
-    w = citation_counts[5:] ** 0.75
-    assert chisquare(np.bincount(neg[:, 0], minlength=n)[5:], w / w.sum() * len(queries)).pvalue > 0.01
+    sampler = _toy_sampler(1, 1, counts, [50, 50, 0, 0, 0, 0, 1, 2, 4, 8])
+    draws = 10_000
+    cocited, negatives = sampler.sample(np.zeros(draws, dtype=np.int64), np.ones(draws, dtype=np.int64),
+                                        np.random.default_rng(0))
+    expected = counts ** 0.75 / (counts ** 0.75).sum()  # eq. 1
+    observed = np.bincount(cocited[:, 0], minlength=10)[2:6] / draws
+    assert np.abs(observed - expected).max() < 0.015  # 10k draws: standard error < 0.005
+    assert chisquare(observed * draws, expected * draws).pvalue > 0.001
+    assert set(np.unique(negatives)) == {6, 7, 8, 9}  # eq. 2 support: never s, t or a co-cited paper
+    observed = np.bincount(negatives[:, 0], minlength=10)[6:] / draws
+    assert np.abs(observed - expected).max() < 0.015
+    assert chisquare(observed * draws, expected * draws).pvalue > 0.001
 
 
-def test_cocitation_groups_and_triples(tmp_path):
-    # r1..r3 each cite a, b, c; r1 also cites d: a is co-cited with b, c (3x) and d (1x)
+def test_groups_sampler_takes_up_to_n_cocited_never_the_source_and_excludes_cited_negatives():
+    # t co-cited with 2, 3 and with the source 0 itself; s cites t and 4: 4 is never a negative
+    sampler = _toy_sampler(3, 2, np.array([1, 1]), [1, 1, 1, 1, 1, 1, 1], extra_edges=[(0, 4)])
+    sampler.cocitations = Csr.from_edges(np.array([1, 1, 1, 2, 3, 0]), np.array([2, 3, 0, 1, 1, 1]), 7,
+                                         data=np.array([1.0, 1.0, 5.0, 1.0, 1.0, 5.0]))
+    cocited, negatives = sampler.sample(np.zeros(500, dtype=np.int64), np.ones(500, dtype=np.int64),
+                                        np.random.default_rng(1))
+    assert cocited.shape == (500, 3) and (cocited[:, 2] == -1).all()  # only 2 co-cited papers besides s
+    assert {frozenset(row[:2]) for row in cocited.tolist()} == {frozenset({2, 3})}
+    assert set(np.unique(negatives)) == {5, 6}  # not s (0), t (1), cited 4, co-cited 2, 3
+    lonely = _toy_sampler(3, 1, np.array([], dtype=float), [1, 1, 1, 1])
+    cocited, _ = lonely.sample(np.zeros(3, dtype=np.int64), np.ones(3, dtype=np.int64), np.random.default_rng(0))
+    assert (cocited == -1).all()  # a target co-cited with nothing keeps an empty list
+
+
+def test_cocitation_groups_one_per_edge_target_first_and_identical_for_any_workers(tmp_path, monkeypatch):
+    # r1..r3 each cite a, b, c; r1 also cites d; r4 cites d, e; r5 cites f..j
     edges = ([(r, t) for r in ("r1", "r2", "r3") for t in "abc"] + [("r1", "d"), ("r4", "d"), ("r4", "e")]
              + [("r5", t) for t in "fghij"])
     cits = write_tsv(tmp_path / "c.tsv", edges)
+    monkeypatch.setattr(cocitation, "EDGES_PER_BLOCK", 4)  # several blocks on a toy graph
     stats = get_cocitation_triples(cits, output_path=tmp_path / "t.csv", groups_output_path=tmp_path / "g.jsonl",
-                                   positives_count=2, negatives_count=2, seed=1)
-    groups = {g["query"]: g for g in read_jsonl(tmp_path / "g.jsonl")}
-    assert set(groups) == set("abcdfghij")  # e is co-cited with d only; r1..r5 with nothing
-    assert set(groups["a"]["positives"]) <= {"b", "c", "d"} and len(set(groups["a"]["positives"])) == 2
-    for q, g in groups.items():  # negatives are cited papers outside the query's co-citations
-        assert not set(g["negatives"]) & set(groups[q]["positives"]) and q not in g["negatives"]
-    assert stats["triples"] == 18 and stats["queries_without_enough_cocitations"] == 6
-    assert len(list(iter_triples_csv(tmp_path / "t.csv"))) == 18
+                                   negatives_count=2, seed=1, workers=1)
+    groups = list(read_jsonl(tmp_path / "g.jsonl"))
+    assert [(g["query_paper_id"], g["positives"][0]) for g in groups] == sorted(edges)  # one group per edge
+    cocited_with = {}
+    for r, _ in edges:
+        refs = {t for s, t in edges if s == r}
+        for t in refs:
+            cocited_with.setdefault(t, set()).update(refs - {t})
+    cited_by = {r: {t for s, t in edges if s == r} for r, _ in edges}
+    for g in groups:
+        s, (t, *cocited), negatives = g["query_paper_id"], g["positives"], g["negatives"]
+        assert len(cocited) == min(3, len(cocited_with[t])) and set(cocited) <= cocited_with[t]
+        assert len(negatives) == 2 and not set(negatives) & (cited_by[s] | {s} | set(cocited))
+    assert stats["groups"] == 17 and stats["sources"] == 5 and stats["targets_without_cocitations"] == 0
+    assert stats["groups_with_fewer_cocited"] == 1  # r4 -> e: e is co-cited with d only
+    assert stats["triples"] == len(list(iter_triples_csv(tmp_path / "t.csv"))) == 17 * 4 - 2  # max(P, N) rows
+    for workers in (2, 3):
+        get_cocitation_triples(cits, output_path=tmp_path / f"t{workers}.csv",
+                               groups_output_path=tmp_path / f"g{workers}.jsonl.gz", negatives_count=2, seed=1,
+                               workers=workers)
+        assert (tmp_path / f"t{workers}.csv").read_bytes() == (tmp_path / "t.csv").read_bytes()
+        assert list(read_jsonl(tmp_path / f"g{workers}.jsonl.gz")) == groups
+    get_cocitation_triples(cits, groups_output_path=tmp_path / "other.jsonl", negatives_count=2, seed=2)
+    assert list(read_jsonl(tmp_path / "other.jsonl")) != groups
+    with pytest.raises(InputError, match="--negatives_count >= 1"):
+        get_cocitation_triples(cits, groups_output_path=tmp_path / "x.jsonl", negatives_count=0)
 
 
 def test_pairs_relations_union_intersection_and_balance(tmp_path):

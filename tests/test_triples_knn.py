@@ -210,3 +210,17 @@ def test_cli_writes_triples_and_reports_bad_input(arc_graph, tmp_path, repo_root
     assert bad.stderr.strip().splitlines()[-1] == (
         "cli_triples.py: error: --hard_negatives_k_max=500 is beyond the index: it holds 100 papers, "
         "so a query has at most 99 neighbours")
+
+
+def test_get_knn_triples_and_run_specter_share_one_normalisation_default():
+    import inspect
+
+    import cli_triples
+    from scincl.pipeline.settings import RunSettings
+    from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+    from scincl.triples.knn_miner import get_knn_triples
+
+    assert DEFAULT_ANN_NORMALIZE_EMBEDDINGS is True  # the original README's build_faiss --do_normalize
+    for function in (get_knn_triples, cli_triples.get_knn_triples):
+        assert inspect.signature(function).parameters["ann_normalize_embeddings"].default is True
+    assert RunSettings().ann_do_normalize is True

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
 
@@ -76,7 +78,7 @@ class RunSettings:
     ann_metric: str = "inner_product"
     ann_backend: str = "faiss"
     ann_index_path: Optional[str] = None
-    ann_do_normalize: bool = True  # README build_faiss --do_normalize: inner product = cosine
+    ann_do_normalize: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS  # README build_faiss --do_normalize (triples/config.py)
     faiss_string_factory: str = "Flat"
     ann_device: int = 0  # first GPU when faiss has one, else CPU
     triples_source: str = "knn"

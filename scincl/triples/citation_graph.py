@@ -121,13 +121,15 @@ def remove_pairs(segment: np.ndarray, values: np.ndarray, drop_segment: np.ndarr
 
 
 def sample_segments(segment: np.ndarray, values: np.ndarray, n_segments: int, count: int,
-                    rng: np.random.Generator, weights: Optional[np.ndarray] = None) -> np.ndarray:
+                    rng: np.random.Generator, weights: Optional[np.ndarray] = None,
+                    up_to: bool = False) -> np.ndarray:
     """``count`` distinct values per segment without replacement, ``[n_segments, count]``.
 
     Uniform, or with ``weights`` the Efraimidis-Spirakis scheme (each value gets an exponential
     key with rate ``weight``; the ``count`` smallest keys win), so a single draw picks a value with
     probability ``weight / sum(weights of its segment)``. Segments with fewer than ``count``
-    values (or fewer with positive weight) get a row of ``-1``.
+    values (or fewer with positive weight) get a row of ``-1``; with ``up_to`` they keep all their
+    values (in drawn order) and are padded with ``-1``.
     """
     out = np.full((n_segments, count), -1, dtype=np.int64)
     if count == 0 or len(values) == 0:
@@ -148,6 +150,10 @@ def sample_segments(segment: np.ndarray, values: np.ndarray, n_segments: int, co
     enough = sizes >= count
     if enough.any():
         out[enough] = values[starts[enough, None] + np.arange(count)[None, :]]
+    if up_to and (~enough).any():
+        rank = np.arange(len(values)) - starts[segment]
+        few = ~enough[segment]
+        out[segment[few], rank[few]] = values[few]
     return out
 
 

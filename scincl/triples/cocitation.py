@@ -1,23 +1,35 @@
-"""Discrete co-citation noise-distribution sampling (MP-BERT4CR; the co-citation thesis).
+"""MP-BERT4CR groups: discrete co-citation noise-distribution sampling over citation edges.
 
-For a query paper q with co-cited papers C(q):
+MP-BERT4CR (Zhang & Ma 2021, §3; also the co-citation thesis) builds one training group per
+citation edge ``s → t`` of the training graph:
 
-- positives: ``positives_count`` distinct papers of C(q), drawn with probability proportional to
-  ``cocitation_count(q, p) ** power`` (Efraimidis-Spirakis without replacement);
-- negatives: ``negatives_count`` distinct papers outside C(q) and q, drawn with probability
-  proportional to ``citation_count ** power`` (word2vec's unigram^0.75 noise distribution; papers
-  never cited have weight 0 and are never drawn).
+- **source** ``s``: the citing paper (the group's query);
+- **target** ``t``: a paper ``s`` cites (the group's first positive);
+- **co-cited positives** ``c¹ … cⁿ``: up to ``n`` distinct papers co-cited with ``t`` (some paper
+  cites both), drawn without replacement with probability ∝ ``cocitation_count(t, c) ** ¾``
+  (eq. 1, Efraimidis-Spirakis); ``s`` and ``t`` themselves are never among them; a target
+  co-cited with nothing keeps an empty list (the losses then fall back to the target terms);
+- **negatives** ``n¹ … nᵐ``: ``m`` distinct papers not cited by ``s`` (and neither ``s`` nor one of
+  the group's positives), drawn ∝ ``citation_count ** ¾`` (eq. 2, word2vec's unigram^¾ noise
+  distribution; papers never cited have weight 0 and are never drawn).
 
-Emits multi-positive groups (jsonl ``{"query", "positives", "negatives"}``, the format the
-multi-positive losses read) and/or plain triples (i-th positive with i-th negative).
+Defaults ``n = 3``, ``m = 4`` (paper §5.2: at most 3 co-cited positives, 4 negatives), exponent ¾
+(:mod:`scincl.triples.config`).
+Output: groups jsonl ``{"query_paper_id": s, "positives": [t, c¹, …], "negatives": […]}``
+(:mod:`scincl.triples.groups`) and/or a triples CSV (i-th positive with i-th negative, the shorter
+list cycling). Edges are processed in fixed blocks, each with its own random stream
+``numpy.random.default_rng([seed, 3, block])``, so the output is byte-identical for any ``--workers``.
 The *continuous* co-citation variant is :func:`scincl.triples.knn_miner.get_knn_triples` run on
 co-citation-graph embeddings (``biggraph_configs/cocitations_768d_dot.py``).
 """
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -25,6 +37,8 @@ from tqdm.auto import tqdm
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json, write_jsonl, write_triples_csv
 from scincl.triples.citation_graph import CitationGraph, Csr, build_citation_graph, padded, sample_segments
+from scincl.triples.config import COCITATION_NEGATIVES_COUNT, COCITATION_POSITIVES_COUNT, COCITATION_POWER
+from scincl.triples.groups import group_record, group_triplets
 from scincl.triples.knn_miner import args_path
 from scincl.triples.queries import QueryPapers
 from scincl.triples.specter_like import candidate_query_codes
@@ -32,8 +46,7 @@ from scincl.triples.strategies import NotEnoughCandidates, random_rows
 
 logger = logging.getLogger(__name__)
 
-BLOCK_SIZE = 1024
-DEFAULT_POWER = 0.75  # word2vec noise distribution exponent (Mikolov et al. 2013), MP-BERT4CR
+EDGES_PER_BLOCK = 4096  # fixed block size: the random streams (and so the output) never depend on --workers
 
 
 def cocitation_csr(graph: CitationGraph, pairs: Iterable[Tuple[str, str, int]], min_count: int = 1) -> Csr:
@@ -66,29 +79,95 @@ def cocitation_pairs_from_graph(graph: CitationGraph) -> Iterable[Tuple[str, str
     return ((a, b, c) for (a, b), c in count_cocitations(lists).items())
 
 
-def noise_sample_block(
-    queries: np.ndarray,
-    cocitations: Csr,
-    negative_weights: np.ndarray,
-    positives_count: int,
-    negatives_count: int,
-    power: float,
-    rng: np.random.Generator,
-) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Positives ``[n, c+]``, negatives ``[n, c-]`` and the mask of queries with enough co-cited papers."""
-    n = len(queries)
-    seg, pos = cocitations.positions(queries)
-    candidates = cocitations.indices[pos]
-    weights = cocitations.data[pos] ** power
-    positives = sample_segments(seg, candidates, n, positives_count, rng, weights=weights)
-    ok = (positives >= 0).all(axis=1)
-    negatives = np.full((n, negatives_count), -1, dtype=np.int64)
-    if ok.any() and negatives_count:
-        rows = np.flatnonzero(ok)
-        exclude = padded(seg, candidates, n)[rows]
-        negatives[rows] = random_rows(queries[rows], len(negative_weights), negatives_count, rng,
-                                      exclude=exclude, weights=negative_weights)
-    return positives, negatives, ok
+@dataclass
+class GroupSampler:
+    """Everything a block of edges needs: the graph's CSRs and the noise distributions (plain arrays)."""
+
+    outbound: Csr
+    cocitations: Csr
+    negative_weights: np.ndarray  # [papers] citation_count ** power
+    cocited_count: int
+    negatives_count: int
+    power: float
+
+    def sample(self, sources: np.ndarray, targets: np.ndarray, rng: np.random.Generator
+               ) -> Tuple[np.ndarray, np.ndarray]:
+        """Co-cited positives ``[E, n]`` and negatives ``[E, m]`` (padded with ``-1``) for edges ``s → t``."""
+        n_edges = len(sources)
+        seg, pos = self.cocitations.positions(targets)
+        candidates = self.cocitations.indices[pos]
+        weights = self.cocitations.data[pos] ** self.power
+        weights = np.where(candidates == sources[seg], 0.0, weights)  # the source is never its own positive
+        cocited = sample_segments(seg, candidates, n_edges, self.cocited_count, rng, weights=weights, up_to=True)
+        ref_seg, refs = self.outbound.gather(sources)  # every paper s cites, the target included
+        excluded = np.concatenate([padded(ref_seg, refs, n_edges), cocited], axis=1)
+        negatives = random_rows(sources, len(self.negative_weights), self.negatives_count, rng,
+                                exclude=excluded, weights=self.negative_weights)
+        return cocited, negatives
+
+
+_WORKER_STATE: Dict[str, Any] = {}
+
+
+def _init_worker(sampler: GroupSampler, sources: np.ndarray, targets: np.ndarray, seed: int) -> None:
+    _WORKER_STATE.update(sampler=sampler, sources=sources, targets=targets, seed=seed)
+
+
+def _sample_block(block: int) -> Tuple[np.ndarray, np.ndarray]:
+    state = _WORKER_STATE
+    start, stop = block * EDGES_PER_BLOCK, (block + 1) * EDGES_PER_BLOCK
+    return state["sampler"].sample(state["sources"][start:stop], state["targets"][start:stop],
+                                   np.random.default_rng([state["seed"], 3, block]))
+
+
+def sample_groups(sampler: GroupSampler, sources: np.ndarray, targets: np.ndarray, seed: int,
+                  workers: int = 1) -> Tuple[np.ndarray, np.ndarray]:
+    """Groups of all edges ``sources[i] → targets[i]``: ``(cocited [E, n], negatives [E, m])``.
+
+    Blocks of :data:`EDGES_PER_BLOCK` edges, block ``b`` drawn from ``default_rng([seed, 3, b])``;
+    ``workers`` processes share the blocks, results come back in block order (same output for any
+    ``workers``).
+    """
+    blocks = range(-(-len(sources) // EDGES_PER_BLOCK))
+    workers = max(1, min(int(workers), len(blocks)))
+    bar = dict(desc="co-citation groups", unit="block", total=len(blocks), disable=len(blocks) <= 1)
+    try:
+        if workers == 1:
+            _init_worker(sampler, sources, targets, seed)
+            results = [_sample_block(b) for b in tqdm(blocks, **bar)]
+        else:
+            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods()
+                                                  else "spawn")
+            with context.Pool(workers, initializer=_init_worker, initargs=(sampler, sources, targets, seed)) as pool:
+                results = list(tqdm(pool.imap(_sample_block, blocks), **bar))
+    except NotEnoughCandidates as exc:
+        raise InputError(f"negatives: {exc}") from None
+    finally:
+        _WORKER_STATE.clear()
+    width = lambda i, count: np.concatenate([r[i] for r in results]) if results else np.zeros((0, count), np.int64)  # noqa: E731
+    return width(0, sampler.cocited_count), width(1, sampler.negatives_count)
+
+
+def source_edges(graph: CitationGraph, query_papers: QueryPapers, seed: int) -> Tuple[np.ndarray, np.ndarray, int]:
+    """``(sources, targets, papers without citations)``: the edges of the selected citing papers.
+
+    ``--query_papers`` selects source papers (``all``, a count, a ratio or a JSON id list); a count
+    or ratio counts papers that cite something. Edges are in source order, targets sorted.
+    """
+    candidates, wanted = candidate_query_codes(graph, query_papers, seed)
+    cites = graph.outbound.degree(candidates) > 0
+    without = int((~cites).sum()) if wanted is None else 0
+    sources = candidates[cites]
+    if wanted is not None:
+        sources = sources[:wanted]
+    seg, targets = graph.outbound.gather(sources)
+    return sources[seg], targets, without
+
+
+def _records(ids: np.ndarray, sources: np.ndarray, targets: np.ndarray, cocited: np.ndarray,
+             negatives: np.ndarray) -> Iterator[Tuple[str, List[str], List[str]]]:
+    for s, t, cc, nn in zip(sources, targets, cocited, negatives):
+        yield ids[s], [ids[t], *ids[cc[cc >= 0]]], ids[nn].tolist()
 
 
 def get_cocitation_triples(
@@ -97,30 +176,29 @@ def get_cocitation_triples(
     groups_output_path: Optional[PathLike] = None,
     cocitations_input_path: Optional[PathLike] = None,
     query_papers: QueryPapers = None,
-    positives_count: int = 5,
-    negatives_count: int = 5,
-    power: float = DEFAULT_POWER,
+    positives_count: int = COCITATION_POSITIVES_COUNT,
+    negatives_count: int = COCITATION_NEGATIVES_COUNT,
+    power: float = COCITATION_POWER,
     min_cocitation_count: int = 1,
     seed: int = 0,
+    workers: Optional[int] = None,
     override: bool = False,
 ) -> Dict[str, int]:
-    """Co-citation noise-distribution samples -> triples CSV (``output_path``) and/or groups jsonl.
+    """MP-BERT4CR groups (one per citation edge) -> groups jsonl and/or triples CSV; returns the counts.
 
+    ``positives_count`` = ``n``, the most co-cited positives per group besides the target (3);
+    ``negatives_count`` = ``m`` (4); ``power`` = the exponent of both noise distributions (¾).
     Citation counts (negative weights) come from ``citations.tsv``; co-citation counts from
     ``cocitations_input_path`` (``a<TAB>b<TAB>count``, cli_s2orc get_cocitations) or, when absent,
-    are computed from the citations. Queries with fewer than ``positives_count`` co-cited papers
-    are skipped and counted. Returns the counts.
+    from the citations. ``workers`` processes (default: all CPUs) never change the output.
     """
     from scincl.graph.citations import read_citations_tsv
     from scincl.graph.cocitations import read_cocitations_tsv
 
     if output_path is None and groups_output_path is None:
         raise InputError("give --output_path (triples CSV) and/or --groups_output_path (jsonl groups)")
-    if output_path is not None and positives_count != negatives_count:
-        raise InputError(f"triples pair the i-th positive with the i-th negative: --positives_count "
-                         f"({positives_count}) must equal --negatives_count ({negatives_count})")
-    if positives_count < 1 or negatives_count < 0 or power < 0:
-        raise InputError("--positives_count must be >= 1, --negatives_count >= 0 and --power >= 0")
+    if positives_count < 0 or negatives_count < 1 or power < 0:
+        raise InputError("--positives_count must be >= 0, --negatives_count >= 1 and --power >= 0")
     outputs = [Path(p) for p in (output_path, groups_output_path) if p is not None]
     if all(p.exists() for p in outputs) and not override:
         logger.info("%s exist; reusing (pass --override to rebuild)", ", ".join(map(str, outputs)))
@@ -128,45 +206,27 @@ def get_cocitation_triples(
     graph = build_citation_graph(read_citations_tsv(citations_input_path))
     pairs = (read_cocitations_tsv(cocitations_input_path) if cocitations_input_path
              else cocitation_pairs_from_graph(graph))
-    cocitations = cocitation_csr(graph, pairs, min_count=min_cocitation_count)
-    negative_weights = graph.inbound.degree().astype(np.float64) ** power
-    candidates, wanted = candidate_query_codes(graph, query_papers, seed)
-    q_all, p_all, n_all = [], [], []
-    stats = {"queries_without_enough_cocitations": 0}
-    done = 0
-    for b, start in enumerate(tqdm(range(0, len(candidates), BLOCK_SIZE), desc="co-citation sampling",
-                                   unit="block", disable=len(candidates) <= BLOCK_SIZE)):
-        queries = candidates[start:start + BLOCK_SIZE]
-        try:
-            pos, neg, ok = noise_sample_block(queries, cocitations, negative_weights, positives_count,
-                                              negatives_count, power, np.random.default_rng([seed, 2, b]))
-        except NotEnoughCandidates as exc:
-            raise InputError(f"negatives: {exc}") from None
-        stats["queries_without_enough_cocitations"] += int((~ok).sum())
-        rows = np.flatnonzero(ok)
-        if wanted is not None:
-            rows = rows[:wanted - done]
-        done += len(rows)
-        q_all.append(queries[rows])
-        p_all.append(pos[rows])
-        n_all.append(neg[rows])
-        if wanted is not None and done >= wanted:
-            break
-    q = np.concatenate(q_all)
-    p = np.concatenate(p_all)
-    n = np.concatenate(n_all)
-    if len(q) == 0:
-        raise InputError(f"no query has {positives_count} co-cited papers: nothing sampled")
+    sampler = GroupSampler(
+        outbound=graph.outbound, cocitations=cocitation_csr(graph, pairs, min_count=min_cocitation_count),
+        negative_weights=graph.inbound.degree().astype(np.float64) ** power,
+        cocited_count=int(positives_count), negatives_count=int(negatives_count), power=float(power))
+    sources, targets, without_citations = source_edges(graph, query_papers, seed)
+    if len(sources) == 0:
+        raise InputError("none of the query papers cites a paper of the graph: no groups")
+    cocited, negatives = sample_groups(sampler, sources, targets, seed, workers=workers or os.cpu_count() or 1)
+    cocited_per_group = (cocited >= 0).sum(axis=1)
+    stats = {"sources": int(len(np.unique(sources))), "groups": int(len(sources)),
+             "sources_without_citations": without_citations,
+             "targets_without_cocitations": int((cocited_per_group == 0).sum()),
+             "groups_with_fewer_cocited": int((cocited_per_group < positives_count).sum()),
+             "cocited_positives": int(cocited_per_group.sum())}
     ids = graph.ids.astype(object)
-    stats["queries"] = int(len(q))
     if groups_output_path is not None:
-        stats["groups"] = write_jsonl(groups_output_path, (
-            {"query": qid, "positives": ids[pp].tolist(), "negatives": ids[nn].tolist()}
-            for qid, pp, nn in zip(ids[q], p, n)))
+        write_jsonl(groups_output_path, (group_record(*r) for r in _records(ids, sources, targets, cocited, negatives)))
     if output_path is not None:
-        stats["triples"] = write_triples_csv(output_path, zip(np.repeat(ids[q], positives_count),
-                                                              ids[p.reshape(-1)], ids[n.reshape(-1)]))
-    logger.info("co-citation sampling: %s", stats)
+        stats["triples"] = write_triples_csv(output_path, (
+            row for r in _records(ids, sources, targets, cocited, negatives) for row in group_triplets(*r)))
+    logger.info("co-citation groups: %s", stats)
     settings = {"command": "get_cocitation_triples", "citations_input_path": str(citations_input_path),
                 "cocitations_input_path": None if cocitations_input_path is None else str(cocitations_input_path),
                 "positives_count": positives_count, "negatives_count": negatives_count, "power": power,

@@ -33,6 +33,14 @@ DIFFICULTIES = ("easy", "medium", "hard")
 # c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard negatives at
 # k- = 4000, 5 triples per query.
 DEFAULT_TRIPLES_PER_QUERY = 5
+# Normalise graph embeddings before the faiss search (inner product = cosine): the original README
+# builds its index with `build_faiss ... --do_normalize`. One default for get_knn_triples and run_specter.
+DEFAULT_ANN_NORMALIZE_EMBEDDINGS = True
+
+# MP-BERT4CR co-citation groups (get_cocitation_triples, scincl/triples/cocitation.py)
+COCITATION_POWER = 0.75  # MP-BERT4CR eqs. 1-2: (co-)citation frequency ** 3/4 (word2vec, Mikolov et al. 2013)
+COCITATION_POSITIVES_COUNT = 3  # MP-BERT4CR §5.2: at most 3 co-cited positives per target
+COCITATION_NEGATIVES_COUNT = 4  # MP-BERT4CR §5.2: 4 negatives per group
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,9 @@ import numpy as np
 from scincl import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_embeddings_matrix, read_id_list, write_json, write_triples_csv
-from scincl.triples.config import KMEANS, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig, make_config
+from scincl.triples.config import (
+    DEFAULT_ANN_NORMALIZE_EMBEDDINGS, KMEANS, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig, make_config,
+)
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
@@ -68,7 +70,7 @@ def load_graph_corpus(
     graph_embeddings_path: PathLike,
     ann_index_path: PathLike,
     ann_metric: str = "inner_product",
-    ann_normalize_embeddings: bool = False,
+    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS,
     faiss_string_factory: str = "Flat",
     faiss_nprobe: Optional[int] = None,
     ann_batch_size: int = 512,
@@ -209,7 +211,7 @@ def get_knn_triples(
     ann_metric: str = "inner_product",
     ann_backend: str = "faiss",
     ann_index_path: Optional[PathLike] = None,
-    ann_normalize_embeddings: bool = False,
+    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS,
     ann_batch_size: int = 512,
     ann_device: int = -1,
     faiss_string_factory: str = "Flat",
