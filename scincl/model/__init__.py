@@ -1,7 +1,8 @@
 """model stage of the SciNCL pipeline (see DESIGN.md): contrastive fine-tuning and embedding.
 
-- ``losses``: one small module per objective (triplet, InfoNCE, CoSENT, AnglE, MP-BERT4CR
-  multi-positive triplets, graph distillation), documented with formula and paper;
+- ``losses``: a package, one module per objective (triplet, InfoNCE, CoSENT, AnglE and its angle
+  term, MP-BERT4CR eqs. 4–6, graph distillation), documented with formula and paper; ``--loss``
+  names map to classes through ``losses.registry``;
 - ``encoder``: base-model resolution, pooling, BitFit, saving (HF + sentence-transformers files);
 - ``data``: triples/groups + metadata -> tokenised, cached ``datasets`` tables;
 - ``collator``: the dedup collator and the query-block sampler;
