@@ -21,11 +21,15 @@ def cosine_distance(x: Tensor, y: Tensor) -> Tensor:
 DISTANCES: Dict[str, Callable[[Tensor, Tensor], Tensor]] = {"l2": l2_distance, "cosine": cosine_distance}
 
 
+def _by_name(table: Dict[str, Callable[[Tensor, Tensor], Tensor]], name: str, what: str):
+    if name not in table:
+        raise ValueError(f"unknown {what} {name!r}; choose one of {sorted(table)}")
+    return table[name]
+
+
 def distance_fn(name: str) -> Callable[[Tensor, Tensor], Tensor]:
     """The row-wise distance called ``name`` (``l2`` or ``cosine``)."""
-    if name not in DISTANCES:
-        raise ValueError(f"unknown distance {name!r}; choose one of {sorted(DISTANCES)}")
-    return DISTANCES[name]
+    return _by_name(DISTANCES, name, "distance")
 
 
 def pairwise_cosine(x: Tensor, y: Tensor) -> Tensor:
@@ -43,9 +47,7 @@ SIMILARITIES: Dict[str, Callable[[Tensor, Tensor], Tensor]] = {"cos": pairwise_c
 
 def similarity_fn(name: str) -> Callable[[Tensor, Tensor], Tensor]:
     """The pairwise similarity called ``name`` (``cos`` or ``dot``)."""
-    if name not in SIMILARITIES:
-        raise ValueError(f"unknown similarity {name!r}; choose one of {sorted(SIMILARITIES)}")
-    return SIMILARITIES[name]
+    return _by_name(SIMILARITIES, name, "similarity")
 
 
 def angle_similarity(x: Tensor, y: Tensor) -> Tensor:
