@@ -31,7 +31,8 @@ _OVERRIDE_FLAGS = ("-p", "--p", "--param", "--overrides")
 
 def train_biggraph(config: str, train_edges: Optional[str] = None, test_edges: Optional[str] = None,
                    output_dir: Optional[str] = None, overrides: Optional[str] = None, rank: int = 0, seed: int = 0,
-                   override: bool = False, random_baseline: bool = True, export_format: str = "h5") -> dict:
+                   override: bool = False, random_baseline: bool = True, export_format: str = "h5",
+                   importer: Optional[str] = None) -> dict:
     """Train citation-graph embeddings with PyTorch-BigGraph: import -> train -> eval -> export.
 
     python cli_graph.py train_biggraph demo --train_edges citations.train.tsv \\
@@ -47,6 +48,8 @@ def train_biggraph(config: str, train_edges: Optional[str] = None, test_edges: O
     --override: discard an existing import/checkpoint in these paths and start over.
     --random_baseline: also evaluate random embeddings of the same shape (reference row).
     --export_format: h5 (dataset `embeddings`) or npy.
+    --importer: fast (polars, multi-threaded, out-of-core; the default) or pbg (PBG's own importer);
+      both write the same entities per partition and edges per bucket for the same --seed.
 
     Writes embeddings.{h5,npy} + entity_names_paper_id_0.json, link_prediction.json/.md (test split:
     loss, mean rank, MRR, Hits@1/10/50, AUC) and biggraph_run.json; prints the output paths.
@@ -54,17 +57,20 @@ def train_biggraph(config: str, train_edges: Optional[str] = None, test_edges: O
     from scincl.graph.biggraph import train_biggraph as run
 
     result = run(config, train_edges, test_edges, overrides=overrides, output_dir=output_dir, rank=int(rank),
-                 seed=int(seed), override=override, random_baseline=random_baseline, export_format=export_format)
+                 seed=int(seed), override=override, random_baseline=random_baseline, export_format=export_format,
+                 importer=importer)
     return {k: v for k, v in result.items() if k != "metrics"}
 
 
 def import_edges(config: str, train_edges: str, test_edges: Optional[str] = None, output_dir: Optional[str] = None,
-                 overrides: Optional[str] = None, seed: int = 0, override: bool = False) -> dict:
+                 overrides: Optional[str] = None, seed: int = 0, override: bool = False,
+                 importer: Optional[str] = None) -> dict:
     """Import citing<TAB>cited TSVs into a config's PBG entity/edge paths (like torchbiggraph_import_from_tsv).
 
     python cli_graph.py import_edges demo citations.train.tsv citations.test.tsv --output_dir out/biggraph
 
     Entity order is shuffled with --seed; an import of the same files is reused, other files need --override.
+    --importer fast (polars; the default) or pbg (PBG's own importer) write the same storage.
     """
     from scincl.graph import biggraph
 
@@ -72,7 +78,8 @@ def import_edges(config: str, train_edges: str, test_edges: Optional[str] = None
     if output_dir is not None:
         config_dict = biggraph.with_output_dir(config_dict, output_dir)
     config_dict = biggraph.load_config_dict_overrides(config_dict, overrides, biggraph.resolve_config_path(config))
-    manifest = biggraph.import_edges(config_dict, train_edges, test_edges, seed=int(seed), override=override)
+    manifest = biggraph.import_edges(config_dict, train_edges, test_edges, seed=int(seed), override=override,
+                                     importer=importer)
     return {"entity_path": config_dict["entity_path"], "edge_paths": manifest["edge_paths"],
             "edges": manifest["edges"], "entities": manifest["entities"]}
 

@@ -85,6 +85,7 @@ def train_biggraph(
     override: bool = False,
     random_baseline: bool = True,
     export_format: str = "h5",
+    importer: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Import + train + evaluate + export in one call (the ``cli_graph.py train_biggraph`` command).
 
@@ -100,6 +101,8 @@ def train_biggraph(
         override: discard a previous import / checkpoints in these paths and start over.
         random_baseline: also evaluate random embeddings of the same shape (reference row).
         export_format: ``h5`` (dataset ``embeddings``) or ``npy``.
+        importer: ``fast`` (:mod:`scincl.graph.fast_import`) or ``pbg`` (PBG's own); same storage.
+            None: ``pbg_import.DEFAULT_IMPORTER``.
 
     Returns:
         ``{"embeddings_path", "entity_names_path", "metrics_json", "metrics_md", "metrics",
@@ -126,7 +129,8 @@ def train_biggraph(
         if rank != 0:
             raise InputError("import on rank 0 (or beforehand); other ranks train on the existing import")
         previous = _manifest_or_none(Path(config_dict["entity_path"]) / "import_manifest.json")
-        manifest = import_edges(config_dict, train_edges, test_edges, seed=seed, override=override)
+        manifest = import_edges(config_dict, train_edges, test_edges, seed=seed, override=override,
+                                importer=importer)
         if override or previous is None or previous.get("inputs") != manifest.get("inputs"):
             clear_checkpoints(config_dict["checkpoint_path"])
     elif override:

@@ -1,9 +1,12 @@
 """Import ``citing<TAB>cited`` edge lists into PyTorch-BigGraph's partitioned storage (and read them back).
 
-PBG's own importer (``torchbiggraph.converters.import_from_tsv.convert_input_data``) does the work;
-around it: gzip and ``#``-comment handling, one-line errors with file and line, a seeded entity
-shuffle, an import manifest (input fingerprints) so a rerun reuses or refuses a stale import, and
-right-sized edge files (``pbg_compat.edge_chunk_size``).
+Two importers write the same storage (same entities per partition, same edges per bucket for the
+same seed): ``fast`` (default, :mod:`scincl.graph.fast_import`: polars + h5py, multi-threaded and
+out-of-core; docs/SCALE.md has the timings) and ``pbg``, PBG's own
+``torchbiggraph.converters.import_from_tsv.convert_input_data`` (single-threaded, one Python loop
+iteration per edge). Around either: gzip and ``#``-comment handling, one-line errors with file and
+line, a seeded entity shuffle, an import manifest (input fingerprints) so a rerun reuses or
+refuses a stale import, and right-sized edge files (``pbg_compat.edge_chunk_size``).
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ from scincl.io import PathLike, file_fingerprint, is_gzip_path, open_text, read_
 logger = logging.getLogger(__name__)
 
 FINGERPRINT_BYTES = 1 << 26  # hash the first 64 MiB of an edge file (+ its size) to detect a changed input
+IMPORTERS = ("fast", "pbg")
+# fast: scincl.graph.fast_import (issue 15: PBG's importer took 51.6 s for 1M edges, 6.5 h for S2ORC's 463M)
+DEFAULT_IMPORTER = "fast"
 
 
 def import_edges(
@@ -32,16 +38,22 @@ def import_edges(
     test_edges: Optional[PathLike] = None,
     seed: int = 0,
     override: bool = False,
+    importer: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Import ``citing<TAB>cited`` TSVs (gzip ok) into the config's entity_path / edge_paths.
 
     The train file goes to ``edge_paths[0]``, the test file to ``edge_paths[1]``; entities are
     collected from both (as ``torchbiggraph_import_from_tsv`` does), shuffled with ``seed`` and split
     into ``num_partitions``. An import made from the same files is reused; one made from other
-    files is an error unless ``override``. Returns the import manifest (counts, fingerprints).
+    files is an error unless ``override``. ``importer``: ``fast`` (polars) or ``pbg`` (PBG's own),
+    None = :data:`DEFAULT_IMPORTER`; both write the same storage. Returns the import manifest (counts, fingerprints).
     """
     import_torchbiggraph()
-    from torchbiggraph.converters.import_from_tsv import convert_input_data, parse_config_partial
+    from torchbiggraph.converters.import_from_tsv import parse_config_partial
+
+    importer = importer or DEFAULT_IMPORTER
+    if importer not in IMPORTERS:
+        raise InputError(f"--importer {importer!r} is not one of {', '.join(IMPORTERS)}")
 
     inputs = [Path(train_edges)] + ([Path(test_edges)] if test_edges else [])
     for path in inputs:
@@ -77,26 +89,44 @@ def import_edges(
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=".import_", dir=_mkdir(entity_path)) as tmp_dir:
-        prepared = [_prepare_edge_file(p, Path(tmp_dir)) for p in inputs]
-        plain_inputs, counts = [p for p, _ in prepared], [n for _, n in prepared]
-        state = random.getstate()
-        random.seed(seed)  # PBG shuffles entity names with the global `random` module
-        try:
-            # PBG's importer print()s its progress; edge_chunk_size: see pbg_compat (patch 2)
-            with contextlib.redirect_stdout(_LogWriter()), edge_chunk_size(max(counts)):
-                convert_input_data(entity_configs, relation_configs, entity_path, edge_paths, plain_inputs,
-                                   lhs_col=0, rhs_col=1, rel_col=None, dynamic_relations=dynamic)
-        except RuntimeError as exc:
-            raise InputError(f"BigGraph import failed: {exc}") from None
-        finally:
-            random.setstate(state)
+        if importer == "fast":
+            from scincl.graph.fast_import import convert_edges, decompressed_copy
+
+            plain = [decompressed_copy(p, tmp_dir) if is_gzip_path(p) else p for p in inputs]
+            counts = convert_edges(entity_configs, relation_configs, entity_path, edge_paths, plain, seed=seed,
+                                   dynamic_relations=dynamic)
+        else:
+            counts = _run_pbg_importer(entity_configs, relation_configs, entity_path, edge_paths, inputs,
+                                       Path(tmp_dir), seed, dynamic)
     num_entities = sum(_load_entity_count(entity_path, name, part) for name, cfg in entity_configs.items()
                        for part in range(cfg.num_partitions))
-    manifest = dict(wanted, edges=counts, entities=num_entities, seconds=round(time.perf_counter() - started, 2))
+    manifest = dict(wanted, edges=counts, entities=num_entities, importer=importer,
+                    seconds=round(time.perf_counter() - started, 2))
     write_json(manifest_path, manifest)
     logger.info("biggraph: imported %s edges over %d entities into %s", " + ".join(f"{c:,}" for c in counts),
                 num_entities, entity_path)
     return manifest
+
+
+def _run_pbg_importer(entity_configs, relation_configs, entity_path: str, edge_paths: List[str],
+                      inputs: List[Path], tmp_dir: Path, seed: int, dynamic: bool) -> List[int]:
+    """PBG's own ``convert_input_data`` on validated plain-text copies; returns the edges per file."""
+    from torchbiggraph.converters.import_from_tsv import convert_input_data
+
+    prepared = [_prepare_edge_file(p, tmp_dir) for p in inputs]
+    plain_inputs, counts = [p for p, _ in prepared], [n for _, n in prepared]
+    state = random.getstate()
+    random.seed(seed)  # PBG shuffles entity names with the global `random` module
+    try:
+        # PBG's importer print()s its progress; edge_chunk_size: see pbg_compat (patch 2)
+        with contextlib.redirect_stdout(_LogWriter()), edge_chunk_size(max(counts)):
+            convert_input_data(entity_configs, relation_configs, entity_path, edge_paths, plain_inputs,
+                               lhs_col=0, rhs_col=1, rel_col=None, dynamic_relations=dynamic)
+    except RuntimeError as exc:
+        raise InputError(f"BigGraph import failed: {exc}") from None
+    finally:
+        random.setstate(state)
+    return counts
 
 
 class _LogWriter(io.TextIOBase):
