@@ -62,6 +62,8 @@ def get_knn_triples(
     --query_papers: 'all' (default), a count, a ratio in (0, 1], or a JSON list file of paper ids.
     --include_paper_ids IDS.json limits the corpus (index, queries, candidates) to those papers, e.g. the
     ones with texts. An existing output is reused unless --override; an existing index is reused.
+    --ann_backend faiss (the index; any factory) or exact (torch matrix products over the index rows'
+    vectors, any k, on --ann_device N = a CUDA device or -1 = CPU; ties ranked by ascending row).
 
     --k_scale corpus sizes k+ and k-hard for this corpus from the paper's k/N ratios (k+ 25 and k-hard
     4000 of a 680,967-paper index; floors c+ <= k+ - c+ and k-hard >= 2 k+ + c-), replacing the four

@@ -27,7 +27,8 @@ from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_q
 
 logger = logging.getLogger(__name__)
 
-ANN_BACKENDS = ("faiss",)
+# faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn_exact (torch, any k on CPU or GPU)
+ANN_BACKENDS = ("faiss", "exact")
 
 
 def output_with_gzip(output_path: PathLike, gzip: bool) -> Path:
@@ -157,8 +158,14 @@ def mine_from_graph_corpus(
     seed: int = 0,
     ann_batch_size: int = 512,
     show_progress: bool = True,
+    ann_backend: str = "faiss",
+    ann_device: int = -1,
 ) -> MinedTriples:
-    """Run the array miner with a faiss search over ``graph`` (and k-means when a slot needs it)."""
+    """Run the array miner with a kNN search over ``graph`` (and k-means when a slot needs it).
+
+    ``ann_backend``: ``faiss`` searches ``graph.index``; ``exact`` uses :class:`scincl.knn_exact.ExactKnn`
+    over the index rows' vectors on ``ann_device`` (-1 = CPU), any k.
+    """
     n = len(graph.paper_ids)
     vectors = graph.all_vectors() if config.uses(RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, KMEANS) else None
     clusters: Optional[Clusters] = None
@@ -174,6 +181,12 @@ def mine_from_graph_corpus(
     def search(rows: np.ndarray, k: int) -> np.ndarray:
         return ann.knn_search(graph.index, graph.vectors_of(rows), k, batch_size=max(ann_batch_size, len(rows)),
                               show_progress=False)[1]
+
+    if ann_backend == "exact":
+        from scincl.knn_exact import ExactKnn, bands_of
+
+        search = ExactKnn(graph.all_vectors() if vectors is None else vectors, metric=graph.metric,
+                          bands=bands_of(config), device=ann_device).search
 
     def range_search(rows: np.ndarray, threshold: float):
         lims, scores, found = graph.index.range_search(graph.vectors_of(rows), float(threshold))
@@ -240,7 +253,7 @@ def get_knn_triples(
     """
     check_k_scale(k_scale)
     if ann_backend not in ANN_BACKENDS:
-        raise InputError(f"--ann_backend {ann_backend!r} is not supported; use faiss")
+        raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
     out = output_with_gzip(output_path, gzip)
     if out.exists() and not override:
         logger.info("%s exists; reusing it (pass --override to rebuild)", out)
@@ -271,13 +284,13 @@ def get_knn_triples(
             config = configure(bands)
         query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
         mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
-                                       show_progress=show_progress)
+                                       show_progress=show_progress, ann_backend=ann_backend, ann_device=ann_device)
     written = write_mined_triples(out, mined, graph.paper_ids)
     logger.info("wrote %d triples for %d queries to %s", written, len(query_rows), out)
     settings: Dict[str, Any] = {
         "command": "get_knn_triples", "output_path": str(out),
         "graph_paper_ids_path": str(graph_paper_ids_path), "graph_embeddings_path": str(graph_embeddings_path),
-        "ann_index_path": str(index_path), "query_papers": query_papers if not isinstance(query_papers, list)
+        "ann_index_path": str(index_path), "ann_backend": ann_backend, "query_papers": query_papers if not isinstance(query_papers, list)
         else f"{len(query_papers)} ids", "ann_metric": ann_metric, "ann_normalize_embeddings": ann_normalize_embeddings,
         "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
         "include_paper_ids": include_paper_ids if not isinstance(include_paper_ids, (list, tuple))
