@@ -108,17 +108,13 @@ def test_fast_import_small_chunks_gzip_comments_and_errors(tmp_path):
 
     assert Counter(biggraph.read_imported_edges(a_config, a_config["edge_paths"][0])) == Counter(edges)
 
+    # (test_graph.py checks the default importer's errors on bad and empty files)
     bad = tmp_path / "bad.tsv"
-    bad.write_text("a\tb\n# fine\nlonely\n")
-    config = biggraph.with_output_dir(biggraph.load_config_dict("demo"), tmp_path / "c")
-    with pytest.raises(InputError, match=r"bad.tsv:3: expected two ids \(citing<TAB>cited\), got 1 column"):
-        biggraph.import_edges(config, bad)
-    empty = tmp_path / "empty.tsv"
-    empty.write_text("\n# nothing\n")
-    with pytest.raises(InputError, match="empty.tsv: no edges in file"):
-        biggraph.import_edges(config, empty)
+    bad.write_text("a\tb\n# comment lines count\nlonely\n")
+    with pytest.raises(InputError, match=r"bad.tsv:3: expected two ids"):
+        convert_edges(entities, relations, entity_path, edge_paths[:1], [bad])
     with pytest.raises(InputError, match="--importer 'duckdb' is not one of fast, pbg"):
-        biggraph.import_edges(config, plain, importer="duckdb")
+        biggraph.import_edges(c_config, plain, importer="duckdb")
 
 
 def test_cli_import_edges_importer_flag(tmp_path, python_exe, repo_root):
