@@ -20,11 +20,11 @@ import shlex
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from scincl.faults import KILL_AT_ENV
 from scincl.io import read_id_list, read_json, write_json
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def readme_env(tmp_path_factory, demo_corpus):
     }
 
 
-def run_cli(argv: list, env_extra: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_cli(argv: list, env_extra: dict | None = None, timeout: int = 420) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", **(env_extra or {})}
     return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
 
@@ -155,6 +155,23 @@ def test_readme_command_runs_every_stage(readme_run, readme_env):
     results = read_json(exp / "results.json")
     assert set(results["scores"]) == {"val", "test"}
     assert 0 <= results["scores"]["test"]["cite"]["map"] <= 100
+
+
+def test_training_changed_the_encoder(readme_run, readme_env):
+    import torch
+    from safetensors.torch import load_file
+
+    _, exp = readme_run
+    base = load_file(Path(readme_env["BASE_MODEL"]) / "model.safetensors")
+    tuned = load_file(next(exp.glob("model_*")) / "model.safetensors")
+    assert tuned.keys() == base.keys()
+    moved = {name for name in base if not torch.equal(base[name], tuned[name])}
+    # every trained tensor moved; the pooler (unused by [CLS] pooling of the last hidden state) does not
+    assert moved == {name for name in base if not name.startswith("pooler.")}
+    # and the evaluation saw the tuned encoder: its scores are not the base encoder's
+    tuned_scores = read_json(exp / "results.json")["scores"]["test"]
+    base_scores = read_json(Path(read_json(exp / "manifest.json")["paths"]["base_eval"]) / "results.json")["scores"]
+    assert tuned_scores != base_scores["test"]
 
 
 def test_corpus_queries_and_triples_follow_the_flags(readme_run, readme_env):
@@ -222,32 +239,17 @@ def test_rerun_reuses_every_stage(readme_run, readme_env):
 
 
 def test_sigkill_during_training_then_rerun_gives_identical_outputs(readme_run, readme_env, tmp_path):
-    """Kill -9 while the Trainer is mid-run (after a checkpoint), rerun: same outputs as run A."""
+    """Kill -9 at the end of training step 3 (checkpoint-2 is complete), rerun: same outputs as run A."""
     _, exp_a = readme_run
     out_b = tmp_path / "runs_b"
     argv = readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare"))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    killed_in = None
-    deadline = time.time() + 300
-    while proc.poll() is None and time.time() < deadline:
-        manifests = list(out_b.glob("specter/corpus_seed_0/queries_0.5/*/manifest.json"))
-        if manifests:
-            try:
-                stages = read_json(manifests[0])["stages"]
-            except Exception:  # being replaced right now
-                stages = {}
-            # a checkpoint the Trainer finished (trainer_state.json is written last)
-            complete = list(manifests[0].parent.glob("model_*/checkpoint-*/trainer_state.json"))
-            if stages.get("train", {}).get("status") == "running" and complete:
-                proc.send_signal(signal.SIGKILL)
-                killed_in = "train"
-                break
-        time.sleep(0.05)
-    proc.wait(timeout=60)
-    assert killed_in == "train", "the run finished before it could be killed during training"
+    killed = run_cli(argv, env_extra={KILL_AT_ENV: "train:step:3"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert killed.stderr.rstrip().endswith("SIGKILL at train:step:3")
     exp_b = next(out_b.glob("specter/corpus_seed_0/queries_0.5/*"))
     assert read_json(exp_b / "manifest.json")["stages"]["train"]["status"] == "running"
+    model_b = next(exp_b.glob("model_*"))
+    assert (model_b / "checkpoint-2" / "trainer_state.json").exists() and not (model_b / "checkpoint-4").exists()
 
     done = run_cli(readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare")))
     assert done.returncode == 0, done.stderr[-3000:]
@@ -368,22 +370,9 @@ def test_sigkill_during_the_graph_stage_then_rerun_gives_identical_embeddings(re
             "--graph_test_ratio", "0.05", "--base_model_name_or_path", readme_env["BASE_MODEL"], "--workers", "1",
             "--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "--skip_train", "--skip_eval_base",
             "--skip_eval", "--skip_compare"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline"}
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    killed = False
-    deadline = time.time() + 300
-    while proc.poll() is None and time.time() < deadline:
-        try:
-            status = read_json(out / "manifest.json")["stages"].get("graph", {}).get("status")
-        except Exception:  # not written yet / being replaced
-            status = None
-        if status == "running" and (out / "graph" / "graph").exists():  # PBG import under way
-            proc.send_signal(signal.SIGKILL)
-            killed = True
-            break
-        time.sleep(0.05)
-    proc.wait(timeout=60)
-    assert killed, "the run finished before it could be killed during the graph stage"
+    killed = run_cli(argv, env_extra={KILL_AT_ENV: "biggraph:imported"})  # PBG import done, training not
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert read_json(out / "manifest.json")["stages"]["graph"]["status"] == "running"
     assert not (out / "graph" / "embeddings.h5").exists()
 
     done = run_cli(argv)

@@ -58,7 +58,7 @@ def reproduced(demo_corpus, tmp_path_factory, python_exe, repo_root):
            "--output_dir", str(out), "--seeds", "0", "--split", "val", "--triplets", "20", "--k_pos", "10",
            "--k_hard", "60", "--max_sequence_length", "32", "--eval_max_sequence_length", "32",
            "--batch_size", "10", "--graph_dim", "16", "--arms", "specter_like,scincl,cocite"]
-    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=420)
     assert done.returncode == 0, done.stderr[-3000:]
     return {"data": data, "out": out, "cmd": cmd}
 

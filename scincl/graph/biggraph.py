@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
 
 from scincl.errors import InputError
+from scincl.faults import kill_point
 from scincl.graph.link_prediction import (CHECKPOINT_FILE_PREFIXES, METRIC_NAMES, evaluate,  # noqa: F401
                                           evaluate_random_baseline, metrics_markdown, read_training_losses,
                                           write_metrics)
@@ -138,6 +139,7 @@ def train_biggraph(
     if not Path(edge_paths[0]).is_dir():
         raise InputError("no imported training edges; pass --train_edges (and --test_edges)", path=edge_paths[0])
 
+    kill_point("biggraph:imported")
     train(config_dict, edge_path=edge_paths[0], rank=rank, seed=seed)
     if rank != 0:
         logger.info("biggraph: rank %d done (rank 0 evaluates and exports)", rank)

@@ -18,6 +18,7 @@ from typing import Any, Dict, Optional
 import torch
 from transformers import Trainer
 
+from scincl.faults import kill_point_callback
 from scincl.model.collator import QueryBlockSampler
 
 
@@ -27,6 +28,7 @@ class ContrastiveTrainer(Trainer):
     def __init__(self, *args: Any, keep_query_triplets_together: bool = True, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.keep_query_triplets_together = keep_query_triplets_together
+        self.add_callback(kill_point_callback())  # SCINCL_KILL_AT=train:step:<N> (crash tests)
         self._component_sums: Dict[str, float] = defaultdict(float)
         self._component_counts: Dict[str, int] = defaultdict(int)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from scincl.errors import InputError
+from scincl.faults import kill_point
 from scincl.pipeline.manifest import Manifest, fingerprint_paths
 
 logger = logging.getLogger(__name__)
@@ -149,6 +150,7 @@ def run_stages(
         logger.info("%s: running%s", prefix, f" - {stage.description}" if stage.description else "")
         manifest.record_stage(stage, "running", 0.0)
         manifest.write_all()
+        kill_point(f"{stage.name}:before")
         start = time.perf_counter()
         try:
             value = stage.run()
@@ -168,6 +170,7 @@ def run_stages(
             manifest.record_stage(stage, STATUS_FAILED, seconds)
             manifest.write_all()
             raise RuntimeError(f"stage {stage.name} finished without writing {', '.join(missing)}")
+        kill_point(f"{stage.name}:after")
         results[stage.name] = StageResult(stage.name, STATUS_RAN, seconds, value)
         manifest.record_stage(stage, STATUS_RAN, seconds, result=value)
         manifest.write_all()
