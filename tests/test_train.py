@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -221,13 +222,27 @@ def test_minilm_trains_through_the_cli_and_reloads_identically(toy, repo_root, p
     np.testing.assert_allclose(st.encode(texts, convert_to_numpy=True), cls, atol=1e-5)
 
 
-def test_torchrun_data_parallel_training_saves_one_model(toy, repo_root, tmp_path):
+def _flat(weights):
+    return torch.cat([weights[name].flatten() for name in sorted(weights)])
+
+
+def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batch(toy, repo_root, tmp_path):
+    # no dropout and plain SGD: the runs differ only in how each global batch's gradient is computed
+    # (Adam would blow float noise in near-zero gradients up to full-size steps)
+    base = tmp_path / "bert_no_dropout"
+    shutil.copytree(toy["bert"], base)
+    config = json.loads((base / "config.json").read_text())
+    config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    (base / "config.json").write_text(json.dumps(config))
+    budget = dict(max_steps=3, gradient_accumulation_steps=1, max_sequence_length=24, save_steps=3, optim="sgd",
+                  learning_rate=0.5, warmup_ratio=0.0)
     out = tmp_path / "ddp"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29517",
+    # --standalone: a local rendezvous on a free port (no fixed --master_port to collide with)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
            str(repo_root / "cli_pipeline.py"), "train", str(toy["root"] / "train.csv"),
-           str(toy["root"] / "metadata.jsonl"), str(out), "--base_model_name_or_path", str(toy["bert"]),
-           "--max_steps", "3", "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
-           "--max_sequence_length", "24", "--cache_dir", str(tmp_path / "cache"), "--save_steps", "3"]
+           str(toy["root"] / "metadata.jsonl"), str(out), "--base_model_name_or_path", str(base),
+           "--per_device_train_batch_size", "4", "--cache_dir", str(tmp_path / "cache"),
+           *[f"--{k}={v}" for k, v in budget.items()]]
     proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=240,
                           env=dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"))
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -240,3 +255,15 @@ def test_torchrun_data_parallel_training_saves_one_model(toy, repo_root, tmp_pat
     from transformers import AutoModel
 
     assert AutoModel.from_pretrained(out).config.hidden_size == 32
+    # 2 ranks x 4 triplets = one process x 8: the same shuffled triplets, gradients averaged over the ranks
+    single = {size: train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"),
+                          str(tmp_path / f"single{size}"), base_model_name_or_path=str(base),
+                          per_device_train_batch_size=size, cache_dir=toy["cache"], disable_tqdm=True, **budget)
+              for size in (8, 4)}
+    ddp, start = _flat(load_file(out / "model.safetensors")), _flat(load_file(base / "model.safetensors"))
+    eight, four = (_flat(load_file(single[size] / "model.safetensors")) for size in (8, 4))
+    moved = float(torch.linalg.norm(ddp - start))
+    assert moved > 0.01
+    assert float((ddp - eight).abs().max()) < 1e-5 and float(torch.linalg.norm(ddp - eight)) < 1e-3 * moved
+    # each rank saw its own half of the global batch: one rank's 4 triplets per step end elsewhere
+    assert float(torch.linalg.norm(ddp - four)) > 0.1 * moved
