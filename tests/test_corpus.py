@@ -261,7 +261,7 @@ def test_scidocs_id_mapping_from_external_ids_and_files(tmp_path):
     mapping, counts = scidocs_id_mapping(scidocs, s2ag)
     assert mapping == {sha: "7", "10.1/x": "8", "hep-ph/0001002": "9"}  # "0001002" is in two archives
     assert (counts["mapped"], counts["unmapped"], counts["ambiguous"]) == (3, 2, 1)
-    assert counts["ambiguous_examples"] == {"0001002": ["8", "9"]}
+    assert counts["ambiguous_examples"] == {"0001002": ["8", "9"]} and counts["papers_read"] == 3
     works = tmp_path / "oa" / "data" / "works" / "updated_date=2026-01-01"
     _gz(works / "part_000.gz", [{"id": "https://openalex.org/W5", "doi": "https://doi.org/10.1/x",
                                  "ids": {"openalex": "https://openalex.org/W5", "pmid": "https://pubmed.ncbi.nlm.nih.gov/42"},

@@ -101,7 +101,9 @@ def read_external_ids(path: PathLike, strict: bool = False,
                       stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, List[str]]]:
     """``(line, corpusid, external ids)`` of one ``papers`` file: the S2 paper sha (end of ``url``) and
     the ``externalids`` values (arXiv ids also without their archive prefix)."""
+    stats = stats if stats is not None else ReadStats()
     for line_no, rec in iter_records(path, _PAPER_IDS_DECODER, strict, stats):
+        stats.papers += 1
         keys = [rec.url.rstrip("/").rsplit("/", 1)[-1]] if rec.url else []
         for name, value in (rec.externalids or {}).items():
             if value is not None and value != "":
