@@ -17,10 +17,10 @@ from typing import Any, Optional, Union
 from scincl.cli import commands_of, run_cli
 from scincl.corpus import Corpus, check_format, open_corpus, write_papers
 from scincl.corpus.id_mapping import scidocs_id_mapping
+from scincl.corpus.regroup import corpus_cocitations
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
 from scincl.graph.citations import citation_output_paths, extract_citations
-from scincl.graph.cocitations import extract_cocitations
 from scincl.io import atomic_open, dumps_json, write_id_list, write_json
 from scincl.s2orc import list_metadata_shards, load_id_set
 from scincl.s2orc_mappings import (
@@ -171,10 +171,9 @@ def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional
     if _exists(tsv, stats_path, override=override):
         return
     corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
-    summary = extract_cocitations(corpus.reference_files, tsv, workers=_workers(workers), min_count=int(min_count),
-                                  included=load_id_set(included_paper_ids, "included paper ids"),
-                                  excluded=load_id_set(excluded_paper_ids, "excluded paper ids"), strict=strict,
-                                  read_references=corpus.read_references)
+    summary = corpus_cocitations(corpus, tsv, workers=_workers(workers), min_count=int(min_count),
+                                 included=load_id_set(included_paper_ids, "included paper ids"),
+                                 excluded=load_id_set(excluded_paper_ids, "excluded paper ids"), strict=strict)
     write_json(stats_path, {"corpus_format": corpus.format, **summary})
 
 

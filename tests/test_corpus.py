@@ -275,3 +275,16 @@ def test_scidocs_id_mapping_from_external_ids_and_files(tmp_path):
     assert read_json(tmp_path / "m.json.stats.json")["mapped"] == 1
     with pytest.raises(InputError, match=r"maps.json: no mapping named 'corpusid' \(keys: openalex\)"):
         scidocs_id_mapping(scidocs, mapping_path=tmp_path / "maps.json", mapping_key="corpusid")
+
+
+def test_cocitations_of_edge_list_formats_use_whole_reference_lists(s2ag_release, tmp_path):
+    """Paper 1's citations come in two runs ([2, 3], then [4, 2]): its pairs still include (3, 4)."""
+    for buckets in (1, 3):
+        from scincl.corpus.regroup import corpus_cocitations
+
+        stats = corpus_cocitations(open_corpus(s2ag_release), tmp_path / f"co{buckets}.tsv", workers=2,
+                                   buckets=buckets)
+        assert list(read_cocitations_tsv(tmp_path / f"co{buckets}.tsv")) == [
+            ("2", "3", 2), ("2", "4", 1), ("3", "2", 2), ("3", "4", 1), ("4", "2", 1), ("4", "3", 1)]
+        assert (stats["papers_read"], stats["regroup_buckets"]) == (3, buckets)
+        assert stats["skipped_by_reason"] == {"null_citedcorpusid": 1, "null_citingcorpusid": 1}

@@ -40,6 +40,7 @@ class Corpus:
     abstract_files: List[Path] = field(default_factory=list)
     read_abstracts: Optional[ReadAbstracts] = None
     read_external_ids: Optional[ReadExternalIds] = None
+    references_grouped: bool = True  # False: one record per citation (co-citations regroup them, corpus/regroup.py)
 
     @property
     def joins_abstracts(self) -> bool:

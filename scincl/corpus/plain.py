@@ -94,4 +94,4 @@ def open_plain(path: PathLike) -> Corpus:
     citations = _one_of(root, CITATIONS_NAMES)
     return Corpus(format="plain", root=root, reference_files=[citations] if citations else [],
                   read_references=read_references, text_files=[papers], read_texts=read_texts,
-                  read_external_ids=read_external_ids)
+                  read_external_ids=read_external_ids, references_grouped=False)

@@ -129,4 +129,4 @@ def open_s2ag(path: PathLike) -> Corpus:
     return Corpus(format="s2ag", root=root, reference_files=dataset_files(root, "citations"),
                   read_references=read_references, text_files=papers, read_texts=read_texts,
                   abstract_files=dataset_files(root, "abstracts"), read_abstracts=read_abstracts,
-                  read_external_ids=read_external_ids)
+                  read_external_ids=read_external_ids, references_grouped=False)
