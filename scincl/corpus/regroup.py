@@ -22,7 +22,7 @@ from scincl.corpus.base import Corpus
 from scincl.io import PathLike
 from scincl.s2orc import ReadStats, map_shards
 
-REGROUP_BUCKET_BYTES = 256 << 20  # compressed citation records per bucket (~2 GB of edges held by one worker)
+REGROUP_BUCKET_BYTES = 64 << 20  # compressed citation records per bucket: ~5M edges held by one worker
 
 
 def _split_edges(job: Tuple[int, Path], read_references, parts_dir: Path, buckets: int,
