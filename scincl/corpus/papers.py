@@ -12,6 +12,7 @@ therefore the abstracts of one bucket per worker, not the corpus; ``buckets`` de
 """
 from __future__ import annotations
 
+import gzip
 import logging
 import math
 import shutil
@@ -85,8 +86,10 @@ def collect_texts(corpus: Corpus, needed: Set[str], workers: int = 1,
 
 # ---------------------------------------------------------------------------------- all papers
 
-def _write_file_part(path: Path, read_texts, parts_dir: Path, index: int,
+def _write_file_part(job: Tuple[int, Path], read_texts, parts_dir: Path,
                      strict: bool) -> Tuple[Path, List[str], ReadStats]:
+    """One text file's records as jsonl lines in its part file, with the ids in line order."""
+    index, path = job
     stats = ReadStats()
     part = parts_dir / f"{index:06d}.part"
     ids = []
@@ -161,8 +164,7 @@ def join_buckets_for(corpus: Corpus) -> int:
 
 
 def _concatenate(parts: Iterable[Path], output: Path, skip_lines: Optional[Dict[Path, Set[int]]] = None) -> None:
-    import gzip
-
+    """``parts`` concatenated into ``output`` (gzip when ``.gz``, atomically), dropping the given line numbers."""
     skip_lines = skip_lines or {}
     with atomic_path(output) as tmp:
         raw = open(tmp, "wb")
@@ -211,7 +213,7 @@ def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: boo
             _concatenate([part for part, _ in results], output)
         else:
             jobs = list(enumerate(corpus.text_files))
-            write = partial(_write_part_job, read_texts=corpus.read_texts, parts_dir=parts_dir, strict=strict)
+            write = partial(_write_file_part, read_texts=corpus.read_texts, parts_dir=parts_dir, strict=strict)
             results = map_shards(write, jobs, workers, desc="papers")
             seen: Set[str] = set()
             skip: Dict[Path, Set[int]] = {}
@@ -232,8 +234,3 @@ def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: boo
     logger.info("papers: %d written to %s (%s corpus; counted: %s; %d skipped lines)", written, output,
                 corpus.format, dict(stats.counted), summary["skipped_lines"])
     return summary
-
-
-def _write_part_job(job: Tuple[int, Path], read_texts, parts_dir: Path, strict: bool):
-    index, path = job
-    return _write_file_part(path, read_texts, parts_dir, index, strict)
