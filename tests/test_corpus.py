@@ -144,6 +144,10 @@ def test_plain_corpus_cli_commands(plain_corpus, tmp_path):
     cli_s2orc.get_papers(str(plain_corpus), str(tmp_path / "p.jsonl"), workers=1)
     assert [r["paper_id"] for r in read_jsonl(tmp_path / "p.jsonl")] == ["a", "b"]
     assert read_json(tmp_path / "p.jsonl.stats.json")["papers"] == 2
+    cli_s2orc.get_inbound_citations_count(str(plain_corpus), str(tmp_path / "in.json"), workers=1)
+    assert read_json(tmp_path / "in.json") == {"a": 1, "b": 1, "c": 1}  # from the corpus's own references
+    cli_s2orc.get_metadata_id_mapping(str(plain_corpus), str(tmp_path / "pos.json"), workers=1)
+    assert read_json(tmp_path / "pos.json") == {"papers.jsonl.gz": [["a", 0], ["b", 1]]}
 
 
 def test_bad_lines_are_counted_or_strict(tmp_path):
