@@ -90,13 +90,16 @@ def _shard_positions(shard: Path, strict: bool = False, read_texts=_s2orc_texts)
 
 def metadata_id_mapping(shards: Sequence[Path], workers: int = 1, strict: bool = False,
                         read_texts=_s2orc_texts) -> Tuple[Dict[str, List[List]], ReadStats]:
-    """``{shard_file_name: [[paper_id, line_index], ...]}`` (0-based line index in the shard).
+    """``{shard_file_name: [[paper_id, line_index], ...]}`` (0-based line index in the shard; OpenAlex
+    parts are named ``updated_date=…/part_000.gz``, unique across partitions).
 
     ``read_texts`` reads another corpus format's text files (:class:`scincl.corpus.Corpus`).
     """
     results = map_shards(partial(_shard_positions, strict=strict, read_texts=read_texts), shards, workers,
                          desc="id mapping")
-    mapping = {Path(shard).name: rows for shard, (rows, _) in zip(shards, results)}
+    from scincl.graph.citations import unit_name  # file names, with the partition folder of OpenAlex parts
+
+    mapping = {unit_name(Path(shard)): rows for shard, (rows, _) in zip(shards, results)}
     return mapping, _merge_stats(results)
 
 

@@ -127,6 +127,9 @@ def test_openalex_newest_partition_and_references(openalex_snapshot, tmp_path):
         {"paper_id": "W2", "title": "Two", "abstract": "gamma delta"},
         {"paper_id": "W3", "title": "Three", "abstract": ""}]
     assert stats["counted"] == {"abstract_inverted_index_null": 1, "superseded_by_newer_partition": 1}
+    cli_s2orc.get_metadata_id_mapping(str(openalex_snapshot), str(tmp_path / "pos.json"), workers=2)
+    assert read_json(tmp_path / "pos.json") == {"updated_date=2026-01-01/part_000.gz": [["W1", 0]],
+                                                "updated_date=2026-01-02/part_000.gz": [["W2", 0], ["W3", 1]]}
 
 
 def test_abstract_from_inverted_index():
@@ -225,7 +228,7 @@ def test_get_metadata_reads_any_format(s2ag_release, openalex_snapshot, tmp_path
     stats = get_metadata(tmp_path / "ids.json", tmp_path / "m.jsonl", s2orc_metadata_dir=s2ag_release, workers=2)
     assert read_jsonl(tmp_path / "m.jsonl") == [{"paper_id": "1", "title": "One", "abstract": "Abs one"},
                                                 {"paper_id": "3", "title": "Three", "abstract": ""}]
-    assert (stats["found"], stats["missing"], stats["abstract_missing"]) == (2, 1, 1)
+    assert (stats["found"], stats["missing"], stats["empty_abstracts"]) == (2, 1, 1)
     (tmp_path / "w.json").write_text('["W2"]')
     get_metadata(tmp_path / "w.json", tmp_path / "w.jsonl", s2orc_metadata_dir=openalex_snapshot,
                  corpus_format="openalex")

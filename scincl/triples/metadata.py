@@ -63,7 +63,7 @@ def collect_metadata(needed: Set[str], s2orc_metadata_dir: Optional[PathLike] = 
         add(found)
         stats["duplicates"] += read_stats.counted.get("duplicate_paper_id", 0)
         stats["skipped_lines"] += sum(read_stats.skipped.values())
-        stats.update({k: v for k, v in read_stats.counted.items() if k != "duplicate_paper_id"})
+    stats["empty_abstracts"] = sum(1 for r in records if not r["abstract"])
     stats["found"] = len(records)
     stats["missing"] = len(needed - seen)
     return records, stats
