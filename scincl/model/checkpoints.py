@@ -9,11 +9,13 @@ from typing import Optional
 logger = logging.getLogger(__name__)
 
 
-def last_complete_checkpoint(model_dir: Path) -> Optional[Path]:
-    """The newest ``checkpoint-N`` the Trainer finished writing; half-written ones are removed.
+def last_complete_checkpoint(model_dir: Path, remove_incomplete: bool = True) -> Optional[Path]:
+    """The newest ``checkpoint-N`` the Trainer finished writing.
 
     The Trainer writes ``trainer_state.json`` last when saving a checkpoint, so a checkpoint
-    without it was interrupted (SIGKILL, node failure) and cannot be resumed from.
+    without it was interrupted (SIGKILL, node failure) and cannot be resumed from. It is removed
+    when ``remove_incomplete`` (pass it on one rank only: in a multi-process job every rank looks
+    at the same directory) and skipped otherwise.
     """
     if not model_dir.is_dir():
         return None
@@ -24,7 +26,9 @@ def last_complete_checkpoint(model_dir: Path) -> Optional[Path]:
             continue
         if (path / "trainer_state.json").exists():
             checkpoints.append((int(step), path))
-        else:
+        elif remove_incomplete:
             logger.warning("train: removing the interrupted checkpoint %s (no trainer_state.json)", path)
             shutil.rmtree(path)
+        else:
+            logger.info("train: skipping the interrupted checkpoint %s (the main process removes it)", path)
     return max(checkpoints)[1] if checkpoints else None

@@ -1,7 +1,8 @@
 """``cli_pipeline.py embed``: paper metadata -> SciDocs embeddings jsonl ``{"paper_id","embedding"}``.
 
 Papers are batched longest-first (little padding), encoded under ``torch.inference_mode`` on the
-GPU with bf16 autocast when there is one (CPU float32 otherwise), and written in input order.
+GPU (CPU otherwise), with bf16 autocast only where the device computes bf16 natively
+(:func:`scincl.model.device.choose_bf16`; float32 elsewhere), and written in input order.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import torch
 from scincl.errors import InputError
 from scincl.io import write_embeddings_jsonl
 from scincl.model.data import iter_metadata, paper_text
+from scincl.model.device import check_gpu_usable, resolve_bf16
 from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
 
 logger = logging.getLogger(__name__)
@@ -45,13 +47,18 @@ def read_papers(metadata_path: Path) -> Tuple[List[str], List[Tuple[Optional[str
 def encode_texts(encoder: DocumentEncoder, tokenizer: Any, texts: Sequence[str],
                  batch_size: int = DEFAULT_EMBED_BATCH_SIZE,
                  max_sequence_length: int = 512, device: Optional[torch.device] = None,
-                 show_progress: bool = True) -> np.ndarray:
-    """Embed texts (longest first, in batches) and return float32 ``[len(texts), dim]`` in input order."""
+                 show_progress: bool = True, bf16: Optional[str] = None) -> np.ndarray:
+    """Embed texts (longest first, in batches) and return float32 ``[len(texts), dim]`` in input order.
+
+    ``bf16``: ``auto`` (bf16 autocast where the device has native bf16), ``true`` or ``false``;
+    default ``auto`` on CUDA and ``false`` (float32) on CPU.
+    """
     from tqdm.auto import tqdm
 
     device = device or default_device()
     encoder.to(device).eval()
-    use_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    use_bf16 = resolve_bf16(bf16 if bf16 is not None else ("auto" if device.type == "cuda" else "false"),
+                            device.type)
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
     out: Optional[np.ndarray] = None
     with torch.inference_mode():
@@ -109,6 +116,7 @@ def embed(
     empty = sum(1 for title, abstract in parts if not title and not abstract)
     if empty:
         logger.warning("%d papers have neither title nor abstract (embedded from the separator alone)", empty)
+    check_gpu_usable(device)  # a GPU job whose CUDA is broken must not embed on CPU without a word
     target = torch.device(device) if device else default_device()
     logger.info("embedding %d papers with %s (%s pooling, %d tokens, %s)", len(texts), model_dir_or_name, pooling,
                 max_sequence_length, target)

@@ -8,7 +8,7 @@ drive it like any Hugging Face model::
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 import torch
 from torch import Tensor, nn
@@ -59,6 +59,25 @@ class ContrastiveModel(nn.Module):
             out["graph_distillation_loss"] = distill.detach()
         out["loss"] = total
         return out
+
+    @property
+    def is_gradient_checkpointing(self) -> bool:
+        """Whether the backbone recomputes activations in the backward pass (``--gradient_checkpointing``)."""
+        return bool(getattr(self.encoder.backbone, "is_gradient_checkpointing", False))
+
+    def gradient_checkpointing_enable(self, gradient_checkpointing_kwargs: Optional[Dict[str, Any]] = None) -> None:
+        """Called by the ``Trainer`` for ``--gradient_checkpointing``: checkpoint the backbone's layers.
+
+        Non-reentrant checkpointing by default (torch's recommendation; it also works under DDP and
+        with BitFit, where the embeddings' outputs need no gradient); ``--gradient_checkpointing_kwargs``
+        overrides it.
+        """
+        kwargs = {"use_reentrant": False, **(gradient_checkpointing_kwargs or {})}
+        self.encoder.backbone.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+    def gradient_checkpointing_disable(self) -> None:
+        """Undo :meth:`gradient_checkpointing_enable`."""
+        self.encoder.backbone.gradient_checkpointing_disable()
 
     @torch.inference_mode()
     def embed(self, input_ids: Tensor, attention_mask: Tensor, token_type_ids: Optional[Tensor] = None) -> Tensor:

@@ -19,6 +19,7 @@ from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
 from scincl.model import data as model_data
 from scincl.model.checkpoints import last_complete_checkpoint
+from scincl.model.device import check_gpu_usable, resolve_bf16
 from scincl.model.encoder import (
     DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
     resolve_base_model, save_encoder,
@@ -64,6 +65,8 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     merged.update(training_args)
     if "use_cpu" not in training_args and not _has_accelerator():
         merged["use_cpu"] = True  # makes torchrun on CPU-only machines use gloo DDP (accelerate's MULTI_CPU)
+    if "bf16" in merged:  # --bf16 auto|true|false: auto = bf16 autocast only where the device has it natively
+        merged["bf16"] = resolve_bf16(merged["bf16"], "cpu" if _is_true(merged.get("use_cpu")) else _device_type())
     merged.update(
         output_dir=str(output_dir),
         remove_unused_columns=False,  # the collator needs the row-number columns
@@ -74,6 +77,16 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     if report_to and "wandb" in (report_to if isinstance(report_to, (list, tuple)) else [report_to]):
         os.environ.setdefault("WANDB_MODE", "offline")
     return TrainingArguments(**merged)
+
+
+def _is_true(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in ("true", "1", "yes")
+
+
+def _device_type() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _has_accelerator() -> bool:
@@ -171,17 +184,14 @@ def train(
     if graph_distillation_weight > 0 and not graph_embeddings_path:
         raise InputError("--graph_distillation_weight needs --graph_embeddings_path")
     out = Path(output_dir)
-    resume = training_args.pop("resume_from_checkpoint", None)
-    if resume is True or (isinstance(resume, str) and resume.lower() == "true"):
-        checkpoint = last_complete_checkpoint(out)
-        if checkpoint is None:
-            raise InputError(f"--resume_from_checkpoint: no complete checkpoint-N in {out}")
-        logger.info("resuming from %s (the newest complete checkpoint)", checkpoint)
-        resume = str(checkpoint)
+    if not _is_true(training_args.get("use_cpu")):
+        check_gpu_usable()  # a GPU job whose CUDA is broken must not train on CPU without a word
+    resume_request = training_args.pop("resume_from_checkpoint", None)
     args = build_training_arguments(str(out), training_args, bitfit=bitfit, has_eval=bool(eval_triples_path))
-    if _finished_run(out) and not override and not resume:
+    if _finished_run(out) and not override and str(resume_request).lower() in ("none", "false", "auto"):
         logger.info("%s holds a finished run (%s); reusing it (pass --override to retrain)", out, RUN_ARGUMENTS_FILE)
         return out
+    resume = _resolve_resume(resume_request, out, args)
     if override and (out / RUN_ARGUMENTS_FILE).exists():
         (out / RUN_ARGUMENTS_FILE).unlink()
     if mlm_weight > 0 and "save_safetensors" not in training_args:
@@ -192,15 +202,15 @@ def train(
     base_model = resolve_base_model(base_model_name_or_path)
     backbone, tokenizer = load_backbone(base_model, with_mlm_head=mlm_weight > 0)
     encoder = DocumentEncoder(backbone, pooling_strategy)
-    freeze_unused_pooler(encoder.encoder_model)
+    if bitfit:
+        trainable, total = apply_bitfit(backbone)
+        logger.info("BitFit: training %d of %d parameters (bias terms)", trainable, total)
+    freeze_unused_pooler(encoder.encoder_model)  # after BitFit, which would re-enable the pooler's bias
     max_positions = getattr(encoder.encoder_model.config, "max_position_embeddings", None)
     if max_positions and max_sequence_length > max_positions:
         logger.warning("max_sequence_length %d > the model's %d positions; using %d", max_sequence_length,
                        max_positions, max_positions)
         max_sequence_length = int(max_positions)
-    if bitfit:
-        trainable, total = apply_bitfit(backbone)
-        logger.info("BitFit: training %d of %d parameters (bias terms)", trainable, total)
 
     rows = model_data.as_kind(model_data.read_training_rows(Path(train_triples_path)), loss_module.input_kind)
     eval_rows = None
@@ -271,6 +281,28 @@ def train(
         logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,
                     result.training_loss)
     return out
+
+
+def _resolve_resume(resume: Any, out: Path, args: Any) -> Optional[str]:
+    """``--resume_from_checkpoint``: a path, ``true`` (the newest complete checkpoint, required) or
+    ``auto`` (the newest complete checkpoint when there is one, e.g. after a Slurm requeue).
+
+    Only the main process removes half-written checkpoints; the other ranks wait for it and skip them.
+    """
+    if resume is None or resume is False:
+        return None
+    wanted = str(resume).strip().lower()
+    if wanted not in ("true", "auto"):
+        return str(resume)
+    with args.main_process_first(desc="looking for checkpoints"):
+        checkpoint = last_complete_checkpoint(out, remove_incomplete=args.process_index == 0)
+    if checkpoint is None:
+        if wanted == "true":
+            raise InputError(f"--resume_from_checkpoint: no complete checkpoint-N in {out}")
+        logger.info("--resume_from_checkpoint auto: no checkpoint in %s; starting from step 0", out)
+        return None
+    logger.info("resuming from %s (the newest complete checkpoint)", checkpoint)
+    return str(checkpoint)
 
 
 def _versions() -> Dict[str, str]:
