@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -42,6 +43,9 @@ DEFAULT_SEARCH_BATCH_SIZE = 4096
 # Upper bound of training vectors for IVF/PQ factories when no sample size is given: 256 points per
 # centroid for up to 4096 lists, the faiss wiki's recommended upper range (Guidelines-to-choose-an-index).
 DEFAULT_MAX_TRAIN_SAMPLE = 1_048_576
+# Bytes of embedding rows read per h5 block when selecting a subset (bounds the reader's extra memory;
+# 16 MiB = 5,461 rows of 768 float32: few enough calls that h5py's per-call overhead does not matter).
+READ_BLOCK_BYTES = 16 * 1024 * 1024
 
 _METRIC_ALIASES = {
     "inner_product": "inner_product", "ip": "inner_product", "dot": "inner_product",
@@ -134,24 +138,129 @@ def gpu_available() -> bool:
     return hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
+# --------------------------------------------------------------------------- GPU placement
+# Index types faiss can clone to a GPU (faiss/gpu/GpuCloner.cpp ToGpuCloner; HNSW, IndexPQ, LSH, ...
+# are not implemented there and index_cpu_to_gpu throws) and wrappers whose inner index is cloned.
+GPU_INDEX_TYPES = ("IndexFlat", "IndexFlatIP", "IndexFlatL2", "IndexIVFFlat", "IndexIVFPQ", "IndexIVFScalarQuantizer")
+GPU_WRAPPER_TYPES = ("IndexPreTransform", "IndexIDMap", "IndexIDMap2")
+GPU_FLAT_QUANTIZERS = ("IndexFlat", "IndexFlatIP", "IndexFlatL2")
+# GpuIndexIVFPQ: code sizes (bytes = sub-quantizers at 8 bits) it implements (faiss/gpu/impl/IVFPQ.cu,
+# isSupportedPQCodeLength) and the per-block shared memory its lookup tables must fit (48 KiB on
+# every CUDA GPU since Kepler): M x 2^nbits x 4 B in float32, half of it with float16 tables.
+GPU_PQ_CODE_SIZES = (1, 2, 3, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96)
+GPU_SHARED_MEMORY_BYTES = 48 * 1024
+
+
+@dataclass(frozen=True)
+class IndexLayout:
+    """What decides whether and how a faiss index can live on a GPU (see :func:`index_layout`).
+
+    ``classes`` lists the index classes from the outermost wrapper to the innermost index, e.g.
+    ``("IndexPreTransform", "IndexIVFPQ")`` for ``PCA64,IVF4096,PQ16``; a GPU copy has
+    ``("IndexPreTransform", "GpuIndexIVFPQ")``.
+    """
+
+    classes: Tuple[str, ...]
+    quantizer: Optional[str] = None  # coarse quantizer class of an IVF index
+    pq_m: Optional[int] = None  # PQ sub-quantizers of an IVFPQ index
+    pq_nbits: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class GpuPlan:
+    """Whether to clone an index to a GPU, with which ``faiss.GpuClonerOptions`` fields, and why."""
+
+    use_gpu: bool
+    options: Dict[str, Any]
+    reason: str
+
+
+def index_layout(index) -> IndexLayout:
+    """The :class:`IndexLayout` of a (CPU or GPU) faiss index, walking through wrapper indexes."""
+    faiss = _faiss()
+    classes: List[str] = []
+    current = index
+    while True:
+        current = faiss.downcast_index(current) if type(current).__name__ == "Index" else current
+        classes.append(type(current).__name__)
+        inner = getattr(current, "index", None) if type(current).__name__ in GPU_WRAPPER_TYPES else None
+        if inner is None:
+            break
+        current = inner
+    quantizer = pq_m = pq_nbits = None
+    if hasattr(current, "nlist") and getattr(current, "quantizer", None) is not None:
+        quantizer = type(faiss.downcast_index(current.quantizer)).__name__
+    pq = getattr(current, "pq", None)
+    if pq is not None:
+        pq_m, pq_nbits = int(pq.M), int(pq.nbits)
+    return IndexLayout(tuple(classes), quantizer, pq_m, pq_nbits)
+
+
+def is_gpu_layout(layout: IndexLayout) -> bool:
+    """True when any level of the index is a GPU index (a wrapper around a GPU index counts)."""
+    return any(name.startswith("Gpu") for name in layout.classes)
+
+
+def gpu_plan(layout: IndexLayout) -> GpuPlan:
+    """Decide whether an index of this layout can be cloned to a GPU, and with which options.
+
+    Pure decision logic (unit-tested on CPU): HNSW, IndexPQ and other types without a GPU
+    implementation, and IVF indexes with a non-flat coarse quantizer, stay on the CPU;
+    IVFPQ with float32 lookup tables beyond the GPU's shared memory (e.g. ``IVF65536,PQ64``) gets
+    float16 lookup tables (``useFloat16``), and stays on the CPU when even those do not fit.
+    """
+    *wrappers, core = layout.classes
+    unsupported = [w for w in wrappers if w not in GPU_WRAPPER_TYPES]
+    if unsupported or core not in GPU_INDEX_TYPES:
+        name = unsupported[0] if unsupported else core
+        return GpuPlan(False, {}, f"{name} is not implemented on GPU in faiss")
+    if layout.quantizer is not None and layout.quantizer not in GPU_FLAT_QUANTIZERS:
+        return GpuPlan(False, {}, f"the coarse quantizer {layout.quantizer} of {core} is not implemented on GPU")
+    options: Dict[str, Any] = {}
+    reason = f"{core} on GPU"
+    if core == "IndexIVFPQ" and layout.pq_m is not None:
+        m, nbits = layout.pq_m, layout.pq_nbits or 8
+        if nbits != 8 or m not in GPU_PQ_CODE_SIZES:
+            return GpuPlan(False, {}, f"IVFPQ with {m} x {nbits}-bit codes is not implemented on GPU "
+                                      f"(8-bit codes of {', '.join(map(str, GPU_PQ_CODE_SIZES))} bytes are)")
+        table_bytes = m * (1 << nbits) * 4
+        if table_bytes > GPU_SHARED_MEMORY_BYTES:
+            if table_bytes // 2 > GPU_SHARED_MEMORY_BYTES:
+                return GpuPlan(False, {}, f"IVFPQ lookup tables of {table_bytes // 2} B exceed the GPU's "
+                                          f"{GPU_SHARED_MEMORY_BYTES} B shared memory even in float16")
+            options["useFloat16"] = True  # = GpuIndexIVFPQConfig.useFloat16LookupTables
+            reason += f" with float16 lookup tables ({table_bytes} B in float32 > {GPU_SHARED_MEMORY_BYTES} B)"
+    return GpuPlan(True, options, reason)
+
+
 def index_to_device(index, device: int = -1):
-    """Move a CPU index to GPU ``device`` when possible; otherwise return it unchanged (logged)."""
+    """Move a CPU index to GPU ``device`` when possible (:func:`gpu_plan`); otherwise return it unchanged (logged).
+
+    GPU-only path: needs a GPU build of faiss; the decision it follows is :func:`gpu_plan`.
+    """
     if device is None or int(device) < 0:
         logger.info("faiss: using CPU (device=%s)", device)
         return index
     if not gpu_available():
         logger.info("faiss: device=%s requested but this faiss build has no GPU; using CPU", device)
         return index
+    plan = gpu_plan(index_layout(index))
+    if not plan.use_gpu:
+        logger.warning("faiss: using CPU although device=%s was requested: %s", device, plan.reason)
+        return index
     faiss = _faiss()
     res = faiss.StandardGpuResources()
     _GPU_RESOURCES.append(res)
-    logger.info("faiss: using GPU %d of %d", int(device), faiss.get_num_gpus())
-    return faiss.index_cpu_to_gpu(res, int(device), index)
+    options = faiss.GpuClonerOptions()
+    for name, value in plan.options.items():
+        setattr(options, name, value)
+    logger.info("faiss: using GPU %d of %d (%s)", int(device), faiss.get_num_gpus(), plan.reason)
+    return faiss.index_cpu_to_gpu(res, int(device), index, options)
 
 
 def is_gpu_index(index) -> bool:
-    """True for a faiss GPU index."""
-    return type(index).__name__.startswith("Gpu")
+    """True for a faiss GPU index, also when wrapped (``IndexPreTransform`` around a ``GpuIndexIVFPQ``)."""
+    return is_gpu_layout(index_layout(index))
 
 
 def index_to_cpu(index):
@@ -362,10 +471,11 @@ def select_rows(paper_ids: Sequence[str], include_paper_ids: Optional[Sequence[s
     return np.asarray([position[p] for p in kept], dtype=np.int64), kept
 
 
-def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: int = 262_144) -> np.ndarray:
+def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: Optional[int] = None) -> np.ndarray:
     """``embeddings[rows]`` from an ``.h5`` (dataset ``embeddings``) or ``.npy`` file, read block-wise.
 
-    Memory is the selected rows plus one block, so a subset of a huge matrix can be indexed.
+    Memory is the selected rows plus one block (``block_rows``, default ``READ_BLOCK_BYTES`` worth of
+    rows), so a subset of a huge matrix can be indexed.
     """
     from scincl.io import EMBEDDINGS_DATASET, read_embeddings_h5
 
@@ -385,6 +495,9 @@ def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: int = 262_
         if EMBEDDINGS_DATASET not in f:
             read_embeddings_h5(p)  # raises the standard "no dataset" error
         data = f[EMBEDDINGS_DATASET]
+        rows = np.asarray(rows, dtype=np.int64)
+        if block_rows is None:
+            block_rows = max(1, READ_BLOCK_BYTES // max(1, data.shape[1] * data.dtype.itemsize))
         if len(rows) == data.shape[0] and np.array_equal(rows, np.arange(len(rows))):
             return np.ascontiguousarray(data[...], dtype=np.float32)
         out = np.empty((len(rows), data.shape[1]), dtype=np.float32)
@@ -396,6 +509,7 @@ def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: int = 262_
                 continue
             block = data[start:start + block_rows]
             out[order[lo:hi]] = block[sorted_rows[lo:hi] - start]
+            del block  # free it before the next read allocates one: one block in memory, not two
         return out
 
 

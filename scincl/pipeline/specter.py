@@ -201,6 +201,7 @@ class SpecterPipeline:
                         ann_metric=self.s.ann_metric, ann_backend=self.s.ann_backend, ann_index_path=self.p.ann_index,
                         ann_normalize_embeddings=self.s.ann_do_normalize, ann_device=self.s.ann_device,
                         faiss_string_factory=self.s.faiss_string_factory, seed=self.s.seed, workers=self.s.workers,
+                        include_paper_ids=str(self.p.corpus_ids),  # a reused index must cover this run's corpus
                         gzip=self.s.gzip, override=True, show_progress=True, **self.s.miner_options)
 
     def extract_metadata(self) -> None:

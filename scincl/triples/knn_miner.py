@@ -17,7 +17,7 @@ import numpy as np
 
 from scincl import ann
 from scincl.errors import InputError
-from scincl.io import PathLike, read_embeddings_matrix, read_id_list, write_json, write_triples_csv
+from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.triples.config import (
     DEFAULT_ANN_NORMALIZE_EMBEDDINGS, KMEANS, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig, make_config,
 )
@@ -48,15 +48,13 @@ class GraphCorpus:
 
     index: Any
     paper_ids: List[str]  # row -> paper id of the index (= the training corpus)
-    embeddings: np.ndarray  # graph embeddings [n_graph, d]
-    index_to_graph_row: Optional[np.ndarray]  # None when index rows == graph rows
+    embeddings: np.ndarray  # graph embeddings of the index rows only, in index row order [n_index, d]
     normalize: bool
     metric: str
 
     def vectors_of(self, rows: np.ndarray) -> np.ndarray:
         """Query vectors (as the index sees them) of index rows."""
-        graph_rows = rows if self.index_to_graph_row is None else self.index_to_graph_row[rows]
-        vecs = np.ascontiguousarray(self.embeddings[graph_rows], dtype=np.float32)
+        vecs = np.array(self.embeddings[rows], dtype=np.float32, order="C", copy=True)
         if self.normalize:
             vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return vecs
@@ -85,13 +83,16 @@ def load_graph_corpus(
 
     ``include_paper_ids`` (a JSON id list or a list) limits the index, and so the training corpus
     (queries and candidates), to those papers, e.g. to the papers that have texts; ids without a
-    graph embedding are counted and reported.
+    graph embedding are counted and reported. An existing index must cover exactly those papers.
+
+    Only the rows of the corpus (the index's papers) are read from the embeddings file, block by
+    block: at S2ORC scale the whole file (52.6M x 768 float32 = 161 GB) does not fit in memory.
     """
     graph_ids = read_id_list(graph_paper_ids_path)
-    embeddings = read_embeddings_matrix(graph_embeddings_path)
-    if embeddings.ndim != 2 or len(embeddings) != len(graph_ids):
-        raise InputError(f"{len(graph_ids)} paper ids in {graph_paper_ids_path} but embeddings of shape "
-                         f"{embeddings.shape}", path=graph_embeddings_path)
+    n_graph_rows = ann.embedding_row_count(graph_embeddings_path)
+    if n_graph_rows != len(graph_ids):
+        raise InputError(f"{len(graph_ids)} paper ids in {graph_paper_ids_path} but {n_graph_rows} embedding rows",
+                         path=graph_embeddings_path)
     corpus_ids = graph_ids
     if include_paper_ids is not None:
         wanted = (read_id_list(include_paper_ids) if isinstance(include_paper_ids, (str, Path))
@@ -109,15 +110,19 @@ def load_graph_corpus(
     normalize = bool(ann_normalize_embeddings or force_normalize)
     metric = "l2" if ann_metric in ("l2", "euclidean") else "inner_product"
     index_path = Path(ann_index_path)
+    graph_row_of = id_to_row(graph_ids)
     if index_path.exists() and not override:
         index, index_ids = ann.read_index(index_path, device=-1)
         stored = ann.read_index_config(index_path)
         if stored.get("metric") and stored["metric"] != metric:
             raise InputError(f"the index was built with metric {stored['metric']}, not --ann_metric {ann_metric} "
                              f"(delete it to rebuild)", path=index_path)
-        if include_paper_ids is not None and index_ids != corpus_ids:
-            raise InputError("the existing index covers other papers than --include_paper_ids "
-                             "(delete it to rebuild)", path=index_path)
+        if include_paper_ids is not None and set(index_ids) != set(corpus_ids):
+            raise InputError(f"the existing index covers other papers than --include_paper_ids ({len(index_ids)} vs "
+                             f"{len(corpus_ids)} papers; another corpus seed's index?) - delete it or use another "
+                             "--ann_index_path", path=index_path)
+        rows = rows_of_ids(index_ids, graph_row_of, "index paper ids", str(graph_paper_ids_path))
+        embeddings = ann.read_embedding_rows(graph_embeddings_path, rows)
         if index.d != embeddings.shape[1]:
             raise InputError(f"index dimension {index.d} differs from the embeddings' {embeddings.shape[1]}",
                              path=index_path)
@@ -128,9 +133,9 @@ def load_graph_corpus(
         logger.info("reusing faiss index %s (%d rows)", index_path, index.ntotal)
     else:
         started = time.perf_counter()
-        rows = None if corpus_ids is graph_ids else rows_of_ids(corpus_ids, id_to_row(graph_ids), "corpus ids")
-        index = ann.build_index(embeddings if rows is None else embeddings[rows], string_factory=faiss_string_factory,
-                                metric=ann_metric,
+        rows = rows_of_ids(corpus_ids, graph_row_of, "corpus ids")
+        embeddings = ann.read_embedding_rows(graph_embeddings_path, rows)
+        index = ann.build_index(embeddings, string_factory=faiss_string_factory, metric=ann_metric,
                                 do_normalize=normalize, device=ann_device, batch_size=ann_batch_size,
                                 workers=workers, seed=seed)
         ann.write_index(index, index_path, corpus_ids,
@@ -144,11 +149,7 @@ def load_graph_corpus(
 
         if faiss.try_extract_index_ivf(index) is not None:
             faiss.ParameterSpace().set_index_parameter(index, "nprobe", int(faiss_nprobe))
-    mapping = None
-    if index_ids != graph_ids:
-        mapping = rows_of_ids(index_ids, id_to_row(graph_ids), "index paper ids", str(graph_paper_ids_path))
-    return GraphCorpus(index=index, paper_ids=index_ids, embeddings=embeddings, index_to_graph_row=mapping,
-                       normalize=normalize, metric=metric)
+    return GraphCorpus(index=index, paper_ids=index_ids, embeddings=embeddings, normalize=normalize, metric=metric)
 
 
 def mine_from_graph_corpus(

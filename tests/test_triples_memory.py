@@ -1,0 +1,73 @@
+"""The triples stage reads only the corpus rows of the graph embeddings (issue 19).
+
+At S2ORC scale the graph file is 52.6M x 768 float32 = 161 GB, the training corpus a small part of
+it; reading the whole file made the stage run out of memory under the scripts' --mem=128G. Here a
+graph file 10x larger than the corpus must not raise the stage's peak RSS by more than a fraction
+of the rows it does not need (VmHWM of fresh processes, reset after the imports, against the same
+run on a graph that holds only the corpus).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scincl.io import write_embeddings_h5, write_id_list
+
+DIM = 512
+CORPUS = 5_000
+GRAPH = 10 * CORPUS  # 100 MB of float32 rows, 10 MB of them the corpus
+
+CHILD = """
+import json, sys
+from pathlib import Path
+from scincl.triples.knn_miner import get_knn_triples
+ids, emb, corpus, out = sys.argv[1:5]
+Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS (VmHWM) after the imports
+get_knn_triples(out, ids, emb, query_papers=50, include_paper_ids=corpus, ann_index_path=out + ".faiss",
+                hard_negatives_k_min=498, hard_negatives_k_max=500, workers=1, show_progress=False)
+get_knn_triples(out + ".reuse.csv", ids, emb, query_papers=50, include_paper_ids=corpus,
+                ann_index_path=out + ".faiss", hard_negatives_k_min=498, hard_negatives_k_max=500, workers=1,
+                show_progress=False)  # the existing index: the path the pipeline's triples stage takes
+status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+print(json.dumps({"peak_rss_kb": int(status["VmHWM"].split()[0])}))
+"""
+
+
+def _graph(directory, rows, rng_rows):
+    directory.mkdir()
+    ids = [f"p{i}" for i in range(rows)]
+    write_id_list(directory / "ids.json", ids)
+    write_embeddings_h5(directory / "emb.h5", rng_rows[:rows])
+    return directory
+
+
+def _peak_rss_mb(graph_dir, corpus_path, repo_root) -> float:
+    out = graph_dir / "triples.csv"
+    done = subprocess.run([sys.executable, "-c", CHILD, str(graph_dir / "ids.json"), str(graph_dir / "emb.h5"),
+                           str(corpus_path), str(out)], cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(out.read_text().splitlines()) == 1 + 50 * 5
+    return json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_kb"] / 1024
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc to reset the peak RSS")
+def test_triples_stage_memory_is_bounded_by_the_corpus_rows(tmp_path, repo_root):
+    rows = np.random.default_rng(0).standard_normal((GRAPH, DIM)).astype(np.float32)
+    corpus_ids = [f"p{i}" for i in range(0, GRAPH, GRAPH // CORPUS)]  # spread over the whole file
+    write_id_list(tmp_path / "corpus.json", corpus_ids)
+    big = _graph(tmp_path / "big", GRAPH, rows)
+    small = tmp_path / "small"  # a graph that holds only the corpus papers (same ids, same vectors)
+    small.mkdir()
+    write_id_list(small / "ids.json", corpus_ids)
+    write_embeddings_h5(small / "emb.h5", rows[::GRAPH // CORPUS])
+    del rows
+    graph_mb = GRAPH * DIM * 4 / 2**20
+    extra_mb = _peak_rss_mb(big, tmp_path / "corpus.json", repo_root) - _peak_rss_mb(small, tmp_path / "corpus.json",
+                                                                                     repo_root)
+    # reading the whole file costs ~graph_mb more; reading corpus rows block-wise costs one block + the ids
+    assert extra_mb < 0.4 * graph_mb, f"peak RSS {extra_mb:.0f} MB above the corpus-only run (graph {graph_mb:.0f} MB)"
