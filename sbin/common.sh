@@ -22,17 +22,31 @@ set -euo pipefail
 : "${OUTPUT_DIR:=${DATA_DIR}/scincl}"                       # run_specter experiments
 : "${BASE_MODEL:=allenai/scibert_scivocab_uncased}"          # paper §4: SciBERT initialisation
 : "${ANN_FAISS_FACTORY:=Flat}"                              # exact kNN, as in the paper
-: "${ANN_INDEX_PATH:=${OUTPUT_DIR}/${ANN_FAISS_FACTORY}.faiss}"
+# ANN_INDEX_PATH: unset = the pipeline's own per-corpus index (<corpus ids>.<factory>.faiss next to the
+# run's s2orc_paper_ids.seed_S.json), so runs with different corpus seeds never share an index. Set it
+# only to reuse one index for runs of the same corpus (the triples stage refuses an index of another corpus).
+# shellcheck disable=SC2034  # used by the scripts that source this file
+ANN_INDEX_ARGS=()
+# shellcheck disable=SC2034
+if [[ -n "${ANN_INDEX_PATH:-}" ]]; then ANN_INDEX_ARGS=(--ann_index_path "${ANN_INDEX_PATH}"); fi
 : "${WORKERS:=${SLURM_CPUS_PER_TASK:-$(nproc)}}"
 : "${GPUS_PER_NODE:=${SLURM_GPUS_ON_NODE:-1}}"
 : "${SEED:=0}"
+: "${SAVE_STEPS:=2000}"   # checkpoint every 2,000 of ~42.7k steps (~1.3 GB each, the Trainer keeps the last 2)
 : "${WANDB_MODE:=offline}"                                   # `wandb sync` later, or set online
 export WANDB_MODE
+# Since Slurm 22.05 srun does not inherit the job's --cpus-per-task: without this every step of
+# `srun python` would run on one core while WORKERS asks for all of them.
+if [[ -n "${SLURM_CPUS_PER_TASK:-}" ]]; then export SRUN_CPUS_PER_TASK="${SLURM_CPUS_PER_TASK}"; fi
+# Rendezvous ports (torchrun, BigGraph's gloo group) derived from the job id: two jobs sharing a
+# node must not both listen on one fixed port.
+: "${MASTER_PORT:=$(( 20000 + ${SLURM_JOB_ID:-0} % 20000 ))}"
 
-# The Python launcher: `srun python` inside a Slurm allocation, plain `python` elsewhere.
+# The Python launcher: one `srun` task inside a Slurm allocation, plain `python` elsewhere.
 # Override with e.g. PY="srun --gpus=1 python" or PY="apptainer exec --nv scincl.sif python".
+: "${PYTHON:=python}"
 if [[ -z "${PY:-}" ]]; then
-    if [[ -n "${SLURM_JOB_ID:-}" ]]; then PY="srun python"; else PY="python"; fi
+    if [[ -n "${SLURM_JOB_ID:-}" ]]; then PY="srun --nodes=1 --ntasks=1 ${PYTHON}"; else PY="${PYTHON}"; fi
 fi
 # shellcheck disable=SC2034  # used by the scripts that source this file
 read -r -a PY_CMD <<< "${PY}"

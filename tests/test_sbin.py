@@ -73,7 +73,8 @@ def demo_env(tmp_path_factory, demo_corpus):
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
     env.update(
         SCINCL_DIR=str(REPO), BASE_DIR=str(REPO), DATA_DIR=str(out), DRY_RUN="1",
-        PY=f"{sys.executable}", S2ORC_METADATA_DIR=str(demo_corpus.s2orc_metadata_dir),
+        PY=f"{sys.executable}", PYTHON=sys.executable, EXP_DIR=str(out / "runs" / "exp"),
+        S2ORC_METADATA_DIR=str(demo_corpus.s2orc_metadata_dir),
         SCIDOCS_DIR=str(demo_corpus.scidocs_dir), SCIDOCS_PAPER_IDS=str(demo_corpus.scidocs_paper_ids_path),
         SPECTER_DIR=str(out / "specter"), OUTPUT_DIR=str(out / "runs"), BIGGRAPH_DIR=str(out / "biggraph"),
         BIGGRAPH_CONFIG=str(REPO / "biggraph_configs" / "demo.py"), WORKERS="1", SEED="3",
@@ -95,6 +96,16 @@ def render(script: Path, env: dict, *args: str, array_task: int | None = None) -
     return [shlex.split(ln[2:]) for ln in lines]
 
 
+def task_command(argv: list[str], procid: int = 1) -> list[str]:
+    """What one Slurm task of ``srun ... bash -c 'exec CMD' ARGS`` runs (its ``exec`` printed, not run)."""
+    i = argv.index("-c")
+    script = argv[i + 1].replace("exec ", "printf '%q\\n' ", 1)
+    done = subprocess.run(["bash", "-c", script, *argv[i + 2:]], capture_output=True, text=True,
+                          env={"SLURM_PROCID": str(procid), "PATH": os.environ["PATH"]})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
 def cli_call(argv: list[str]) -> tuple[str, str, list[str], list[str]]:
     """Split ``[... python] cli_x.py sub POSITIONAL --flag value ...`` into its parts."""
     i = next(i for i, a in enumerate(argv) if a.startswith("cli_") and a.endswith(".py"))
@@ -109,10 +120,10 @@ def cli_call(argv: list[str]) -> tuple[str, str, list[str], list[str]]:
             continue
         if a.startswith("-"):
             nxt = rest[j + 1] if j + 1 < len(rest) else None
-            skip_next = nxt is not None and not nxt.startswith("--")
+            skip_next = nxt is not None and not nxt.startswith("--") and "=" not in a
             continue
         positional.append(a)
-    return module, sub, positional, flags
+    return module, sub, positional, list(dict.fromkeys(flags))
 
 
 def check_cli_call(argv: list[str]) -> None:
@@ -128,6 +139,12 @@ def check_cli_call(argv: list[str]) -> None:
     takes_kwargs = any(p.kind is p.VAR_KEYWORD for p in params.values())
     for flag in flags:
         assert flag in params or takes_kwargs, f"{module_name}.py {sub} has no flag --{flag}"
+    # fire binds positionals first, then flags: a required argument passed under another flag name
+    # (train's TRAIN_TRIPLES_PATH as --triples_path) is "received no value" on the cluster
+    try:
+        signature.bind(*positional, **{f: True for f in flags if f not in [p for p in params][:len(positional)]})
+    except TypeError as exc:
+        pytest.fail(f"{module_name}.py {sub} {' '.join(positional)}: {exc}")
     if sub in ("run_specter", "run_specter_like"):
         from scincl.pipeline.options import check_extra_flags
 
@@ -143,6 +160,9 @@ def test_dry_run_renders_real_commands(script, demo_env):
         assert str(REPO / "data") not in joined, f"a default path ignored the environment: {joined}"
         if "torchrun" in argv:
             assert _tool("torchrun"), "torchrun not installed"
+        if "bash" in argv and "-c" in argv:  # srun ... bash -c 'exec ...': check what each task runs
+            argv = task_command(argv)
+            joined = " ".join(argv)
         if any(a.startswith("cli_") and a.endswith(".py") for a in argv):
             check_cli_call(argv)
         elif "torchbiggraph_train" in joined:
@@ -161,6 +181,8 @@ def test_run_specter_script_is_the_readme_command(demo_env):
     assert values["scidocs_dir"] == env["SCIDOCS_DIR"] and values["graph_limit"] == "specter"
     assert values["hard_negatives_k_min"] == "3998" and values["easy_positives_k_max"] == "25"
     assert values["seed"] == "3" and argv[-1] == "--bitfit"  # extra arguments are passed on
+    # the README's --save_steps 2 wrote a ~1.3 GB checkpoint every 2 of ~42.7k steps; the Trainer's own default is 500
+    assert int(values["save_steps"]) >= 500
 
 
 def test_array_scripts_map_task_ids(demo_env):
@@ -177,13 +199,89 @@ def test_array_scripts_map_task_ids(demo_env):
     assert bad.returncode == 2 and "array task 9 out of range 0-4" in bad.stderr
 
 
-def test_distributed_biggraph_runs_one_rank_per_node(demo_env):
+def test_distributed_biggraph_imports_then_runs_one_rank_per_task(demo_env):
+    env, out = demo_env
+    env = {k: v for k, v in env.items() if k != "PY"}  # the default launcher inside a job: one srun task
+    import_argv, srun_argv = render(SBIN / "02b_biggraph_distributed.sbatch",
+                                    {**env, "SLURM_JOB_ID": "812", "SLURM_NNODES": "4", "SLURM_NTASKS": "4",
+                                     "SLURM_JOB_NODELIST": "gpu[01-04]"})
+    assert import_argv[:4] == ["srun", "--nodes=1", "--ntasks=1", sys.executable]
+    assert import_argv[4:6] == ["cli_graph.py", "import_edges"]
+    assert srun_argv[:2] == ["srun", "--ntasks=4"]
+    rank = task_command(srun_argv, procid=3)
+    # every rank goes through cli_graph.py (scincl's PBG compatibility layer), not plain torchbiggraph_train
+    assert rank[:4] == [sys.executable, "cli_graph.py", "train_biggraph", str(REPO / "biggraph_configs" / "s2orc_full.py")]
+    assert rank[4:6] == ["--rank", "3"]
+    for argv in (import_argv, rank):  # same partitioned import and config on both steps
+        assert "entities.paper_id.num_partitions=8" in argv and "num_machines=4" in argv
+        assert argv[argv.index("--output_dir") + 1] == str(out / "biggraph" / "s2orc_full_distributed")
+    port = [a for a in rank if a.startswith("distributed_init_method=")][0].rsplit(":", 1)[1]
+    assert port == str(20000 + 812 % 20000)
+
+
+def test_every_log_directory_exists_in_the_checkout():
+    """Slurm opens --output before the script runs and does not create its directory."""
+    for script in SCRIPTS:
+        for line in script.read_text().splitlines():
+            if line.startswith("#SBATCH --output="):
+                directory = Path(line.split("=", 1)[1]).parent
+                assert (REPO / directory).is_dir(), f"{script.name}: {directory}/ missing"
+                # kept in the checkout by a .gitignore that ignores everything else in it
+                assert (REPO / directory / ".gitignore").read_text().splitlines()[-2:] == ["*", "!.gitignore"]
+
+
+def test_slurm_steps_get_the_jobs_cpus_and_a_job_specific_port(demo_env):
     env, _ = demo_env
-    (argv,) = render(SBIN / "02b_biggraph_distributed.sbatch", {**env, "SLURM_NNODES": "4",
-                                                                "SLURM_JOB_NODELIST": "gpu[01-04]"})
-    assert argv[:3] == ["srun", "--ntasks=4", "--ntasks-per-node=1"]
-    assert "--rank" in argv[5] and "SLURM_PROCID" in argv[5]
-    assert "num_machines=4" in argv and any(a.startswith("distributed_init_method=tcp://") for a in argv)
+    env = {k: v for k, v in env.items() if k not in ("PY", "DRY_RUN")}
+    probe = 'source sbin/common.sh; echo "${SRUN_CPUS_PER_TASK:-unset}|${PY}|${MASTER_PORT}|${WORKERS}"'
+    in_job = subprocess.run(["bash", "-c", probe], cwd=REPO, capture_output=True, text=True,
+                            env={**env, "SLURM_JOB_ID": "4242", "SLURM_CPUS_PER_TASK": "16"})
+    assert in_job.stdout.strip() == f"16|srun --nodes=1 --ntasks=1 {sys.executable}|24242|1"
+    outside = subprocess.run(["bash", "-c", probe], cwd=REPO, capture_output=True, text=True, env=env)
+    assert outside.stdout.strip() == f"unset|{sys.executable}|20000|1"
+
+
+def test_multi_gpu_training_passes_positionals_resumes_and_picks_precision(demo_env):
+    env, out = demo_env
+    ports = []
+    for job in ("101", "102"):
+        (argv,) = render(SBIN / "train_multi_gpu.sbatch", {**env, "SLURM_JOB_ID": job, "SLURM_NNODES": "1"})
+        endpoint = argv[argv.index("--rdzv_endpoint") + 1]
+        ports.append(endpoint.rsplit(":", 1)[1])
+        i = argv.index("cli_pipeline.py")
+        assert argv[i + 1:i + 5] == ["train", str(out / "runs" / "exp" / "train_triples.csv.gz"),
+                                     str(out / "runs" / "exp" / "train_metadata.jsonl.gz"),
+                                     str(out / "runs" / "exp" / "model_ddp")]
+        assert argv[argv.index("--bf16") + 1] == "auto"  # native bf16 only (scincl.model.device.choose_bf16)
+        assert argv[argv.index("--resume_from_checkpoint") + 1] == "auto"
+    assert ports[0] != ports[1]  # two jobs on one node do not share a rendezvous port
+    assert "#SBATCH --requeue" in (SBIN / "train_multi_gpu.sbatch").read_text()
+
+
+def test_faiss_script_indexes_the_corpus_run_specter_wrote(demo_env):
+    from scincl.pipeline.layout import plan_paths
+    from scincl.pipeline.settings import RunSettings
+
+    env, out = demo_env
+    (argv,) = render(SBIN / "03_faiss.sbatch", env)
+    corpus_ids = argv[argv.index("--include_paper_ids") + 1]
+    # where run_specter's queries and ann stages put the corpus ids and the index of an experiment dir
+    paths = plan_paths(RunSettings(output_dir=env["EXP_DIR"], corpus_seed=int(env["SEED"]),
+                                   faiss_string_factory="Flat"))
+    assert corpus_ids == str(paths.corpus_ids)
+    assert argv[argv.index("build_faiss") + 2] == str(paths.ann_index)
+    missing = subprocess.run(["bash", str(SBIN / "03_faiss.sbatch")], cwd=REPO, capture_output=True, text=True,
+                             env={k: v for k, v in env.items() if k != "DRY_RUN"})
+    assert missing.returncode == 2 and f"{paths.corpus_ids} not found" in missing.stderr
+
+
+@pytest.mark.parametrize("script", ["run_specter.sbatch", "seeds.sbatch", "sweep_knn.sbatch", "ablations.sbatch"])
+def test_no_index_shared_across_corpus_seeds_unless_asked(demo_env, script):
+    env, out = demo_env
+    (argv,) = render(SBIN / script, env, array_task=0)
+    assert "--ann_index_path" not in argv  # the pipeline's per-corpus index path
+    (argv,) = render(SBIN / script, {**env, "ANN_INDEX_PATH": str(out / "shared.faiss")}, array_task=0)
+    assert argv[argv.index("--ann_index_path") + 1] == str(out / "shared.faiss")
 
 
 def test_citations_script_runs_on_the_demo_corpus(demo_env):
