@@ -1,0 +1,209 @@
+"""Every sbin/ script submitted with sbatch to a real single-node Slurm, on the demo corpus.
+
+The cluster (munged + slurmctld + slurmd, :mod:`tests.slurm_local`) lives in a temp dir for this
+module and is stopped and removed at the end, whatever happened. The scripts run unedited, from
+the repository root, exactly as docs/REPRODUCE.md's cluster walk-through: CPU settings come from
+environment variables and ``sbatch -c/--mem/--gres`` overrides of the headers, the demo's scale
+from run_specter flags appended to the script's own (the last one wins). BigGraph's distributed
+mode runs as ``srun -n 2`` ranks; multi-process training as ``srun`` + ``torchrun`` (gloo).
+
+Needs root and ``make slurm-test-deps`` (Debian's slurm-wlm + munge); skipped otherwise.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import pytest
+
+from scincl.io import iter_jsonl, read_id_list, write_json
+from tests.slurm_local import LocalSlurm, unavailable_reason
+
+REPO = Path(__file__).resolve().parent.parent
+SBIN = REPO / "sbin"
+REASON = unavailable_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=f"local Slurm: {REASON}")
+
+# sbatch overrides of the GPU-cluster headers: no GPU, one core, a few GB (the scripts are unedited)
+CPU_JOB = ["--gres=none", "-c", "1", "--mem=3G"]
+# the demo corpus has a few hundred papers: hard negatives 98-100 instead of 3998-4000, tiny training
+DEMO_SCALE = ["--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "--max_sequence_length", "32",
+              "--num_train_epochs", "1", "--per_device_train_batch_size", "8", "--sample_queries_ratio", "0.5",
+              "--eval_max_sequence_length", "32", "--report_to", "none"]
+# the array scripts differ from run_specter.sbatch only in their task -> flags mapping: stop after the triplets
+TRIPLES_ONLY = ["--skip_metadata", "--skip_train", "--skip_eval_base", "--skip_eval", "--skip_compare"]
+GRAPH_EPOCHS = ["-p", "num_epochs=5"]  # the demo config's 15 are more than the checks here need
+WAIT_S = 480  # all jobs together; a healthy run needs a fraction of it on a shared 2-core machine
+
+
+def prepare_downloads(root: Path, demo_corpus, demo_citations) -> dict:
+    """What a user downloads before the cluster runs: SPECTER triples + id mapping, a base model."""
+    import cli_triples
+    from scincl.model.tiny import build_tiny_bert, vocabulary_of
+
+    specter = root / "specter"
+    cli_triples.get_specter_like_triples(citations_input_path=str(demo_citations["train"]), query_papers=60,
+                                         triples_count=250, output_path=str(specter / "train_triples.csv"),
+                                         triples_per_query=5, easy_negatives_count=3, hard_negatives_count=2,
+                                         easy_positives_count=5, seed=0)
+    ids, texts = [], []
+    for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")):
+        for _, rec in iter_jsonl(shard):
+            ids.append(rec["paper_id"])
+            texts.append(f"{rec.get('title') or ''} {rec.get('abstract') or ''}")
+    write_json(specter / "s2id_to_s2orc_paper_id.json", {i: i for i in ids})  # demo: S2 ids are S2ORC ids
+    bert = build_tiny_bert(root / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1, max_positions=64)
+    return {"SPECTER_DIR": str(specter), "BASE_MODEL": str(bert)}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    slurm = LocalSlurm(tmp_path_factory.mktemp("slurm"))
+    started = time.monotonic()
+    try:
+        slurm.start()
+        yield slurm
+    finally:
+        slurm.stop()
+        logs = slurm.job_logs
+        for log in logs:
+            log.unlink(missing_ok=True)  # the job logs this module wrote to the checkout's logs/
+        print(f"\nlocal Slurm: {time.monotonic() - started:.0f} s from start to stop")
+
+
+@pytest.fixture(scope="module")
+def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations):
+    """docs/REPRODUCE.md "On a Slurm cluster", submitted from the repository root."""
+    data = tmp_path_factory.mktemp("slurm_data")
+    biggraph = data / "biggraph"
+    env = {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # `python` = this venv
+        "DATA_DIR": str(data), "S2ORC_METADATA_DIR": str(demo_corpus.s2orc_metadata_dir),
+        "SCIDOCS_DIR": str(demo_corpus.scidocs_dir), "SCIDOCS_PAPER_IDS": str(demo_corpus.scidocs_paper_ids_path),
+        "BIGGRAPH_DIR": str(biggraph), "BIGGRAPH_CONFIG": str(REPO / "biggraph_configs" / "demo.py"),
+        "BIGGRAPH_DISTRIBUTED_CONFIG": str(REPO / "biggraph_configs" / "demo.py"),
+        "S2ORC_EMBEDDINGS": str(biggraph / "demo" / "embeddings.h5"),
+        "S2ORC_PAPER_IDS": str(biggraph / "demo" / "entity_names_paper_id_0.json"),
+        "OUTPUT_DIR": str(data / "scincl"), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+        **prepare_downloads(data, demo_corpus, demo_citations),
+    }
+    scidocs_ids = ["--scidocs_paper_ids", str(demo_corpus.scidocs_paper_ids_path)]
+    started = time.monotonic()
+
+    def submit(script: str, options=(), args=(), extra_env=None) -> str:
+        return cluster.sbatch(SBIN / script, options=list(options), args=list(args), cwd=REPO,
+                              env={**env, **(extra_env or {})})
+
+    jobs = {"01_citations": submit("01_citations.sbatch", CPU_JOB)}
+    after_citations = [f"--dependency=afterok:{jobs['01_citations']}"]
+    jobs["02_biggraph"] = submit("02_biggraph.sbatch", CPU_JOB + after_citations, GRAPH_EPOCHS)
+    jobs["02b_biggraph_distributed"] = submit(
+        "02b_biggraph_distributed.sbatch", ["-N", "1", "-n", "2", "--ntasks-per-node=2", "-c", "1", "--mem=4G"]
+        + after_citations, GRAPH_EPOCHS, extra_env={"BIGGRAPH_NUM_PARTITIONS": "2"})  # 4 buckets, all with test edges
+    after_graph = [f"--dependency=afterok:{jobs['02_biggraph']}"]
+    jobs["run_specter"] = submit("run_specter.sbatch", CPU_JOB + after_graph,
+                                 DEMO_SCALE + scidocs_ids + ["--skip_eval_base"])
+    jobs["seeds"] = submit("seeds.sbatch", CPU_JOB + after_graph + ["--array=1"], DEMO_SCALE + scidocs_ids + TRIPLES_ONLY)
+    jobs["sweep_knn"] = submit("sweep_knn.sbatch", CPU_JOB + after_graph + ["--array=6"],
+                               DEMO_SCALE[4:] + scidocs_ids + TRIPLES_ONLY)  # task 6: k-hard 98-100 itself
+    jobs["ablations"] = submit("ablations.sbatch", CPU_JOB + after_graph + ["--array=4"],
+                               DEMO_SCALE + scidocs_ids + TRIPLES_ONLY)  # BitFit
+    # the jobs that start from run_specter's experiment directory (which it prints as "Outputs: ...")
+    cluster.wait([jobs["run_specter"]], timeout=WAIT_S)
+    exp_dirs = [p.parent for p in (data / "scincl").glob("specter/corpus_seed_0/*/*/manifest.json")]
+    if len(exp_dirs) == 1:
+        exp = {"EXP_DIR": str(exp_dirs[0])}
+        jobs["03_faiss"] = submit("03_faiss.sbatch", CPU_JOB, extra_env={**exp, "ANN_FAISS_FACTORY": "IVF4,Flat"})
+        jobs["train_multi_gpu"] = submit(
+            "train_multi_gpu.sbatch", ["--gres=none", "-N", "1", "-c", "1", "--mem=4G"],
+            ["--max_steps", "2", "--per_device_train_batch_size", "4", "--max_sequence_length", "32"],
+            extra_env={**exp, "GPUS_PER_NODE": "2", "SAVE_STEPS": "2", "OMP_NUM_THREADS": "1"})
+    states = cluster.wait(list(jobs.values()), timeout=max(60.0, WAIT_S - (time.monotonic() - started)))
+    print("\nSlurm jobs (run times): " + "; ".join(f"{k} {v}" for k, v in sorted(cluster.run_time.items())))
+    return {"jobs": jobs, "states": states, "data": data, "exp_dirs": exp_dirs,
+            "seconds": time.monotonic() - started}
+
+
+def log_of(walkthrough, cluster, name: str, array_task: int | None = None) -> str:
+    job = walkthrough["jobs"][name]
+    path = cluster.log_path(job, array_task)
+    return path.read_text() if path.exists() else f"(no log at {path})"
+
+
+def assert_completed(walkthrough, cluster, name: str, array_task: int | None = None) -> str:
+    job = walkthrough["jobs"].get(name)
+    assert job is not None, f"{name} was not submitted (run_specter experiment dirs: {walkthrough['exp_dirs']})"
+    key = f"{job}_{array_task}" if array_task is not None else job
+    log = log_of(walkthrough, cluster, name, array_task)
+    assert walkthrough["states"].get(key) == "COMPLETED", f"{name}: {walkthrough['states'].get(key)}\n{log[-4000:]}"
+    return log
+
+
+def test_citations_job(walkthrough, cluster):
+    assert_completed(walkthrough, cluster, "01_citations")
+    biggraph = walkthrough["data"] / "biggraph"
+    full = len((biggraph / "s2orc_full" / "citations.tsv").read_text().splitlines())
+    without = len((biggraph / "s2orc_without_scidocs" / "citations.tsv").read_text().splitlines())
+    assert 0 < without < full and (biggraph / "s2orc_train_test" / "citations.test.tsv").stat().st_size > 0
+
+
+def test_biggraph_job(walkthrough, cluster):
+    assert_completed(walkthrough, cluster, "02_biggraph")
+    graph = walkthrough["data"] / "biggraph" / "demo"
+    ids = read_id_list(graph / "entity_names_paper_id_0.json")
+    with h5py.File(graph / "embeddings.h5", "r") as f:
+        assert f["embeddings"].shape[0] == len(ids) > 100
+    assert json.loads((graph / "link_prediction.json").read_text())["results"]["trained"]["count"] > 0
+
+
+def test_distributed_biggraph_job_runs_two_ranks(walkthrough, cluster):
+    log = assert_completed(walkthrough, cluster, "02b_biggraph_distributed")
+    assert "rank 0 of 2" in log and "rank 1 of 2" in log
+    graph = walkthrough["data"] / "biggraph" / "demo_distributed"
+    single = json.loads((walkthrough["data"] / "biggraph" / "demo" / "link_prediction.json").read_text())
+    distributed = json.loads((graph / "link_prediction.json").read_text())["results"]["trained"]
+    assert distributed["count"] == single["results"]["trained"]["count"]
+    assert distributed["mrr"] > 2 * single["results"]["random"]["mrr"]  # trained, not random
+    assert read_id_list(graph / "entity_names_paper_id_0.json")
+
+
+def test_run_specter_job(walkthrough, cluster):
+    assert_completed(walkthrough, cluster, "run_specter")
+    (exp,) = walkthrough["exp_dirs"]
+    results = json.loads((exp / "results.json").read_text())
+    assert results and (exp / "comparison" / "comparison.md").exists() and list(exp.glob("model_*/config.json"))
+    corpus = read_id_list(exp / "s2orc_paper_ids.seed_0.json")
+    # no ANN_INDEX_PATH: the index is the run's own, next to its corpus ids
+    assert read_id_list(Path(f"{exp}/s2orc_paper_ids.seed_0.json.Flat.faiss.paper_ids.json")) == corpus
+    manifest = json.loads((exp / "manifest.json").read_text())
+    assert manifest["arguments"]["save_steps"] == 2000 and manifest["arguments"]["workers"] == 1
+
+
+@pytest.mark.parametrize("name, task, run_dir", [
+    ("seeds", 1, "seeds/seed_1"), ("sweep_knn", 6, "sweep/k_hard/100"), ("ablations", 4, "ablations/bitfit")])
+def test_array_jobs(walkthrough, cluster, name, task, run_dir):
+    assert_completed(walkthrough, cluster, name, array_task=task)
+    run = walkthrough["data"] / "scincl" / run_dir
+    assert (run / "train_triples.csv.gz").stat().st_size > 0
+    assert json.loads((run / "manifest.json").read_text())["stages"]["train"]["status"] == "skipped"
+
+
+def test_faiss_job_indexes_the_experiment_corpus(walkthrough, cluster):
+    assert_completed(walkthrough, cluster, "03_faiss")
+    (exp,) = walkthrough["exp_dirs"]
+    corpus = read_id_list(exp / "s2orc_paper_ids.seed_0.json")
+    index = Path(f"{exp}/s2orc_paper_ids.seed_0.json.IVF4,Flat.faiss")
+    assert sorted(read_id_list(Path(f"{index}.paper_ids.json"))) == sorted(corpus)
+
+
+def test_multi_process_training_job(walkthrough, cluster):
+    log = assert_completed(walkthrough, cluster, "train_multi_gpu")
+    (exp,) = walkthrough["exp_dirs"]
+    run = json.loads((exp / "model_ddp" / "train_args.json").read_text())
+    assert run["world_size"] == 2 and run["metrics"]["global_step"] == 2
+    assert log.count("saved encoder to") == 1  # rank 0 saves
+    print(f"\nSlurm walk-through: {walkthrough['seconds']:.0f} s of jobs")
