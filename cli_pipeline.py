@@ -25,8 +25,10 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
     SciNCL/SPECTER defaults: triplet margin loss (L2, margin 1), [CLS] pooling, 512 tokens of
     title [SEP] abstract, lr 2e-5, batch 8 x gradient accumulation 4, 2 epochs, AdamW, linear
     warmup (10%) and decay, seed 0. Every transformers.TrainingArguments flag passes through
-    (--fp16/--bf16, --save_steps, --eval_steps, --report_to wandb (offline unless WANDB_MODE is
-    set), --resume_from_checkpoint, --max_steps, ...). Multi-GPU/multi-node: run the same command
+    (--fp16, --bf16 auto|true|false (auto: bf16 only where the device has it natively), --save_steps,
+    --eval_steps, --report_to wandb (offline unless WANDB_MODE is set), --resume_from_checkpoint
+    PATH|true|auto (auto: the newest complete checkpoint if any), --gradient_checkpointing, --max_steps,
+    ...). A GPU requested (CUDA_VISIBLE_DEVICES, Slurm) but unusable is an error. Multi-GPU/multi-node: run the same command
     under `torchrun --nproc_per_node N cli_pipeline.py train ...`.
     OUTPUT_DIR gets the model (save_pretrained: AutoModel.from_pretrained works), its tokenizer,
     sentence-transformers files (SentenceTransformer(OUTPUT_DIR) uses the same pooling) and

@@ -74,3 +74,16 @@ def demo_biggraph(demo_citations, tmp_path_factory, python_exe):
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((out / "link_prediction.json").read_text())["results"]
     return {"dir": out, "metrics": metrics, "stdout": proc.stdout}
+
+
+@pytest.fixture(scope="session")
+def toy_train_files(tmp_path_factory):
+    """A tiny BERT and toy triplets + metadata (4 topics x 6 papers, 3 triplets each) for training runs."""
+    from scincl.io import write_jsonl, write_triples_csv
+    from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
+
+    root = tmp_path_factory.mktemp("toy_train")
+    papers = toy_topic_corpus(papers_per_topic=6, seed=0)
+    write_jsonl(root / "metadata.jsonl", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
+    write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=3))
+    return {"root": root, "bert": build_tiny_bert(root / "bert", toy_vocabulary())}

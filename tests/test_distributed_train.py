@@ -12,8 +12,6 @@ import sys
 
 import pytest
 
-from scincl.io import write_jsonl, write_triples_csv
-from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
 
 
 def free_port() -> int:
@@ -22,18 +20,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ddp")
-    papers = toy_topic_corpus(papers_per_topic=6, seed=0)
-    write_jsonl(root / "metadata.jsonl", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
-    write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=3))
-    return {"root": root, "bert": build_tiny_bert(root / "bert", toy_vocabulary())}
-
-
 def torchrun_train(toy, repo_root, out, *flags):
+    root = toy["root"]
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
-           "cli_pipeline.py", "train", str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(out),
+           "cli_pipeline.py", "train", str(root / "train.csv"), str(root / "metadata.jsonl"), str(out),
            "--base_model_name_or_path", str(toy["bert"]), "--max_steps", "3", "--per_device_train_batch_size", "4",
            "--gradient_accumulation_steps", "1", "--max_sequence_length", "24", "--save_steps", "3",
            "--cache_dir", str(out.parent / "cache"), "--disable_tqdm", "true", *flags]
@@ -41,11 +31,12 @@ def torchrun_train(toy, repo_root, out, *flags):
     return subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=300, env=env)
 
 
-def test_torchrun_bitfit_gradient_checkpointing_resumes_after_an_interrupted_checkpoint(toy, repo_root, tmp_path):
+def test_torchrun_bitfit_gradient_checkpointing_resumes_after_an_interrupted_checkpoint(toy_train_files, repo_root,
+                                                                                       tmp_path):
     out = tmp_path / "ddp_model"
     (out / "checkpoint-2").mkdir(parents=True)  # what a SIGKILL leaves: no trainer_state.json
     (out / "checkpoint-2" / "model.safetensors").write_bytes(b"half")
-    proc = torchrun_train(toy, repo_root, out, "--bitfit", "--gradient_checkpointing",
+    proc = torchrun_train(toy_train_files, repo_root, out, "--bitfit", "--gradient_checkpointing",
                           "--resume_from_checkpoint", "auto")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr.count("removing the interrupted checkpoint") == 1  # rank 0 only

@@ -14,7 +14,6 @@ import torch
 
 from scincl import ann
 from scincl.errors import InputError
-from scincl.io import write_jsonl, write_triples_csv
 from scincl.model.checkpoints import last_complete_checkpoint
 from scincl.model.device import (
     check_gpu_usable, choose_bf16, detect_cpu_flags, gpu_request, native_bf16, parse_bf16_request,
@@ -22,7 +21,6 @@ from scincl.model.device import (
 from scincl.model.encoder import DocumentEncoder, load_backbone
 from scincl.model.losses import build_loss
 from scincl.model.objective import ContrastiveModel
-from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
 from scincl.model.train import build_training_arguments
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -158,20 +156,11 @@ def test_unusable_cuda_is_an_error_when_a_gpu_was_requested():
     check_gpu_usable(environ={}, unusable_reason="broken")  # nobody asked for a GPU
 
 
-@pytest.fixture(scope="module")
-def toy_files(tmp_path_factory):
-    root = tmp_path_factory.mktemp("gpu_paths")
-    papers = toy_topic_corpus(papers_per_topic=4, seed=0)
-    write_jsonl(root / "metadata.jsonl", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
-    write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=2))
-    return {"root": root, "bert": build_tiny_bert(root / "bert", toy_vocabulary())}
-
-
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine where CUDA is unusable")
-def test_train_refuses_cpu_fallback_when_a_gpu_was_requested(toy_files, repo_root, tmp_path):
-    root = toy_files["root"]
+def test_train_refuses_cpu_fallback_when_a_gpu_was_requested(toy_train_files, repo_root, tmp_path):
+    root = toy_train_files["root"]
     cmd = [sys.executable, "cli_pipeline.py", "train", str(root / "train.csv"), str(root / "metadata.jsonl"),
-           str(tmp_path / "model"), "--base_model_name_or_path", str(toy_files["bert"]), "--max_steps", "1"]
+           str(tmp_path / "model"), "--base_model_name_or_path", str(toy_train_files["bert"]), "--max_steps", "1"]
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="0", HF_HUB_OFFLINE="1")
     done = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
@@ -195,10 +184,10 @@ def _batch(tokenizer):
                 query_index=torch.tensor([0]), positive_index=torch.tensor([3]), negative_index=torch.tensor([1]))
 
 
-def test_gradient_checkpointing_gives_the_same_gradients(toy_files):
+def test_gradient_checkpointing_gives_the_same_gradients(toy_train_files):
     grads = []
     for checkpointing in (False, True):
-        backbone, tokenizer = load_backbone(str(toy_files["bert"]))
+        backbone, tokenizer = load_backbone(str(toy_train_files["bert"]))
         model = ContrastiveModel(DocumentEncoder(backbone, "cls"), build_loss("triplet"))
         if checkpointing:
             model.gradient_checkpointing_enable()  # what the Trainer calls for --gradient_checkpointing

@@ -210,7 +210,8 @@ def test_distributed_biggraph_imports_then_runs_one_rank_per_task(demo_env):
     assert srun_argv[:2] == ["srun", "--ntasks=4"]
     rank = task_command(srun_argv, procid=3)
     # every rank goes through cli_graph.py (scincl's PBG compatibility layer), not plain torchbiggraph_train
-    assert rank[:4] == [sys.executable, "cli_graph.py", "train_biggraph", str(REPO / "biggraph_configs" / "s2orc_full.py")]
+    config = str(REPO / "biggraph_configs" / "s2orc_full.py")
+    assert rank[:4] == [sys.executable, "cli_graph.py", "train_biggraph", config]
     assert rank[4:6] == ["--rank", "3"]
     for argv in (import_argv, rank):  # same partitioned import and config on both steps
         assert "entities.paper_id.num_partitions=8" in argv and "num_machines=4" in argv

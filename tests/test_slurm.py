@@ -20,7 +20,8 @@ from pathlib import Path
 import h5py
 import pytest
 
-from scincl.io import iter_jsonl, read_id_list, write_json
+from scincl.io import read_id_list, write_json
+from scincl.model.data import iter_metadata
 from tests.slurm_local import LocalSlurm, unavailable_reason
 
 REPO = Path(__file__).resolve().parent.parent
@@ -50,13 +51,10 @@ def prepare_downloads(root: Path, demo_corpus, demo_citations) -> dict:
                                          triples_count=250, output_path=str(specter / "train_triples.csv"),
                                          triples_per_query=5, easy_negatives_count=3, hard_negatives_count=2,
                                          easy_positives_count=5, seed=0)
-    ids, texts = [], []
-    for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")):
-        for _, rec in iter_jsonl(shard):
-            ids.append(rec["paper_id"])
-            texts.append(f"{rec.get('title') or ''} {rec.get('abstract') or ''}")
-    write_json(specter / "s2id_to_s2orc_paper_id.json", {i: i for i in ids})  # demo: S2 ids are S2ORC ids
-    bert = build_tiny_bert(root / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1, max_positions=64)
+    papers = [p for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for p in iter_metadata(shard)]
+    write_json(specter / "s2id_to_s2orc_paper_id.json", {pid: pid for pid, _, _ in papers})  # demo: S2 = S2ORC ids
+    bert = build_tiny_bert(root / "tiny_bert", vocabulary_of(f"{t or ''} {a or ''}" for _, t, a in papers),
+                           hidden_size=32, num_layers=1, max_positions=64)
     return {"SPECTER_DIR": str(specter), "BASE_MODEL": str(bert)}
 
 
@@ -107,7 +105,8 @@ def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations):
     after_graph = [f"--dependency=afterok:{jobs['02_biggraph']}"]
     jobs["run_specter"] = submit("run_specter.sbatch", CPU_JOB + after_graph,
                                  DEMO_SCALE + scidocs_ids + ["--skip_eval_base"])
-    jobs["seeds"] = submit("seeds.sbatch", CPU_JOB + after_graph + ["--array=1"], DEMO_SCALE + scidocs_ids + TRIPLES_ONLY)
+    jobs["seeds"] = submit("seeds.sbatch", CPU_JOB + after_graph + ["--array=1"],
+                           DEMO_SCALE + scidocs_ids + TRIPLES_ONLY)
     jobs["sweep_knn"] = submit("sweep_knn.sbatch", CPU_JOB + after_graph + ["--array=6"],
                                DEMO_SCALE[4:] + scidocs_ids + TRIPLES_ONLY)  # task 6: k-hard 98-100 itself
     jobs["ablations"] = submit("ablations.sbatch", CPU_JOB + after_graph + ["--array=4"],
