@@ -37,7 +37,7 @@ DEMO_SCALE = ["--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "
               "--eval_max_sequence_length", "32", "--report_to", "none"]
 # the array scripts differ from run_specter.sbatch only in their task -> flags mapping: stop after the triplets
 TRIPLES_ONLY = ["--skip_metadata", "--skip_train", "--skip_eval_base", "--skip_eval", "--skip_compare"]
-GRAPH_EPOCHS = ["-p", "num_epochs=5"]  # the demo config's 15 are more than the checks here need
+GRAPH_EPOCHS = ["-p", "num_epochs=3"]  # the demo config's 15 are more than the checks here need
 WAIT_S = 480  # all jobs together; a healthy run needs a fraction of it on a shared 2-core machine
 
 
@@ -101,7 +101,7 @@ def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations):
     jobs["02_biggraph"] = submit("02_biggraph.sbatch", CPU_JOB + after_citations, GRAPH_EPOCHS)
     jobs["02b_biggraph_distributed"] = submit(
         "02b_biggraph_distributed.sbatch", ["-N", "1", "-n", "2", "--ntasks-per-node=2", "-c", "1", "--mem=4G"]
-        + after_citations, GRAPH_EPOCHS, extra_env={"BIGGRAPH_NUM_PARTITIONS": "2"})  # 4 buckets, all with test edges
+        + after_citations, GRAPH_EPOCHS + ["--random_baseline=False"], extra_env={"BIGGRAPH_NUM_PARTITIONS": "2"})  # 4 buckets, all with test edges
     after_graph = [f"--dependency=afterok:{jobs['02_biggraph']}"]
     jobs["run_specter"] = submit("run_specter.sbatch", CPU_JOB + after_graph,
                                  DEMO_SCALE + scidocs_ids + ["--skip_eval_base"])
