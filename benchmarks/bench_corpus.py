@@ -32,6 +32,7 @@ sys.path.insert(0, str(REPO_ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_s2orc import demo_corpus  # noqa: E402
+from proc_stats import tree_rss  # noqa: E402
 from scincl.corpus.layouts import LAYOUTS, write_layout  # noqa: E402
 
 FORMATS = ("s2orc",) + LAYOUTS
@@ -58,10 +59,7 @@ def run_measured(cmd: list) -> tuple:
     ps = psutil.Process(proc.pid)
     peak = 0
     while proc.poll() is None:
-        try:
-            peak = max(peak, ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True)))
-        except psutil.Error:
-            pass
+        peak = max(peak, tree_rss(ps))
         time.sleep(0.02)
     wall = time.perf_counter() - started
     if proc.returncode != 0:

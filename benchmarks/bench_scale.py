@@ -119,6 +119,8 @@ def run(cmd: List[str], log: Path, env: Optional[dict] = None) -> Dict[str, floa
     """
     import psutil
 
+    from benchmarks.proc_stats import tree_rss
+
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore", **(env or {})}
     started = time.perf_counter()
     peak = 0
@@ -131,10 +133,7 @@ def run(cmd: List[str], log: Path, env: Optional[dict] = None) -> Dict[str, floa
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            try:
-                peak = max(peak, ps.memory_info().rss + sum(c.memory_info().rss for c in ps.children(recursive=True)))
-            except psutil.Error:
-                pass
+            peak = max(peak, tree_rss(ps))
             time.sleep(0.05)
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
