@@ -216,7 +216,11 @@ def run_specter(output_dir: str = None, base_model_name_or_path: str = None, sci
         base_model_name_or_path: encoder to fine-tune (default: SciBERT when cached, else the packaged
             all-MiniLM-L6-v2; the demo always uses MiniLM).
         scidocs_dir: SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus.
-        s2orc_metadata_dir: S2ORC metadata shards (citations and titles/abstracts).
+        s2orc_metadata_dir: S2ORC metadata shards (citations and titles/abstracts); the old name of
+            --corpus_dir, kept as an alias.
+        corpus_dir / corpus_format: the corpus folder and its format, s2orc | s2ag | openalex | plain
+            (default: detected; see README "Your own corpus"). Ids are the format's own, so give
+            --s2id_to_s2orc_input_path as {SciDocs id: corpus id} (cli_s2orc.py get_scidocs_id_mapping).
         specter_triples_path: SPECTER training triples (CSV): their papers/queries define the corpus
             for --graph_limit specter|s2orc|none.
         graph_paper_ids_path / graph_embeddings_path: BigGraph export (entity_names_paper_id_0.json,
@@ -236,7 +240,8 @@ def run_specter(output_dir: str = None, base_model_name_or_path: str = None, sci
         ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index.
         triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
         triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
-            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 398-400). Other miner flags
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 398-400); --k_scale corpus sizes
+            k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
             (medium_*, *_range, k_means_clusters ...) pass through.
         seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
         sample_queries_ratio: keep this share of the query papers (1% / 10% ablations).

@@ -295,3 +295,16 @@ def test_cocitations_of_edge_list_formats_use_whole_reference_lists(s2ag_release
             ("2", "3", 2), ("2", "4", 1), ("3", "2", 2), ("3", "4", 1), ("4", "2", 1), ("4", "3", 1)]
         assert (stats["papers_read"], stats["regroup_buckets"]) == (3, buckets)
         assert stats["skipped_by_reason"] == {"null_citedcorpusid": 1, "null_citingcorpusid": 1}
+def test_run_specter_corpus_dir_alias_and_k_scale_flags(tmp_path):
+    from scincl.pipeline.experiments import settings_from_flags
+
+    s = settings_from_flags(str(tmp_path), {"corpus_dir": "c", "corpus_format": "s2ag", "scidocs_dir": "d"})
+    assert (s.corpus_dir, s.s2orc_metadata_dir, s.corpus_format, s.demo) == ("c", "c", "s2ag", False)
+    assert settings_from_flags(str(tmp_path), {"s2orc_metadata_dir": "m"}).corpus_dir == "m"
+    with pytest.raises(InputError, match=r"--corpus_dir c and --s2orc_metadata_dir m differ; give one"):
+        settings_from_flags(str(tmp_path), {"corpus_dir": "c", "s2orc_metadata_dir": "m"})
+    with pytest.raises(InputError, match=r"unknown --corpus_format 'mag'"):
+        settings_from_flags(str(tmp_path), {"corpus_dir": "c", "corpus_format": "mag"})
+    with pytest.raises(InputError, match=r"--k_scale corpus sizes k\+ and k-hard itself; drop --hard_negatives_k_max"):
+        settings_from_flags(str(tmp_path), {"corpus_dir": "c", "k_scale": "corpus", "hard_negatives_k_max": 50})
+    assert settings_from_flags(str(tmp_path), {"corpus_dir": "c", "k_scale": "corpus"}).k_scale == "corpus"

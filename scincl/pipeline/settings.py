@@ -61,7 +61,9 @@ class RunSettings:
     output_dir: Optional[str] = None
     base_model_name_or_path: Optional[str] = None
     scidocs_dir: Optional[str] = None
-    s2orc_metadata_dir: Optional[str] = None
+    s2orc_metadata_dir: Optional[str] = None  # alias of corpus_dir (the original README's name)
+    corpus_dir: Optional[str] = None  # the corpus folder, in corpus_format (scincl/corpus/)
+    corpus_format: Optional[str] = None  # s2orc | s2ag | openalex | plain; None: detected from the folder
     specter_triples_path: Optional[str] = None
     graph_paper_ids_path: Optional[str] = None
     graph_embeddings_path: Optional[str] = None
@@ -93,6 +95,7 @@ class RunSettings:
     hard_negatives_strategy: str = "knn"
     hard_negatives_k_min: Optional[int] = None
     hard_negatives_k_max: Optional[int] = None
+    k_scale: str = "paper"  # paper: the k flags as given; corpus: sized for the index (scincl/triples/k_scale.py)
     seed: int = 0
     corpus_seed: Optional[int] = None
     sample_queries_ratio: Optional[float] = None
@@ -121,9 +124,34 @@ class RunSettings:
 
 def is_embedded_demo(settings: RunSettings) -> bool:
     """No data argument at all: the run builds and uses the bundled demo corpus."""
-    data_args = (settings.scidocs_dir, settings.s2orc_metadata_dir, settings.graph_embeddings_path,
+    data_args = (settings.scidocs_dir, settings.s2orc_metadata_dir, settings.corpus_dir, settings.graph_embeddings_path,
                  settings.graph_paper_ids_path, settings.specter_triples_path, settings.citations_path)
     return all(a is None for a in data_args)
+
+
+def _resolve_corpus_dir(s: RunSettings) -> None:
+    """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards."""
+    from scincl.corpus import check_format
+    from scincl.errors import InputError
+
+    if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
+        raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
+                         "give one (--s2orc_metadata_dir is the old name of --corpus_dir)")
+    s.corpus_dir = s.s2orc_metadata_dir = s.corpus_dir or s.s2orc_metadata_dir
+    s.corpus_format = check_format(s.corpus_format)
+    _check_k_scale(s)
+
+
+def _check_k_scale(s: RunSettings) -> None:
+    """``--k_scale corpus`` sizes the four k flags itself: giving them too is ambiguous."""
+    from scincl.errors import InputError
+    from scincl.triples.k_scale import check_k_scale
+
+    check_k_scale(s.k_scale)
+    given = [f"--{band}_k_{end}" for band in ("easy_positives", "hard_negatives") for end in ("min", "max")
+             if getattr(s, f"{band}_k_{end}") is not None]
+    if s.k_scale == "corpus" and given:
+        raise InputError(f"--k_scale corpus sizes k+ and k-hard itself; drop {', '.join(given)} (or use --k_scale paper)")
 
 
 def resolve(settings: RunSettings) -> RunSettings:
@@ -131,6 +159,7 @@ def resolve(settings: RunSettings) -> RunSettings:
     s = dataclasses.replace(settings, miner_options=dict(settings.miner_options),
                             training_options=dict(settings.training_options))
     s.demo = is_embedded_demo(s)
+    _resolve_corpus_dir(s)
     defaults = DEMO_DEFAULTS if s.demo else PAPER_DEFAULTS
     if s.output_dir is None:
         if not s.demo:

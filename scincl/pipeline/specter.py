@@ -7,9 +7,9 @@ stage                   what                                                    
 ======================  ================================================================  ============
 ``demo``                build the bundled demo corpus (embedded default only)             ``demo_corpus/``
 ``scidocs_ids``         SciDocs papers mapped to graph ids (kept out of graph + corpus)   ``scidocs_s2orc_paper_ids.json``
-``citations``           S2ORC citations, train/test edge split (no graph given)           ``citations/``
+``citations``           corpus citations, train/test edge split (no graph given)          ``citations/``
 ``graph``               PyTorch-BigGraph import/train/eval/export (no graph given)        ``graph/``
-``metadata_ids``        ids of the papers with S2ORC metadata (text for the encoder)      ``s2orc_metadata_id_mapping.json``
+``metadata_ids``        ids of the papers with a text in the corpus (for the encoder)     ``s2orc_metadata_id_mapping.json``
 ``queries``             training corpus + query papers (``--graph_limit``)                ``s2orc_paper_ids.seed_S.json``
 ``ann``                 FAISS index over the corpus' graph embeddings                     ``*.faiss``
 ``triples``             SciNCL kNN (or SPECTER-like) triplets                             ``train_triples.csv[.gz]``
@@ -79,7 +79,12 @@ class SpecterPipeline:
     def metadata_dir(self) -> Optional[Path]:
         if self.s.demo:
             return self.p.demo / "s2orc" / "metadata"
-        return Path(self.s.s2orc_metadata_dir) if self.s.s2orc_metadata_dir else None
+        return Path(self.s.corpus_dir) if self.s.corpus_dir else None
+
+    @property
+    def corpus_format(self) -> Optional[str]:
+        """The corpus format (None: detected from the folder; the demo corpus is S2ORC)."""
+        return "s2orc" if self.s.demo else self.s.corpus_format
 
     @property
     def scidocs_dir(self) -> Optional[Path]:
@@ -117,12 +122,12 @@ class SpecterPipeline:
 
     def extract_citations(self) -> None:
         if self.metadata_dir is None:
-            raise InputError("building the citation graph needs --s2orc_metadata_dir (or give "
+            raise InputError("building the citation graph needs --corpus_dir (or give "
                              "--graph_embeddings_path and --graph_paper_ids_path)")
         _cli("cli_s2orc").get_citations(str(self.metadata_dir), str(self.p.citations_dir), workers=self.s.workers,
                                         test_ratio=self.s.graph_test_ratio, seed=self.s.seed,
                                         excluded_paper_ids=str(self.p.scidocs_ids) if self.excludes_scidocs else None,
-                                        override=True)
+                                        override=True, corpus_format=self.corpus_format)
 
     def train_graph(self) -> Dict[str, Any]:
         from scincl.graph.biggraph import train_biggraph
@@ -142,7 +147,7 @@ class SpecterPipeline:
         with_text = self._ids_with_metadata()
         if with_text is not None:
             kept = [pid for pid in graph_ids if pid in with_text]
-            logger.info("queries: %d of %d graph papers have S2ORC metadata (the others cannot be encoded)",
+            logger.info("queries: %d of %d graph papers have a text in the corpus (the others cannot be encoded)",
                         len(kept), len(graph_ids))
             graph_ids = kept
         corpus = select_training_corpus(graph_ids, self.s.graph_limit, specter, excluded, seed=self.s.corpus_seed)
@@ -152,7 +157,7 @@ class SpecterPipeline:
         return {**corpus.stats, "sampled_query_papers": len(queries)}
 
     def _ids_with_metadata(self) -> Optional[set]:
-        """Paper ids in the S2ORC metadata shards (None when no metadata dir is given)."""
+        """Paper ids with a text in the corpus (None when no corpus dir is given)."""
         if self.metadata_dir is None:
             return None
         from scincl.io import read_json
@@ -162,7 +167,8 @@ class SpecterPipeline:
 
     def write_metadata_ids(self) -> None:
         _cli("cli_s2orc").get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids),
-                                                  workers=self.s.workers, override=True)
+                                                  workers=self.s.workers, override=True,
+                                                  corpus_format=self.corpus_format)
 
     def build_ann_index(self) -> None:
         _cli("cli_graph").build_faiss(str(self.p.graph_embeddings), str(self.p.ann_index),
@@ -202,16 +208,17 @@ class SpecterPipeline:
                         ann_normalize_embeddings=self.s.ann_do_normalize, ann_device=self.s.ann_device,
                         faiss_string_factory=self.s.faiss_string_factory, seed=self.s.seed, workers=self.s.workers,
                         include_paper_ids=str(self.p.corpus_ids),  # a reused index must cover this run's corpus
-                        gzip=self.s.gzip, override=True, show_progress=True, **self.s.miner_options)
+                        gzip=self.s.gzip, override=True, show_progress=True, k_scale=self.s.k_scale,
+                        **self.s.miner_options)
 
     def extract_metadata(self) -> None:
         from scincl.triples.metadata import get_metadata
 
         if self.metadata_dir is None:
-            raise InputError("the metadata stage needs --s2orc_metadata_dir (or --skip_metadata with an existing "
+            raise InputError("the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
                              f"{self.p.metadata.name})")
         get_metadata(self.p.triples, self.p.metadata, s2orc_metadata_dir=self.metadata_dir, workers=self.s.workers,
-                     override=True)
+                     override=True, corpus_format=self.corpus_format)
 
     def train_model(self) -> None:
         from scincl.model.train import train
@@ -269,14 +276,14 @@ class SpecterPipeline:
         if self.needs_citations:
             out.append(Stage("citations", [p.citations_train, p.citations_test], self.extract_citations,
                              inputs=[self.metadata_dir] + ([p.scidocs_ids] if self.excludes_scidocs else []),
-                             output_dir=p.citations_dir, description="citation edges from S2ORC metadata"))
+                             output_dir=p.citations_dir, description="citation edges from the corpus"))
         if self.builds_graph:
             out.append(Stage("graph", [p.graph_embeddings, p.graph_ids], self.train_graph,
                              inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
                              output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"))
         if self.metadata_dir is not None:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
-                             description="which papers have S2ORC metadata"))
+                             description="which papers have texts in the corpus"))
         out.append(Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
                          inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else []) + [Path(x) for x in (s.specter_triples_path,) if x]
                          + ([p.scidocs_ids] if self.excludes_scidocs else []),
