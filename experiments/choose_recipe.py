@@ -8,11 +8,15 @@ other variables at the default recipe. Ties keep the default. Usage:
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
-DEFAULT = {"pooling": "mean", "k_pos": 25, "k_hard": 500}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: scincl/
+from scincl.pipeline.real_corpus import Recipe  # noqa: E402  (the default recipe, defined once)
+
+DEFAULT = {k: v for k, v in dataclasses.asdict(Recipe()).items() if k in ("pooling", "k_pos", "k_hard")}
 
 
 def val_runs(root: Path):

@@ -5,8 +5,7 @@
 # Co-citations counted once are edges (pairs co-cited twice are rare here).
 # k+ = 10, k-hard = 100 on the ~2.7k-paper CiteSeer graph (hep-th: 25 and 500 of ~26k): the hard
 # negatives stay a few per cent of the graph away, the positives inside the closest 0.4 %.
+# The experiment is data: experiments/citeseer_main.py.
 # shellcheck source=experiments/common.sh
 source "$(dirname "$0")/common.sh"
-TRIPLETS=600 K_POS=10 K_HARD=100
-recipe_flags
-reproduce main --corpus citeseer --seeds 0,1,2 --split test "${RECIPE[@]}" --cocitation_min_count 1 "$@"
+experiment citeseer_main "$@"

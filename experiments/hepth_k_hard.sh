@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SciNCL k-hard sweep (paper Fig. 3) on the hep-th val queries, k+ fixed; plot + table.
+# The experiment is data: experiments/hepth_k_hard.py.
 # shellcheck source=experiments/common.sh
 source "$(dirname "$0")/common.sh"
-reproduce k_hard --corpus hepth --seeds 0 --split val "${RECIPE[@]}" --values 100,500,2000 "$@"
+experiment hepth_k_hard "$@"

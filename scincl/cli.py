@@ -1,13 +1,18 @@
-"""Shared plumbing of the ``cli_*.py`` fire front ends: logging set-up and error reporting."""
+"""Shared plumbing of the ``cli_*.py`` fire front ends: logging, flag checks, error reporting.
+
+A front end is a table of library commands (``scincl/commands/<name>.py``) handed to
+:func:`run_cli`; the library never imports a front end.
+"""
 from __future__ import annotations
 
 import errno
+import inspect
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
-from scincl.errors import InputError
+from scincl.errors import InputError, unknown_flag_error
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -32,16 +37,84 @@ def os_error_message(exc: OSError) -> str:
     return f"{exc.strerror or exc}: {target}".strip()
 
 
+PBG_OVERRIDE_FLAGS = ("-p", "--p", "--param", "--overrides")
+
+
+def gather_pbg_overrides(argv: List[str]) -> List[str]:
+    """Gather every ``-p key=value [key=value ...]`` (PBG's repeatable flag) into one ``--overrides``."""
+    out: List[str] = []
+    collected: List[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        flag, eq, inline = token.partition("=")
+        if flag in PBG_OVERRIDE_FLAGS and eq:
+            collected.append(inline)
+        elif token in PBG_OVERRIDE_FLAGS:
+            while i + 1 < len(argv) and "=" in argv[i + 1] and not argv[i + 1].startswith("-"):
+                i += 1
+                collected.append(argv[i])
+        else:
+            out.append(token)
+        i += 1
+    return out + (["--overrides", " ".join(collected)] if collected else [])
+
+
+def accepts_flags(names: Callable[[], Iterable[str]]):
+    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs)."""
+    def mark(function):
+        function.extra_flags = names
+        return function
+
+    return mark
+
+
+def command_flags(function: Callable) -> Optional[Set[str]]:
+    """Every flag ``function`` takes as a command, or ``None`` when its ``**kwargs`` are open."""
+    params = inspect.signature(function).parameters
+    names = {n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        extra = getattr(function, "extra_flags", None)
+        if extra is None:
+            return None
+        names |= set(extra())
+    return names
+
+
+def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
+    """Reject a flag the chosen subcommand does not take, before it runs (fire would only say so after).
+
+    The error names the closest valid flag. Tokens after a bare ``--`` belong to fire itself.
+    """
+    if not argv or argv[0].startswith("-") or argv[0] not in commands:
+        return
+    valid = command_flags(commands[argv[0]])
+    if valid is None:
+        return
+    for token in argv[1:]:
+        if token == "--":
+            break
+        if not token.startswith("--") or len(token) == 2:
+            continue
+        name = token[2:].split("=", 1)[0].replace("-", "_")
+        if name in valid or name == "help" or (name.startswith("no") and name[2:] in valid):
+            continue
+        raise unknown_flag_error(name, argv[0], valid)
+
+
 def run_cli(component: Any, name: str | None = None) -> None:
     """Run a fire component; user errors become one line on stderr and exit code 2.
 
-    ``component`` is what ``fire.Fire`` takes: a dict of subcommand functions, a module or an object.
+    ``component`` is what ``fire.Fire`` takes: a dict of subcommand functions (checked with
+    :func:`check_flags` first), a module or an object.
     """
     import fire
 
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
     try:
+        if isinstance(component, dict):
+            check_flags(component, sys.argv[1:])
         fire.Fire(component, name=prog)
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
@@ -53,12 +126,16 @@ def run_cli(component: Any, name: str | None = None) -> None:
         sys.exit(2)
 
 
-def commands_of(namespace: dict) -> dict:
-    """The public functions defined in a ``cli_*.py`` module, as fire subcommands (name -> function).
+def commands_of(source: Any) -> Dict[str, Callable]:
+    """The subcommands (name -> function) of a commands module or a ``cli_*.py`` namespace.
 
-    Imported helpers are excluded (their ``__module__`` differs), so a front end only has to define
-    its subcommand functions.
+    A module (``scincl.commands.graph``): its public functions defined in it (imported helpers
+    are excluded). A namespace dict: its ``COMMANDS`` table when it has one, else the public
+    functions defined in it.
     """
+    namespace = vars(source) if inspect.ismodule(source) else source
+    if "COMMANDS" in namespace:
+        return dict(namespace["COMMANDS"])
     module_name = namespace.get("__name__")
     return {
         name: obj

@@ -35,12 +35,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import orjson
 from tqdm.auto import tqdm
 
 from scincl.demo_scidocs import build_scidocs
+from scincl.demo_text import FACETS, Paper, TextGenerator, Vocabulary
 from scincl.io import PathLike, atomic_open, dumps_json, write_id_list, write_json
 
 logger = logging.getLogger(__name__)
@@ -51,36 +52,9 @@ FIELDS_OF_STUDY = (
     "Economics", "Engineering", "Materials Science", "Geology", "Sociology", "Political Science",
     "Business", "Geography", "Environmental Science", "Art", "History", "Philosophy",
 )
-# Subtopic facets: subtopic j of every topic shares the facet-j vocabulary (the MeSH-like labelling).
-FACETS = ("theory", "experiment", "method", "application")
-
-BACKGROUND_WORDS = (
-    "the of and a in to is for we that this with on are by as an be from which our these results "
-    "show propose proposed approach method methods study paper based using use used two new data "
-    "model models analysis performance problem problems present presents novel between can also "
-    "has have it its their than such however both different first significant significantly high "
-    "low large small number effect effects provide provides evaluate evaluated compared previous "
-    "existing framework general specific important investigate investigated demonstrate observed "
-    "findings evidence further well known recent work works here paper's under over within across "
-    "each other three several various approaches increase decrease improved improvement obtained "
-    "measure measured estimate estimated potential possible suggest suggests role key main result "
-    "process processes structure system systems time level levels rate rates order case cases "
-    "set sets range form forms function functions terms conditions condition type types"
-).split()
-
-_ONSETS = ("b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z",
-           "br", "cl", "dr", "gr", "pl", "pr", "st", "tr", "ch", "sh", "th")
-_VOWELS = ("a", "e", "i", "o", "u", "ae", "io", "ou")
-_ENDINGS = ("", "", "ic", "ism", "ase", "ene", "ity", "ion", "al", "or", "ide", "ate", "on", "ar")
-
-# Vocabulary sizes per group, and the share of each group in titles / abstracts.
-SUBTOPIC_WORDS, TOPIC_WORDS, FACET_WORDS, GENERIC_WORDS = 40, 80, 25, 120
-TITLE_MIX = {"subtopic": 0.14, "topic": 0.14, "facet": 0.06, "background": 0.50, "noise": 0.16}
-ABSTRACT_MIX = {"subtopic": 0.06, "topic": 0.08, "facet": 0.04, "background": 0.70, "noise": 0.12}
 # Citation targets: own subtopic, own topic, same facet elsewhere, anywhere, outside the corpus.
 CITATION_MIX = {"subtopic": 0.55, "topic": 0.18, "facet": 0.05, "random": 0.14, "outside": 0.08}
 INTERDISCIPLINARY_SHARE = 0.10
-NO_ABSTRACT_SHARE = 0.08
 NO_REFERENCES_SHARE = 0.05
 MEAN_REFERENCES = 9
 PDF_PARSE_SHARE = 0.6
@@ -101,100 +75,6 @@ class DemoCorpus:
     corpus_dir: Path = field(default=None)  # type: ignore[assignment]  # the corpus in corpus_format
 
 
-@dataclass
-class _Paper:
-    index: int
-    paper_id: str
-    topic: int
-    subtopic: int  # facet index within the topic
-    second: Optional[Tuple[int, int]]  # interdisciplinary: (topic, subtopic) of the second subject
-    year: int
-    references: List[str]
-    inbound: List[str] = field(default_factory=list)
-
-
-class _Vocabulary:
-    """Pseudo-word vocabularies of the topic universe (deterministic given the seed)."""
-
-    def __init__(self, topics: int, rnd: random.Random) -> None:
-        used = set(BACKGROUND_WORDS)
-
-        def words(n: int) -> List[str]:
-            out = []
-            while len(out) < n:
-                w = "".join(rnd.choice(_ONSETS) + rnd.choice(_VOWELS) for _ in range(rnd.randint(2, 3)))
-                w += rnd.choice(_ENDINGS)
-                if w not in used:
-                    used.add(w)
-                    out.append(w)
-            return out
-
-        self.background = list(BACKGROUND_WORDS) + words(GENERIC_WORDS)
-        self.topic = [words(TOPIC_WORDS) for _ in range(topics)]
-        self.facet = [words(FACET_WORDS) for _ in FACETS]
-        # subtopics of a topic draw their words from one shared pool, so their vocabularies overlap
-        pools = [words(SUBTOPIC_WORDS * 2) for _ in range(topics)]
-        self.subtopic = [[rnd.sample(pool, SUBTOPIC_WORDS) for _ in FACETS] for pool in pools]
-        self.all_topical = [w for ws in self.topic for w in ws] + [w for pool in pools for w in pool]
-
-
-class _TextGenerator:
-    """Titles and abstracts of a paper; a pure function of (seed, paper index), cached per paper."""
-
-    def __init__(self, vocab: _Vocabulary, seed: int) -> None:
-        self.vocab = vocab
-        self.seed = seed
-        self._groups: Dict[Tuple, Tuple[List[Sequence[str]], List[float]]] = {}
-        self._cache: Dict[int, Tuple[str, Optional[str]]] = {}
-
-    def _rnd(self, paper: _Paper, salt: int) -> random.Random:
-        return random.Random((self.seed << 40) + (paper.index << 2) + salt)
-
-    def _word_groups(self, paper: _Paper, mix: Dict[str, float]) -> Tuple[List[Sequence[str]], List[float]]:
-        """Word lists a paper draws from and their cumulative weights (second subject: 35 % of topical draws)."""
-        key = (paper.topic, paper.subtopic, paper.second, id(mix))
-        if key not in self._groups:
-            v = self.vocab
-            subjects = [((paper.topic, paper.subtopic), 1.0)]
-            if paper.second is not None:
-                subjects = [((paper.topic, paper.subtopic), 0.65), (paper.second, 0.35)]
-            lists: List[Sequence[str]] = []
-            weights: List[float] = []
-            for (t, s), share in subjects:
-                lists += [v.subtopic[t][s], v.topic[t], v.facet[s]]
-                weights += [mix["subtopic"] * share, mix["topic"] * share, mix["facet"] * share]
-            lists += [v.background, v.all_topical]
-            weights += [mix["background"], mix["noise"]]
-            self._groups[key] = (lists, list(accumulate(weights)))
-        return self._groups[key]
-
-    def _words(self, paper: _Paper, n: int, mix: Dict[str, float], rnd: random.Random) -> List[str]:
-        """``n`` words: a group per word by its weight, then a Zipf-like skewed pick inside the group."""
-        lists, cum = self._word_groups(paper, mix)
-        rand = rnd.random
-        return [words[int(len(words) * rand() ** 1.7)] for words in rnd.choices(lists, cum_weights=cum, k=n)]
-
-    def texts(self, paper: _Paper) -> Tuple[str, Optional[str]]:
-        """``(title, abstract)`` of a paper (abstract None for some papers)."""
-        if paper.index not in self._cache:
-            self._cache[paper.index] = (self.title(paper), self.abstract(paper))
-        return self._cache[paper.index]
-
-    def title(self, paper: _Paper) -> str:
-        rnd = self._rnd(paper, 0)
-        words = self._words(paper, rnd.randint(5, 12), TITLE_MIX, rnd)
-        return " ".join(words).capitalize()
-
-    def abstract(self, paper: _Paper) -> Optional[str]:
-        rnd = self._rnd(paper, 1)
-        if rnd.random() < NO_ABSTRACT_SHARE:
-            return None
-        sentences = []
-        for _ in range(rnd.randint(3, 6)):
-            sentences.append(" ".join(self._words(paper, rnd.randint(8, 18), ABSTRACT_MIX, rnd)).capitalize() + ".")
-        return " ".join(sentences)
-
-
 def _unique_ids(n: int, rnd: random.Random) -> List[str]:
     """``n`` distinct S2ORC-like numeric paper ids (8-9 digits)."""
     seen: set = set()
@@ -207,7 +87,7 @@ def _unique_ids(n: int, rnd: random.Random) -> List[str]:
     return out
 
 
-def _build_graph(papers: int, topics: int, rnd: random.Random) -> Tuple[List[_Paper], List[str]]:
+def _build_graph(papers: int, topics: int, rnd: random.Random) -> Tuple[List[Paper], List[str]]:
     """Papers in publication order with references that follow the topic structure."""
     facets = len(FACETS)
     n_outside = max(20, papers // 10)
@@ -216,7 +96,7 @@ def _build_graph(papers: int, topics: int, rnd: random.Random) -> Tuple[List[_Pa
     by_subtopic: Dict[Tuple[int, int], List[int]] = {}
     by_topic: Dict[int, List[int]] = {}
     by_facet: Dict[int, List[int]] = {}
-    result: List[_Paper] = []
+    result: List[Paper] = []
     kinds = list(CITATION_MIX)
     cum = list(accumulate(CITATION_MIX.values()))
     for i in range(papers):
@@ -245,7 +125,7 @@ def _build_graph(papers: int, topics: int, rnd: random.Random) -> Tuple[List[_Pa
                 if target not in chosen:
                     chosen.add(target)
                     refs.append(target)
-        result.append(_Paper(i, paper_ids[i], topic, sub, second, year, refs))
+        result.append(Paper(i, paper_ids[i], topic, sub, second, year, refs))
         by_subtopic.setdefault((topic, sub), []).append(i)
         by_topic.setdefault(topic, []).append(i)
         by_facet.setdefault(sub, []).append(i)
@@ -267,11 +147,11 @@ def _poisson(mean: float, rnd: random.Random) -> int:
     return k
 
 
-def _topic_label(paper: _Paper) -> str:
+def _topic_label(paper: Paper) -> str:
     return f"{FIELDS_OF_STUDY[paper.topic].lower().replace(' ', '_')}/{FACETS[paper.subtopic]}"
 
 
-def _metadata_record(paper: _Paper, text: _TextGenerator, rnd: random.Random) -> dict:
+def _metadata_record(paper: Paper, text: TextGenerator, rnd: random.Random) -> dict:
     """One S2ORC 20200705v1 metadata record (all fields of the real release)."""
     title, abstract = text.texts(paper)
     fields = [FIELDS_OF_STUDY[paper.topic]]
@@ -357,8 +237,8 @@ def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: i
                         scidocs_paper_ids_path=root / "scidocs_paper_ids.json", topics_path=root / "topics.json",
                         s2orc_pdf_parses_dir=root / "s2orc" / "pdf_parses", manifest_path=root / "demo_manifest.json")
     rnd = random.Random(seed)
-    vocab = _Vocabulary(topics, random.Random(seed + 7919))
-    text = _TextGenerator(vocab, seed)
+    vocab = Vocabulary(topics, random.Random(seed + 7919))
+    text = TextGenerator(vocab, seed)
     graph, _ = _build_graph(papers, topics, rnd)
 
     scidocs = build_scidocs(graph, text, corpus.scidocs_dir, random.Random(seed + 104729))

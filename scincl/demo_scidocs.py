@@ -20,12 +20,10 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from scincl.demo_text import Paper, TextGenerator
 from scincl.io import atomic_open, dumps_json
-
-if TYPE_CHECKING:  # pragma: no cover
-    from scincl.demo import _Paper, _TextGenerator
 
 POSITIVES, NEGATIVES, HARD_NEGATIVES = 5, 25, 5  # per query; real SciDocs: 5 positives + 25 negatives
 RANKING_TASKS = ("coview", "coread", "cite", "cocite")
@@ -48,7 +46,7 @@ def _clamp(value: float, low: int, high: int) -> int:
 class _Universe:
     """Index structures over the demo papers used to pick queries and candidates."""
 
-    def __init__(self, papers: Sequence["_Paper"]) -> None:
+    def __init__(self, papers: Sequence[Paper]) -> None:
         self.papers = papers
         self.index_of = {p.paper_id: p.index for p in papers}
         self.refs = [[self.index_of[r] for r in p.references if r in self.index_of] for p in papers]
@@ -171,7 +169,7 @@ def _classification_split(class_papers: Dict[int, List[int]], rnd: random.Random
     return split
 
 
-def build_scidocs(papers: Sequence["_Paper"], text: "_TextGenerator", scidocs_dir: Path,
+def build_scidocs(papers: Sequence[Paper], text: TextGenerator, scidocs_dir: Path,
                   rnd: random.Random) -> DemoScidocs:
     """Choose held-out papers and write the SciDocs directory; returns held-out ids and counts."""
     u = _Universe(papers)

@@ -31,3 +31,16 @@ class InputError(Exception):
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
         super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+def closest_flag_hint(name: str, valid) -> str:
+    """``" (did you mean --x?)"`` for the valid flag nearest to ``name``, or ``""`` when none is close."""
+    import difflib
+
+    match = difflib.get_close_matches(name, sorted(valid), n=1, cutoff=0.6)
+    return f" (did you mean --{match[0]}?)" if match else ""
+
+
+def unknown_flag_error(name: str, command: str, valid) -> InputError:
+    """The one-line error for a flag ``command`` does not take, naming the closest valid flag."""
+    return InputError(f"--{name}: unknown flag for {command}{closest_flag_hint(name, valid)}")

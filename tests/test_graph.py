@@ -174,7 +174,7 @@ def test_graph_retrieval_trained_beats_random(demo_biggraph, demo_citations, pyt
                    "--output_path", tmp_path / "trained.json")
     assert proc.returncode == 0, proc.stderr
     trained = json.loads((tmp_path / "trained.json").read_text())
-    from scincl.graph.graph_retrieval import evaluate_graph_retrieval
+    from scincl.eval.graph_retrieval import evaluate_graph_retrieval
     from scincl.io import write_embeddings_h5
 
     embeddings = read_embeddings_h5(out / "embeddings.h5")

@@ -10,9 +10,9 @@ import pytest
 from scincl.errors import InputError
 from scincl.io import write_json, write_triples_csv
 from scincl.pipeline.corpus import read_specter_ids, sample_queries, select_training_corpus
-from scincl.pipeline.experiments import parse_seeds, settings_from_flags
+from scincl.pipeline.flags import parse_seeds, settings_from_flags
 from scincl.pipeline.settings import experiment_dir, model_dir_name
-from scincl.pipeline.specter import SpecterPipeline
+from scincl.pipeline.scincl_plan import SciNCLPlan
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,7 +36,12 @@ def test_flags_are_routed_to_stages_and_training():
 
 
 @pytest.mark.parametrize("flags, message", [
-    ({"learning_rat": 1e-4}, "--learning_rat: unknown flag for run_specter"),
+    ({"learning_rat": 1e-4}, "--learning_rat: unknown flag for run_specter (did you mean --learning_rate?)"),
+    ({"hard_negatives_k_max": "abc"}, "--hard_negatives_k_max: expected an integer, got 'abc'"),
+    ({"gzip": "yes"}, "--gzip: expected true or false, got 'yes'"),
+    ({"sample_queries_ratio": 1.5}, "--sample_queries_ratio must be in (0, 1], got 1.5"),
+    ({"hard_negatives_k_min": 400, "hard_negatives_k_max": 300}, "--hard_negatives_k_min 400 / --hard_negatives_k_max 300"),
+    ({"triples_source": "knnn"}, "--triples_source 'knnn': choose one of knn, specter_like"),
     ({"skip_tripels": True}, "--skip_tripels: unknown stage 'tripels' (stages: demo, scidocs_ids"),
     ({"override_x": True}, "--override_x: unknown stage 'x'"),
     ({"train_triples_path": "t.csv"}, "--train_triples_path is set by run_specter itself"),
@@ -75,18 +80,18 @@ def test_stage_plan_depends_on_what_is_given(tmp_path):
     given_graph = settings_from_flags(str(tmp_path), {
         "scidocs_dir": str(tmp_path), "s2orc_metadata_dir": str(tmp_path), "graph_embeddings_path": "e.h5",
         "graph_paper_ids_path": "e.json", "base_model_name_or_path": "bert", "scidocs_paper_ids": "ids.json"})
-    names = [s.name for s in SpecterPipeline(given_graph).stages()]
+    names = [s.name for s in SciNCLPlan(given_graph).stages()]
     assert names == ["metadata_ids", "queries", "ann", "triples", "metadata", "train", "eval_base", "eval", "compare"]
     build_graph = settings_from_flags(str(tmp_path), {"scidocs_dir": str(tmp_path), "s2orc_metadata_dir": "m",
                                                       "base_model_name_or_path": "bert"})
-    names = [s.name for s in SpecterPipeline(build_graph).stages()]
+    names = [s.name for s in SciNCLPlan(build_graph).stages()]
     assert names[:4] == ["scidocs_ids", "citations", "graph", "metadata_ids"]
     like = settings_from_flags(str(tmp_path), {"s2orc_metadata_dir": "m", "graph_embeddings_path": "e.h5",
                                                "graph_paper_ids_path": "e.json", "triples_source": "specter_like",
                                                "base_model_name_or_path": "bert"})
-    names = [s.name for s in SpecterPipeline(like).stages()]
+    names = [s.name for s in SciNCLPlan(like).stages()]
     assert "ann" not in names and names[0] == "citations" and "eval" not in names  # no SciDocs dir
-    demo = [s.name for s in SpecterPipeline(settings_from_flags(str(tmp_path), {})).stages()]
+    demo = [s.name for s in SciNCLPlan(settings_from_flags(str(tmp_path), {})).stages()]
     assert demo[0] == "demo" and "scidocs_ids" not in demo  # the demo ships its held-out id list
 
 
@@ -104,8 +109,9 @@ def test_cli_reports_a_bad_flag_in_one_line():
                            "--hard_negatives_kmax", "5"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
-        "cli_pipeline.py: error: --hard_negatives_kmax: unknown flag for run_specter (not a stage skip/override, "
-        "miner, or training flag; see `cli_pipeline.py run_specter --help`)")
+        "cli_pipeline.py: error: --hard_negatives_kmax: unknown flag for run_specter "
+        "(did you mean --hard_negatives_k_max?)")
+    assert not (REPO / "out").exists()  # rejected before any stage ran
 
 
 def test_help_lists_the_flags(capsys):

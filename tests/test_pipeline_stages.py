@@ -88,7 +88,7 @@ def test_rerun_reuses_outputs_and_logs_it(tmp_path, caplog):
     calls: list = []
     _run(tmp_path, calls)
     calls.clear()
-    with caplog.at_level(logging.INFO, logger="scincl.pipeline.stages"):
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
         results, _ = _run(tmp_path, calls)
     assert calls == []
     assert {r.status for r in results.values()} == {"reused"}

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from scincl.errors import InputError
-from scincl.pipeline import studies
-from scincl.pipeline.experiments import parse_int_list, parse_seeds
-from scincl.pipeline.reproduce import Recipe, Reproduction, corpus_spec
+from scincl.pipeline import experiment_kinds as studies
+from scincl.pipeline.flags import parse_int_list, parse_seeds
+from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
 
 
 def _corpus_folder(demo_corpus, root: Path) -> Path:
@@ -105,3 +105,44 @@ def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
     assert first == json.loads(rep.queries(0, 5, 16).read_text()) and len(first) == 5
     with pytest.raises(InputError, match="only .* papers are eligible"):
         rep.queries(1, len(eligible) + 1, 16)
+
+
+def test_every_experiment_definition_is_valid_data():
+    from scincl.pipeline.experiment_kinds import KINDS, load_experiments
+
+    experiments = Path(__file__).resolve().parent.parent / "experiments"
+    names = sorted(p.stem for p in experiments.glob("*.py") if p.stem != "choose_recipe")
+    assert names == ["citeseer_main", "hepth_collisions", "hepth_graph", "hepth_k_hard", "hepth_k_pos",
+                     "hepth_losses", "hepth_main", "hepth_tuning"]
+    for name in names:
+        for exp in load_experiments(name):
+            assert exp.kind in KINDS and exp.corpus in ("hepth", "citeseer")
+            assert (experiments / f"{name}.sh").read_text().rstrip().endswith(f"experiment {name} \"$@\"")
+    main = load_experiments("hepth_main", {"k_hard": 2000, "seeds": "0..1"})[0]
+    assert main.seeds == (0, 1) and main.full_recipe().k_hard == 2000 and main.full_recipe().k_pos == 25
+    citeseer = load_experiments("citeseer_main")[0].full_recipe()
+    assert (citeseer.triplets, citeseer.k_pos, citeseer.k_hard) == (600, 10, 100)
+    with pytest.raises(InputError, match=r"--k_hrad: unknown flag for run_experiment \(did you mean --k_hard\?\)"):
+        load_experiments("hepth_main", {"k_hrad": 3})
+    with pytest.raises(InputError, match="no experiment definition 'hepth_mian'"):
+        load_experiments("hepth_mian")
+
+
+def test_an_experiment_module_reruns_the_reproduce_command_from_its_outputs(reproduced, python_exe, repo_root,
+                                                                           tmp_path):
+    out = reproduced["out"]
+    exp = next((out / "hepth" / "main_val").iterdir())
+    table = (exp / "results.md").read_text()
+    definition = tmp_path / "tiny_main.py"
+    definition.write_text('def get_experiment():\n    return {"kind": "main", "corpus": "hepth", "seeds": [0], '
+                          '"split": "val", "eval_max_sequence_length": 32, "recipe": {"triplets": 20, "k_pos": 10, '
+                          '"k_hard": 60, "max_sequence_length": 32, "batch_size": 10, "graph_dim": 16}}\n')
+    done = subprocess.run([python_exe, "cli_pipeline.py", "run_experiment", str(definition), "--output_dir", str(out),
+                           "--data_dir", str(reproduced["data"])], cwd=repo_root, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (exp / "results.md").read_text() == table  # the same runs, reused: byte-identical table
+    assert ": running" not in done.stderr  # every stage reused by the runner
+    run = out / "hepth" / "runs" / "val" / exp.name / "scincl" / "seed_0"
+    record = json.loads((run / "manifest.json").read_text())["stages"]
+    assert record[f"runs/val/{exp.name}/scincl/seed_0/results.json"]["completed"] is True

@@ -146,7 +146,7 @@ def check_cli_call(argv: list[str]) -> None:
     except TypeError as exc:
         pytest.fail(f"{module_name}.py {sub} {' '.join(positional)}: {exc}")
     if sub in ("run_specter", "run_specter_like"):
-        from scincl.pipeline.options import check_extra_flags
+        from scincl.pipeline.flags import check_extra_flags
 
         check_extra_flags({f: True for f in flags if f not in params})
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -66,3 +67,45 @@ def knn_for_papers(index, index_ids: Sequence[str], k: int, query_paper_ids: Opt
     distances, indices = ann.drop_self_matches(distances, indices, self_rows, k)
     logger.info("knn: %d queries x k=%d (self excluded)", len(query_ids), k)
     return KnnResult(list(query_ids), distances, indices)
+
+
+def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Flat", metric: str = "inner_product",
+                do_normalize: bool = False, paper_ids: Optional[str] = None, include_paper_ids: Optional[str] = None,
+                allow_unknown_ids: bool = False, batch_size: int = 512, workers: Optional[int] = None,
+                device: int = -1, train_size: Optional[int] = None, seed: int = 0, override: bool = False) -> dict:
+    """Build a FAISS index over graph embeddings (the kNN space of SciNCL's sampling).
+
+    python cli_graph.py build_faiss embeddings.h5 Flat.faiss --string_factory Flat \\
+        --paper_ids entity_names_paper_id_0.json --include_paper_ids train_paper_ids.json \\
+        --do_normalize --batch_size 512 --workers 4 --device 0
+
+    EMBEDDINGS_PATH: .h5 (dataset `embeddings`) or .npy; --paper_ids: its row order (default:
+    entity_names_paper_id_0.json next to it). --include_paper_ids: index only these papers (in this
+    order; unknown ids are an error unless --allow_unknown_ids). --string_factory: any faiss
+    index-factory string (Flat, IVF16384_HNSW32,Flat, HNSW32, ...); IVF/PQ train on --train_size
+    sampled vectors. --metric inner_product|l2|cosine. --device -1 or a faiss without GPUs -> CPU.
+    Writes INDEX_PATH, INDEX_PATH.paper_ids.json (row -> paper id) and INDEX_PATH.faiss_config.json.
+    """
+    if Path(index_path).exists() and ann.index_ids_path(index_path).exists() and not override:
+        logger.info("index exists, reusing it (use --override to rebuild): %s", index_path)
+        return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path))}
+    ids_path = Path(paper_ids) if paper_ids else entity_names_path(Path(embeddings_path).parent)
+    all_ids = read_id_list(ids_path)
+    rows_in_file = ann.embedding_row_count(embeddings_path)
+    if rows_in_file != len(all_ids):
+        raise InputError(f"{rows_in_file} embedding rows but {len(all_ids)} paper ids in {ids_path}",
+                             path=embeddings_path)
+    subset = read_id_list(include_paper_ids) if include_paper_ids else None
+    rows, index_ids = ann.select_rows(all_ids, subset, allow_unknown_ids=allow_unknown_ids, source=ids_path)
+    vectors = ann.read_embedding_rows(embeddings_path, rows)
+    index = ann.build_index(vectors, string_factory=string_factory, metric=metric, do_normalize=do_normalize,
+                            device=int(device), batch_size=int(batch_size), workers=workers,
+                            train_sample_size=train_size, seed=int(seed))
+    factory = ",".join(map(str, string_factory)) if isinstance(string_factory, (list, tuple)) else string_factory
+    ann.write_index(index, index_path, index_ids, build_info={
+        "string_factory": factory, "do_normalize": bool(do_normalize or metric == "cosine"), "metric_arg": metric,
+        "embeddings_path": str(embeddings_path), "paper_ids": str(ids_path),
+        "include_paper_ids": str(include_paper_ids) if include_paper_ids else None,
+        "train_size": train_size, "seed": int(seed), "device": int(device), "batch_size": int(batch_size)})
+    return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path)),
+            "rows": len(index_ids)}

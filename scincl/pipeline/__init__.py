@@ -1,12 +1,23 @@
-"""Stage orchestration (``cli_pipeline.py run_specter`` and the experiment commands).
+"""Orchestration: every pipeline and experiment runs through one stage runner.
 
-- :mod:`scincl.pipeline.stages`: :class:`Stage`, :func:`run_stages` (skip / reuse / override, timings);
+Read in this order:
+
+- :mod:`scincl.pipeline.runner`: :class:`Stage`, :func:`run_stages` - the one place that decides
+  skip / reuse / override and records each stage in a ``manifest.json``;
 - :mod:`scincl.pipeline.manifest`: ``manifest.json`` (arguments, input hashes, versions, git commit);
-- :mod:`scincl.pipeline.corpus`: training corpus and query paper selection (``--graph_limit``);
-- :mod:`scincl.pipeline.specter`: the ``run_specter`` plan wiring every stage's API;
-- :mod:`scincl.pipeline.experiments`: seeds loops, k+/k-hard sweeps, ablations.
+- :mod:`scincl.pipeline.settings`: the settings schema of a SciNCL run (:class:`RunSettings`, paper
+  and demo defaults, type and range checks); :mod:`scincl.pipeline.flags`: command-line flags ->
+  settings (unknown flags name the closest valid one);
+- :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan (``run_specter``): every stage wired to its API;
+  :mod:`scincl.pipeline.layout`: where each of its files goes;
+- :mod:`scincl.pipeline.seeds_and_sweeps`: one plan, one per seed, or one per k+/k-hard value;
+- :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
+  stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md`` and
+  their tables; the experiments themselves are data (``experiments/*.py``);
+- :mod:`scincl.pipeline.corpus`: training corpus and query papers (``--graph_limit``);
+- :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
 """
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.stages import Stage, StageResult, run_stages
+from scincl.pipeline.runner import Stage, StageResult, run_stages
 
 __all__ = ["Manifest", "Stage", "StageResult", "run_stages"]

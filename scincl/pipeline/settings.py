@@ -9,29 +9,39 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
-from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+from scincl.errors import InputError
+from scincl.pipeline.corpus import GRAPH_LIMITS
+from scincl.triples.config import (DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT,
+                                   HARD_NEGATIVES_BAND, HARD_NEGATIVES_K, POSITIVES_BAND, POSITIVES_K)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
+DEMO_HARD_NEGATIVES_K = 200  # demo budget: beyond the ~130-paper topic of the 1.5k-paper demo corpus
 
 # Full-scale defaults (paper §4 and the original README command).
 PAPER_DEFAULTS: Dict[str, Any] = {
     "graph_limit": "specter",  # original default; "graph" when no SPECTER triples are given
     "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "s2orc_768d_dot.py"),  # paper §4.2: 768d dot
     "graph_test_ratio": 0.01,  # README: 1% of the edges held out for link prediction
-    "hard_negatives_k_min": 3998,  # paper §4.3: k-hard = 4000, c- = 2
-    "hard_negatives_k_max": 4000,
-    "easy_positives_k_min": 20,  # paper §4.3: k+ = 25, c+ = 5
-    "easy_positives_k_max": 25,
+    "hard_negatives_k_min": HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,  # paper §4.3 (scincl/triples/config.py)
+    "hard_negatives_k_max": HARD_NEGATIVES_K,
+    "easy_positives_k_min": POSITIVES_K - POSITIVES_BAND,
+    "easy_positives_k_max": POSITIVES_K,
     "sample_queries_ratio": 1.0,
     "max_sequence_length": 512,  # SPECTER / SciNCL input length
     "pooling_strategy": "cls",  # paper §3: [CLS] token
     "training": {},  # the train stage's own defaults (SPECTER: lr 2e-5, batch 8 x 4, 2 epochs)
 }
+
+# Trainer arguments every CPU-budget run shares (the demo, the real-corpus experiments): no gradient
+# accumulation, 10 % linear warm-up, a loss line every 10 steps, no external logger.
+CPU_TRAINING: Dict[str, Any] = {"gradient_accumulation_steps": 1, "warmup_ratio": 0.1, "logging_steps": 10,
+                                "report_to": "none"}
 
 # The embedded demo: every stage on CPU in a few minutes (MiniLM, 1.5k papers, one short epoch).
 DEMO_DEFAULTS: Dict[str, Any] = {
@@ -40,17 +50,16 @@ DEMO_DEFAULTS: Dict[str, Any] = {
     "graph_test_ratio": 0.05,
     # the demo corpus has ~1.3k training papers in 10 topics of ~130 (4 sub-topics each): positives
     # from the same sub-topic neighbourhood, hard negatives beyond the topic (paper: k- = 4000 of 52M)
-    "easy_positives_k_min": 20,
-    "easy_positives_k_max": 25,
-    "hard_negatives_k_min": 198,
-    "hard_negatives_k_max": 200,
+    "easy_positives_k_min": POSITIVES_K - POSITIVES_BAND,
+    "easy_positives_k_max": POSITIVES_K,
+    "hard_negatives_k_min": DEMO_HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,
+    "hard_negatives_k_max": DEMO_HARD_NEGATIVES_K,
     "sample_queries_ratio": 0.1,
     "max_sequence_length": 64,  # title + the start of the abstract: CPU budget
     "eval_max_sequence_length": 128,
     "pooling_strategy": "mean",  # MiniLM was trained with mean pooling; keeps base vs tuned comparable
-    "training": {"num_train_epochs": 1, "per_device_train_batch_size": 16, "gradient_accumulation_steps": 1,
-                 "learning_rate": 5e-5, "warmup_ratio": 0.1, "logging_steps": 10, "save_steps": 50,
-                 "save_total_limit": 1, "report_to": "none"},
+    "training": {"num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 5e-5, **CPU_TRAINING,
+                 "save_steps": 50, "save_total_limit": 1},
 }
 
 
@@ -84,14 +93,14 @@ class RunSettings:
     faiss_string_factory: str = "Flat"
     ann_device: int = 0  # first GPU when faiss has one, else CPU
     triples_source: str = "knn"
-    triples_per_query: int = 5
-    easy_positives_count: int = 5
+    triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY  # paper §4.3 (scincl/triples/config.py)
+    easy_positives_count: int = POSITIVES_BAND
     easy_positives_strategy: str = "knn"
-    easy_positives_k_min: Optional[int] = None
+    easy_positives_k_min: Optional[int] = None  # paper or demo default, see resolve()
     easy_positives_k_max: Optional[int] = None
-    easy_negatives_count: int = 3
+    easy_negatives_count: int = EASY_NEGATIVES_COUNT
     easy_negatives_strategy: str = "random_without_knn"
-    hard_negatives_count: int = 2
+    hard_negatives_count: int = HARD_NEGATIVES_BAND
     hard_negatives_strategy: str = "knn"
     hard_negatives_k_min: Optional[int] = None
     hard_negatives_k_max: Optional[int] = None
@@ -163,8 +172,6 @@ def resolve(settings: RunSettings) -> RunSettings:
     defaults = DEMO_DEFAULTS if s.demo else PAPER_DEFAULTS
     if s.output_dir is None:
         if not s.demo:
-            from scincl.errors import InputError
-
             raise InputError("OUTPUT_DIR is required when data arguments are given")
         s.output_dir = DEFAULT_DEMO_OUTPUT_DIR
     for name, value in defaults.items():
@@ -231,3 +238,62 @@ def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
         if key in s.training_options and not s.demo:
             name += f"_{key.split('_')[-1]}_{s.training_options[key]}"
     return name
+
+
+def _expected(annotation: Any) -> Optional[tuple]:
+    """The Python types a field accepts (``None`` when any value goes: dicts, lists, ``Any``)."""
+    if annotation in (bool, int, float, str):
+        return {bool: (bool,), int: (int,), float: (int, float), str: (str,)}[annotation]
+    args = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    return _expected(args[0]) if getattr(annotation, "__origin__", None) is Union and len(args) == 1 else None
+
+
+def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
+    """Flags named like :class:`RunSettings` fields, checked against the field types (one-line errors).
+
+    Paths given as numbers by the command line (``--output_dir 2024``) become strings; ``None``
+    keeps a field's default.
+    """
+    hints = typing.get_type_hints(RunSettings)
+    checked = {}
+    for name, value in flags.items():
+        expected = _expected(hints[name])
+        if value is not None and expected is not None:
+            if expected == (str,) and isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)
+            elif not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+                kind = {(bool,): "true or false", (int,): "an integer", (int, float): "a number",
+                        (str,): "a string"}[expected]
+                raise InputError(f"--{name}: expected {kind}, got {value!r}")
+        checked[name] = value
+    return checked
+
+
+CHOICES = {  # the values a field takes (validated before any stage runs)
+    "triples_source": ("knn", "specter_like"),
+    "graph_limit": GRAPH_LIMITS,
+    "val_or_test_or_both": ("val", "test", "both"),
+    "ann_metric": ("inner_product", "l2", "cosine"),
+    "pooling_strategy": ("cls", "mean"),
+}
+
+
+def check_ranges(s: RunSettings) -> RunSettings:
+    """Obvious range errors of resolved settings, before any stage runs (one-line :class:`InputError`)."""
+    for name, choices in CHOICES.items():
+        if getattr(s, name) not in choices:
+            raise InputError(f"--{name} {getattr(s, name)!r}: choose one of {', '.join(choices)}")
+    for name in ("triples_per_query", "easy_positives_count", "easy_negatives_count", "hard_negatives_count",
+                 "demo_papers"):
+        if getattr(s, name) < 0:
+            raise InputError(f"--{name} must be >= 0, got {getattr(s, name)}")
+    for band in ("easy_positives", "hard_negatives"):
+        low, high = getattr(s, f"{band}_k_min"), getattr(s, f"{band}_k_max")
+        if low is not None and high is not None and not 0 <= low < high:
+            raise InputError(f"--{band}_k_min {low} / --{band}_k_max {high}: need 0 <= k_min < k_max")
+    if s.sample_queries_ratio is not None and not 0 < s.sample_queries_ratio <= 1:
+        raise InputError(f"--sample_queries_ratio must be in (0, 1], got {s.sample_queries_ratio}")
+    for name in ("max_sequence_length", "eval_max_sequence_length"):
+        if getattr(s, name) is not None and getattr(s, name) <= 0:
+            raise InputError(f"--{name} must be > 0, got {getattr(s, name)}")
+    return s

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
 
@@ -33,6 +33,12 @@ DIFFICULTIES = ("easy", "medium", "hard")
 # c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard negatives at
 # k- = 4000, 5 triples per query.
 DEFAULT_TRIPLES_PER_QUERY = 5
+POSITIVES_K = 25  # k+: positives end at the k+-th neighbour (paper §4.3)
+POSITIVES_BAND = 5  # c+: positives are n_{k+ - c+ + 1} .. n_{k+} (paper §4.3)
+HARD_NEGATIVES_K = 4000  # k-hard: hard negatives end at the k-hard-th neighbour (paper §4.3)
+HARD_NEGATIVES_BAND = 2  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-} (paper §4.3)
+EASY_NEGATIVES_COUNT = 3  # random papers outside the kNN set (paper §4.3, original README)
+
 # Normalise graph embeddings before the faiss search (inner product = cosine): the original README
 # builds its index with `build_faiss ... --do_normalize`. One default for get_knn_triples and run_specter.
 DEFAULT_ANN_NORMALIZE_EMBEDDINGS = True
@@ -90,12 +96,13 @@ class MinerConfig:
 
 # default slot values: SciNCL's best configuration (paper Table 3, README run_specter)
 SCINCL_SLOT_DEFAULTS: Dict[str, Dict[str, Any]] = {
-    "easy_positives": dict(count=5, strategy=KNN, k_min=20, k_max=25),
+    "easy_positives": dict(count=POSITIVES_BAND, strategy=KNN, k_min=POSITIVES_K - POSITIVES_BAND, k_max=POSITIVES_K),
     "medium_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
     "hard_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "easy_negatives": dict(count=3, strategy=RANDOM_WITHOUT_KNN, k_min=0, k_max=0),
+    "easy_negatives": dict(count=EASY_NEGATIVES_COUNT, strategy=RANDOM_WITHOUT_KNN, k_min=0, k_max=0),
     "medium_negatives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "hard_negatives": dict(count=2, strategy=KNN, k_min=3998, k_max=4000),
+    "hard_negatives": dict(count=HARD_NEGATIVES_BAND, strategy=KNN, k_min=HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,
+                           k_max=HARD_NEGATIVES_K),
 }
 SLOT_FIELDS = ("count", "strategy", "k_min", "k_max", "range")
 
@@ -103,6 +110,11 @@ SLOT_FIELDS = ("count", "strategy", "k_min", "k_max", "range")
 def slot_option_names() -> List[str]:
     """All per-slot flag names, e.g. ``easy_positives_count``, ``hard_negatives_range``."""
     return [f"{d}_{r}_{f}" for r in ROLES for d in DIFFICULTIES for f in SLOT_FIELDS]
+
+
+def miner_option_names() -> Set[str]:
+    """Every miner flag beyond the output/input paths: the slot flags and the strategy options."""
+    return set(slot_option_names()) | {f.name for f in dataclasses.fields(MinerConfig)} - {"slots"}
 
 
 def make_config(triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY, **options: Any) -> MinerConfig:

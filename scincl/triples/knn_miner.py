@@ -19,7 +19,9 @@ from scincl import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.triples.config import (
-    DEFAULT_ANN_NORMALIZE_EMBEDDINGS, KMEANS, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig, make_config,
+    DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT, HARD_NEGATIVES_BAND,
+    HARD_NEGATIVES_K, KMEANS, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
+    make_config,
 )
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
@@ -211,17 +213,17 @@ def get_knn_triples(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,
     query_papers: QueryPapers = None,
-    triples_per_query: int = 5,
-    easy_positives_count: int = 5,
+    triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY,
+    easy_positives_count: int = POSITIVES_BAND,
     easy_positives_strategy: str = "knn",
-    easy_positives_k_min: int = 20,
-    easy_positives_k_max: int = 25,
-    easy_negatives_count: int = 3,
+    easy_positives_k_min: int = POSITIVES_K - POSITIVES_BAND,
+    easy_positives_k_max: int = POSITIVES_K,
+    easy_negatives_count: int = EASY_NEGATIVES_COUNT,
     easy_negatives_strategy: str = "random_without_knn",
-    hard_negatives_count: int = 2,
+    hard_negatives_count: int = HARD_NEGATIVES_BAND,
     hard_negatives_strategy: str = "knn",
-    hard_negatives_k_min: int = 3998,
-    hard_negatives_k_max: int = 4000,
+    hard_negatives_k_min: int = HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,
+    hard_negatives_k_max: int = HARD_NEGATIVES_K,
     ann_metric: str = "inner_product",
     ann_backend: str = "faiss",
     ann_index_path: Optional[PathLike] = None,

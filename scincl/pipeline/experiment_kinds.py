@@ -15,19 +15,24 @@ and ``timings.json`` (wall seconds per step on this machine).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from scincl.errors import InputError
+from scincl.errors import InputError, unknown_flag_error
 from scincl.eval.report import TABLE_COLUMNS, mean_std_cell
-from scincl.io import iter_tsv, read_id_list, read_json, write_json
-from scincl.pipeline.reproduce import ARM_NAMES, ARMS, Recipe, Reproduction
+from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
+from scincl.pipeline.flags import parse_int_list, parse_seeds
+from scincl.pipeline.real_corpus import ARM_NAMES, ARMS, Recipe, Reproduction
+from scincl.pipeline.settings import REPO_ROOT
+from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
+from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
 logger = logging.getLogger(__name__)
 
-EXPERIMENTS = ("main", "tuning", "k_pos", "k_hard", "losses", "collisions", "graph")
 LOSSES = ("triplet", "infonce", "cosent", "angle")
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 
@@ -180,7 +185,7 @@ def sampling_sweep(rep: Reproduction, recipe: Recipe, family: str, values: Seque
     rows = []
     for value in values:
         changed = dataclasses.replace(recipe, **{family: int(value)})
-        if changed.k_pos + 5 > changed.k_hard - 2:
+        if changed.k_pos + POSITIVES_BAND > changed.k_hard - HARD_NEGATIVES_BAND:
             logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", family, value,
                            changed.k_pos, changed.k_hard)
         runs = []
@@ -225,7 +230,7 @@ def loss_comparison(rep: Reproduction, recipe: Recipe, losses: Sequence[str], se
 def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: Sequence[int],
                queries: int = 2000, seed: int = 0) -> Path:
     """Collisions (a positive of one triplet is a negative of another) vs k-hard for each k+ (Fig. 5)."""
-    import cli_triples
+    from scincl.triples.margins import sweep_collision_margins
 
     exp = rep.out / "collisions"
     graph = rep.graph("cite", recipe.graph_dim)
@@ -233,16 +238,16 @@ def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: 
     query_ids = rep.queries(seed, queries, recipe.graph_dim)
     rows = []
     start = time.time()
+    index = rep.ann_index("cite", recipe.graph_dim)
+    corpus = rep.graph_papers_with_text("cite", recipe.graph_dim)
     for kp in k_pos:
         out = exp / f"k_pos_{kp}.json"
-        if not out.exists():
-            cli_triples.sweep_collision_margins(str(graph["ids"]), str(graph["embeddings"]),
-                                                str(rep.ann_index("cite", recipe.graph_dim)),
-                                                query_papers=str(query_ids), positives_k=[kp],
-                                                hard_negatives_k=[k for k in k_hard if k - 2 > kp],
-                                                output_path=str(out), ann_normalize_embeddings=True, seed=seed,
-                                                include_paper_ids=str(rep.graph_papers_with_text("cite", recipe.graph_dim)),
-                                                workers=rep.workers)
+        rep.stage(out, functools.partial(
+            sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
+            query_papers=str(query_ids), positives_k=[kp],
+            hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out),
+            ann_normalize_embeddings=True, seed=seed, include_paper_ids=str(corpus), workers=rep.workers),
+            inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}")
         rows.append((kp, read_json(out)))
     table = _collision_table(rows)
     _collision_plot(rows, exp / "collisions_vs_margin.png")
@@ -285,8 +290,7 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
                 comparators: Sequence[str] = ("dot", "cos"), split: str = "test",
                 text_runs: Optional[Dict[str, Path]] = None) -> Path:
     """Link prediction per graph variant, held-out-citation retrieval, graph alone on the SciDocs queries."""
-    from scincl.eval.evaluate import run_evaluation
-    from scincl.graph.graph_retrieval import evaluate_graph_retrieval
+    from scincl.eval.graph_retrieval import evaluate_graph_retrieval
     from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
 
     exp = rep.out / "graph"
@@ -298,24 +302,26 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
             graph = timings.run(f"biggraph {name}", rep.graph, "cite", dim, comparator)
             lp_rows.append((name, read_json(graph["metrics"])))
             out = exp / f"retrieval_{dim}d_{comparator}.json"
-            if not out.exists():
-                evaluate_graph_retrieval(str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
-                                         paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator])
+            rep.stage(out, functools.partial(
+                evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
+                paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
+                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}")
             retrieval_rows.append((name, read_json(out)))
     # graph alone on the SciDocs queries: needs the queries in the graph (transductive graph)
     graph = timings.run("biggraph transductive", rep.graph, "transductive", recipe.graph_dim, "dot")
     scidocs_run = exp / f"scidocs_transductive_{recipe.graph_dim}d" / split
-    if not (scidocs_run / "results.json").exists():
+
+    def graph_alone() -> None:
         ids = read_id_list(graph["ids"])
         vectors = read_embeddings_matrix(graph["embeddings"])
         wanted = set(read_json(rep.eval_papers(split)))
         keep = [i for i, pid in enumerate(ids) if pid in wanted]
         scidocs_run.mkdir(parents=True, exist_ok=True)
         write_embeddings_jsonl(scidocs_run / "embeddings.jsonl", [ids[i] for i in keep], vectors[keep])
-        has_classes = any(rep.corpus.scidocs_dir.glob("*/train.csv"))
-        emb = str(scidocs_run / "embeddings.jsonl")
-        run_evaluation(rep.corpus.scidocs_dir, scidocs_run, val_or_test=split, embeddings=[emb],
-                       cls_embeddings=emb if has_classes else None, override=True)
+        rep.score_embeddings(scidocs_run / "embeddings.jsonl", scidocs_run, split)
+
+    rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]], output_dir=scidocs_run,
+              description=f"graph embeddings alone on the SciDocs {split} queries")
     rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [_scores(scidocs_run, split)])]
     for name, run_group in (text_runs or {}).items():
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
@@ -386,7 +392,8 @@ def _write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, tabl
               f"{recipe.batch_size} ({-(-recipe.triplets // recipe.batch_size) * recipe.epochs} steps), "
               f"{recipe.max_sequence_length} training tokens, {rep.eval_max_sequence_length} evaluation tokens, "
               f"{recipe.pooling} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, k+ = {recipe.k_pos} "
-              f"(c+ = 5), k-hard = {recipe.k_hard} (c- = 2), graph {recipe.graph_dim}-d; seeds "
+              f"(c+ = {POSITIVES_BAND}), k-hard = {recipe.k_hard} (c- = {HARD_NEGATIVES_BAND}), graph "
+              f"{recipe.graph_dim}-d; seeds "
               f"{', '.join(map(str, seeds))}. Encoder: all-MiniLM-L6-v2 (packaged).")
     body = [f"# {title}", "", budget, "", table]
     body += [f"![{p}]({p})" for p in plots]
@@ -394,3 +401,167 @@ def _write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, tabl
     path.write_text("\n".join(body) + "\n")
     print(path.read_text())
     return path
+
+
+# ---------------------------------------------------------------------- experiments as data
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment of ``docs/results.md`` as data (``experiments/<name>.py`` returns these).
+
+    Every field has its default here and only here; ``recipe`` holds :class:`Recipe` fields that
+    differ from the default recipe (chosen on hep-th val, docs/results.md).
+    """
+
+    kind: str  # one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph
+    corpus: str = "hepth"  # a folder of --data_dir: hepth | citeseer
+    seeds: Tuple[int, ...] = (0, 1, 2)  # seeds of the trained runs (sweeps and tuning usually take one)
+    split: Optional[str] = None  # SciDocs split scored; None: DEFAULT_SPLIT of the kind
+    arms: Optional[Tuple[str, ...]] = None  # main / tuning; None: the kind's default arms
+    recipe: Dict[str, Any] = dataclasses.field(default_factory=dict)  # Recipe fields that differ
+    values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid
+    variants: Tuple[str, ...] = ()  # tuning: "field=value" recipe variants
+    losses: Tuple[str, ...] = LOSSES  # losses of the loss comparison
+    cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
+    eval_max_sequence_length: int = 128  # tokens per SciDocs paper at evaluation (CPU budget)
+
+    def full_recipe(self) -> Recipe:
+        """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
+        fields = {f.name for f in dataclasses.fields(Recipe)}
+        for name in self.recipe:
+            if name not in fields:
+                raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", fields)
+        return dataclasses.replace(Recipe(), **self.recipe)
+
+
+DEFAULT_SPLIT = {"main": "test", "graph": "test"}  # the studies choose on val (docs/results.md)
+
+
+def _names(value: Any) -> Tuple[str, ...]:
+    """``"a,b"`` / ``("a", "b")`` -> ``("a", "b")``."""
+    items = value.split(",") if isinstance(value, str) else list(value)
+    return tuple(str(x).strip() for x in items if str(x).strip())
+
+
+def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: str) -> Dict[str, Any]:
+    """``definition`` with command-line ``changes``: :class:`Experiment` fields, or :class:`Recipe`
+    fields (merged into its recipe). Unknown flags name the closest valid one."""
+    own = {f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}
+    recipe_fields = {f.name for f in dataclasses.fields(Recipe)}
+    changed = {**definition, "recipe": dict(definition.get("recipe", {}))}
+    for name, value in changes.items():
+        if name in own:
+            changed[name] = value
+        elif name in recipe_fields:
+            changed["recipe"][name] = value
+        else:
+            raise unknown_flag_error(name, command, own | recipe_fields)
+    return changed
+
+
+def experiment_from_flags(kind: str, **flags: Any) -> Experiment:
+    """An :class:`Experiment` from ``reproduce``'s flags (lists may be comma-separated strings)."""
+    return make_experiment(with_changes({"kind": kind}, flags, "reproduce"))
+
+
+def make_experiment(definition: Dict[str, Any]) -> Experiment:
+    """Validate one experiment definition (a dict of :class:`Experiment` fields) and normalise its lists."""
+    fields = {f.name for f in dataclasses.fields(Experiment)}
+    unknown = sorted(set(definition) - fields)
+    if unknown:
+        raise unknown_flag_error(unknown[0], "an experiment definition", fields)
+    exp = Experiment(**definition)
+    if exp.kind not in KINDS:
+        raise InputError(f"unknown experiment {exp.kind!r}: choose from {', '.join(KINDS)}")
+    changes: Dict[str, Any] = {"seeds": tuple(parse_seeds(exp.seeds)), "losses": _names(exp.losses),
+                               "variants": _names(exp.variants), "recipe": dict(exp.recipe)}
+    if exp.arms is not None:
+        changes["arms"] = _names(exp.arms)
+        for arm in changes["arms"]:
+            if arm not in ARMS:
+                raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
+    if exp.values is not None:
+        changes["values"] = tuple(parse_int_list(exp.values, "values"))
+    exp = dataclasses.replace(exp, **changes)
+    exp.full_recipe()  # recipe fields checked before any work
+    return exp
+
+
+def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
+                   workers: Optional[int] = None) -> Path:
+    """Run one experiment (every step through the stage runner) and write its tables; returns the table file."""
+    from scincl.pipeline.real_corpus import corpus_spec
+
+    rep = Reproduction(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
+                       eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
+                       cocitation_min_count=exp.cocitation_min_count)
+    return KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split or DEFAULT_SPLIT.get(exp.kind, "val"))
+
+
+def _main(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    return main_comparison(rep, recipe, exp.seeds, split=split, arms=exp.arms or ARMS)
+
+
+def _tuning(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    return tuning(rep, recipe, exp.variants, exp.seeds, arms=exp.arms or ("specter_like", "scincl"), split=split)
+
+
+def _sweep(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    if not exp.values:
+        raise InputError(f"the {exp.kind} sweep needs --values, e.g. --values 10,25,50")
+    return sampling_sweep(rep, recipe, exp.kind, list(exp.values), exp.seeds, split=split)
+
+
+def _losses(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    return loss_comparison(rep, recipe, exp.losses, exp.seeds, split=split)
+
+
+def _collisions(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    return collisions(rep, recipe, k_pos=sorted({10, recipe.k_pos, 50}), k_hard=list(exp.values or DEFAULT_HARD_NEGATIVES_K))
+
+
+def _graph(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    text_runs = {"base encoder (text only)": rep.run_base(split, recipe)}
+    for arm in ARMS:  # the main comparison's runs of this recipe, when they exist
+        group = rep.run_dir(arm, 0, recipe, split).parent
+        if any(group.glob("seed_*/results.json")):
+            text_runs[f"{arm} (text encoder)"] = group
+    return graph_study(rep, recipe, split=split, text_runs=text_runs)
+
+
+# experiment kind -> what runs it (a registry, not an if-chain; EXPERIMENTS keeps the order of the docs)
+KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Path]] = {
+    "main": _main, "tuning": _tuning, "k_pos": _sweep, "k_hard": _sweep, "losses": _losses,
+    "collisions": _collisions, "graph": _graph}
+
+
+def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:
+    """The experiments of a definition module: ``experiments/<name>.py`` or a path to such a file.
+
+    The module's ``get_experiment()`` returns one definition (a dict of :class:`Experiment` fields)
+    or a list of them, run in order (the ``biggraph_configs/`` shape); ``changes`` (command-line
+    flags) apply to each.
+    """
+    import importlib.util
+
+    path = Path(path_or_name)
+    if not path.suffix:
+        path = REPO_ROOT / "experiments" / f"{path_or_name}.py"
+    if not path.is_file():
+        known = sorted(p.stem for p in (REPO_ROOT / "experiments").glob("*.py") if p.stem != "choose_recipe")
+        raise InputError(f"no experiment definition {str(path_or_name)!r} (experiments/: {', '.join(known)})")
+    spec = importlib.util.spec_from_file_location(f"scincl_experiment_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "get_experiment"):
+        raise InputError("defines no get_experiment()", path=path)
+    definitions = module.get_experiment()
+    return [make_experiment(with_changes(d, changes or {}, "run_experiment"))
+            for d in (definitions if isinstance(definitions, list) else [definitions])]
+
+EXPERIMENTS = tuple(KINDS)
+
+
+def reproduce_flag_names() -> Set[str]:
+    """Every setting ``reproduce`` and ``run_experiment`` take: the experiment's fields and the recipe's."""
+    return ({f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}) | {
+        f.name for f in dataclasses.fields(Recipe)}

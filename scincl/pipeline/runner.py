@@ -1,4 +1,9 @@
-"""Stage orchestration: run named stages in order, reuse finished outputs, record what happened.
+"""The stage runner: every pipeline and experiment runs its steps through :func:`run_stages`.
+
+``run_specter`` (its plan in :mod:`scincl.pipeline.scincl_plan`), its ``--seeds`` and ``sweep``
+loops and the real-corpus experiments (:mod:`scincl.pipeline.real_corpus`) all hand
+:class:`Stage` objects to this module: the decision to skip, reuse or rebuild a stage and the
+record of what happened live here and nowhere else (:func:`outputs_complete` is the one reuse check).
 
 A :class:`Stage` is a name, the files or directories it produces, the inputs it reads and a
 function that writes the outputs (each stage's function writes atomically, see ``scincl.io``).
@@ -47,6 +52,8 @@ class Stage:
         output_dir: directory that receives the stage's own ``manifest.json`` (default: the
             directory of the first output, or the output itself when it is a directory).
         description: one line for the log.
+        reusable: a further condition for reusing existing outputs (e.g. a results file holds the
+            split asked for); ``None``: existing outputs are enough.
     """
 
     name: str
@@ -55,6 +62,7 @@ class Stage:
     inputs: Sequence[Path] = ()
     output_dir: Optional[Path] = None
     description: str = ""
+    reusable: Optional[Callable[[], bool]] = None
 
     def __post_init__(self) -> None:
         self.outputs = [Path(p) for p in self.outputs]
@@ -96,7 +104,7 @@ def outputs_complete(stage: Stage, manifest: Manifest) -> bool:
             logger.warning("stage %s: directory %s exists but the manifest does not record the stage as "
                            "complete (interrupted run?) - rebuilding", stage.name, out)
             return False
-    return True
+    return stage.reusable is None or bool(stage.reusable())
 
 
 def remove_outputs(stage: Stage) -> None:

@@ -4,8 +4,10 @@ One :class:`Reproduction` per corpus and output dir. Everything the arms share i
 ``OUTPUT_DIR/shared`` and reused by every later command (citations without the SciDocs query papers,
 co-citations, BigGraph embeddings, FAISS indexes, the SciDocs papers of each split, the base
 encoder's evaluation, the query sample of each seed); each arm x seed gets its own triplets, model
-and evaluation under ``OUTPUT_DIR/<experiment>/<arm>/seed_<s>``. Every step reuses its output when
-it exists, so an interrupted command resumes and a finished one re-prints its tables for free.
+and evaluation under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``. Every step is a
+:class:`~scincl.pipeline.runner.Stage` run by :func:`~scincl.pipeline.runner.run_stages`, the runner
+of ``run_specter``: the same reuse rule, the same log lines, a ``manifest.json`` in each output
+directory, so an interrupted command resumes and a finished one re-prints its tables for free.
 
 Arms (paper Table 1 "w/o leakage" rows, at equal budget):
 
@@ -24,20 +26,40 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from scincl.corpus import stage as corpus_stage
+from scincl.graph.knn import build_faiss
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
+from scincl.pipeline.manifest import Manifest
+from scincl.pipeline.runner import Stage, run_stages
+from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 logger = logging.getLogger(__name__)
 
-ARMS = ("specter_like", "scincl", "cocite")
-ARM_NAMES = {"base": "base encoder (no fine-tuning)", "specter_like": "SPECTER-like (citations)",
-             "scincl": "SciNCL (kNN on citation embeddings)", "cocite": "continuous co-citation (kNN)"}
+
+
+@dataclass(frozen=True)
+class Arm:
+    """A trained arm is a setting, not a code path: where its triplets come from."""
+
+    name: str  # directory key (runs/<split>/<recipe>/<name>/seed_<s>)
+    label: str  # table row
+    triples_source: str  # knn | specter_like (scincl/pipeline/settings.py CHOICES)
+    graph: Optional[str] = None  # knn only: the BigGraph embeddings sampled from (cite | cocite)
+
+
+ARM_SETTINGS = {arm.name: arm for arm in (
+    Arm("specter_like", "SPECTER-like (citations)", "specter_like"),
+    Arm("scincl", "SciNCL (kNN on citation embeddings)", "knn", graph="cite"),
+    Arm("cocite", "continuous co-citation (kNN)", "knn", graph="cocite"),
+)}
+ARMS = tuple(ARM_SETTINGS)
+ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
 
 
 @dataclass(frozen=True)
@@ -83,8 +105,8 @@ class Recipe:
     """The experiment's variables: sampling (k+, k-hard), budget and training of one arm."""
 
     triplets: int = 1000
-    k_pos: int = 25  # positives n_{k+-c+ +1} .. n_{k+} (c+ = 5)
-    k_hard: int = 500  # hard negatives n_{k- -c- +1} .. n_{k-} (c- = 2)
+    k_pos: int = 25  # positives n_{k+-c+ +1} .. n_{k+} (c+ = POSITIVES_BAND); chosen on hep-th val
+    k_hard: int = 500  # hard negatives n_{k- -c- +1} .. n_{k-} (c- = HARD_NEGATIVES_BAND); hep-th val
     pooling: str = "mean"
     learning_rate: float = 5e-5
     loss: str = "triplet"
@@ -93,22 +115,17 @@ class Recipe:
     epochs: int = 1
     graph_dim: int = 64
 
+    def training_arguments(self) -> Dict[str, Any]:
+        """The Trainer arguments of this recipe (the fixed CPU ones from scincl/pipeline/settings.py)."""
+        from scincl.pipeline.settings import CPU_TRAINING
+
+        return {"learning_rate": self.learning_rate, "num_train_epochs": self.epochs,
+                "per_device_train_batch_size": self.batch_size, **CPU_TRAINING}
+
     def key(self) -> str:
         """Directory name of everything that depends on this recipe."""
         return (f"t{self.triplets}_kp{self.k_pos}_kh{self.k_hard}_{self.pooling}_lr{self.learning_rate:g}"
                 f"_{self.loss}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}")
-
-
-def _timed(label: str):
-    class _Timer:
-        def __enter__(self):
-            self.start = time.time()
-            return self
-
-        def __exit__(self, *exc):
-            logger.info("%s: %.1f s", label, time.time() - self.start)
-
-    return _Timer()
 
 
 class Reproduction:
@@ -123,6 +140,22 @@ class Reproduction:
         self.workers = workers
         self.cocitation_min_count = cocitation_min_count
         self.shared.mkdir(parents=True, exist_ok=True)
+        self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
+                                            "workers": workers, "cocitation_min_count": cocitation_min_count})
+
+    def stage(self, output: Path, run: Callable[[], Any], inputs: Sequence[Path] = (), outputs: Sequence[Path] = (),
+              description: str = "", output_dir: Optional[Path] = None,
+              reusable: Optional[Callable[[], bool]] = None) -> Path:
+        """Run one step through the stage runner (reused when its outputs exist); returns ``output``.
+
+        The stage is named by its output's path below OUTPUT_DIR; ``outputs`` adds further files
+        that must exist for a reuse, ``reusable`` a further condition (e.g. the split is scored).
+        """
+        name = str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
+        stage = Stage(name, [output, *outputs], run, inputs=[p for p in inputs if p is not None],
+                      output_dir=output_dir, description=description, reusable=reusable)
+        run_stages([stage], self.manifest)
+        return output
 
     # ------------------------------------------------------------------ shared inputs
     @property
@@ -135,23 +168,19 @@ class Reproduction:
 
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        if not self.citations_train.exists():
-            import cli_s2orc
-
-            cli_s2orc.get_citations(str(self.corpus.metadata_dir), str(self.shared / "citations"), test_ratio=0.05,
-                                    seed=0, excluded_paper_ids=str(self.corpus.excluded_ids), workers=self.workers)
-        return self.citations_train
+        return self.stage(self.citations_train, lambda: corpus_stage.get_citations(
+            str(self.corpus.metadata_dir), str(self.shared / "citations"), test_ratio=0.05, seed=0,
+            excluded_paper_ids=str(self.corpus.excluded_ids), workers=self.workers, override=True),
+            inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], outputs=[self.citations_test],
+            output_dir=self.shared / "citations", description="citation edges w/o the SciDocs queries")
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
         path = self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
-        if not path.exists():
-            import cli_s2orc
-
-            cli_s2orc.get_cocitations(str(self.corpus.metadata_dir), str(path),
-                                      excluded_paper_ids=str(self.corpus.excluded_ids),
-                                      min_count=self.cocitation_min_count, workers=self.workers)
-        return path
+        return self.stage(path, lambda: corpus_stage.get_cocitations(
+            str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
+            min_count=self.cocitation_min_count, workers=self.workers, override=True),
+            inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
         """BigGraph embeddings of the citation (``cite``) or co-citation (``cocite``) graph."""
@@ -160,8 +189,6 @@ class Reproduction:
         directory = self.shared / f"graph_{kind}_{dim}d_{comparator}"
         result = {"ids": directory / "entity_names_paper_id_0.json", "embeddings": directory / "embeddings.h5",
                   "metrics": directory / "link_prediction.json", "dir": directory}
-        if result["embeddings"].exists():
-            return result
         if kind == "cite":
             config, train, test = f"s2orc_128d_{comparator}", self.citations(), self.citations_test
         elif kind == "cocite":
@@ -172,12 +199,10 @@ class Reproduction:
             config, train, test = f"s2orc_128d_{comparator}", self.transductive_citations(), None
         else:
             raise InputError(f"unknown graph kind {kind!r}")
-        with _timed(f"BigGraph {kind} {dim}d {comparator}"):
-            done = train_biggraph(config, train_edges=train, test_edges=test, output_dir=directory,
-                                  overrides=f"dimension={dim}", seed=0)
-        for name, key in (("embeddings", "embeddings_path"), ("ids", "entity_names_path"), ("metrics", "metrics_json")):
-            if done.get(key):
-                result[name] = Path(done[key])
+        self.stage(result["embeddings"], lambda: train_biggraph(
+            config, train_edges=train, test_edges=test, output_dir=directory, overrides=f"dimension={dim}", seed=0,
+            override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
+            description=f"BigGraph {kind} {dim}d {comparator}")
         return result
 
     def transductive_citations(self) -> Path:
@@ -188,13 +213,13 @@ class Reproduction:
         cite / co-cite tasks ask about. It is an optimistic, transductive setting, not "w/o leakage".
         """
         path = self.shared / "citations_transductive.tsv"
-        if path.exists():
-            return path
-        import cli_s2orc
+        everything = self.stage(self.shared / "citations_all.tsv", lambda: corpus_stage.get_citations(
+            str(self.corpus.metadata_dir), str(self.shared / "citations_all.tsv"), workers=self.workers,
+            override=True), inputs=[self.corpus.metadata_dir], description="every citation edge")
+        return self.stage(path, lambda: self._hide_query_candidate_edges(everything, path), inputs=[everything],
+                          description="citations minus the SciDocs query-candidate edges")
 
-        everything = self.shared / "citations_all.tsv"
-        if not everything.exists():
-            cli_s2orc.get_citations(str(self.corpus.metadata_dir), str(everything), workers=self.workers)
+    def _hide_query_candidate_edges(self, everything: Path, path: Path) -> None:
         from scincl.eval.scidocs_io import read_qrels
 
         hidden: Set[Tuple[str, str]] = set()
@@ -211,38 +236,40 @@ class Reproduction:
                 kept += 1
         path.with_suffix(".tmp").rename(path)
         logger.info("transductive citations: %d edges kept, %d query-candidate edges hidden", kept, removed)
-        return path
 
     def ann_index(self, kind: str, dim: int) -> Path:
         """FAISS Flat inner-product index over the normalised graph embeddings (papers with text only)."""
-        import cli_graph
-
         graph = self.graph(kind, dim)
         path = self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
-        if not path.exists():
-            cli_graph.build_faiss(str(graph["embeddings"]), str(path), string_factory="Flat", metric="inner_product",
-                                  do_normalize=True, paper_ids=str(graph["ids"]),
-                                  include_paper_ids=str(self.graph_papers_with_text(kind, dim)), workers=self.workers)
-        return path
+        corpus = self.graph_papers_with_text(kind, dim)
+        return self.stage(path, lambda: build_faiss(
+            str(graph["embeddings"]), str(path), string_factory="Flat", metric="inner_product", do_normalize=True,
+            paper_ids=str(graph["ids"]), include_paper_ids=str(corpus), workers=self.workers, override=True),
+            inputs=[graph["embeddings"], corpus], description=f"FAISS index of the {kind} graph ({dim}d)")
 
     def graph_papers_with_text(self, kind: str, dim: int) -> Path:
         """The graph's papers that have a text: the kNN arms' corpus (index, positives, negatives)."""
         path = self.shared / f"graph_{kind}_{dim}d.papers_with_text.json"
-        if not path.exists():
-            with_text = set(read_id_list(self.papers_with_text()))
-            write_id_list(path, [pid for pid in read_id_list(self.graph(kind, dim)["ids"]) if pid in with_text])
-        return path
+        with_text, graph_ids = self.papers_with_text(), self.graph(kind, dim)["ids"]
+
+        def write() -> None:
+            keep = set(read_id_list(with_text))
+            write_id_list(path, [pid for pid in read_id_list(graph_ids) if pid in keep])
+
+        return self.stage(path, write, inputs=[with_text, graph_ids], description="graph papers with a text")
 
     def papers_with_text(self) -> Path:
         """Ids of the corpus papers that have a title or an abstract (the only ones an encoder can use)."""
         path = self.shared / "papers_with_text.json"
-        if not path.exists():
+
+        def write() -> None:
             from scincl.s2orc import iter_all_papers, list_metadata_shards
 
             ids = [str(r["paper_id"]) for r in iter_all_papers(list_metadata_shards(self.corpus.metadata_dir))
                    if (r.get("title") or r.get("abstract"))]
             write_id_list(path, sorted(set(ids)))
-        return path
+
+        return self.stage(path, write, inputs=[self.corpus.metadata_dir], description="papers with a text")
 
     # ------------------------------------------------------------------ queries
     def eligible_queries(self, graph_dim: int) -> List[str]:
@@ -253,13 +280,18 @@ class Reproduction:
         encoder needs its text. SciDocs query papers are never eligible (not in the graphs).
         """
         path = self.shared / f"eligible_queries_g{graph_dim}.json"
-        if path.exists():
-            return read_id_list(path)
-        adjacency = _adjacency(iter_tsv(self.citations()), self.corpus.bidirectional)
-        in_graphs = set(read_id_list(self.graph("cite", graph_dim)["ids"]))
-        in_graphs &= set(read_id_list(self.graph("cocite", graph_dim)["ids"]))
-        with_text = set(read_id_list(self.papers_with_text()))
-        excluded = set(read_id_list(self.corpus.excluded_ids))
+        inputs = [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
+                  self.papers_with_text(), self.corpus.excluded_ids]
+        self.stage(path, lambda: self._write_eligible_queries(path, *inputs), inputs=inputs,
+                   description="queries every arm can build 5 triplets for")
+        return read_id_list(path)
+
+    def _write_eligible_queries(self, path: Path, citations: Path, cite_ids: Path, cocite_ids: Path,
+                                with_text_ids: Path, excluded_ids: Path) -> None:
+        adjacency = _adjacency(iter_tsv(citations), self.corpus.bidirectional)
+        in_graphs = set(read_id_list(cite_ids)) & set(read_id_list(cocite_ids))
+        with_text = set(read_id_list(with_text_ids))
+        excluded = set(read_id_list(excluded_ids))
         eligible = []
         for paper, cited in adjacency.items():
             if len(cited) < 5 or paper not in in_graphs or paper not in with_text or paper in excluded:
@@ -270,47 +302,49 @@ class Reproduction:
         eligible.sort()
         write_id_list(path, eligible)
         logger.info("%d papers are eligible queries for every arm", len(eligible))
-        return eligible
 
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
-        if not path.exists():
-            eligible = self.eligible_queries(graph_dim)
+        eligible = self.eligible_queries(graph_dim)
+
+        def write() -> None:
             if count > len(eligible):
                 raise InputError(f"{count} queries wanted but only {len(eligible)} papers are eligible for every "
                                  f"arm on {self.corpus.name}: lower --triplets (5 per query)")
             write_id_list(path, sorted(random.Random(seed).sample(eligible, count)))
-        return path
+
+        return self.stage(path, write, inputs=[self.shared / f"eligible_queries_g{graph_dim}.json"],
+                          description=f"{count} query papers, seed {seed}")
 
     # ------------------------------------------------------------------ arms
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """The arm's triplets CSV (5 per query: 5 positives, 2 hard + 3 easy negatives)."""
+        if arm not in ARM_SETTINGS:
+            raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
+        setting = ARM_SETTINGS[arm]
         path = run_dir / "train_triples.csv"
-        if path.exists():
-            return path
         queries = self.queries(seed, -(-recipe.triplets // 5), recipe.graph_dim)
-        run_dir.mkdir(parents=True, exist_ok=True)
-        if arm == "specter_like":
+        if setting.triples_source == "specter_like":
             from scincl.triples.specter_like import get_specter_like_triples
 
-            get_specter_like_triples(self.citations(), path, query_papers=str(queries), triples_count=recipe.triplets,
-                                     bidirectional=self.corpus.bidirectional, seed=seed)
-        elif arm in ("scincl", "cocite"):
-            from scincl.triples.knn_miner import get_knn_triples
+            citations = self.citations()
+            return self.stage(path, lambda: get_specter_like_triples(
+                citations, path, query_papers=str(queries), triples_count=recipe.triplets,
+                bidirectional=self.corpus.bidirectional, seed=seed, override=True),
+                inputs=[citations, queries], description=f"{arm} triplets, seed {seed}")
+        from scincl.triples.knn_miner import get_knn_triples
 
-            kind = "cite" if arm == "scincl" else "cocite"
-            graph = self.graph(kind, recipe.graph_dim)
-            get_knn_triples(path, graph["ids"], graph["embeddings"], query_papers=str(queries),
-                            easy_positives_k_min=recipe.k_pos - 5, easy_positives_k_max=recipe.k_pos,
-                            hard_negatives_k_min=recipe.k_hard - 2, hard_negatives_k_max=recipe.k_hard,
-                            ann_index_path=self.ann_index(kind, recipe.graph_dim), ann_normalize_embeddings=True,
-                            include_paper_ids=str(self.graph_papers_with_text(kind, recipe.graph_dim)), seed=seed,
-                            workers=self.workers,
-                            show_progress=False)
-        else:
-            raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
-        return path
+        graph = self.graph(setting.graph, recipe.graph_dim)
+        index = self.ann_index(setting.graph, recipe.graph_dim)
+        corpus = self.graph_papers_with_text(setting.graph, recipe.graph_dim)
+        return self.stage(path, lambda: get_knn_triples(
+            path, graph["ids"], graph["embeddings"], query_papers=str(queries),
+            easy_positives_k_min=recipe.k_pos - POSITIVES_BAND, easy_positives_k_max=recipe.k_pos,
+            hard_negatives_k_min=recipe.k_hard - HARD_NEGATIVES_BAND, hard_negatives_k_max=recipe.k_hard,
+            ann_index_path=index, ann_normalize_embeddings=True, include_paper_ids=str(corpus), seed=seed,
+            workers=self.workers, show_progress=False, override=True),
+            inputs=[graph["embeddings"], index, queries], description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """Fine-tune the packaged MiniLM on the arm's triplets (reused when ``train_args.json`` exists)."""
@@ -318,25 +352,28 @@ class Reproduction:
         from scincl.triples.metadata import get_metadata
 
         model = run_dir / "model"
-        if (model / "train_args.json").exists():
-            return model
-        triples = self.triples(arm, seed, recipe, run_dir)
-        metadata = run_dir / "train_metadata.jsonl"
-        if not metadata.exists():
-            get_metadata(triples, metadata, s2orc_metadata_dir=self.corpus.metadata_dir, workers=self.workers or 1)
-        with _timed(f"train {arm} seed {seed}"):
+        triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
+
+        def fine_tune() -> None:  # a finished model is reused without its triplets and texts
+            self.triples(arm, seed, recipe, run_dir)
+            self.stage(metadata, lambda: get_metadata(triples, metadata, s2orc_metadata_dir=self.corpus.metadata_dir,
+                                                      workers=self.workers or 1, override=True),
+                       inputs=[triples], description="texts of the triplets' papers")
             train(str(triples), str(metadata), str(model), base_model_name_or_path=base_model_path(),
                   loss=recipe.loss, pooling_strategy=recipe.pooling, max_sequence_length=recipe.max_sequence_length,
-                  learning_rate=recipe.learning_rate, num_train_epochs=recipe.epochs,
-                  per_device_train_batch_size=recipe.batch_size, gradient_accumulation_steps=1, warmup_ratio=0.1,
-                  seed=seed, save_strategy="no", logging_steps=10, report_to="none")
+                  **recipe.training_arguments(), seed=seed, save_strategy="no")
+
+        self.stage(model / "train_args.json", fine_tune, inputs=[triples, metadata], output_dir=model,
+                   description=f"train {arm} seed {seed}")
         return model
 
     def eval_papers(self, split: str) -> Path:
         """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""
         path = self.shared / f"scidocs_papers.{split}.json"
-        if path.exists():
-            return path
+        return self.stage(path, lambda: self._write_eval_papers(path, split), inputs=[self.corpus.scidocs_dir],
+                          description=f"SciDocs papers of the {split} split")
+
+    def _write_eval_papers(self, path: Path, split: str) -> None:
         from scincl.eval.scidocs_io import read_class_labels, read_qrels
         from scincl.s2orc_mappings import read_scidocs_metadata
 
@@ -351,25 +388,31 @@ class Reproduction:
         for csv_path in sorted(self.corpus.scidocs_dir.glob("*/*.csv")):  # classification: train + eval split
             needed.update(read_class_labels(csv_path))
         write_json(path, {pid: papers[pid] for pid in sorted(needed) if pid in papers}, indent=False)
-        return path
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None) -> Dict[str, Any]:
         """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens) and score them."""
-        from scincl.eval.evaluate import run_evaluation
         from scincl.model.embed import embed
 
         results = run_dir / "results.json"
-        if results.exists() and split in _splits_of(results):
-            return read_json(results)
         embeddings = run_dir / f"embeddings.{split}.jsonl"
-        with _timed(f"evaluate {run_dir} ({split})"):
+
+        def score() -> None:
             embed(model, str(self.eval_papers(split)), str(embeddings), max_sequence_length=self.eval_max_sequence_length,
                   pooling_strategy=pooling)
-            has_classes = any(self.corpus.scidocs_dir.glob("*/train.csv"))
-            run_evaluation(self.corpus.scidocs_dir, run_dir, val_or_test=split, embeddings=[str(embeddings)],
-                           cls_embeddings=str(embeddings) if has_classes else None, override=True)
-        embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
+            self.score_embeddings(embeddings, run_dir, split)
+            embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
+
+        self.stage(results, score, inputs=[Path(model)], output_dir=run_dir, description=f"evaluate {run_dir} ({split})",
+                   reusable=lambda: split in _splits_of(results))
         return read_json(results)
+
+    def score_embeddings(self, embeddings: Path, run_dir: Path, split: str) -> None:
+        """SciDocs scores of one embeddings file (also for MAG/MeSH when the corpus has their labels)."""
+        from scincl.eval.evaluate import run_evaluation
+
+        has_classes = any(self.corpus.scidocs_dir.glob("*/train.csv"))
+        run_evaluation(self.corpus.scidocs_dir, run_dir, val_or_test=split, embeddings=[str(embeddings)],
+                       cls_embeddings=str(embeddings) if has_classes else None, override=True)
 
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""

@@ -1,4 +1,4 @@
-"""The ``run_specter`` plan: every stage of DESIGN.md as a :class:`Stage`, wired to the stage APIs.
+"""The SciNCL plan (``run_specter``): every stage of DESIGN.md as a :class:`Stage`, wired to the stage APIs.
 
 Stages (``--skip_<name>`` / ``--override_<name>``), in order; each reuses its output when present:
 
@@ -30,24 +30,26 @@ import logging
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from scincl.corpus import stage as corpus_stage
+from scincl.graph.knn import build_faiss
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import last_complete_checkpoint
-from scincl.pipeline.reproducibility import reset_torch_threads, torch_threads
-from scincl.pipeline.settings import RunSettings, base_model_short_name
-from scincl.pipeline.stages import Stage, run_stages
+from scincl.pipeline.threads import reset_torch_threads, torch_threads
+from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
+from scincl.pipeline.runner import Stage, run_stages
 
 logger = logging.getLogger(__name__)
 
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")
-TRIPLES_SOURCES = ("knn", "specter_like")
+TRIPLES_SOURCES = CHOICES["triples_source"]
 DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
 
 
-class SpecterPipeline:
+class SciNCLPlan:
     """Builds the stage list for one experiment and runs it."""
 
     def __init__(self, settings: RunSettings, shared_dir: Optional[Path] = None) -> None:
@@ -124,7 +126,7 @@ class SpecterPipeline:
         if self.metadata_dir is None:
             raise InputError("building the citation graph needs --corpus_dir (or give "
                              "--graph_embeddings_path and --graph_paper_ids_path)")
-        _cli("cli_s2orc").get_citations(str(self.metadata_dir), str(self.p.citations_dir), workers=self.s.workers,
+        corpus_stage.get_citations(str(self.metadata_dir), str(self.p.citations_dir), workers=self.s.workers,
                                         test_ratio=self.s.graph_test_ratio, seed=self.s.seed,
                                         excluded_paper_ids=str(self.p.scidocs_ids) if self.excludes_scidocs else None,
                                         override=True, corpus_format=self.corpus_format)
@@ -166,12 +168,11 @@ class SpecterPipeline:
         return {str(row[0]) for rows in mapping.values() for row in rows}
 
     def write_metadata_ids(self) -> None:
-        _cli("cli_s2orc").get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids),
-                                                  workers=self.s.workers, override=True,
-                                                  corpus_format=self.corpus_format)
+        corpus_stage.get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids), workers=self.s.workers,
+                                             override=True, corpus_format=self.corpus_format)
 
     def build_ann_index(self) -> None:
-        _cli("cli_graph").build_faiss(str(self.p.graph_embeddings), str(self.p.ann_index),
+        build_faiss(str(self.p.graph_embeddings), str(self.p.ann_index),
                                       string_factory=self.s.faiss_string_factory, metric=self.s.ann_metric,
                                       do_normalize=self.s.ann_do_normalize, paper_ids=str(self.p.graph_ids),
                                       include_paper_ids=str(self.p.corpus_ids), batch_size=512,
@@ -336,9 +337,3 @@ class SpecterPipeline:
         manifest.write_all()
         return {"results": results, "table": table, "paths": self.p, "manifest": manifest.data}
 
-
-def _cli(name: str):
-    """A stage's ``cli_*.py`` front end (its functions take the CLI flags as keyword arguments)."""
-    import importlib
-
-    return importlib.import_module(name)

@@ -1,4 +1,4 @@
-"""Entry points behind ``cli_pipeline.py``: one run, a seeds loop, k+/k-hard sweeps.
+"""One SciNCL plan, one per seed, or one per k+ / k-hard value (``run_specter``, ``--seeds``, ``sweep``).
 
 - :func:`run_specter`: one experiment (all stages), or ``seeds=...`` -> one experiment per seed
   on the same corpus (``OUTPUT_DIR/seeds/seed_N``) and a mean ± std table (paper Table 1 reports
@@ -11,65 +11,21 @@ evaluation (``OUTPUT_DIR``); everything that depends on the seed or the sampling
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from scincl.errors import InputError
-from scincl.pipeline.options import route_flags
-from scincl.pipeline.settings import RunSettings, resolve
-from scincl.pipeline.specter import ALL_STAGE_NAMES, SpecterPipeline
+from scincl.pipeline.flags import SeedsArg, parse_int_list, parse_seeds, settings_from_flags
+from scincl.pipeline.settings import RunSettings
+from scincl.pipeline.scincl_plan import SciNCLPlan
+from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 logger = logging.getLogger(__name__)
 
-SETTING_NAMES = {f.name for f in dataclasses.fields(RunSettings)} - {
-    "miner_options", "training_options", "skip", "override", "demo"}
-# run_specter decides these training paths itself (they follow OUTPUT_DIR)
-RESERVED_TRAINING_FLAGS = {"output_dir", "train_triples_path", "train_metadata_path", "logging_dir", "run_name"}
-
-SeedsArg = Union[None, int, str, Sequence[int]]
-
-
-def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
-    """RunSettings from run_specter's flags (named ones + routed extras), defaults resolved."""
-    named = {k: v for k, v in flags.items() if k in SETTING_NAMES and k != "output_dir"}
-    extra = {k: v for k, v in flags.items() if k not in SETTING_NAMES}
-    routed = route_flags(extra, ALL_STAGE_NAMES, reserved=RESERVED_TRAINING_FLAGS)
-    settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
-                           training_options=routed.training, skip=sorted(routed.skip),
-                           override=sorted(routed.override))
-    return resolve(settings)
-
-
-def parse_seeds(seeds: SeedsArg) -> List[int]:
-    """``3`` -> [3]; ``"0..9"`` -> 0..9 inclusive; ``"0,2,4"`` or ``(0, 2, 4)`` -> that list."""
-    if seeds is None:
-        return []
-    if isinstance(seeds, bool):
-        raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}")
-    if isinstance(seeds, int):
-        return [seeds]
-    if isinstance(seeds, str):
-        text = seeds.strip()
-        try:
-            if ".." in text:
-                low, high = (int(x) for x in text.split(".."))
-                values = list(range(low, high + 1))
-            else:
-                values = [int(x) for x in text.split(",") if x.strip()]
-        except ValueError:
-            raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}") from None
-    else:
-        values = [int(x) for x in seeds]
-    if not values or len(set(values)) != len(values):
-        raise InputError(f"--seeds: expected distinct seeds, got {seeds!r}")
-    return values
-
-
 def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
     settings = settings_from_flags(output_dir, flags)
-    pipeline = SpecterPipeline(settings, shared_dir=shared_dir)
+    pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     arguments = {"output_dir": output_dir, **flags}
     return pipeline.run(arguments)
 
@@ -117,7 +73,8 @@ def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettin
 
 
 def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: Sequence[int] = (),
-          positives_band: int = 5, hard_negatives_band: int = 2, **flags: Any) -> Dict[str, Any]:
+          positives_band: int = POSITIVES_BAND, hard_negatives_band: int = HARD_NEGATIVES_BAND,
+          **flags: Any) -> Dict[str, Any]:
     """Train one model per k+ (positives ``n_{k+-band+1} .. n_{k+}``) and per k-hard; plot both.
 
     Paper Figs. 2-3 vary k+ with k-hard fixed and vice versa (c+ = 5, c- = 2 as bands).
@@ -140,18 +97,6 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
 
     summary = compare([], shared / "comparison", sweep_dir=shared / "sweep", split=first.split)
     return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}
-
-
-def parse_int_list(values: Any, name: str) -> List[int]:
-    """``"10,25,100"`` / ``(10, 25)`` / ``25`` -> list of ints (an :class:`InputError` otherwise)."""
-    if isinstance(values, str):
-        values = [v for v in values.split(",") if v.strip()]
-    elif isinstance(values, int):
-        values = [values]
-    try:
-        return [int(v) for v in values]
-    except (TypeError, ValueError):
-        raise InputError(f"--{name}: expected integers like 10,25,100, got {values!r}") from None
 
 
 def format_stage_times(result: Dict[str, Any]) -> str:

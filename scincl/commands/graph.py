@@ -1,0 +1,194 @@
+"""`cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph) and the FAISS kNN index.
+
+Subcommands (each `--help` shows its docstring):
+  train_biggraph            import + train + evaluate + export a BigGraph config (link-prediction table)
+  import_edges              only the import step (e.g. before starting distributed ranks)
+  export_embeddings         PBG checkpoint -> embeddings.h5|npy + entity_names_paper_id_0.json
+  make_edges_bidirectional  add the reverse of every edge (co-citation graphs)
+  get_largest_connected_subgraph, extract_ids_in_graph
+  build_faiss               embeddings -> FAISS index + row -> paper_id mapping
+  get_knn                   batched kNN search of an index -> neighbour ids + distances (npy)
+  evaluate_graph_retrieval  graph embeddings as a retriever on held-out citation pairs (MAP, nDCG@10)
+
+BigGraph config overrides use PBG's own syntax and may be repeated, as with `torchbiggraph_train`:
+`-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64` (or `--overrides "a=1 b=2"`).
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional
+
+from scincl.graph.knn import build_faiss
+
+logger = logging.getLogger(__name__)
+
+
+def train_biggraph(config: str, train_edges: Optional[str] = None, test_edges: Optional[str] = None,
+                   output_dir: Optional[str] = None, overrides: Optional[str] = None, rank: int = 0, seed: int = 0,
+                   override: bool = False, random_baseline: bool = True, export_format: str = "h5",
+                   importer: Optional[str] = None) -> dict:
+    """Train citation-graph embeddings with PyTorch-BigGraph: import -> train -> eval -> export.
+
+    python cli_graph.py train_biggraph demo --train_edges citations.train.tsv \\
+        --test_edges citations.test.tsv --output_dir out/biggraph -p num_epochs=5
+
+    CONFIG: a config module (biggraph_configs/*.py) or a bundled config name (demo, s2orc_768d_dot, ...).
+    --train_edges/--test_edges: citing<TAB>cited TSVs (gzip ok); omit them to train on an existing
+      import (e.g. one made by torchbiggraph_import_from_tsv or `import_edges`).
+    --output_dir: keep import (graph/), checkpoints/, exports and metrics under this folder;
+      without it the config's entity_path/checkpoint_path are used and exports go to checkpoint_path.
+    -p key=value: PBG config overrides (repeatable), applied last.
+    --rank: this machine's rank when the config sets num_machines > 1 (rank 0 evaluates + exports).
+    --override: discard an existing import/checkpoint in these paths and start over.
+    --random_baseline: also evaluate random embeddings of the same shape (reference row).
+    --export_format: h5 (dataset `embeddings`) or npy.
+    --importer: fast (polars, multi-threaded, out-of-core; the default) or pbg (PBG's own importer);
+      both write the same entities per partition and edges per bucket for the same --seed.
+
+    Writes embeddings.{h5,npy} + entity_names_paper_id_0.json, link_prediction.json/.md (test split:
+    loss, mean rank, MRR, Hits@1/10/50, AUC) and biggraph_run.json; prints the output paths.
+    """
+    from scincl.graph.biggraph import train_biggraph as run
+
+    result = run(config, train_edges, test_edges, overrides=overrides, output_dir=output_dir, rank=int(rank),
+                 seed=int(seed), override=override, random_baseline=random_baseline, export_format=export_format,
+                 importer=importer)
+    return {k: v for k, v in result.items() if k != "metrics"}
+
+
+def import_edges(config: str, train_edges: str, test_edges: Optional[str] = None, output_dir: Optional[str] = None,
+                 overrides: Optional[str] = None, seed: int = 0, override: bool = False,
+                 importer: Optional[str] = None) -> dict:
+    """Import citing<TAB>cited TSVs into a config's PBG entity/edge paths (like torchbiggraph_import_from_tsv).
+
+    python cli_graph.py import_edges demo citations.train.tsv citations.test.tsv --output_dir out/biggraph
+
+    Entity order is shuffled with --seed; an import of the same files is reused, other files need --override.
+    --importer fast (polars; the default) or pbg (PBG's own importer) write the same storage.
+    """
+    from scincl.graph import biggraph
+
+    config_dict = biggraph.load_config_dict(config)
+    if output_dir is not None:
+        config_dict = biggraph.with_output_dir(config_dict, output_dir)
+    config_dict = biggraph.load_config_dict_overrides(config_dict, overrides, biggraph.resolve_config_path(config))
+    manifest = biggraph.import_edges(config_dict, train_edges, test_edges, seed=int(seed), override=override,
+                                     importer=importer)
+    return {"entity_path": config_dict["entity_path"], "edge_paths": manifest["edge_paths"],
+            "edges": manifest["edges"], "entities": manifest["entities"]}
+
+
+def export_embeddings(source: str, output_dir: str, export_format: str = "h5", overrides: Optional[str] = None,
+                      entity_type: str = "paper_id") -> dict:
+    """Export a PBG checkpoint to one embeddings file + entity_names_paper_id_0.json (row order).
+
+    python cli_graph.py export_embeddings out/biggraph/checkpoints out/export --export_format npy
+
+    SOURCE: a PBG checkpoint directory (its config.json gives the entity path) or a config (name or
+    file, with -p overrides). Partitions are concatenated in order; embeddings.h5 holds dataset
+    `embeddings`.
+    """
+    from scincl.graph import biggraph
+    from scincl.graph.export import config_of_checkpoint, export_embeddings as run
+
+    if Path(source).is_dir():
+        config_dict = config_of_checkpoint(source)
+        config_dict["checkpoint_path"] = str(source)
+    else:
+        config_dict = biggraph.load_config_dict(source, overrides)
+    names_path, emb_path = run(config_dict, output_dir, fmt=export_format, entity_type=entity_type)
+    return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path)}
+
+
+def make_edges_bidirectional(input_path: str, output_path: str, deduplicate: bool = False) -> dict:
+    """Write each edge a->b and its reverse b->a (for symmetric graphs such as co-citations).
+
+    python cli_graph.py make_edges_bidirectional cocitations.tsv cocitations.bidirectional.tsv [--deduplicate]
+    """
+    from scincl.graph.edges import make_edges_bidirectional as run
+
+    return run(input_path, output_path, deduplicate=deduplicate)
+
+
+def get_largest_connected_subgraph(input_path: str, output_path: str, largest_n: int = 0) -> dict:
+    """Keep only the edges of the largest (or --largest_n-th largest) weakly connected component.
+
+    python cli_graph.py get_largest_connected_subgraph citations.tsv largest/citations.tsv
+    """
+    from scincl.graph.edges import get_largest_connected_subgraph as run
+
+    return run(input_path, output_path, largest_n=int(largest_n))
+
+
+def extract_ids_in_graph(input_path: str, output_path: str) -> int:
+    """Write the sorted unique paper ids of an edge list as a JSON list (e.g. the papers with embeddings).
+
+    python cli_graph.py extract_ids_in_graph citations.tsv graph_paper_ids.json
+    """
+    from scincl.graph.edges import extract_ids_in_graph as run
+
+    return run(input_path, output_path)
+
+
+def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Optional[str] = None,
+            embeddings_path: Optional[str] = None, paper_ids: Optional[str] = None, batch_size: int = 4096,
+            exclude_self: bool = True, nprobe: Optional[int] = None, workers: Optional[int] = None,
+            device: int = -1, write_ids: bool = True) -> dict:
+    """Batched k-nearest-neighbour search of an index built by build_faiss.
+
+    python cli_graph.py get_knn Flat.faiss knn/ --k 25 --query_paper_ids queries.json
+
+    Queries: --query_paper_ids (default: every paper of the index); their vectors come from
+    --embeddings_path/--paper_ids when given, else from the index itself (Flat/HNSW store them).
+    --exclude_self drops a query's own row from its neighbours. --nprobe for IVF indexes.
+    --batch_size: queries per faiss call (4096 = faiss' own block; smaller saves memory, costs passes).
+    Writes OUTPUT_DIR/knn_distances.npy (float32 [n, k]; similarity for inner product, squared L2
+    otherwise), knn_indices.npy (int64 index rows), knn_ids.npy (paper ids, unless --write_ids=False)
+    and knn_query_ids.json.
+    """
+    import numpy as np
+
+    from scincl import ann
+    from scincl.graph.knn import knn_for_papers
+    from scincl.io import write_id_list, write_json
+
+    index, index_ids = ann.read_index(index_path, device=int(device))
+    with ann.faiss_threads(workers):
+        result = knn_for_papers(index, index_ids, k=int(k), query_paper_ids=query_paper_ids,
+                                embeddings_path=embeddings_path, paper_ids_path=paper_ids, batch_size=int(batch_size),
+                                exclude_self=exclude_self, nprobe=nprobe,
+                                normalize=bool(ann.read_index_config(index_path).get("do_normalize", False)))
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "knn_distances.npy", result.distances)
+    np.save(out / "knn_indices.npy", result.indices)
+    if write_ids:
+        np.save(out / "knn_ids.npy", np.asarray(index_ids)[result.indices])
+    write_id_list(out / "knn_query_ids.json", result.query_ids)
+    write_json(out / "knn_manifest.json", {"index_path": str(index_path), "k": int(k), "queries": len(result.query_ids),
+                                          "exclude_self": exclude_self, "nprobe": nprobe})
+    return {"output_dir": str(out), "queries": len(result.query_ids), "k": int(k)}
+
+
+def evaluate_graph_retrieval(embeddings_path: str, pairs_path: str, output_path: Optional[str] = None,
+                             paper_ids: Optional[str] = None, metric: str = "cosine", k: int = 10,
+                             max_queries: Optional[int] = None, seed: int = 0) -> dict:
+    """Graph embeddings used directly as a retriever on held-out citation (or co-citation) pairs.
+
+    python cli_graph.py evaluate_graph_retrieval out/embeddings.h5 citations.test.tsv --output_path retrieval.json
+
+    Each citing paper of PAIRS_PATH (citing<TAB>cited, e.g. the test split BigGraph never saw) is a
+    query; its cited papers are the relevant ones; the pool is every paper with an embedding
+    (OpenMSD Table 7 protocol: MAP and nDCG@10 over the whole pool, self excluded). Pairs with a
+    paper without embedding are counted and skipped. --max_queries samples queries with --seed.
+    """
+    from scincl.eval.graph_retrieval import evaluate_graph_retrieval as run
+
+    return run(embeddings_path, pairs_path, output_path=output_path, paper_ids_path=paper_ids, metric=metric,
+               k=int(k), max_queries=max_queries, seed=int(seed))
+
+
+# The subcommands of cli_graph.py, in the order --help lists them.
+COMMANDS = {command.__name__: command for command in (
+    train_biggraph, import_edges, export_embeddings, make_edges_bidirectional, get_largest_connected_subgraph, extract_ids_in_graph, build_faiss, get_knn, evaluate_graph_retrieval)}

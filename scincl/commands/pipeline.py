@@ -1,0 +1,346 @@
+"""Commands of `cli_pipeline.py`: train, embed, evaluate, compare, and the pipelines and experiments (`--help` shows each docstring)."""
+from __future__ import annotations
+
+from scincl.cli import accepts_flags
+from scincl.pipeline.flags import run_specter_flag_names
+
+
+def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
+          loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = 512,
+          eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
+          temperature: float = None, infonce_negatives: str = None, similarity: str = None,
+          ranking_scale: float = None, cosine_weight: float = None, ibn_weight: float = None,
+          angle_weight: float = None, mlm_weight: float = 0.0,
+          mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
+          graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
+          keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
+          **training_args) -> str:
+    """Contrastive fine-tuning of a BERT-style encoder on triplets (transformers Trainer); prints OUTPUT_DIR.
+
+    SciNCL/SPECTER defaults: triplet margin loss (L2, margin 1), [CLS] pooling, 512 tokens of
+    title [SEP] abstract, lr 2e-5, batch 8 x gradient accumulation 4, 2 epochs, AdamW, linear
+    warmup (10%) and decay, seed 0. Every transformers.TrainingArguments flag passes through
+    (--fp16, --bf16 auto|true|false (auto: bf16 only where the device has it natively), --save_steps,
+    --eval_steps, --report_to wandb (offline unless WANDB_MODE is set), --resume_from_checkpoint
+    PATH|true|auto (auto: the newest complete checkpoint if any), --gradient_checkpointing, --max_steps,
+    ...). A GPU requested (CUDA_VISIBLE_DEVICES, Slurm) but unusable is an error. Multi-GPU/multi-node: run the same command
+    under `torchrun --nproc_per_node N cli_pipeline.py train ...`.
+    OUTPUT_DIR gets the model (save_pretrained: AutoModel.from_pretrained works), its tokenizer,
+    sentence-transformers files (SentenceTransformer(OUTPUT_DIR) uses the same pooling) and
+    train_args.json; a finished OUTPUT_DIR is reused unless --override.
+
+    Args:
+        train_triples_path: triples CSV(.gz) query_paper_id,positive_id,negative_id, or groups
+            jsonl(.gz) {"query_paper_id", "positives", "negatives"} (first positive = the target; mpt-* losses).
+        train_metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or SciDocs paper_metadata json.
+        output_dir: model output dir (checkpoints in OUTPUT_DIR/checkpoint-N).
+        base_model_name_or_path: HF checkpoint (default: allenai/scibert_scivocab_uncased when in the local
+            HF cache, else the packaged all-MiniLM-L6-v2; the log says which).
+        loss: triplet | infonce | cosent | angle-term | angle | mpt-tgt | mpt-src | mpt-src-tgt
+            (README's loss table: equation, paper, defaults). Loss flags left unset take the loss's default.
+        pooling_strategy: cls | mean.
+        bitfit: train bias terms only (paper §7.2; lr 1e-4 unless --learning_rate).
+        max_sequence_length: tokens per paper.
+        eval_triples_path: held-out triples/groups; eval loss each epoch (or every --eval_steps).
+        triplet_margin: margin of the triplet loss (1; the mpt-* losses have none).
+        distance: l2 | cosine, for the triplet and mpt-* losses (l2).
+        temperature: InfoNCE temperature (0.1, thesis).
+        infonce_negatives: explicit (the query's own negatives, thesis default) | in-batch.
+        similarity: cos (thesis default) | dot (OpenMSD), for InfoNCE.
+        ranking_scale: CoSENT / AnglE scale τ (20).
+        cosine_weight / ibn_weight / angle_weight: weights of AnglE's cosine, in-batch-negative and
+            angle terms (angle-emb defaults 0, 1, 0.02).
+        mlm_weight: weight of the auxiliary MLM loss (paper A.7.8; 0 = off).
+        mlm_probability: share of masked tokens for the MLM loss.
+        graph_embeddings_path: PBG embeddings h5 for the student-teacher loss (paper A.7.9).
+        graph_entity_names_path: PBG entity names json (default: next to the h5).
+        graph_distillation_weight: weight of the text/graph similarity MSE (0 = off).
+        deduplicate_papers: encode each distinct paper of a batch once.
+        keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
+        cache_dir: datasets cache for tokenised papers (default HF_DATASETS_CACHE).
+        override: retrain even if OUTPUT_DIR holds a finished run.
+    """
+    from scincl.model.train import train as train_encoder
+
+    return str(train_encoder(
+        train_triples_path, train_metadata_path, output_dir, base_model_name_or_path=base_model_name_or_path,
+        loss=loss, pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
+        eval_triples_path=eval_triples_path, triplet_margin=triplet_margin, distance=distance,
+        temperature=temperature, infonce_negatives=infonce_negatives, similarity=similarity,
+        ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
+        angle_weight=angle_weight, mlm_weight=mlm_weight,
+        mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
+        graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
+        deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,
+        cache_dir=cache_dir, override=override, **training_args))
+
+
+def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
+          max_sequence_length: int = 512, pooling_strategy: str = None, device: str = None,
+          override: bool = False) -> str:
+    """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
+
+    Batched longest-first under torch.inference_mode; GPU with bf16 autocast when present.
+
+    Args:
+        model_dir_or_name: a `train` output dir or an HF checkpoint (e.g. malteos/scincl when cached).
+        metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or a SciDocs paper_metadata_*.json.
+        output_path: embeddings jsonl(.gz), one line per paper in input order.
+        batch_size: papers per forward pass.
+        max_sequence_length: tokens per paper (title [SEP] abstract).
+        pooling_strategy: cls | mean (default: read from the model dir's 1_Pooling/config.json, else cls).
+        device: cuda | cpu (default: cuda when available).
+        override: recompute an existing OUTPUT_PATH.
+    """
+    from scincl.model.embed import embed as embed_papers
+
+    return str(embed_papers(model_dir_or_name, metadata_path, output_path, batch_size=batch_size,
+                            max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
+                            device=device, override=override))
+
+
+def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model_dir=None, embeddings=None,
+             cls_embeddings: str = None, recomm_embeddings: str = None, batch_size: int = 32,
+             max_sequence_length: int = 512, link_prediction_metrics: str = None, retrieval_pairs: str = None, retrieval_embeddings: str = None,
+             classifier: str = "auto", n_jobs: int = -1, device: str = None, override: bool = False) -> None:
+    """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
+
+    Give either --model_dir M (the SciDocs paper_metadata_*.json files are embedded with the embed
+    stage) or --embeddings E.jsonl ({"paper_id", "embedding"} per line; used for all tasks, unless
+    --cls_embeddings / --recomm_embeddings give separate files for MAG/MeSH and recomm as in the
+    official suite). Several models/embedding files (comma-separated, e.g. one per seed) are
+    reported as mean ± std. Tasks without data in SCIDOCS_DIR are reported absent, never as 0.
+
+    Args:
+        scidocs_dir: official SciDocs layout (mag/, mesh/, coview/, coread/, cite/, cocite/, recomm/).
+        output_dir: where results.json, results.md (paper Table 1 layout) and embeddings go.
+        val_or_test: val | test | both.
+        model_dir: trained model folder(s) or HF name(s), comma-separated.
+        embeddings: SciDocs embeddings jsonl file(s), comma-separated.
+        cls_embeddings: separate embeddings for MAG/MeSH (paper_metadata_mag_mesh papers).
+        recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
+        batch_size: embedding batch size with --model_dir.
+        max_sequence_length: tokens per paper with --model_dir (512 as SPECTER/SciNCL).
+        link_prediction_metrics: the graph stage's link-prediction metrics JSON, reported as is.
+        retrieval_pairs: held-out pairs TSV (query<TAB>relevant) for full-pool retrieval (OpenMSD) and
+            citation recommendation buckets; the pool is every paper of --retrieval_embeddings.
+        retrieval_embeddings: embeddings jsonl of the retrieval pool (default: the main embeddings).
+        classifier: auto | lightning | sklearn (LinearSVC backend for MAG/MeSH; auto = lightning if installed).
+        n_jobs: threads for the classification grid search (-1: all cores; results do not depend on it).
+        device: cuda | cpu for embedding and the recomm ranker (default: cuda when available); full-pool
+            retrieval scores on the GPU only with --device cuda.
+        override: recompute an existing results.json / embeddings.
+    """
+    from scincl.eval.evaluate import as_list, run_evaluation
+
+    run_evaluation(scidocs_dir, output_dir, val_or_test=val_or_test, model_dirs=as_list(model_dir),
+                   embeddings=as_list(embeddings), cls_embeddings=cls_embeddings, recomm_embeddings=recomm_embeddings,
+                   batch_size=batch_size, max_sequence_length=max_sequence_length,
+                   link_prediction_metrics=link_prediction_metrics,
+                   retrieval_pairs=retrieval_pairs, retrieval_embeddings=retrieval_embeddings,
+                   classifier_backend=classifier, n_jobs=n_jobs, device=device, override=override)
+
+
+def compare_results(*results: str, output_dir: str = "comparison", names=None, split: str = "test",
+                    sweep_dir: str = None, metric: str = "avg") -> None:
+    """Put evaluation runs side by side (OUTPUT_DIR/comparison.md, .json) and plot sweeps (PNG).
+
+    Each RESULTS argument is a results.json of `evaluate`, a directory holding one, or a directory
+    of per-seed sub-directories holding one (shown as mean ± std), e.g.
+    `compare_results runs/base runs/specter runs/scincl --names base,SPECTER-like,SciNCL`.
+
+    Args:
+        results: results.json files or directories (one table row each).
+        output_dir: where comparison.md, comparison.json and the plots go.
+        names: row names, comma-separated (default: directory names).
+        split: val | test.
+        sweep_dir: sweep layout SWEEP/k_pos/<k+>/, SWEEP/k_hard/<k-hard>/ (results.json in each, or one
+            sub-directory per seed) and SWEEP/margin/<margin>/collisions.json ({"collisions": N}):
+            plots metric vs k+ and vs k-hard (paper Figs. 2-3) and collisions vs margin (Fig. 5).
+        metric: what the sweep plots show: avg (the table's Avg.) or task/metric, e.g. cite/map.
+    """
+    from scincl.eval.compare import compare
+    from scincl.eval.evaluate import as_list
+
+    compare(list(results), output_dir, names=as_list(names) or None, split=split, sweep_dir=sweep_dir,
+            metric=metric)
+
+
+# --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
+
+@accepts_flags(run_specter_flag_names)
+def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
+    """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
+
+    Stages, in order (each reuses its output when it exists, logged; --override_<stage> rebuilds,
+    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> BigGraph, only when
+    --graph_embeddings_path is not given), queries, ann, triples, metadata, train, eval_base, eval,
+    compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
+    seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
+
+    Demo (make demo):  python cli_pipeline.py run_specter
+    Paper (original README command, runs as written):
+        python cli_pipeline.py run_specter ${OUTPUT_DIR} --auto_output_dir --scidocs_dir ${SCIDOCS_DIR} \\
+            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
+            --graph_paper_ids_path ${S2ORC_PAPER_IDS} --graph_embeddings_path ${S2ORC_EMBEDDINGS} \\
+            --s2id_to_s2orc_input_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json --graph_limit specter \\
+            --ann_metric inner_product --ann_workers 1 --ann_backend faiss --ann_index_path ${ANN_INDEX_PATH} \\
+            --val_or_test_or_both both --eval_steps 1 --save_steps 2 --triples_per_query 5 \\
+            --workers ${WORKERS} --gzip --base_model_name_or_path ${BASE_MODEL} \\
+            --easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 --easy_positives_k_max 25 \\
+            --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \\
+            --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
+
+    Args:
+        output_dir: where everything goes (default for the demo: ./demo_output).
+        base_model_name_or_path: encoder to fine-tune (default: SciBERT when cached, else the packaged
+            all-MiniLM-L6-v2; the demo always uses MiniLM).
+        scidocs_dir: SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus.
+        s2orc_metadata_dir: S2ORC metadata shards (citations and titles/abstracts); the old name of
+            --corpus_dir, kept as an alias.
+        corpus_dir / corpus_format: the corpus folder and its format, s2orc | s2ag | openalex | plain
+            (default: detected; see README "Your own corpus"). Ids are the format's own, so give
+            --s2id_to_s2orc_input_path as {SciDocs id: corpus id} (cli_s2orc.py get_scidocs_id_mapping).
+        specter_triples_path: SPECTER training triples (CSV): their papers/queries define the corpus
+            for --graph_limit specter|s2orc|none.
+        graph_paper_ids_path / graph_embeddings_path: BigGraph export (entity_names_paper_id_0.json,
+            embeddings h5/npy); when not given, the graph is built from the citations.
+        s2id_to_s2orc_input_path: JSON {S2 id: S2ORC id} (comma-separated files are merged) for the
+            SPECTER and SciDocs ids.
+        train_s2orc_paper_ids / train_query_s2orc_paper_ids: corpus / query id lists to use (or write).
+        citations_path: an existing citations TSV for --triples_source specter_like.
+        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus (default: every
+            paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its held-out papers).
+        graph_limit: specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample),
+            graph (every graph paper), none (SPECTER's papers only). Default: specter with
+            --specter_triples_path, else graph.
+        graph_leakage: keep SciDocs papers in the graph and corpus (the "w/ leakage" setting).
+        biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
+        biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
+        ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index.
+        triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
+        triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 398-400); --k_scale corpus sizes
+            k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
+            (medium_*, *_range, k_means_clusters ...) pass through.
+        seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
+        sample_queries_ratio: keep this share of the query papers (1% / 10% ablations).
+        workers: processes/threads (default: all CPUs). gzip: triples and metadata as .gz.
+        auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/ as in the original.
+        bitfit / pooling_strategy (cls|mean) / loss / max_sequence_length: training (see `train --help`).
+            Any TrainingArguments flag passes through (--learning_rate, --num_train_epochs, --fp16, ...).
+        val_or_test_or_both: SciDocs splits to evaluate. --eval_max_sequence_length N embeds the SciDocs
+            papers with N tokens (default: the evaluator's 512; demo: 128). --demo_papers N: demo corpus size.
+            --evaluate_base_model false: no base-encoder row.
+        seeds: e.g. 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
+    """
+    if flags.pop("help", False):  # fire hands --help to **kwargs functions
+        return _print_help(run_specter)
+    from scincl.pipeline.seeds_and_sweeps import format_stage_times, run_specter as run
+
+    result = run(output_dir, seeds=seeds, **flags)
+    print(f"\nOutputs: {result['output_dir']}")
+    for one in result["runs"][:1]:
+        print("Stage times (first run):\n" + format_stage_times(one))
+    if result["table"]:
+        print("\n" + result["table"])
+
+
+@accepts_flags(run_specter_flag_names)
+def run_specter_like(output_dir: str = None, **kwargs) -> None:
+    """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
+
+    Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
+    hard negatives citations of citations, easy negatives random (SPECTER's sampling).
+    """
+    if kwargs.pop("help", False):
+        return _print_help(run_specter_like)
+    run_specter(output_dir, triples_source="specter_like", **kwargs)
+
+
+@accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"})
+def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
+    """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
+
+    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
+    Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
+    OUTPUT_DIR/comparison/. Other flags as in run_specter.
+    """
+    if kwargs.pop("help", False):
+        return _print_help(sweep)
+    from scincl.pipeline.seeds_and_sweeps import sweep as run
+
+    result = run(output_dir, k_pos=k_pos, k_hard=k_hard, **kwargs)
+    print("\n".join(str(p) for p in result["plots"]))
+
+
+@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
+def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data", workers: int = None,
+              **settings) -> None:
+    """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder.
+
+    EXPERIMENT: main (base vs SPECTER-like vs SciNCL vs continuous co-citation, mean ± std over
+    --seeds, test queries), tuning (--variants pooling=cls,learning_rate=2e-5,... on val), k_pos /
+    k_hard (SciNCL sweeps over --values, val), losses (triplet, infonce, cosent, angle on SciNCL
+    triplets, val), collisions (vs margin, --values = k-hard grid), graph (link prediction 64/128-d
+    dot vs cos + graph embeddings alone as a retriever).
+    Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
+    samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
+    seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
+    Every step runs through the stage runner of run_specter (manifest.json in each output dir).
+    The same experiments as data: experiments/*.py, run with `run_experiment`.
+
+    Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
+    Args:
+        experiment: main | tuning | k_pos | k_hard | losses | collisions | graph.
+        settings: the fields of scincl.pipeline.experiment_kinds.Experiment and of the recipe
+            (scincl.pipeline.real_corpus.Recipe), each with its default defined there:
+            --corpus hepth|citeseer; --seeds 0,1,2 (or 0..2); --split (default: test for main and
+            graph, val for the studies); --values (k_pos/k_hard sweep values, collisions' k-hard
+            grid); --variants field=value,... (tuning); --arms specter_like,scincl,cocite;
+            --losses triplet,infonce,cosent,angle; --cocitation_min_count 2;
+            --eval_max_sequence_length 128; recipe: --triplets 1000 (5 per query) --k_pos 25
+            --k_hard 500 (positives n_{k+-4}..n_{k+}, hard negatives n_{k--1}..n_{k-}) --pooling mean
+            --learning_rate 5e-5 --loss triplet --max_sequence_length 64 --batch_size 16 --epochs 1
+            --graph_dim 64.
+    """
+    if settings.pop("help", False):
+        return _print_help(reproduce)
+    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
+
+    run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
+def run_experiment(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
+                   workers: int = None, **changes) -> None:
+    """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
+
+    The module's get_experiment() returns the experiment's kind, corpus, arms, seeds, split,
+    recipe changes and sweep values (one dict, or a list run in order); see experiments/ and
+    scincl.pipeline.experiment_kinds.Experiment for the fields and their defaults. Further flags
+    change every experiment of the module: the same settings as `reproduce` (e.g. --seeds 0
+    --k_hard 2000).
+
+    Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
+    """
+    if changes.pop("help", False):
+        return _print_help(run_experiment)
+    from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
+
+    for experiment in load_experiments(definition, changes):
+        run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def _experiment_kinds():
+    """The experiment kinds module (imported when a command needs it: it loads the real-corpus stages)."""
+    from scincl.pipeline import experiment_kinds
+
+    return experiment_kinds
+
+
+def _print_help(command) -> None:
+    import fire.helptext
+
+    print(fire.helptext.HelpText(command))
+

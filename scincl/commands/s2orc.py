@@ -1,0 +1,323 @@
+"""`cli_s2orc.py`: the corpus stage (citation graph extraction, paper texts, id mappings) and the demo corpus.
+
+Subcommands keep the names and flags of the original SciNCL README, so its commands can be pasted.
+Every command that reads a corpus takes `--corpus_format s2orc|s2ag|openalex|plain` (default: detected
+from the folder; see scincl/corpus/), streams its files in `--workers` processes, logs counts, writes
+its outputs atomically, reuses existing outputs unless `--override`, and turns bad input into one
+error line (malformed lines are counted and skipped unless `--strict`).
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Optional, Union
+
+from scincl.corpus import check_format, write_papers
+from scincl.corpus.stage import get_citations, get_cocitations, get_metadata_id_mapping
+from scincl.corpus.stage import open_corpus_with_workers as _corpus
+from scincl.corpus.stage import outputs_exist as _exists
+from scincl.corpus.stage import worker_count as _workers
+from scincl.corpus.stage import write_json_any as _write_json_any
+from scincl.corpus.id_mapping import scidocs_id_mapping
+from scincl.demo import make_demo as _make_demo
+from scincl.errors import InputError
+from scincl.io import write_id_list, write_json
+from scincl.s2orc import list_metadata_shards
+from scincl.s2orc_mappings import (
+    inbound_citation_counts,
+    merge_s2id_mappings,
+    paper_ids_from_mapping,
+    pdf_hashes,
+    read_mapping,
+    read_scidocs_metadata,
+    scidocs_title_mapping,
+    select_specter_corpus,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 10, corpus_format: str = "s2orc"):
+    """Write the bundled synthetic demo corpus (S2ORC shards + SciDocs dir) to OUTPUT_DIR.
+
+    Deterministic: the same --papers/--seed/--topics give byte-identical files.
+
+    Example:
+        python cli_s2orc.py make_demo data/demo --papers 3000 --seed 0
+
+    Writes OUTPUT_DIR/s2orc/metadata/metadata_{i}.jsonl.gz, OUTPUT_DIR/s2orc/pdf_parses/,
+    OUTPUT_DIR/scidocs/ (SciDocs format), OUTPUT_DIR/scidocs_paper_ids.json (held-out SciDocs papers,
+    pass them as --excluded_paper_ids), OUTPUT_DIR/topics.json and OUTPUT_DIR/demo_manifest.json.
+    With --corpus_format s2ag|openalex|plain also OUTPUT_DIR/<format>/ (the same papers in that
+    layout) and OUTPUT_DIR/<format>/id_map.json ({SciDocs/S2ORC paper id: corpus id}).
+
+    :param output_dir: directory to write (created)
+    :param papers: number of corpus papers (>= 200; 100000 is the benchmark size)
+    :param seed: random seed
+    :param topics: number of top-level fields of study (2..19), each with 4 subtopics
+    :param corpus_format: also write the corpus as s2ag, openalex or plain (default: s2orc only)
+    """
+    try:
+        corpus = _make_demo(output_dir, papers=int(papers), seed=int(seed), topics=int(topics),
+                            corpus_format=check_format(corpus_format) or "s2orc")
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    print(f"demo corpus written to {corpus.root}" + (f" ({corpus.corpus_format} layout: {corpus.corpus_dir})"
+                                                     if corpus.corpus_format != "s2orc" else ""))
+
+
+def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] = None, workers: Optional[int] = None,
+               strict: bool = False, override: bool = False):
+    """Write every paper's text as the metadata jsonl the training stage reads: {"paper_id","title","abstract"}.
+
+    OUTPUT_PATH is a .jsonl or .jsonl.gz file; OUTPUT_PATH.stats.json beside it counts papers, skipped
+    lines and each format's expected gaps (S2AG papers without an abstracts record, OpenAlex works
+    with a null abstract_inverted_index: both get an empty abstract). Pass it to the training stage
+    as --jsonl_metadata_path / --train_metadata_path.
+
+    Examples:
+        python cli_s2orc.py get_papers ${S2AG_RELEASE_DIR} ${DATA_DIR}/s2ag_papers.jsonl.gz --corpus_format s2ag
+        python cli_s2orc.py get_papers ${OPENALEX_SNAPSHOT} ${DATA_DIR}/openalex_papers.jsonl.gz
+
+    :param corpus_dir: the corpus folder (S2ORC shards, S2AG release, OpenAlex snapshot or plain folder)
+    :param output_path: output .jsonl(.gz) file
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    :param workers: processes reading files in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    stats_path = Path(str(output_path) + ".stats.json")
+    if _exists(output_path, stats_path, override=override):
+        return
+    summary = write_papers(_corpus(corpus_dir, corpus_format, workers, strict), output_path,
+                           workers=_workers(workers), strict=strict)
+    write_json(stats_path, summary)
+
+
+def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
+                                strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
+    """Save `{paper_id: number of inbound citations}` (papers with at least one) as JSON (.json or .json.gz).
+
+    Example:
+        python cli_s2orc.py get_inbound_citations_count ${S2ORC_METADATA_DIR} \\
+            ${SPECTER_DIR}/s2orc_inbound_citations.json.gz --workers ${WORKERS}
+
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_path: output JSON path
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    :param corpus_format: s2orc (counts its inbound_citations fields), or s2ag, openalex, plain (counts the
+        corpus's references); default: detected from the folder
+    """
+    if _exists(output_path, override=override):
+        return
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
+    counts, stats = inbound_citation_counts(corpus.reference_files, _workers(workers), strict,
+                                            read_references=None if corpus.format == "s2orc" else corpus.read_references)
+    _write_json_any(output_path, counts)
+    logger.info("inbound citation counts of %d papers -> %s (%s)", len(counts), output_path, stats.to_dict())
+
+
+def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_fp: str,
+                              workers: Optional[int] = None, strict: bool = False, override: bool = False,
+                              corpus_format: Optional[str] = None):
+    """Map SciDocs paper ids to S2ORC paper ids by exact title match (ambiguous titles are left out).
+
+    Writes `{scidocs_id: s2orc_paper_id}` as JSON.
+
+    Example:
+        python cli_s2orc.py get_scidocs_title_mapping ${SCIDOCS_DIR} ${S2ORC_METADATA_DIR} \\
+            ${DATA_DIR}/scidocs_s2id_to_s2orc_paper_id.json
+
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json)
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_fp: output JSON path
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    """
+    if _exists(output_fp, override=override):
+        return
+    corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
+    mapping, ambiguous, stats = scidocs_title_mapping(scidocs_dir, corpus.text_files, _workers(workers), strict,
+                                                      read_texts=corpus.read_texts)
+    _write_json_any(output_fp, mapping)
+    logger.info("title mapping for %d SciDocs ids (%d ambiguous titles left out) -> %s",
+                len(mapping), len(ambiguous), output_fp)
+
+
+def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optional[str] = None,
+                           mapping_path: Optional[str] = None, mapping_key: Optional[str] = None,
+                           corpus_format: Optional[str] = None, paper_ids: Optional[str] = None,
+                           workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Map SciDocs paper ids to corpus ids ({SciDocs id: corpus id} JSON) for any corpus format.
+
+    run_specter takes the output as --s2id_to_s2orc_input_path (SciDocs papers are then excluded
+    from graph and corpus in the corpus's id space). Either from --mapping_path, a JSON
+    {SciDocs id: corpus id} (--mapping_key picks one sub-object, e.g. `corpusid` or `openalex` of
+    hepth/id_maps.json; OpenAlex URL prefixes are stripped), or from the external ids the corpus
+    carries (S2AG: the S2 sha at the end of `url`, `externalids`; OpenAlex: `ids`, arXiv landing
+    pages; S2ORC: arxiv_id/doi/...; an id carried by several papers is left out). Counts go to
+    OUTPUT_PATH.stats.json.
+
+    Examples:
+        python cli_s2orc.py get_scidocs_id_mapping ${SCIDOCS_DIR} ${DATA_DIR}/scidocs_to_s2ag.json \\
+            --corpus_dir ${S2AG_RELEASE_DIR} --corpus_format s2ag
+        python cli_s2orc.py get_scidocs_id_mapping ../shared/data/hepth/scidocs hepth_openalex_ids.json \\
+            --mapping_path ../shared/data/hepth/id_maps.json --mapping_key openalex
+
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json): the ids to map
+    :param output_path: output JSON {SciDocs id: corpus id}
+    :param corpus_dir: the corpus folder (to map through its external ids)
+    :param mapping_path: a JSON mapping {SciDocs id: corpus id} to use instead
+    :param mapping_key: the sub-object of MAPPING_PATH to use
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    :param paper_ids: JSON list of SciDocs ids to map instead of every SciDocs paper (e.g. the query
+        papers: run_specter then excludes only those from graph and corpus)
+    :param workers: processes reading files in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    mapping, counts = scidocs_id_mapping(scidocs_dir, corpus_dir, corpus_format, mapping_path, mapping_key,
+                                         _workers(workers), strict, paper_ids)
+    _write_json_any(output_path, mapping)
+    write_json(Path(str(output_path) + ".stats.json"), counts)
+    logger.info("SciDocs id mapping: %d of %d SciDocs papers mapped -> %s", counts["mapped"],
+                counts["scidocs_papers"], output_path)
+
+
+def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
+                               s2id_to_s2orc_paper_id_input_paths: Union[str, list, None],
+                               output_path: str, override: bool = False):
+    """Merge S2 id -> S2ORC id mappings: S2 API responses (`corpusId`) first, then given mappings.
+
+    Example:
+        python cli_s2orc.py get_s2orc_scidocs_mappings \\
+            ${SPECTER_DIR}/id2paper.json,${SCIDOCS_DIR}/scidocs_s2orc/id2paper.json \\
+            ${DATA_DIR}/scidocs_s2id_to_s2orc_paper_id.json \\
+            ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json
+
+    :param s2id_to_paper_input_paths: comma-separated JSON files {s2_id: {"corpusId": ..., ...}}
+    :param s2id_to_s2orc_paper_id_input_paths: comma-separated JSON files {s2_id: s2orc_id}, used for
+        ids the API responses do not map (e.g. title mappings)
+    :param output_path: output JSON {s2_id: s2orc_id}
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    merged = merge_s2id_mappings(s2id_to_paper_input_paths, s2id_to_s2orc_paper_id_input_paths)
+    _write_json_any(output_path, merged)
+    logger.info("mappings for %d S2 ids -> %s", len(merged), output_path)
+
+
+def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, override: bool = False):
+    """Save the distinct S2ORC ids (the values) of a `{s2_id: s2orc_id}` mapping as a JSON list.
+
+    Example:
+        python cli_s2orc.py get_s2orc_paper_ids_from_mapping \\
+            --mapping_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.latest.json \\
+            --output_path ${SPECTER_DIR}/train_s2orc_paper_ids.json
+
+    :param mapping_path: JSON mapping {s2_id: s2orc_id}
+    :param output_path: output JSON list of S2ORC ids
+    :param override: rebuild an existing output
+    """
+    if _exists(output_path, override=override):
+        return
+    ids = paper_ids_from_mapping(read_mapping(mapping_path))
+    write_id_list(output_path, ids)
+    logger.info("%d S2ORC paper ids -> %s", len(ids), output_path)
+
+
+def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_hashes_output_path: str,
+                   workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Extract S2ORC paper_id <-> _pdf_hash mappings from pdf_parses shards (hashes = S2 API ids).
+
+    Example:
+        python cli_s2orc.py get_pdf_hashes ${S2ORC_PDF_PARSES_DIR} \\
+            ${DATASETS_DIR}/s2orc/20200705v1/full/paper_id_to_pdf_hash.json ${S2ORC_PDF_HASH_TO_ID}
+
+    :param s2orc_pdf_parses_dir: directory of S2ORC pdf_parses shards (*.jsonl.gz)
+    :param paper_ids_output_path: output JSON {paper_id: pdf_hash}
+    :param pdf_hashes_output_path: output JSON {pdf_hash: paper_id}
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line or a record without _pdf_hash is an error
+    :param override: rebuild existing outputs
+    """
+    if _exists(paper_ids_output_path, pdf_hashes_output_path, override=override):
+        return
+    to_hash, to_paper, stats = pdf_hashes(list_metadata_shards(s2orc_pdf_parses_dir), _workers(workers), strict)
+    _write_json_any(paper_ids_output_path, to_hash)
+    _write_json_any(pdf_hashes_output_path, to_paper)
+    logger.info("pdf hashes of %d papers -> %s, %s (%s)", len(to_hash), paper_ids_output_path,
+                pdf_hashes_output_path, stats.to_dict())
+
+
+def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_dir: str, specter_triples_path: str,
+                       s2id_to_s2orc_input_path: str, sample_n_nodes: Union[int, str], paper_ids_output_dir: str,
+                       citations_output_dir: Optional[str] = None, workers: Optional[int] = None,
+                       override: bool = False, skip_citations: bool = False, seed: int = 0,
+                       corpus_format: Optional[str] = None):
+    """Reproduce the SPECTER training corpus on S2ORC: SPECTER papers in, SciDocs papers out.
+
+    Writes to PAPER_IDS_OUTPUT_DIR: query_s2orc_paper_ids.specter.json (SPECTER queries in S2ORC),
+    query_s2orc_paper_ids.specter_and_random.json (plus random papers up to the SPECTER query count),
+    s2orc_paper_ids.json (training corpus) and excluded_s2orc_paper_ids.json; then (unless
+    --skip_citations) runs get_citations into CITATIONS_OUTPUT_DIR excluding the SciDocs papers.
+
+    Example:
+        python cli_s2orc.py get_specter_corpus --s2orc_paper_ids ${BASE_DIR}/data/biggraph/s2orc_full/entity_names_paper_id_0.json \\
+            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --scidocs_dir ${SCIDOCS_DIR} \\
+            --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
+            --s2id_to_s2orc_input_path ${ID_MAPPINGS} \\
+            --citations_output_dir ${BASE_DIR}/data/biggraph/s2orc_with_specter_without_scidocs \\
+            --paper_ids_output_dir ${BASE_DIR}/data/sci/s2orc_with_specter_without_scidocs --sample_n_nodes 1000000
+
+    :param s2orc_paper_ids: JSON list of the S2ORC ids in the graph (e.g. PBG entity_names_paper_id_0.json)
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json)
+    :param specter_triples_path: SPECTER triples CSV (query_paper_id,positive_id,negative_id; S2 ids)
+    :param s2id_to_s2orc_input_path: comma-separated JSON mappings {s2_id: s2orc_id}
+    :param sample_n_nodes: training corpus size: an int, 'specter' (SPECTER's size) or 0 (all)
+    :param paper_ids_output_dir: directory for the id lists (created)
+    :param citations_output_dir: directory for citations.tsv (required unless --skip_citations)
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param override: rebuild existing outputs
+    :param skip_citations: only write the id lists
+    :param seed: seed of the random samples
+    :param corpus_format: format of S2ORC_METADATA_DIR for the citations (default: detected)
+    """
+    from scincl.io import read_id_list
+
+    out = Path(paper_ids_output_dir)
+    files = {name: out / f"{name}.json" for name in ("query_s2orc_paper_ids.specter",
+                                                    "query_s2orc_paper_ids.specter_and_random",
+                                                    "s2orc_paper_ids", "excluded_s2orc_paper_ids")}
+    if not skip_citations and not citations_output_dir:
+        raise InputError("--citations_output_dir is required unless --skip_citations is set")
+    if not _exists(*files.values(), override=override):
+        scidocs_ids = {pid for meta in read_scidocs_metadata(scidocs_dir).values() for pid in meta}
+        if isinstance(sample_n_nodes, str) and sample_n_nodes.isdigit():
+            sample_n_nodes = int(sample_n_nodes)
+        selection = select_specter_corpus(read_id_list(s2orc_paper_ids), scidocs_ids, specter_triples_path,
+                                          read_mapping(s2id_to_s2orc_input_path), sample_n_nodes, int(seed))
+        write_id_list(files["query_s2orc_paper_ids.specter"], selection["specter_queries"])
+        write_id_list(files["query_s2orc_paper_ids.specter_and_random"], selection["specter_and_random_queries"])
+        write_id_list(files["s2orc_paper_ids"], selection["train_paper_ids"])
+        write_id_list(files["excluded_s2orc_paper_ids"], selection["excluded_paper_ids"])
+        write_json(out / "specter_corpus.stats.json", selection["counts"])
+    if not skip_citations:
+        get_citations(s2orc_metadata_dir, citations_output_dir, workers=workers,
+                      excluded_paper_ids=str(files["excluded_s2orc_paper_ids"]), override=override,
+                      corpus_format=corpus_format)
+
+
+# The subcommands of cli_s2orc.py, in the order --help lists them.
+COMMANDS = {command.__name__: command for command in (
+    make_demo, get_citations, get_cocitations, get_papers, get_inbound_citations_count, get_metadata_id_mapping,
+    get_scidocs_title_mapping, get_scidocs_id_mapping, get_s2orc_scidocs_mappings, get_s2orc_paper_ids_from_mapping,
+    get_pdf_hashes, get_specter_corpus)}
