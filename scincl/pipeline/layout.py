@@ -34,14 +34,8 @@ class RunPaths:
     base_eval: Path
     eval: Path
     comparison: Path
-
-    @property
-    def citations_train(self) -> Path:
-        return self.citations_dir / "citations.train.tsv"
-
-    @property
-    def citations_test(self) -> Path:
-        return self.citations_dir / "citations.test.tsv"
+    citations_train: Path
+    citations_test: Path
 
 
 def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Optional[str] = None) -> RunPaths:
@@ -65,5 +59,6 @@ def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Op
         ann_index=Path(s.ann_index_path) if s.ann_index_path else Path(f"{corpus_ids}.{s.faiss_string_factory}.faiss"),
         triples=run / f"train_triples.csv{suffix}", metadata=run / f"train_metadata.jsonl{suffix}",
         model=run / model_dir_name(s, base_model), base_eval=shared / "base_model_eval", eval=run,
-        comparison=run / "comparison",
+        comparison=run / "comparison", citations_train=shared / "citations" / "citations.train.tsv",
+        citations_test=shared / "citations" / "citations.test.tsv",
     )
