@@ -15,7 +15,7 @@ BigGraph config overrides use PBG's own syntax and may be repeated, as with `tor
 `-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64` (or `--overrides "a=1 b=2"`).
 
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-function of the same name and flags in `scincl/commands/graph.py`; `--help` shows its docstring.
+library function of the same name and flags listed in `scincl/commands/graph.py`; `--help` shows its docstring.
 """
 import sys
 

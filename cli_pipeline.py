@@ -2,7 +2,7 @@
 """`cli_pipeline.py`: training, embedding, evaluation, the whole pipeline and the experiments.
 
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-function of the same name and flags in `scincl/commands/pipeline.py`; `--help` shows its docstring.
+library function of the same name and flags listed in `scincl/commands/pipeline.py`; `--help` shows its docstring.
 """
 from scincl.cli import commands_of, run_cli
 from scincl.commands import pipeline as library

@@ -7,7 +7,7 @@ atomically, reuses existing outputs unless `--override`, and turns bad input int
 (malformed lines are counted and skipped unless `--strict`).
 
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-function of the same name and flags in `scincl/commands/s2orc.py`; `--help` shows its docstring.
+library function of the same name and flags listed in `scincl/commands/s2orc.py`; `--help` shows its docstring.
 """
 from scincl.cli import commands_of, run_cli
 from scincl.commands import s2orc as library

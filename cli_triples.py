@@ -5,7 +5,7 @@ Subcommands are the public functions below; `python cli_triples.py SUBCOMMAND --
 docstring. The logic lives in `scincl/triples/`.
 
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-function of the same name and flags in `scincl/commands/triples.py`; `--help` shows its docstring.
+library function of the same name and flags listed in `scincl/commands/triples.py`; `--help` shows its docstring.
 """
 from scincl.cli import commands_of, run_cli
 from scincl.commands import triples as library
