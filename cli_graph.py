@@ -1,16 +1,6 @@
 #!/usr/bin/env python
 """`cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph) and the FAISS kNN index.
 
-Subcommands (each `--help` shows its docstring):
-  train_biggraph            import + train + evaluate + export a BigGraph config (link-prediction table)
-  import_edges              only the import step (e.g. before starting distributed ranks)
-  export_embeddings         PBG checkpoint -> embeddings.h5|npy + entity_names_paper_id_0.json
-  make_edges_bidirectional  add the reverse of every edge (co-citation graphs)
-  get_largest_connected_subgraph, extract_ids_in_graph
-  build_faiss               embeddings -> FAISS index + row -> paper_id mapping
-  get_knn                   batched kNN search of an index -> neighbour ids + distances (npy)
-  evaluate_graph_retrieval  graph embeddings as a retriever on held-out citation pairs (MAP, nDCG@10)
-
 BigGraph config overrides use PBG's own syntax and may be repeated, as with `torchbiggraph_train`:
 `-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64` (or `--overrides "a=1 b=2"`).
 
