@@ -252,7 +252,10 @@ def get_knn_triples(
     corpus (index, queries, candidates) to those papers, e.g. the ones with texts. Returns the
     written path; an existing output is reused unless ``override``; an existing index is always
     reused (delete it to rebuild). ``k_scale="corpus"`` replaces the four k flags by the paper's k/N
-    ratios for this corpus (:func:`scincl.triples.k_scale.corpus_k`).
+    ratios for this corpus (:func:`scincl.triples.k_scale.corpus_k`). ``ann_backend``: ``faiss``
+    (the index; any factory) or ``exact`` (:mod:`scincl.knn_exact`: torch matrix products over the
+    index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
+    ascending row).
     """
     check_k_scale(k_scale)
     if ann_backend not in ANN_BACKENDS:
