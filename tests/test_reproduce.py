@@ -146,3 +146,91 @@ def test_an_experiment_module_reruns_the_reproduce_command_from_its_outputs(repr
     run = out / "hepth" / "runs" / "val" / exp.name / "scincl" / "seed_0"
     record = json.loads((run / "manifest.json").read_text())["stages"]
     assert record[f"runs/val/{exp.name}/scincl/seed_0/results.json"]["completed"] is True
+
+
+def _study(reproduced, repo_root, experiment, *flags):
+    """``reproduce EXPERIMENT`` with the main run's recipe flags, in its output dir (shared stages reused)."""
+    cmd = list(reproduced["cmd"])
+    cmd[cmd.index("main")] = experiment
+    cmd = cmd[:cmd.index("--arms")] + list(flags)
+    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=420)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def _table_rows(markdown: str) -> dict:
+    """First cell -> the other cells of every table row of a results.md."""
+    rows = {}
+    for line in markdown.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and not set(cells[0]) <= {"-", ""}:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _trained_runs(out):
+    """loss -> (learning rate, train_triples.csv bytes) of every SciNCL val run in the output dir."""
+    runs = {}
+    for args_path in (out / "runs" / "val").glob("*/scincl/seed_0/*/train_args.json"):
+        args = json.loads(args_path.read_text())
+        triples = (args_path.parent.parent / "train_triples.csv").read_bytes()
+        runs[args["arguments"]["loss"]] = (args["training_arguments"]["learning_rate"], triples)
+    return runs
+
+
+def test_tuning_trains_a_variant_on_the_same_triplets(reproduced, repo_root):
+    # one trained variant serves both studies: tuning's loss=infonce is the loss comparison's infonce run
+    _study(reproduced, repo_root, "tuning", "--variants", "loss=infonce", "--arms", "scincl")
+    out = reproduced["out"] / "hepth"
+    rows = _table_rows((out / "tuning_val" / "results.md").read_text())
+    assert {"base encoder (no fine-tuning) (mean pooling)", "scincl: default", "scincl: loss=infonce"} <= set(rows)
+    assert rows["scincl: default"] != rows["scincl: loss=infonce"]
+    runs = _trained_runs(out)
+    assert set(runs) == {"triplet", "infonce"}  # the main run's recipe (reused) and the variant
+    assert runs["triplet"] == runs["infonce"]  # same learning rate, same mined triplets; only the loss differs
+
+
+def test_loss_comparison_reuses_the_runs_of_each_loss(reproduced, repo_root):
+    done = _study(reproduced, repo_root, "losses", "--losses", "triplet,infonce")
+    out = reproduced["out"] / "hepth"
+    rows = _table_rows((out / "losses_val" / "results.md").read_text())
+    assert {"base encoder (no fine-tuning)", "triplet", "infonce"} <= set(rows)
+    assert rows["triplet"] != rows["infonce"] and rows["triplet"][1:] == _table_rows(
+        (out / "tuning_val" / "results.md").read_text())["scincl: default"][1:]
+    assert "train scincl seed 0" not in done.stderr  # both runs exist: nothing retrained
+    assert set(_trained_runs(out)) == {"triplet", "infonce"}
+
+
+def test_k_pos_sweep_writes_its_table_plots_and_reuses_the_main_run(reproduced, repo_root):
+    _study(reproduced, repo_root, "k_pos", "--values", "10")
+    exp = reproduced["out"] / "hepth" / "sweep_val"
+    assert "k_pos = 10" in _table_rows((exp / "results_k_pos.md").read_text())
+    run = exp / "sweep" / "k_pos" / "10" / "seed_0"
+    args = json.loads((run / "train_triples.csv.args.json").read_text())
+    slots = {s["difficulty"] + "_" + s["role"]: s for s in args["slots"]}
+    assert (slots["easy_positives"]["k_min"], slots["easy_positives"]["k_max"]) == (5, 10)
+    assert (slots["hard_negatives"]["k_min"], slots["hard_negatives"]["k_max"]) == (58, 60)
+    # k_pos = 10 is the main run's recipe: the sweep links that run instead of training it again
+    main_runs = [p.resolve() for p in (reproduced["out"] / "hepth" / "runs" / "val").glob("*/scincl/seed_0")]
+    assert run.resolve() in main_runs
+    assert {p.name for p in exp.glob("k_pos_*.png")} == {"k_pos_avg.png", "k_pos_cite_map.png", "k_pos_co-cite_map.png"}
+
+
+def test_collisions_study_counts_each_margin_of_the_grid(reproduced, repo_root):
+    _study(reproduced, repo_root, "collisions", "--values", "30,60")
+    exp = reproduced["out"] / "hepth" / "collisions"
+    table = [line for line in (exp / "results.md").read_text().splitlines() if line.startswith("| 10 ") or
+             line.startswith("| 50 ")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in table]
+    # k+ in {10, --k_pos, 50}; a k-hard band must lie beyond the positives (k-hard - 2 > k+)
+    assert [(c[0], c[1], c[2]) for c in cells] == [("10", "30", "20"), ("10", "60", "50"), ("50", "60", "10")]
+    triplets = {int(c[3]) for c in cells}
+    assert len(triplets) == 1 and triplets.pop() % 5 == 0  # the same queries, 5 triplets each, for every setting
+    for c in cells:
+        same_query, either = int(c[4]), int(c[5])
+        assert 0 <= same_query <= either and float(c[6]) == pytest.approx(100 * either / int(c[3]), abs=0.01)
+    for kp in (10, 50):
+        entries = json.loads((exp / f"k_pos_{kp}.json").read_text())
+        assert [e["margin"] for e in entries] == [e["k_hard_negatives"] - kp for e in entries]
+    assert (exp / "collisions_vs_margin.png").stat().st_size > 0
+
