@@ -189,3 +189,32 @@ def test_evaluate_model_dir_embeds_the_scidocs_metadata(demo_corpus, tmp_path):
     assert n_lines == len(json.loads((demo_corpus.scidocs_dir / "paper_metadata_mag_mesh.json").read_text()))
     assert set(results["scores"]["test"]) == set(TASKS)
     assert results["details"]["test"]["mesh"]["backend"] == "sklearn"
+
+
+def test_model_dir_evaluation_embeds_with_the_requested_pooling(demo_corpus, tmp_path):
+    """A checkpoint without a saved pooling (cls by default) is embedded with the pooling asked for,
+    as run_specter does for the base encoder when training uses --pooling_strategy mean."""
+    from scincl.eval.evaluate import embed_scidocs_metadata
+    from scincl.model.embed import embed
+    from scincl.model.tiny import build_tiny_bert, vocabulary_of
+
+    papers = _papers(demo_corpus.scidocs_dir)
+    model = str(build_tiny_bert(tmp_path / "tiny", vocabulary_of(
+        f"{p.get('title') or ''} {p.get('abstract') or ''}" for p in papers.values())))
+    metadata = str(demo_corpus.scidocs_dir / "paper_metadata_mag_mesh.json")
+
+    def vectors(path):
+        return {row["paper_id"]: row["embedding"] for row in map(json.loads, open(path))}
+
+    made = {}
+    for pooling in (None, "mean"):
+        files = embed_scidocs_metadata(model, demo_corpus.scidocs_dir, tmp_path / f"e_{pooling}", batch_size=64,
+                                       device="cpu", override=False, max_sequence_length=32,
+                                       pooling_strategy=pooling)
+        made[pooling] = vectors(files.classification)
+    for pooling in ("cls", "mean"):
+        reference = vectors(embed(model, metadata, str(tmp_path / f"ref_{pooling}.jsonl"), batch_size=64,
+                                  max_sequence_length=32, pooling_strategy=pooling, device="cpu"))
+        assert made[None if pooling == "cls" else pooling] == reference
+    some = next(iter(made["mean"]))
+    assert made["mean"][some] != made[None][some]

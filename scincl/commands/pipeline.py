@@ -102,7 +102,8 @@ def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_si
 def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model_dir=None, embeddings=None,
              cls_embeddings: str = None, recomm_embeddings: str = None, batch_size: int = 32,
              max_sequence_length: int = 512, link_prediction_metrics: str = None, retrieval_pairs: str = None, retrieval_embeddings: str = None,
-             classifier: str = "auto", n_jobs: int = -1, device: str = None, override: bool = False) -> None:
+             classifier: str = "auto", n_jobs: int = -1, device: str = None, override: bool = False,
+             pooling_strategy: str = None) -> None:
     """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
 
     Give either --model_dir M (the SciDocs paper_metadata_*.json files are embedded with the embed
@@ -130,6 +131,8 @@ def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model
         device: cuda | cpu for embedding and the recomm ranker (default: cuda when available); full-pool
             retrieval scores on the GPU only with --device cuda.
         override: recompute an existing results.json / embeddings.
+        pooling_strategy: cls | mean for --model_dir (default: the pooling saved in each model dir, cls
+            without one; give the training's pooling to score a base checkpoint as it will be trained).
     """
     from scincl.eval.evaluate import as_list, run_evaluation
 
@@ -138,7 +141,8 @@ def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model
                    batch_size=batch_size, max_sequence_length=max_sequence_length,
                    link_prediction_metrics=link_prediction_metrics,
                    retrieval_pairs=retrieval_pairs, retrieval_embeddings=retrieval_embeddings,
-                   classifier_backend=classifier, n_jobs=n_jobs, device=device, override=override)
+                   classifier_backend=classifier, n_jobs=n_jobs, device=device, override=override,
+                   pooling_strategy=pooling_strategy)
 
 
 def compare_results(*results: str, output_dir: str = "comparison", names=None, split: str = "test",

@@ -48,8 +48,12 @@ def run_names(paths: Sequence[str]) -> List[str]:
 
 def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Path, batch_size: int,
                            device: Optional[str], override: bool,
-                           max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH) -> EmbeddingFiles:
-    """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each)."""
+                           max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH,
+                           pooling_strategy: Optional[str] = None) -> EmbeddingFiles:
+    """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each).
+
+    ``pooling_strategy`` (``cls`` | ``mean``): default the one saved in the model dir (``cls`` without one).
+    """
     try:
         from scincl.model.embed import embed
     except ImportError as exc:
@@ -62,7 +66,8 @@ def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Pa
         if not metadata.exists():
             continue
         made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{group}.jsonl"), batch_size=batch_size,
-                                 max_sequence_length=max_sequence_length, device=device, override=override))
+                                 max_sequence_length=max_sequence_length, device=device, override=override,
+                                 pooling_strategy=pooling_strategy))
     if not made:
         raise InputError("no paper_metadata_*.json to embed in SciDocs dir", path=paths.root)
     main = made.get("view_cite_read") or made.get("mag_mesh") or made["recomm"]
@@ -157,8 +162,12 @@ def run_evaluation(
     n_jobs: Optional[int] = -1,
     device: Optional[str] = None,
     override: bool = False,
+    pooling_strategy: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Evaluate one or several runs (models or embedding files) and write ``results.json`` + ``results.md``."""
+    """Evaluate one or several runs (models or embedding files) and write ``results.json`` + ``results.md``.
+
+    ``pooling_strategy`` applies to ``model_dirs`` (default: each model dir's saved pooling).
+    """
     out = Path(output_dir)
     parse_splits(val_or_test)
     scidocs_paths(scidocs_dir)
@@ -180,7 +189,7 @@ def run_evaluation(
     for name, source in zip(names, sources):
         if model_dirs:
             files = embed_scidocs_metadata(source, scidocs_dir, out / "embeddings" / name, batch_size, device, override,
-                                           max_sequence_length=max_sequence_length)
+                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy)
         else:
             files = EmbeddingFiles(Path(source), Path(cls_embeddings) if cls_embeddings else None,
                                    Path(recomm_embeddings) if recomm_embeddings else None)
