@@ -39,6 +39,7 @@ def test_flags_are_routed_to_stages_and_training():
     ({"learning_rat": 1e-4}, "--learning_rat: unknown flag for run_specter (did you mean --learning_rate?)"),
     ({"hard_negatives_k_max": "abc"}, "--hard_negatives_k_max: expected an integer, got 'abc'"),
     ({"gzip": "yes"}, "--gzip: expected true or false, got 'yes'"),
+    ({"gzip": "flase"}, "--gzip: expected true or false, got 'flase'"),
     ({"sample_queries_ratio": 1.5}, "--sample_queries_ratio must be in (0, 1], got 1.5"),
     ({"hard_negatives_k_min": 400, "hard_negatives_k_max": 300}, "--hard_negatives_k_min 400 / --hard_negatives_k_max 300"),
     ({"triples_source": "knnn"}, "--triples_source 'knnn': choose one of knn, specter_like"),
@@ -50,6 +51,12 @@ def test_bad_flags_are_clear_errors(flags, message):
     with pytest.raises(InputError) as err:
         settings_from_flags("out", {"scidocs_dir": "sd", **flags})
     assert message in str(err.value)
+
+
+def test_boolean_words_from_the_command_line():
+    """fire hands `--evaluate_base_model false` over as the string 'false'."""
+    s = settings_from_flags("out", {"scidocs_dir": "sd", "evaluate_base_model": "false", "gzip": "True"})
+    assert s.evaluate_base_model is False and s.gzip is True
 
 
 def test_demo_defaults_and_explicit_values_win():

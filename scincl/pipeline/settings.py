@@ -248,11 +248,14 @@ def _expected(annotation: Any) -> Optional[tuple]:
     return _expected(args[0]) if getattr(annotation, "__origin__", None) is Union and len(args) == 1 else None
 
 
+BOOLEAN_WORDS = {"true": True, "false": False}
+
+
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
     """Flags named like :class:`RunSettings` fields, checked against the field types (one-line errors).
 
-    Paths given as numbers by the command line (``--output_dir 2024``) become strings; ``None``
-    keeps a field's default.
+    Paths given as numbers by the command line (``--output_dir 2024``) become strings, ``true`` /
+    ``false`` (any case) become booleans; ``None`` keeps a field's default.
     """
     hints = typing.get_type_hints(RunSettings)
     checked = {}
@@ -261,6 +264,8 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
         if value is not None and expected is not None:
             if expected == (str,) and isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = str(value)
+            elif expected == (bool,) and isinstance(value, str) and value.lower() in BOOLEAN_WORDS:
+                value = BOOLEAN_WORDS[value.lower()]  # fire passes --flag false through as the string 'false'
             elif not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
                 kind = {(bool,): "true or false", (int,): "an integer", (int, float): "a number",
                         (str,): "a string"}[expected]
