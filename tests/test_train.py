@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import shutil
 import subprocess
 import sys
@@ -236,15 +237,18 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
     (base / "config.json").write_text(json.dumps(config))
     budget = dict(max_steps=3, gradient_accumulation_steps=1, max_sequence_length=24, save_steps=3, optim="sgd",
                   learning_rate=0.5, warmup_ratio=0.0)
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
+
+    def train_cmd(output: Path, batch_size: int) -> list:
+        return [str(repo_root / "cli_pipeline.py"), "train", str(toy["root"] / "train.csv"),
+                str(toy["root"] / "metadata.jsonl"), str(output), "--base_model_name_or_path", str(base),
+                "--per_device_train_batch_size", str(batch_size), "--cache_dir", str(tmp_path / "cache"),
+                *[f"--{k}={v}" for k, v in budget.items()]]
+
     out = tmp_path / "ddp"
     # --standalone: a local rendezvous on a free port (no fixed --master_port to collide with)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(repo_root / "cli_pipeline.py"), "train", str(toy["root"] / "train.csv"),
-           str(toy["root"] / "metadata.jsonl"), str(out), "--base_model_name_or_path", str(base),
-           "--per_device_train_batch_size", "4", "--cache_dir", str(tmp_path / "cache"),
-           *[f"--{k}={v}" for k, v in budget.items()]]
-    proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=240,
-                          env=dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", *train_cmd(out, 4)]
+    proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=240, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr.count("saved encoder to") == 1  # rank 0 saves
     run = json.loads((out / "train_args.json").read_text())
@@ -255,11 +259,15 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
     from transformers import AutoModel
 
     assert AutoModel.from_pretrained(out).config.hidden_size == 32
-    # 2 ranks x 4 triplets = one process x 8: the same shuffled triplets, gradients averaged over the ranks
-    single = {size: train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"),
-                          str(tmp_path / f"single{size}"), base_model_name_or_path=str(base),
-                          per_device_train_batch_size=size, cache_dir=toy["cache"], disable_tqdm=True, **budget)
-              for size in (8, 4)}
+    # 2 ranks x 4 triplets = one process x 8: the same shuffled triplets, gradients averaged over the ranks.
+    # The single-process references run as fresh processes with the ranks' environment (one thread):
+    # in the test process, state left by earlier tests changed the float sums (max diff 5e-4 in the suite)
+    single = {}
+    for size in (8, 4):
+        single[size] = tmp_path / f"single{size}"
+        ref = subprocess.run([sys.executable, *train_cmd(single[size], size)], cwd=repo_root, capture_output=True,
+                             text=True, timeout=240, env=env)
+        assert ref.returncode == 0, ref.stderr[-3000:]
     ddp, start = _flat(load_file(out / "model.safetensors")), _flat(load_file(base / "model.safetensors"))
     eight, four = (_flat(load_file(single[size] / "model.safetensors")) for size in (8, 4))
     moved = float(torch.linalg.norm(ddp - start))
