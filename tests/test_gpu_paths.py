@@ -129,6 +129,19 @@ def test_training_arguments_resolve_bf16(tmp_path, flag):
     assert args.bf16 is expected
 
 
+def test_a_bf16_run_does_not_leave_bf16_to_the_next_fp32_run_in_the_process(tmp_path, monkeypatch):
+    # transformers exports ACCELERATE_MIXED_PRECISION=bf16 for a bf16 run and, when neither --bf16 nor
+    # --fp16 is set, takes the precision from it: the next run of the process trained under bf16 autocast
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "no")
+    build_training_arguments(str(tmp_path), {"bf16": True, "use_cpu": True})
+    assert os.environ["ACCELERATE_MIXED_PRECISION"] == "bf16"
+    args = build_training_arguments(str(tmp_path), {"bf16": "false", "use_cpu": True})
+    assert args.bf16 is False and os.environ["ACCELERATE_MIXED_PRECISION"] == "no"
+    monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "fp16")  # exported by a shell: the flags still decide
+    assert build_training_arguments(str(tmp_path), {"use_cpu": True}).fp16 is False
+    assert os.environ["ACCELERATE_MIXED_PRECISION"] == "no"
+
+
 # ------------------------------------------------------------------ a requested GPU must be usable
 
 @pytest.mark.parametrize("env, device, expected", [

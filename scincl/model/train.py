@@ -76,7 +76,23 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     report_to = merged.get("report_to")
     if report_to and "wandb" in (report_to if isinstance(report_to, (list, tuple)) else [report_to]):
         os.environ.setdefault("WANDB_MODE", "offline")
+    _pin_mixed_precision(merged)
     return TrainingArguments(**merged)
+
+
+def _pin_mixed_precision(merged: Dict[str, Any]) -> None:
+    """The run's own --fp16/--bf16 decide its precision, never ``ACCELERATE_MIXED_PRECISION``.
+
+    transformers takes the precision from that variable when neither flag is set, and a bf16 run sets it
+    for the rest of the process: an fp32 run after a bf16 one in the same process (or under a shell that
+    exported it) silently trained under bf16 autocast while its run record said fp32.
+    """
+    wanted = "fp16" if _is_true(merged.get("fp16")) else "bf16" if _is_true(merged.get("bf16")) else "no"
+    inherited = os.environ.get("ACCELERATE_MIXED_PRECISION")
+    if inherited not in (None, wanted):
+        logger.info("ignoring ACCELERATE_MIXED_PRECISION=%s from the environment: the flags ask for %s",
+                    inherited, wanted)
+    os.environ["ACCELERATE_MIXED_PRECISION"] = wanted
 
 
 def _is_true(value: Any) -> bool:
