@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: setup demo test bench clean slurm-test-deps
+.PHONY: setup demo test bench clean slurm-test-deps docs-tables
 
 setup: $(STAMP)
 
@@ -34,6 +34,10 @@ slurm-test-deps:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    slurm-wlm munge >/dev/null) || echo "slurm-test-deps: apt-get failed; tests/test_slurm.py will be skipped"; \
 	fi
+
+# the docs' demo tables (docs/generated/) from a rerun of the docs' demo blocks and demo_output/ (make demo)
+docs-tables: setup
+	$(PY) -m scincl.docs_tables
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done

@@ -1,0 +1,133 @@
+"""Tables in the docs that the demo commands produce: cached outputs, pasted copies, regeneration.
+
+A generated table sits between ``<!-- generated: NAME -->`` and ``<!-- /generated -->`` in a
+Markdown file; its text is ``docs/generated/NAME.md``, the table as the command wrote it (or as
+rendered from its JSON). ``make docs-tables`` (``python -m scincl.docs_tables``) reruns the
+demo blocks, refreshes ``docs/generated/`` from their outputs (and from ``demo_output/`` when
+``make demo`` ran), and pastes each table into the docs. ``tests/test_docs.py`` checks that every
+pasted copy equals its cached file: the numbers depend on the CPU's float kernels and thread
+count (reruns on one machine are identical), so the check is against the outputs of the run that
+produced the docs, not against a rerun on another machine.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from scincl.docs_blocks import doc_files, make_workspace, run_demo_blocks
+
+GENERATED_DIR = Path("docs") / "generated"
+MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S)
+
+# NAME -> (run, file written by the commands). run "docs": the demo blocks' workspace;
+# run "demo": `make demo`'s demo_output/ (python cli_pipeline.py run_specter).
+SOURCES = {
+    "demo_comparison": ("demo", "comparison/comparison.md"),
+    "demo_link_prediction": ("docs", "data/biggraph/demo/model/link_prediction.md"),
+    "demo_collisions": ("docs", "data/experiments/demo/collisions.json"),
+}
+
+
+def markdown_table(text: str) -> str:
+    """The first Markdown table of ``text`` (its consecutive ``|`` lines), newline-terminated."""
+    lines, started = [], False
+    for line in text.splitlines():
+        if line.startswith("|"):
+            lines.append(line)
+            started = True
+        elif started:
+            break
+    if not lines:
+        raise ValueError("no Markdown table in the text")
+    return "\n".join(lines) + "\n"
+
+
+def collisions_table(rows: list[dict]) -> str:
+    """``sweep_collision_margins`` rows as the README's collisions-vs-margin table."""
+    out = ["| k+ | k-hard | margin | queries | triples | symmetric collisions (pairs) | triples in one | % of triples |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        share = 100 * r["symmetric_collision_triples"] / r["triples"]
+        out.append(f"| {r['k_positives']} | {r['k_hard_negatives']} | {r['margin']} | {r['queries']:,} | "
+                   f"{r['triples']:,} | {r['symmetric_collisions']:,} | {r['symmetric_collision_triples']:,} | "
+                   f"{share:.2f} |")
+    return "\n".join(out) + "\n"
+
+
+def render(name: str, source: Path) -> str:
+    """The table NAME from the file its command wrote."""
+    if source.suffix == ".json":
+        return collisions_table(json.loads(source.read_text()))
+    return markdown_table(source.read_text())
+
+
+def pasted_tables(path: Path) -> dict[str, str]:
+    """``{NAME: pasted text}`` of the generated regions of one Markdown file."""
+    return {m.group(1): m.group(2) for m in MARKER.finditer(Path(path).read_text(encoding="utf-8"))}
+
+
+def stale_tables(repo_root: Path) -> list[str]:
+    """``file: NAME`` for every pasted table that differs from ``docs/generated/NAME.md`` (or lacks it)."""
+    stale = []
+    for path in doc_files(repo_root):
+        for name, text in pasted_tables(path).items():
+            cached = repo_root / GENERATED_DIR / f"{name}.md"
+            if not cached.exists() or cached.read_text() != text:
+                stale.append(f"{path.name}: {name}")
+    return stale
+
+
+def paste_tables(repo_root: Path) -> list[str]:
+    """Write every cached table into its marked regions; returns the files changed."""
+    changed = []
+    for path in doc_files(repo_root):
+        text = path.read_text(encoding="utf-8")
+        new = MARKER.sub(lambda m: f"<!-- generated: {m.group(1)} -->\n"
+                         f"{(repo_root / GENERATED_DIR / (m.group(1) + '.md')).read_text()}<!-- /generated -->", text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path.name)
+    return changed
+
+
+def refresh(repo_root: Path, runs: dict[str, Path]) -> list[str]:
+    """Render each table whose run is in ``runs`` (``{"docs": dir, "demo": dir}``) into the cache."""
+    written = []
+    for name, (run, rel) in SOURCES.items():
+        if run in runs and (runs[run] / rel).exists():
+            target = repo_root / GENERATED_DIR / f"{name}.md"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(render(name, runs[run] / rel))
+            written.append(name)
+    return written
+
+
+def update_doc_tables(repo_root: str = ".", demo_output: str = "demo_output", rerun_blocks: bool = True) -> None:
+    """Regenerate the docs' demo tables: rerun the demo blocks, refresh docs/generated/, paste.
+
+    ``demo_output``: the folder of a finished ``make demo`` (skipped when absent);
+    ``--norerun_blocks`` only pastes the cached tables.
+    """
+    root = Path(repo_root).resolve()
+    runs = {"demo": root / demo_output} if (root / demo_output).is_dir() else {}
+    work = Path(tempfile.mkdtemp(prefix="scincl_docs_"))
+    try:
+        if rerun_blocks:
+            results = run_demo_blocks(root, make_workspace(work / "run", root))
+            failed = [r for r in results if r.returncode]
+            if failed:
+                raise SystemExit(f"{failed[0].block.where} exited {failed[0].returncode}:\n{failed[0].output_tail}")
+            runs["docs"] = work / "run"
+        print("refreshed:", ", ".join(refresh(root, runs)) or "nothing")
+        print("pasted into:", ", ".join(paste_tables(root)) or "nothing (already current)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    import fire
+
+    fire.Fire(update_doc_tables)
