@@ -7,7 +7,7 @@
   citations, some papers without abstract, some references to papers outside the corpus);
 - ``DIR/s2orc/pdf_parses/pdf_parses_{i}.jsonl.gz``: S2ORC pdf_parses records (``paper_id``,
   ``_pdf_hash``, abstract/body paragraphs) for the papers whose ``has_pdf_parse`` is true;
-- ``DIR/scidocs/``: a SciDocs evaluation directory (formats of ``SCIDOCS_PROTOCOL.md``) built from
+- ``DIR/scidocs/``: a SciDocs evaluation directory (formats of ``docs/scidocs_protocol.md``) built from
   held-out papers of the same universe: ``paper_metadata_mag_mesh.json``,
   ``paper_metadata_view_cite_read.json``, ``mag/`` and ``mesh/`` csvs, and ``coview/ coread/ cite/
   cocite/`` qrels with 5 positives + 25 negatives per query;
@@ -46,7 +46,7 @@ from scincl.io import PathLike, atomic_open, dumps_json, write_id_list, write_js
 
 logger = logging.getLogger(__name__)
 
-# MAG top-level fields of study (the real MAG task has 19 classes; SCIDOCS_PROTOCOL.md).
+# MAG top-level fields of study (the real MAG task has 19 classes; docs/scidocs_protocol.md).
 FIELDS_OF_STUDY = (
     "Computer Science", "Medicine", "Biology", "Physics", "Chemistry", "Mathematics", "Psychology",
     "Economics", "Engineering", "Materials Science", "Geology", "Sociology", "Political Science",

@@ -23,12 +23,26 @@ GENERATED_DIR = Path("docs") / "generated"
 MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S)
 
 # NAME -> (run, file written by the commands). run "docs": the demo blocks' workspace;
-# run "demo": `make demo`'s demo_output/ (python cli_pipeline.py run_specter).
+# run "demo": `make demo`'s demo_output/ (python cli_pipeline.py run_specter); run "repo": files
+# committed in the repository (docs/results/, copied there by experiments/collect.sh).
 SOURCES = {
     "demo_comparison": ("demo", "comparison/comparison.md"),
     "demo_link_prediction": ("docs", "data/biggraph/demo/model/link_prediction.md"),
     "demo_collisions": ("docs", "data/experiments/demo/collisions.json"),
+    "results_timings": ("repo", "docs/results"),
 }
+# docs/results/ timings file (glob) -> the experiments/ script whose last run wrote it.
+TIMINGS = (
+    ("hepth/tuning_val/timings.json", "hepth_tuning.sh"),
+    ("hepth/sweep_val/timings_k_pos.json", "hepth_k_pos.sh"),
+    ("hepth/sweep_val/timings_k_hard.json", "hepth_k_hard.sh"),
+    ("hepth/main_test/*/timings.json", "hepth_main.sh"),
+    ("citeseer/main_test/*/timings.json", "citeseer_main.sh"),
+    ("hepth/losses_val/timings.json", "hepth_losses.sh"),
+    ("hepth/collisions/timings.json", "hepth_collisions.sh"),
+    ("hepth/graph/timings.json", "hepth_graph.sh"),
+)
+LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
 
 
 def markdown_table(text: str) -> str:
@@ -57,8 +71,27 @@ def collisions_table(rows: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.1f} s"
+
+
+def timings_table(results_dir: Path) -> str:
+    """The experiments' recorded step times (``timings*.json`` of docs/results/) as one table."""
+    out = ["| command | steps | steps ≥ 10 s | seconds per step ≥ 10 s | sum of the step times |",
+           "|---|---:|---:|---|---:|"]
+    for pattern, command in TIMINGS:
+        for path in sorted(Path(results_dir).glob(pattern)):
+            steps = json.loads(path.read_text())
+            ran = sorted(v for v in steps.values() if v >= LONG_STEP_SECONDS)
+            spread = f"{ran[0]:.0f}–{ran[-1]:.0f} s" if len(ran) > 1 else (f"{ran[0]:.0f} s" if ran else "—")
+            out.append(f"| `{command}` | {len(steps)} | {len(ran)} | {spread} | {_minutes(sum(steps.values()))} |")
+    return "\n".join(out) + "\n"
+
+
 def render(name: str, source: Path) -> str:
-    """The table NAME from the file its command wrote."""
+    """The table NAME from the file (or, for the timings, the folder) its command wrote."""
+    if source.is_dir():
+        return timings_table(source)
     if source.suffix == ".json":
         return collisions_table(json.loads(source.read_text()))
     return markdown_table(source.read_text())
@@ -112,7 +145,7 @@ def update_doc_tables(repo_root: str = ".", demo_output: str = "demo_output", re
     ``--norerun_blocks`` only pastes the cached tables.
     """
     root = Path(repo_root).resolve()
-    runs = {"demo": root / demo_output} if (root / demo_output).is_dir() else {}
+    runs = {"repo": root, **({"demo": root / demo_output} if (root / demo_output).is_dir() else {})}
     work = Path(tempfile.mkdtemp(prefix="scincl_docs_"))
     try:
         if rerun_blocks:

@@ -2,7 +2,7 @@
 
 - ``metrics``: AP/MAP, nDCG, P@k, Recall@k, MRR, Hits@k, F1, Kendall's tau (trec_eval semantics);
 - ``scidocs_io``: readers of the official SciDocs layout (qrels, class labels, metadata, recomm);
-- ``qrel_tasks`` / ``classification`` / ``recomm``: the SciDocs tasks (SCIDOCS_PROTOCOL.md);
+- ``qrel_tasks`` / ``classification`` / ``recomm``: the SciDocs tasks (docs/scidocs_protocol.md);
 - ``scidocs``: all tasks present in a SciDocs dir; ``retrieval``: full-pool retrieval (OpenMSD)
   and citation-recommendation buckets (MP-BERT4CR);
 - ``evaluate``: the ``cli_pipeline.py evaluate`` stage; ``report``: Table 1 layout, mean ± std;

@@ -1,6 +1,6 @@
 """SciDocs MAG and MeSH classification: linear SVM on frozen embeddings, macro F1.
 
-Protocol (SCIDOCS_PROTOCOL.md, allenai/scidocs ``classification.py``):
+Protocol (docs/scidocs_protocol.md, allenai/scidocs ``classification.py``):
 
 * papers without embedding get a zero vector (dimension of the embeddings);
 * sklearn-contrib-lightning ``LinearSVC(loss="squared_hinge", random_state=42)`` — one-vs-rest,

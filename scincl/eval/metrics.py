@@ -6,7 +6,7 @@ documents / the ideal gains from *all* judged documents, so that relevant docume
 the ranking count as misses (trec_eval: "relevant documents not retrieved").
 Values are fractions in [0, 1]; callers multiply by 100 for the paper's tables.
 
-Tie handling follows trec_eval (SCIDOCS_PROTOCOL.md): scores compared as float32, higher first,
+Tie handling follows trec_eval (docs/scidocs_protocol.md): scores compared as float32, higher first,
 equal scores ordered by document id descending. :func:`trec_order` gives that order.
 """
 from __future__ import annotations

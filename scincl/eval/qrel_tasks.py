@@ -1,6 +1,6 @@
 """SciDocs co-view, co-read, cite and co-cite: rank each query's qrel candidates, score MAP and nDCG.
 
-Exactly the official protocol (SCIDOCS_PROTOCOL.md, allenai/scidocs ``user_activity_and_citations``):
+Exactly the official protocol (docs/scidocs_protocol.md, allenai/scidocs ``user_activity_and_citations``):
 
 * candidates of a query = its qrel lines; score = minus the Euclidean distance between query and
   candidate embeddings, written as ``str(np.round(score, 5))`` and parsed by trec_eval as float32;

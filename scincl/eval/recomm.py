@@ -1,7 +1,7 @@
 """SciDocs recommendation task: a small click ranker over embedding + metadata features.
 
 Re-implementation in plain PyTorch of the official AllenNLP model (allenai/scidocs
-``recommender/``, config ``train_similar_papers_model.json``; SCIDOCS_PROTOCOL.md):
+``recommender/``, config ``train_similar_papers_model.json``; docs/scidocs_protocol.md):
 
 * 11 features per (query, candidate): author Jaccard, a position feature that is always 0
   (the official reader overwrites it), title-token Jaccard, cosine of the embeddings (missing

@@ -1,4 +1,4 @@
-"""Readers for the official SciDocs directory layout (see SCIDOCS_PROTOCOL.md "Inputs").
+"""Readers for the official SciDocs directory layout (see docs/scidocs_protocol.md "Inputs").
 
 Every reader validates its file and raises :class:`scincl.errors.InputError` naming the file,
 the line and the field, so a malformed SciDocs dir fails with one clear line instead of a wrong
