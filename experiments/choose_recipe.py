@@ -2,7 +2,8 @@
 """Pick SciNCL's pooling, k+ and k-hard on the hep-th val queries (the rule used for docs/results.md).
 
 Reads every finished val run of the SciNCL arm under RESULTS/hepth/runs/val/ and prints, for each
-variable, the candidates' val Avg (mean of cite/co-cite MAP and nDCG) and the winner, holding the
+variable, the candidates' val Avg (``eval/report.run_average``: on hep-th val the mean of cite/co-cite
+MAP and nDCG) and the winner, holding the
 other variables at the default recipe. Ties keep the default. Usage:
     python experiments/choose_recipe.py [RESULTS_DIR]   ->   last line: --pooling P --k_pos K --k_hard H
 """
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: scincl/
+from scincl.eval.report import run_average  # noqa: E402  (the one Avg definition)
 from scincl.pipeline.real_corpus import Recipe  # noqa: E402  (the default recipe, defined once)
 
 DEFAULT = {k: v for k, v in dataclasses.asdict(Recipe()).items() if k in ("pooling", "k_pos", "k_hard")}
@@ -22,9 +24,7 @@ DEFAULT = {k: v for k, v in dataclasses.asdict(Recipe()).items() if k in ("pooli
 def val_runs(root: Path):
     for results in sorted(root.glob("hepth/runs/val/*/scincl/seed_*/results.json")):
         recipe = json.loads((results.parent / "recipe.json").read_text())
-        scores = json.loads(results.read_text())["scores"]["val"]
-        values = [v for task in scores.values() for v in task.values()]
-        yield recipe, sum(values) / len(values)
+        yield recipe, run_average(json.loads(results.read_text())["scores"]["val"])[0]
 
 
 def main() -> None:

@@ -39,6 +39,18 @@ def test_recipe_variants_and_table_formatting():
     table = studies.mean_std_table([("a", [{"cite": {"map": 70.0, "ndcg": 80.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}])])
     # mean ± sample std over seeds; Avg = per-seed average of the present metrics, then mean ± std
     assert "| a | 2 | 71.00 ± 1.41 | 82.00 ± 2.83 | 76.50 ± 2.12 |" in table
+    assert "| cite map | cite ndcg | Avg. (over 2 of 12 metrics present) |" in table
+
+
+def test_one_avg_definition_for_every_table():
+    """run_average: unrounded mean of the table metrics only; tables and results.json use it."""
+    from scincl.eval.report import average, markdown_table, run_average, runs_average
+    runs = [{"cite": {"map": 70.01, "ndcg": 80.0}, "extra": {"x": 1.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}]
+    assert run_average(runs[0]) == (75.005, 2)   # the non-table metric is left out, the mean not rounded
+    assert average(runs[0]) == {"value": 75.0, "metrics": 2}   # float 75.005 rounds half-even: 75.0
+    assert runs_average(runs) == {"value": 76.5, "std": 2.12, "metrics": 2}
+    for table in (studies.mean_std_table([("a", runs)]), markdown_table([("a", runs)])):
+        assert "76.50 ± 2.12 |" in table and "Avg. (over 2 of 12 metrics present)" in table
 
 
 def test_unknown_corpus_and_missing_folder(tmp_path):

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from scincl.errors import InputError
-from scincl.eval.report import average, markdown_table
+from scincl.eval.report import markdown_table, run_average, runs_average
 from scincl.io import PathLike, atomic_open, atomic_path, read_json, write_json
 
 logger = logging.getLogger(__name__)
@@ -68,8 +68,8 @@ def _split_scores(runs: Sequence[Dict[str, Any]], split: str, source: PathLike) 
 def metric_value(scores: Dict[str, Dict[str, float]], metric: str) -> Optional[float]:
     """``avg`` (the table's Avg) or ``task/metric`` such as ``cite/map``; None when absent."""
     if metric == "avg":
-        avg = average(scores)
-        return avg["value"] if avg["metrics"] else None
+        value, n = run_average(scores)
+        return value if n else None
     task, _, name = metric.partition("/")
     return scores.get(task, {}).get(name)
 
@@ -183,9 +183,8 @@ def compare(paths: Sequence[PathLike], output_dir: PathLike, names: Optional[Seq
         name = names[i] if names else (source.parent.name if source.is_file() else source.name) or f"run{i}"
         split_runs = _split_scores(runs, split, path)
         rows.append((name, split_runs))
-        avgs = [average(s)["value"] for s in split_runs]
         summary["rows"].append({"name": name, "source": str(path), "runs": len(runs), "scores": split_runs,
-                                "average_mean": float(np.round(np.mean(avgs), 2))})
+                                "average_mean": runs_average(split_runs)["value"]})
     written: List[Path] = []
     if rows:
         with atomic_open(out / "comparison.md") as fh:

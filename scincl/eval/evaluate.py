@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
 import numpy as np
 
 from scincl.errors import InputError
-from scincl.eval.report import aggregate_runs, average, results_markdown
+from scincl.eval.report import aggregate_runs, average, results_markdown, runs_average
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.eval.scidocs_io import METADATA_FILES, scidocs_paths
@@ -209,10 +209,7 @@ def run_evaluation(
                    "scores": {}, "std": {}, "average": {}, "absent": {}}
         for split in runs[0]["scores"]:
             results["scores"][split], results["std"][split] = aggregate_runs([r["scores"][split] for r in runs])
-            avgs = [r["average"][split]["value"] for r in runs]
-            results["average"][split] = {"value": float(np.round(np.mean(avgs), 2)),
-                                         "std": float(np.round(np.std(avgs, ddof=1), 2)),
-                                         "metrics": runs[0]["average"][split]["metrics"]}
+            results["average"][split] = runs_average([r["scores"][split] for r in runs])
             results["absent"][split] = runs[0]["absent"][split]
         if link:
             results["link_prediction"] = link

@@ -3,7 +3,7 @@
 ``results.json`` written by ``cli_pipeline.py evaluate`` (one run)::
 
     {"scores":  {split: {task: {metric: value}}},       # ×100, 2 decimals (official rounding)
-     "average": {split: {"value": avg, "metrics": n}},  # mean of the n (of 12) rounded values present
+     "average": {split: {"value": avg, "metrics": n}},  # report.average: mean of the n (of 12) values present
      "absent":  {split: {task: reason}},                # tasks without data: never scored as 0
      "details": {split: {task: {counts, classifier backend, chosen C, ...}}},
      "runs": [...]  # only when several runs (seeds) were evaluated: each a one-run dict like this
@@ -37,10 +37,46 @@ def table_values(scores: SplitScores) -> List[Optional[float]]:
     return [scores.get(task, {}).get(metric) for task, metric, _ in TABLE_COLUMNS]
 
 
-def average(scores: SplitScores) -> Dict[str, float]:
-    """Avg of the table = mean of the already-rounded values present (protocol), with their count."""
+def run_average(scores: SplitScores) -> Tuple[float, int]:
+    """The one Avg definition: mean of the 12 table metrics present in one run, and how many there are.
+
+    The metric values are the protocol's (×100, already rounded to 2 decimals); the mean itself is
+    not rounded here, so an Avg over several runs (seeds) is the mean of the unrounded per-run Avgs.
+    Metrics outside the table (``TABLE_COLUMNS``) never enter the Avg. NaN when none is present.
+    """
     present = [v for v in table_values(scores) if v is not None]
-    return {"value": float(np.round(np.mean(present), 2)) if present else float("nan"), "metrics": len(present)}
+    return (float(np.mean(present)) if present else float("nan")), len(present)
+
+
+def average(scores: SplitScores) -> Dict[str, float]:
+    """``results.json``'s Avg of one run: ``run_average`` rounded to 2 decimals, with its metric count."""
+    value, n = run_average(scores)
+    return {"value": float(np.round(value, 2)) if n else float("nan"), "metrics": n}
+
+
+def runs_average(runs: Sequence[SplitScores]) -> Dict[str, float]:
+    """The Avg over several runs: mean and sample std (ddof=1) of their unrounded ``run_average``.
+
+    Both rounded to 2 decimals; ``metrics`` is the first run's count.
+    """
+    values = [run_average(run) for run in runs]
+    present = [v for v, n in values if n]
+    return {"value": float(np.round(np.mean(present), 2)) if present else float("nan"),
+            "std": float(np.round(np.std(present, ddof=1), 2)) if len(present) > 1 else 0.0,
+            "metrics": values[0][1] if values else 0}
+
+
+def avg_label(counts: Sequence[int]) -> str:
+    """The Avg column's header, saying which metrics it covers: all 12, or how many of them were present."""
+    counts = sorted(set(counts))
+    if counts == [N_TABLE_METRICS]:
+        return "Avg."
+    return f"Avg. (over {'/'.join(str(c) for c in counts)} of {N_TABLE_METRICS} metrics present)"
+
+
+def avg_cell(runs: Sequence[SplitScores]) -> str:
+    """The Avg cell of one table row: the runs' ``run_average`` as a value or mean ± std."""
+    return mean_std_cell([v for v, n in (run_average(run) for run in runs) if n])
 
 
 def aggregate_runs(runs: Sequence[SplitScores]) -> Tuple[Dict[str, Dict[str, float]], Dict[str, Dict[str, float]]]:
@@ -75,17 +111,14 @@ def markdown_table(rows: Sequence[Tuple[str, Sequence[SplitScores]]]) -> str:
     ``n/a`` marks absent tasks; when some are absent the Avg column says over how many of the 12
     metrics it averages.
     """
-    per_row_avgs = [[average(run) for run in runs] for _, runs in rows]
-    counts = {a["metrics"] for avgs in per_row_avgs for a in avgs}
-    avg_label = "Avg." if counts == {N_TABLE_METRICS} else \
-        f"Avg. (over {'/'.join(str(c) for c in sorted(counts))} of {N_TABLE_METRICS} metrics present)"
-    header = ["Model"] + [label for _, _, label in TABLE_COLUMNS] + [avg_label]
+    avg_header = avg_label([run_average(run)[1] for _, runs in rows for run in runs])
+    header = ["Model"] + [label for _, _, label in TABLE_COLUMNS] + [avg_header]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|"]
-    for (name, runs), avgs in zip(rows, per_row_avgs):
+    for name, runs in rows:
         cells = [name]
         for col in range(N_TABLE_METRICS):
             cells.append(mean_std_cell([table_values(run)[col] for run in runs if table_values(run)[col] is not None]))
-        cells.append(mean_std_cell([a["value"] for a in avgs if a["metrics"]]))
+        cells.append(avg_cell(runs))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.eval.report import TABLE_COLUMNS, mean_std_cell
+from scincl.eval.report import TABLE_COLUMNS, avg_cell, avg_label, mean_std_cell, run_average
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.flags import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import ARM_NAMES, ARMS, Recipe, Reproduction
@@ -68,22 +68,20 @@ def _metric_columns(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]
 
 
 def mean_std_table(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]], first_column: str = "arm") -> str:
-    """Markdown table: one row per group, ``mean ± std`` (sample std, n = seeds) per metric + Avg."""
-    import numpy as np
+    """Markdown table: one row per group, ``mean ± std`` (sample std, n = seeds) per metric + Avg.
 
+    The Avg is ``eval/report``'s (table metrics only); its header says how many of the 12 it covers.
+    """
     columns = _metric_columns(rows)
-    header = [first_column, "seeds"] + [f"{t} {m}" for t, m in columns] + ["Avg"]
+    avg_header = avg_label([run_average(r)[1] for _, runs in rows for r in runs])
+    header = [first_column, "seeds"] + [f"{t} {m}" for t, m in columns] + [avg_header]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, runs in rows:
         cells = [name, str(len(runs))]
-        averages = []
         for task, metric in columns:
             values = [r[task][metric] for r in runs if task in r and metric in r[task]]
             cells.append(mean_std_cell(values))
-        for r in runs:
-            present = [r[t][m] for t, m in columns if t in r and m in r[t]]
-            averages.append(float(np.mean(present)) if present else float("nan"))
-        cells.append(mean_std_cell(averages))
+        cells.append(avg_cell(runs))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
