@@ -19,14 +19,11 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
+from scincl.eval.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import PathLike, iter_triples_csv, read_json
 from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards
 
 logger = logging.getLogger(__name__)
-
-SCIDOCS_METADATA_FILES = ("paper_metadata_mag_mesh.json", "paper_metadata_view_cite_read.json",
-                          "paper_metadata_recomm.json")
-
 
 def _merge_stats(results: Iterable[Tuple[object, ReadStats]]) -> ReadStats:
     total = ReadStats()
@@ -110,23 +107,6 @@ def _shard_title_matches(shard: Path, titles: Set[str], strict: bool = False,
     return out, stats
 
 
-def read_scidocs_metadata(scidocs_dir: PathLike) -> Dict[str, Dict[str, dict]]:
-    """The SciDocs ``paper_metadata_*.json`` files present: ``{file_name: {paper_id: metadata}}``."""
-    d = Path(scidocs_dir)
-    if not d.is_dir():
-        raise InputError("SciDocs directory not found", path=d)
-    out = {}
-    for name in SCIDOCS_METADATA_FILES:
-        if (d / name).exists():
-            data = read_json(d / name)
-            if not isinstance(data, dict):
-                raise InputError("expected a JSON object {paper_id: metadata}", path=d / name)
-            out[name] = data
-    if not out:
-        raise InputError(f"no SciDocs metadata files ({', '.join(SCIDOCS_METADATA_FILES)})", path=d)
-    return out
-
-
 def scidocs_title_mapping(scidocs_dir: PathLike, shards: Sequence[Path], workers: int = 1, strict: bool = False,
                           read_texts=_s2orc_texts) -> Tuple[Dict[str, str], Dict[str, List[str]], ReadStats]:
     """Map SciDocs paper ids to S2ORC ids by exact title; ambiguous titles are left out.
@@ -134,7 +114,7 @@ def scidocs_title_mapping(scidocs_dir: PathLike, shards: Sequence[Path], workers
     Returns ``(mapping, ambiguous, stats)``: ``ambiguous`` lists the S2ORC candidates of each
     SciDocs id whose title matched more than one S2ORC paper.
     """
-    metadata = read_scidocs_metadata(scidocs_dir)
+    metadata = read_scidocs_metadata_dir(scidocs_dir)
     titles = {m.get("title") for meta in metadata.values() for m in meta.values() if m.get("title")}
     logger.info("SciDocs: %d papers, %d distinct titles",
                 len({pid for meta in metadata.values() for pid in meta}), len(titles))

@@ -7,7 +7,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.eval.scidocs_io import (read_class_labels, read_propensity_scores, read_qrels, read_recomm_clicks,
-                                    read_scidocs_metadata, scidocs_paths)
+                                    read_scidocs_metadata, read_scidocs_metadata_dir, scidocs_paths)
 
 
 def test_read_qrels_keeps_order_and_grades(tmp_path):
@@ -60,6 +60,18 @@ def test_read_scidocs_metadata(tmp_path):
     path.write_text(json.dumps(["p1"]))
     with pytest.raises(InputError, match="expected a JSON object keyed by paper id"):
         read_scidocs_metadata(path)
+
+
+def test_read_scidocs_metadata_dir_reads_each_file_with_the_file_reader(tmp_path):
+    with pytest.raises(InputError, match="SciDocs directory not found"):
+        read_scidocs_metadata_dir(tmp_path / "absent")
+    with pytest.raises(InputError, match=r"no SciDocs metadata files \(paper_metadata_mag_mesh.json, "):
+        read_scidocs_metadata_dir(tmp_path)
+    (tmp_path / "paper_metadata_recomm.json").write_text(json.dumps({"r1": {"title": "R"}}))
+    (tmp_path / "paper_metadata_mag_mesh.json").write_text(json.dumps({"m1": {"paper_id": "m1", "title": "M"}}))
+    meta = read_scidocs_metadata_dir(tmp_path)
+    assert list(meta) == ["paper_metadata_mag_mesh.json", "paper_metadata_recomm.json"]
+    assert meta["paper_metadata_recomm.json"]["r1"] == {"title": "R", "paper_id": "r1"}
 
 
 def test_read_recomm_files(tmp_path):

@@ -21,6 +21,7 @@ from scincl.corpus.stage import write_json_any as _write_json_any
 from scincl.corpus.id_mapping import scidocs_id_mapping
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
+from scincl.eval.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import write_id_list, write_json
 from scincl.s2orc import list_metadata_shards
 from scincl.s2orc_mappings import (
@@ -29,7 +30,6 @@ from scincl.s2orc_mappings import (
     paper_ids_from_mapping,
     pdf_hashes,
     read_mapping,
-    read_scidocs_metadata,
     scidocs_title_mapping,
     select_specter_corpus,
 )
@@ -300,7 +300,7 @@ def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_di
     if not skip_citations and not citations_output_dir:
         raise InputError("--citations_output_dir is required unless --skip_citations is set")
     if not _exists(*files.values(), override=override):
-        scidocs_ids = {pid for meta in read_scidocs_metadata(scidocs_dir).values() for pid in meta}
+        scidocs_ids = {pid for meta in read_scidocs_metadata_dir(scidocs_dir).values() for pid in meta}
         if isinstance(sample_n_nodes, str) and sample_n_nodes.isdigit():
             sample_n_nodes = int(sample_n_nodes)
         selection = select_specter_corpus(read_id_list(s2orc_paper_ids), scidocs_ids, specter_triples_path,

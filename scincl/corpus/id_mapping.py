@@ -102,12 +102,12 @@ def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = N
     """
     from scincl.corpus.detect import open_corpus
     from scincl.io import read_id_list
-    from scincl.s2orc_mappings import read_scidocs_metadata
+    from scincl.eval.scidocs_io import read_scidocs_metadata_dir
 
     if paper_ids is not None:
         scidocs_ids = sorted(set(read_id_list(paper_ids)))
     else:
-        scidocs_ids = sorted({str(pid) for meta in read_scidocs_metadata(scidocs_dir).values() for pid in meta})
+        scidocs_ids = sorted({str(pid) for meta in read_scidocs_metadata_dir(scidocs_dir).values() for pid in meta})
     counts: Dict = {"scidocs_papers": len(scidocs_ids)}
     if mapping_path is not None:
         full = mapping_from_file(mapping_path, mapping_key)

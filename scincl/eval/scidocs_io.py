@@ -117,6 +117,20 @@ def read_scidocs_metadata(path: PathLike) -> Dict[str, dict]:
     return out
 
 
+def read_scidocs_metadata_dir(scidocs_dir: PathLike) -> Dict[str, Dict[str, dict]]:
+    """Every ``paper_metadata_*.json`` present in a SciDocs dir, each read by :func:`read_scidocs_metadata`.
+
+    Returns ``{file_name: {paper_id: metadata}}``; raises when the dir or all three files are missing.
+    """
+    d = Path(scidocs_dir)
+    if not d.is_dir():
+        raise InputError("SciDocs directory not found", path=d)
+    out = {name: read_scidocs_metadata(d / name) for name in METADATA_FILES.values() if (d / name).exists()}
+    if not out:
+        raise InputError(f"no SciDocs metadata files ({', '.join(METADATA_FILES.values())})", path=d)
+    return out
+
+
 @dataclass(frozen=True)
 class RecommClick:
     """One row of ``recomm/{train,val,test}.csv``: a query, the clicked paper, the papers shown."""

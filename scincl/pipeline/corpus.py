@@ -188,9 +188,9 @@ def sample_queries(query_ids: Sequence[str], ratio: float, seed: int = 0) -> Lis
 
 def scidocs_graph_ids(scidocs_dir: PathLike, mapping: Optional[Dict[str, str]] = None) -> Set[str]:
     """Graph ids of every SciDocs paper (keys of the ``paper_metadata_*.json`` files, mapped)."""
-    from scincl.s2orc_mappings import read_scidocs_metadata
+    from scincl.eval.scidocs_io import read_scidocs_metadata_dir
 
-    ids = {str(pid) for papers in read_scidocs_metadata(scidocs_dir).values() for pid in papers}
+    ids = {str(pid) for papers in read_scidocs_metadata_dir(scidocs_dir).values() for pid in papers}
     mapped = _map_ids(ids, mapping)
     logger.info("SciDocs %s: %d papers, %d with a graph id", Path(scidocs_dir), len(ids), len(mapped))
     return mapped

@@ -374,11 +374,10 @@ class Reproduction:
                           description=f"SciDocs papers of the {split} split")
 
     def _write_eval_papers(self, path: Path, split: str) -> None:
-        from scincl.eval.scidocs_io import read_class_labels, read_qrels
-        from scincl.s2orc_mappings import read_scidocs_metadata
+        from scincl.eval.scidocs_io import read_class_labels, read_qrels, read_scidocs_metadata_dir
 
         papers: Dict[str, dict] = {}
-        for group in read_scidocs_metadata(self.corpus.scidocs_dir).values():
+        for group in read_scidocs_metadata_dir(self.corpus.scidocs_dir).values():
             papers.update(group)
         needed: Set[str] = set()
         for qrel in sorted(self.corpus.scidocs_dir.glob(f"*/{split}.qrel")):
