@@ -36,7 +36,7 @@ from scincl.eval.classification import evaluate_classification_task  # noqa: E40
 from scincl.eval.metrics import average_precision, ndcg, percent  # noqa: E402
 from scincl.eval.qrel_tasks import evaluate_qrel_task  # noqa: E402
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs  # noqa: E402
-from scincl.eval.scidocs_io import (CLASSIFICATION_TASKS, QREL_TASKS, read_class_labels, read_qrels,  # noqa: E402
+from scincl.scidocs_io import (CLASSIFICATION_TASKS, QREL_TASKS, read_class_labels, read_qrels,  # noqa: E402
                                     read_scidocs_metadata, scidocs_paths)
 from scincl.io import read_embeddings_jsonl, write_embeddings_jsonl  # noqa: E402
 

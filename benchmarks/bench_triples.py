@@ -34,7 +34,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scincl import ann  # noqa: E402
-from scincl.knn_exact import ExactKnn, bands_of  # noqa: E402
+from scincl.knn_exact import ExactKnn  # noqa: E402
+from scincl.triples.knn_miner import bands_of  # noqa: E402
 from scincl.triples import strategies as st  # noqa: E402
 from scincl.triples.config import make_config  # noqa: E402
 from scincl.triples.knn_miner import write_mined_triples  # noqa: E402

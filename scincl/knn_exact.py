@@ -148,10 +148,3 @@ class ExactKnn:
 def exact_order(scores: np.ndarray) -> np.ndarray:
     """Corpus rows by descending score, ties by ascending row (the backend's documented rule)."""
     return np.lexsort((np.arange(len(scores)), -scores.astype(np.float64)))
-
-
-def bands_of(config) -> List[Band]:
-    """The ``[k_min, k_max)`` rank intervals of a miner config's ``knn`` slots."""
-    from scincl.triples.config import KNN
-
-    return [(slot.k_min, slot.k_max) for slot in config.active() if slot.strategy == KNN]

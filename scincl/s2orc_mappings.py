@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
-from scincl.eval.scidocs_io import read_scidocs_metadata_dir
+from scincl.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import PathLike, iter_triples_csv, read_json
 from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards
 

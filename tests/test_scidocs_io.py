@@ -6,7 +6,7 @@ import json
 import pytest
 
 from scincl.errors import InputError
-from scincl.eval.scidocs_io import (read_class_labels, read_propensity_scores, read_qrels, read_recomm_clicks,
+from scincl.scidocs_io import (read_class_labels, read_propensity_scores, read_qrels, read_recomm_clicks,
                                     read_scidocs_metadata, read_scidocs_metadata_dir, scidocs_paths)
 
 

@@ -12,7 +12,7 @@ from scincl.eval.classification import C_GRID, ClassificationData, evaluate_clas
 from scincl.eval.qrel_tasks import evaluate_qrel_task
 from scincl.eval.recomm import PaperFeatures, ranking_metrics, train_ranker
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval, relevant_ranks
-from scincl.eval.scidocs_io import RecommClick
+from scincl.scidocs_io import RecommClick
 from scincl.errors import InputError
 
 

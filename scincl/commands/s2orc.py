@@ -21,7 +21,7 @@ from scincl.corpus.stage import write_json_any as _write_json_any
 from scincl.corpus.id_mapping import scidocs_id_mapping
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
-from scincl.eval.scidocs_io import read_scidocs_metadata_dir
+from scincl.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import write_id_list, write_json
 from scincl.s2orc import list_metadata_shards
 from scincl.s2orc_mappings import (

@@ -71,25 +71,6 @@ def external_id_mapping(corpus: Corpus, scidocs_ids: Iterable[str], workers: int
     return mapping, ambiguous, stats
 
 
-def arxiv_keys(arxiv_id: Optional[str]) -> List[str]:
-    """An arXiv id and, for old-style ids (``hep-th/0001001``), its number alone (``0001001``)."""
-    if not arxiv_id:
-        return []
-    arxiv_id = arxiv_id.strip()
-    return [arxiv_id, arxiv_id.rsplit("/", 1)[1]] if "/" in arxiv_id else [arxiv_id]
-
-
-def arxiv_id_of_url(url: Optional[str]) -> Optional[str]:
-    """The arXiv id of an ``arxiv.org/abs/…`` (or ``/pdf/…``) landing page, else None."""
-    if not url or "arxiv.org/" not in url:
-        return None
-    for marker in ("/abs/", "/pdf/"):
-        if marker in url:
-            tail = url.split(marker, 1)[1].split("?")[0].rstrip("/")
-            return tail[:-4] if tail.endswith(".pdf") else tail
-    return None
-
-
 def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = None,
                        corpus_format: Optional[str] = None, mapping_path: Optional[PathLike] = None,
                        mapping_key: Optional[str] = None, workers: int = 1, strict: bool = False,
@@ -102,7 +83,7 @@ def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = N
     """
     from scincl.corpus.detect import open_corpus
     from scincl.io import read_id_list
-    from scincl.eval.scidocs_io import read_scidocs_metadata_dir
+    from scincl.scidocs_io import read_scidocs_metadata_dir
 
     if paper_ids is not None:
         scidocs_ids = sorted(set(read_id_list(paper_ids)))

@@ -20,7 +20,7 @@ from typing import Dict, FrozenSet, Iterator, List, Optional, Tuple, Union
 import msgspec
 
 from scincl.corpus.base import Corpus
-from scincl.corpus.id_mapping import arxiv_id_of_url, arxiv_keys
+from scincl.corpus.arxiv_ids import arxiv_id_of_url, arxiv_keys
 from scincl.corpus.records import abstract_from_inverted_index, iter_records, strip_openalex_prefix
 from scincl.errors import InputError
 from scincl.io import PathLike

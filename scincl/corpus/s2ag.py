@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional, Tuple, Union
 import msgspec
 
 from scincl.corpus.base import Corpus
-from scincl.corpus.id_mapping import arxiv_keys
+from scincl.corpus.arxiv_ids import arxiv_keys
 from scincl.corpus.plain import group_consecutive
 from scincl.corpus.records import iter_records
 from scincl.errors import InputError

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
 from scincl.corpus.base import Corpus
-from scincl.corpus.id_mapping import arxiv_keys
+from scincl.corpus.arxiv_ids import arxiv_keys
 from scincl.io import PathLike
 from scincl.s2orc import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
 

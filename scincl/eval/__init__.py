@@ -1,7 +1,7 @@
 """eval stage of the SciNCL pipeline (see DESIGN.md).
 
 - ``metrics``: AP/MAP, nDCG, P@k, Recall@k, MRR, Hits@k, F1, Kendall's tau (trec_eval semantics);
-- ``scidocs_io``: readers of the official SciDocs layout (qrels, class labels, metadata, recomm);
+- (the readers of the official SciDocs layout are ``scincl/scidocs_io.py``, shared with triples and corpus);
 - ``qrel_tasks`` / ``classification`` / ``recomm``: the SciDocs tasks (docs/scidocs_protocol.md);
 - ``scidocs``: all tasks present in a SciDocs dir; ``retrieval``: full-pool retrieval (OpenMSD)
   and citation-recommendation buckets (MP-BERT4CR);

@@ -23,7 +23,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.eval.metrics import f1, percent
-from scincl.eval.scidocs_io import read_class_labels
+from scincl.scidocs_io import read_class_labels
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from scincl.errors import InputError
 from scincl.eval.report import aggregate_runs, average, results_markdown, runs_average
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
-from scincl.eval.scidocs_io import METADATA_FILES, scidocs_paths
+from scincl.scidocs_io import METADATA_FILES, scidocs_paths
 from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
 
 logger = logging.getLogger(__name__)

@@ -34,7 +34,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from scincl.eval.scidocs_io import RecommClick
+from scincl.scidocs_io import RecommClick
 
 logger = logging.getLogger(__name__)
 

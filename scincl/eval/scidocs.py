@@ -17,7 +17,7 @@ from scincl.errors import InputError
 from scincl.eval.classification import evaluate_classification_task
 from scincl.eval.qrel_tasks import evaluate_qrel_task
 from scincl.eval.recomm import evaluate_recommendation
-from scincl.eval.scidocs_io import (CLASSIFICATION_TASKS, QREL_TASKS, ScidocsPaths, read_propensity_scores,
+from scincl.scidocs_io import (CLASSIFICATION_TASKS, QREL_TASKS, ScidocsPaths, read_propensity_scores,
                                     read_qrels, read_recomm_clicks, read_scidocs_metadata, scidocs_paths)
 from scincl.io import PathLike, read_embeddings_jsonl
 

@@ -188,7 +188,7 @@ def sample_queries(query_ids: Sequence[str], ratio: float, seed: int = 0) -> Lis
 
 def scidocs_graph_ids(scidocs_dir: PathLike, mapping: Optional[Dict[str, str]] = None) -> Set[str]:
     """Graph ids of every SciDocs paper (keys of the ``paper_metadata_*.json`` files, mapped)."""
-    from scincl.eval.scidocs_io import read_scidocs_metadata_dir
+    from scincl.scidocs_io import read_scidocs_metadata_dir
 
     ids = {str(pid) for papers in read_scidocs_metadata_dir(scidocs_dir).values() for pid in papers}
     mapped = _map_ids(ids, mapping)

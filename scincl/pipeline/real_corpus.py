@@ -220,7 +220,7 @@ class Reproduction:
                           description="citations minus the SciDocs query-candidate edges")
 
     def _hide_query_candidate_edges(self, everything: Path, path: Path) -> None:
-        from scincl.eval.scidocs_io import read_qrels
+        from scincl.scidocs_io import read_qrels
 
         hidden: Set[Tuple[str, str]] = set()
         for qrel in sorted(self.corpus.scidocs_dir.glob("*/*.qrel")):
@@ -374,7 +374,7 @@ class Reproduction:
                           description=f"SciDocs papers of the {split} split")
 
     def _write_eval_papers(self, path: Path, split: str) -> None:
-        from scincl.eval.scidocs_io import read_class_labels, read_qrels, read_scidocs_metadata_dir
+        from scincl.scidocs_io import read_class_labels, read_qrels, read_scidocs_metadata_dir
 
         papers: Dict[str, dict] = {}
         for group in read_scidocs_metadata_dir(self.corpus.scidocs_dir).values():

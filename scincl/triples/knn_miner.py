@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -20,7 +20,8 @@ from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.triples.config import (
     DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT, HARD_NEGATIVES_BAND,
-    HARD_NEGATIVES_K, KMEANS, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
+    HARD_NEGATIVES_K, KMEANS, KNN, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE,
+    MinerConfig,
     make_config,
 )
 from scincl.triples.k_scale import check_k_scale, corpus_k
@@ -154,6 +155,11 @@ def load_graph_corpus(
     return GraphCorpus(index=index, paper_ids=index_ids, embeddings=embeddings, normalize=normalize, metric=metric)
 
 
+def bands_of(config: MinerConfig) -> List[Tuple[int, int]]:
+    """The ``[k_min, k_max)`` rank intervals of a miner config's ``knn`` slots (the exact backend's bands)."""
+    return [(slot.k_min, slot.k_max) for slot in config.active() if slot.strategy == KNN]
+
+
 def mine_from_graph_corpus(
     graph: GraphCorpus,
     query_rows: np.ndarray,
@@ -186,7 +192,7 @@ def mine_from_graph_corpus(
                               show_progress=False)[1]
 
     if ann_backend == "exact":
-        from scincl.knn_exact import ExactKnn, bands_of
+        from scincl.knn_exact import ExactKnn
 
         search = ExactKnn(graph.all_vectors() if vectors is None else vectors, metric=graph.metric,
                           bands=bands_of(config), device=ann_device).search

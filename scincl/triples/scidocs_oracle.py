@@ -106,7 +106,7 @@ def get_scidocs_triples(
     JSON ``{scidocs_id: corpus_id}`` (e.g. S2 -> S2ORC ids); triples with an unmapped id are dropped
     and counted. Returns the per-task counts.
     """
-    from scincl.eval.scidocs_io import read_class_labels, read_qrels, read_recomm_clicks, scidocs_paths
+    from scincl.scidocs_io import read_class_labels, read_qrels, read_recomm_clicks, scidocs_paths
 
     out = Path(output_path)
     if out.exists() and not override:
