@@ -30,7 +30,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from scincl.errors import InputError
-from scincl.io import PathLike, atomic_path, read_id_list, read_json, write_id_list, write_json
+from scincl.io import PathLike, atomic_path, check_finite, read_id_list, read_json, write_id_list, write_json
 
 logger = logging.getLogger(__name__)
 
@@ -475,13 +475,18 @@ def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: Optional[i
     """``embeddings[rows]`` from an ``.h5`` (dataset ``embeddings``) or ``.npy`` file, read block-wise.
 
     Memory is the selected rows plus one block (``block_rows``, default ``READ_BLOCK_BYTES`` worth of
-    rows), so a subset of a huge matrix can be indexed.
+    rows), so a subset of a huge matrix can be indexed. A row with NaN/inf is an :class:`InputError`
+    naming the file and the first such row (a kNN search would silently skip it).
     """
-    from scincl.io import EMBEDDINGS_DATASET, read_embeddings_h5
-
     p = Path(path)
     if not p.exists():
         raise InputError("embeddings file not found", path=p)
+    return check_finite(_read_rows(p, rows, block_rows), p, rows)
+
+
+def _read_rows(p: Path, rows: np.ndarray, block_rows: Optional[int]) -> np.ndarray:
+    from scincl.io import EMBEDDINGS_DATASET, read_embeddings_h5
+
     if str(p).endswith(".npy"):
         matrix = np.load(p, mmap_mode="r")
         return np.ascontiguousarray(matrix[np.asarray(rows)], dtype=np.float32)

@@ -21,6 +21,9 @@ def setup_logging(level: str | int | None = None) -> None:
     """Configure root logging once (level from ``SCINCL_LOG_LEVEL``, default INFO)."""
     level = level or os.environ.get("SCINCL_LOG_LEVEL", "INFO")
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+    # faiss's loader logs each instruction set it tries at INFO, e.g. "Could not load library with AVX512
+    # support due to: ModuleNotFoundError(...swigfaiss_avx512)" before it loads the AVX2 build: not a failure
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
 
 
 def os_error_message(exc: OSError) -> str:
@@ -105,16 +108,20 @@ def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
 def run_cli(component: Any, name: str | None = None) -> None:
     """Run a fire component; user errors become one line on stderr and exit code 2.
 
-    ``component`` is what ``fire.Fire`` takes: a dict of subcommand functions (checked with
-    :func:`check_flags` first), a module or an object.
+    ``component`` is what ``fire.Fire`` takes: a dict of subcommand functions (flag names checked with
+    :func:`check_flags` first, flag values with :func:`scincl.flag_checks.checked_command` before the
+    command runs), a module or an object.
     """
     import fire
+
+    from scincl.flag_checks import checked_command
 
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
     try:
         if isinstance(component, dict):
             check_flags(component, sys.argv[1:])
+            component = {command: checked_command(function) for command, function in component.items()}
         fire.Fire(component, name=prog)
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)

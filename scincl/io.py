@@ -86,9 +86,11 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(target)  # a failed write() (disk full) names no file: name the output
         raise
 
 
@@ -161,15 +163,21 @@ def write_json(path: PathLike, obj: Any, indent: bool = True) -> None:
 
 
 def read_id_list(path: PathLike) -> List[str]:
-    """Read a JSON list of paper ids (numbers become strings); anything else is an InputError."""
+    """Read a JSON list of paper ids (numbers become strings); anything else, or an id listed twice
+    (an embedding row order or an id set cannot hold one paper twice), is an InputError."""
     data = read_json(path)
     if not isinstance(data, list):
         raise InputError(f"expected a JSON list of paper ids, got {type(data).__name__}", path=path)
-    out = []
+    out: List[str] = []
+    first: Dict[str, int] = {}
     for i, item in enumerate(data):
         if isinstance(item, bool) or not isinstance(item, (str, int)):
             raise InputError(f"item {i} is not a paper id (string or integer): {item!r}", path=path)
-        out.append(str(item))
+        paper_id = str(item)
+        if first.setdefault(paper_id, i) != i:
+            raise InputError(f"item {i}: duplicate paper id {paper_id!r} (first at item {first[paper_id]})",
+                             path=path)
+        out.append(paper_id)
     return out
 
 
@@ -326,21 +334,42 @@ def read_embeddings_h5(path: PathLike, dataset: str = EMBEDDINGS_DATASET) -> np.
         raise InputError(f"not a readable h5 file ({exc})", path=p) from None
 
 
+def check_finite(matrix: np.ndarray, path: PathLike, rows: Optional[np.ndarray] = None) -> np.ndarray:
+    """``matrix`` unchanged, or an :class:`InputError` naming ``path`` and the first row with NaN/inf.
+
+    ``rows``: the file rows ``matrix`` was read from (default: row i of ``matrix`` is row i of the file).
+    """
+    finite = np.ones(len(matrix), dtype=bool)
+    for start in range(0, len(matrix), 1 << 16):  # blocks: the check must not double the memory of a big matrix
+        finite[start:start + (1 << 16)] = np.isfinite(matrix[start:start + (1 << 16)]).reshape(
+            min(1 << 16, len(matrix) - start), -1).all(axis=1)
+    if not finite.all():
+        bad = np.flatnonzero(~finite)
+        file_rows = np.sort(np.asarray(rows)[bad]) if rows is not None else bad
+        raise InputError(f"{len(bad)} embedding rows hold NaN or infinite values, the first is row {int(file_rows[0])} "
+                         "(0-based; a diverged graph training?)", path=path)
+    return matrix
+
+
 def read_embeddings_matrix(path: PathLike) -> np.ndarray:
-    """Read embeddings from ``.h5`` (dataset ``embeddings``) or ``.npy``."""
+    """Read embeddings from ``.h5`` (dataset ``embeddings``) or ``.npy``; NaN/inf rows are an InputError."""
     if str(path).endswith(".npy"):
         if not Path(path).exists():
             raise InputError("file not found", path=path)
-        return np.load(path)
-    return read_embeddings_h5(path)
+        return check_finite(np.load(path), path)
+    return check_finite(read_embeddings_h5(path), path)
 
 
 def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, np.ndarray]:
-    """SciDocs embeddings jsonl ``{"paper_id", "embedding"}`` -> dict (a later duplicate overwrites).
+    """SciDocs embeddings jsonl ``{"paper_id", "embedding"}`` -> dict.
+
+    A paper id on two lines, NaN/infinite values or a malformed record is an :class:`InputError`
+    naming the file and line.
 
     ``dtype=np.float64`` keeps the JSON numbers exactly (the official SciDocs evaluator does).
     """
     out: Dict[str, np.ndarray] = {}
+    first_line: Dict[str, int] = {}
     dim: Optional[int] = None
     for line_no, rec in iter_jsonl(path):
         if not isinstance(rec, dict) or "paper_id" not in rec:
@@ -359,7 +388,14 @@ def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, 
         elif vec.shape[0] != dim:
             raise InputError(f"embedding dimension {vec.shape[0]} differs from the first one ({dim})",
                              path=path, line=line_no, field="embedding")
-        out[str(rec["paper_id"])] = vec
+        if not np.isfinite(vec).all():
+            raise InputError("embedding has NaN or infinite values", path=path, line=line_no, field="embedding")
+        paper_id = str(rec["paper_id"])
+        if paper_id in first_line:
+            raise InputError(f"duplicate paper_id {paper_id!r} (first on line {first_line[paper_id]})",
+                             path=path, line=line_no, field="paper_id")
+        first_line[paper_id] = line_no
+        out[paper_id] = vec
     if not out:
         raise InputError("no embeddings in file", path=path)
     return out

@@ -78,10 +78,17 @@ def test_embeddings_roundtrip_h5_and_jsonl(tmp_path):
     emb = np.arange(12, dtype=np.float32).reshape(4, 3)
     io.write_embeddings_h5(tmp_path / "e.h5", emb)
     np.testing.assert_array_equal(io.read_embeddings_h5(tmp_path / "e.h5"), emb)
-    io.write_embeddings_jsonl(tmp_path / "e.jsonl", ["a", "b", "c", "a"], emb)
+    io.write_embeddings_jsonl(tmp_path / "e.jsonl", ["a", "b", "c", "d"], emb)
     loaded = io.read_embeddings_jsonl(tmp_path / "e.jsonl")
-    assert sorted(loaded) == ["a", "b", "c"]
-    np.testing.assert_array_equal(loaded["a"], emb[3])  # a later duplicate overwrites
+    assert sorted(loaded) == ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(loaded["d"], emb[3])
+
+
+def test_a_paper_id_twice_in_embeddings_is_an_error_naming_both_lines(tmp_path):
+    """Issue 16: a later copy used to overwrite the first silently (MAG F1 18.00 -> 13.33)."""
+    io.write_embeddings_jsonl(tmp_path / "e.jsonl", ["a", "b", "c", "a"], np.ones((4, 2), dtype=np.float32))
+    with pytest.raises(InputError, match=r"e\.jsonl:4, field 'paper_id': duplicate paper_id 'a' \(first on line 1\)"):
+        io.read_embeddings_jsonl(tmp_path / "e.jsonl")
 
 
 def test_embedding_dimension_mismatch_is_an_input_error(tmp_path):

@@ -111,7 +111,8 @@ def test_rows_with_papers_missing_from_metadata_are_counted_and_dropped(toy, tmp
     kept, kept_report = model_data.build_example_dataset(targetless, papers)
     assert kept_report.rows_kept == 1 and kept["positives"] == [[papers.row_of["graphs-1"]]]
     none_left = model_data.TrainingRows(model_data.TRIPLETS, [("ghost-1", ["graphs-1"], ["graphs-2"])], "x.csv")
-    with pytest.raises(InputError, match="no training rows left: all 1 need papers missing"):
+    with pytest.raises(InputError, match=r"no training rows left: all 1 triplets reference papers missing from the "
+                       r"metadata \(1 of 3 papers missing, e.g. ghost-1\)"):
         model_data.build_example_dataset(none_left, papers)
 
 

@@ -51,8 +51,9 @@ def is_scidocs_metadata_file(path: Path) -> bool:
 def iter_metadata(path: Path) -> Iterator[Tuple[str, Optional[str], Optional[str]]]:
     """Yield ``(paper_id, title, abstract)`` from metadata jsonl(.gz) or a SciDocs metadata json.
 
-    A record without ``paper_id`` (jsonl) or a non-dict value (SciDocs json) is an InputError naming
-    the file, line and field; ``title``/``abstract`` may be missing or null.
+    A record without ``paper_id`` (jsonl), a paper id on a second line (jsonl) or a non-dict value
+    (SciDocs json) is an InputError naming the file, line and field; ``title``/``abstract`` may be
+    missing or null.
     """
     path = Path(path)
     if is_scidocs_metadata_file(path):
@@ -66,6 +67,7 @@ def iter_metadata(path: Path) -> Iterator[Tuple[str, Optional[str], Optional[str
                 raise InputError(f"metadata of paper {key!r} is not an object", path=path, field=str(key))
             yield str(record.get("paper_id") or key), record.get("title"), record.get("abstract")
         return
+    first_line: Dict[str, int] = {}
     for line_no, record in iter_jsonl(path):
         if not isinstance(record, dict) or record.get("paper_id") in (None, ""):
             raise InputError("record without 'paper_id'", path=path, line=line_no, field="paper_id")
@@ -73,7 +75,11 @@ def iter_metadata(path: Path) -> Iterator[Tuple[str, Optional[str], Optional[str
         for name, value in (("title", title), ("abstract", abstract)):
             if value is not None and not isinstance(value, str):
                 raise InputError(f"{name} is not a string", path=path, line=line_no, field=name)
-        yield str(record["paper_id"]), title, abstract
+        paper_id = str(record["paper_id"])
+        if first_line.setdefault(paper_id, line_no) != line_no:
+            raise InputError(f"duplicate paper_id {paper_id!r} (first on line {first_line[paper_id]}): which text "
+                             "is meant?", path=path, line=line_no, field="paper_id")
+        yield paper_id, title, abstract
 
 
 # --------------------------------------------------------------------------------- train rows
@@ -173,7 +179,7 @@ def as_kind(rows: TrainingRows, kind: str) -> TrainingRows:
 # ------------------------------------------------------------------------------ paper tokens
 
 def _generate_papers(metadata_path: str, file_signature: Tuple[int, int], paper_ids: Optional[List[str]]):
-    """``datasets`` generator: needed papers of a metadata file, first occurrence of an id wins.
+    """``datasets`` generator: needed papers of a metadata file (an id on two jsonl lines is an error).
 
     ``file_signature`` (size, mtime) is unused here but part of the cache key, so an edited file
     is read again.
@@ -232,8 +238,16 @@ def load_tokenized_papers(metadata_path: Path, tokenizer: Any, max_sequence_leng
         if isinstance(cause, InputError):
             raise cause from None
         raise
-    if len(raw) == 0:
-        raise InputError("no usable papers in metadata" + (" (none of the training ids)" if ids else ""), path=path)
+    except ValueError as exc:  # datasets: 'Instruction "train" corresponds to no data!' when nothing was yielded
+        if "corresponds to no data" not in str(exc):
+            raise
+        raw = None
+    if raw is None or len(raw) == 0:
+        if not ids:
+            raise InputError("no usable papers in metadata", path=path)
+        logger.warning("none of the %d papers of the training rows is in %s", len(ids), path)
+        empty_dataset = datasets.Dataset.from_dict({"paper_id": [], "length": []})
+        return TokenizedPapers(empty_dataset, {}, 0, list(ids))
     tokenized = raw.map(_tokenize_batch, batched=True, batch_size=1000, remove_columns=["title", "abstract"],
                         fn_kwargs={"tokenizer": tokenizer, "max_length": max_sequence_length},
                         desc="tokenising papers")
@@ -294,8 +308,9 @@ def build_example_dataset(rows: TrainingRows, papers: TokenizedPapers) -> Tuple[
         total_lengths.append(lengths[q_row] + sum(lengths[r] for r in pos_rows) + sum(lengths[r] for r in neg_rows))
     report = RowFilterReport(len(rows.rows), len(queries), len(missing), list(missing)[:5])
     if not queries:
-        raise InputError(f"no training rows left: all {len(rows.rows)} need papers missing from the metadata "
-                         f"(e.g. {', '.join(report.examples)})", path=rows.source or None)
+        raise InputError(f"no training rows left: all {len(rows.rows)} {rows.kind} reference papers missing from the "
+                         f"metadata ({len(missing)} of {len(rows.paper_ids())} papers missing, e.g. "
+                         f"{', '.join(report.examples)})", path=rows.source or None)
     if rows.kind == TRIPLETS:
         columns = {"query": queries, "positive": [p[0] for p in positives], "negative": [n[0] for n in negatives]}
     else:

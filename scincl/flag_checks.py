@@ -1,0 +1,229 @@
+"""Flag values checked before a command starts: types from the signature, ranges from one table.
+
+Every ``cli_*.py`` subcommand goes through :func:`checked_command` (see :func:`scincl.cli.run_cli`):
+before the library function runs, each flag's value is checked against the function's type hint
+(``int``, ``float``, ``bool``, ``str``, ``Optional[...]`` of those) and, by flag name, against
+:data:`RANGES`; the names are the same in every command (a ``--batch_size`` is a batch size
+everywhere), so one table serves them all, including flags that reach a command through
+``**kwargs`` (``train``'s ``TrainingArguments``, ``run_specter``'s miner and training flags).
+A bad value is one :class:`~scincl.errors.InputError` line naming the flag, the value and the rule.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import os
+import re
+import typing
+from pathlib import Path
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+
+from scincl.errors import InputError
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A flag's kind (``int`` or ``float``) and the interval its value must lie in."""
+
+    kind: type
+    low: Optional[float] = None
+    high: Optional[float] = None
+    low_open: bool = False  # True: value > low (else >= low)
+    high_open: bool = False  # True: value < high (else <= high)
+    hint: str = ""  # what to do instead, for values a user might mean
+
+    def describe(self) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {_number(self.low)}")
+        if self.high is not None:
+            parts.append(f"{'<' if self.high_open else '<='} {_number(self.high)}")
+        return " and ".join(parts)
+
+    def holds(self, value: float) -> bool:
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return not (self.high is not None and (value >= self.high if self.high_open else value > self.high))
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+AT_LEAST_ONE = Rule(int, low=1)
+NON_NEGATIVE_INT = Rule(int, low=0)
+NON_NEGATIVE = Rule(float, low=0)
+POSITIVE = Rule(float, low=0, low_open=True)
+SHARE = Rule(float, low=0, high=1)  # a fraction of something, 0..1
+OPEN_SHARE = Rule(float, low=0, high=1, low_open=True, high_open=True)
+
+# One rule per flag name, whichever command takes it.
+RANGES: Dict[str, Rule] = {
+    # sizes of batches, sequences, corpora: at least one
+    **{name: AT_LEAST_ONE for name in (
+        "batch_size", "per_device_train_batch_size", "per_device_eval_batch_size", "ann_batch_size",
+        "gradient_accumulation_steps", "max_sequence_length", "eval_max_sequence_length", "papers", "topics",
+        "demo_papers", "k", "triples_per_query", "min_count", "min_cocitation_count", "min_coupling_count",
+        "max_queries", "train_size", "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count",
+        "k_means_clusters")},
+    # counts and neighbour ranks: zero allowed (an empty slot, the nearest neighbour)
+    **{name: NON_NEGATIVE_INT for name in (
+        "easy_positives_count", "easy_negatives_count", "hard_negatives_count", "medium_positives_count",
+        "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min", "easy_negatives_k_max",
+        "easy_positives_k_min", "easy_positives_k_max", "hard_negatives_k_min", "hard_negatives_k_max",
+        "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min", "medium_positives_k_max",
+        "hard_positives_k_min", "hard_positives_k_max", "positives_count", "negatives_count", "largest_n",
+        "rank", "seed", "corpus_seed", "sample_n_nodes", "sample_classification_triples", "save_total_limit")},
+    # a learning rate of 0 trains nothing: the "finished" model is the base model, byte for byte
+    "learning_rate": Rule(float, low=0, low_open=True,
+                          hint="to score the base model untrained, run `evaluate --model_dir BASE_MODEL`"),
+    "num_train_epochs": NON_NEGATIVE,
+    "warmup_ratio": SHARE,
+    "weight_decay": NON_NEGATIVE,
+    "max_grad_norm": NON_NEGATIVE,
+    "test_ratio": Rule(float, low=0, high=1, high_open=True),
+    "graph_test_ratio": Rule(float, low=0, high=1, high_open=True),
+    "sample_queries_ratio": Rule(float, low=0, high=1, low_open=True),
+    "mlm_probability": OPEN_SHARE,
+    "mlm_weight": NON_NEGATIVE,
+    "graph_distillation_weight": NON_NEGATIVE,
+    "triplet_margin": NON_NEGATIVE,
+    "temperature": POSITIVE,
+    "ranking_scale": POSITIVE,
+    "cosine_weight": NON_NEGATIVE,
+    "ibn_weight": NON_NEGATIVE,
+    "angle_weight": NON_NEGATIVE,
+    "power": NON_NEGATIVE,
+}
+
+# (k_min, k_max) flag pairs: a band of neighbour ranks needs k_min < k_max.
+K_BANDS: Tuple[Tuple[str, str], ...] = tuple(
+    (f"{difficulty}_{role}_k_min", f"{difficulty}_{role}_k_max")
+    for difficulty in ("easy", "medium", "hard") for role in ("positives", "negatives"))
+
+BOOLEAN_WORDS = {"true": True, "false": False}
+
+# flags naming where a command writes: output_dir, output_path, output_fp, paper_ids_output_path, ...
+OUTPUT_FLAG = re.compile(r"(^|_)output(_(dir|path|fp))?$|_output_(dir|path)$")
+# outputs whose flag name does not say so, by command
+OUTPUT_FLAGS_OF = {"build_faiss": {"index_path"}, "get_knn_triples": {"ann_index_path"}}
+
+
+def check_writable(name: str, value: Any) -> None:
+    """An output flag's path can be created: its nearest existing ancestor is a writable directory."""
+    if not isinstance(value, (str, os.PathLike)) or not str(value):
+        return
+    target = Path(value)
+    ancestor = target if target.is_dir() else target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"--{name} {value}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(f"--{name} {value}: cannot write in {ancestor} (permission denied)")
+
+
+def _simple_type(hint: Any) -> Optional[type]:
+    """``int``/``float``/``bool``/``str`` for a hint of that type (or ``Optional`` of it), else ``None``."""
+    if hint in (bool, int, float, str):
+        return hint
+    args = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
+    if getattr(hint, "__origin__", None) is Union and len(args) == 1:
+        return _simple_type(args[0])
+    return None
+
+
+def check_value(name: str, value: Any, kind: Optional[type]) -> Any:
+    """``value`` of flag ``--name`` checked as ``kind`` and against :data:`RANGES`; returns it (converted).
+
+    Conversions: a number given for a string flag (``--output_dir 2024``) becomes that string,
+    ``true``/``false`` for a boolean flag become booleans, an integer for a float flag a float.
+    """
+    if value is None:
+        return None
+    rule = RANGES.get(name)
+    kind = kind or (rule.kind if rule else None)
+    if kind is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if kind is bool:
+        if isinstance(value, str) and value.strip().lower() in BOOLEAN_WORDS:
+            return BOOLEAN_WORDS[value.strip().lower()]
+        if not isinstance(value, bool):
+            raise InputError(f"--{name}: expected true or false, got {value!r}")
+        return value
+    if kind in (int, float):
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind is int and not (numeric and float(value).is_integer()):
+            raise InputError(f"--{name}: expected an integer, got {value!r}")
+        if not numeric:
+            raise InputError(f"--{name}: expected a number, got {value!r}")
+        value = int(value) if kind is int else value
+    if rule is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
+            and not rule.holds(value):
+        hint = f" ({rule.hint})" if rule.hint else ""
+        raise InputError(f"--{name} {value}: must be {rule.describe()}{hint}")
+    return value
+
+
+def check_bands(values: Dict[str, Any]) -> None:
+    """Every (k_min, k_max) pair given with both ends: k_min < k_max."""
+    for low_name, high_name in K_BANDS:
+        low, high = values.get(low_name), values.get(high_name)
+        if isinstance(low, int) and isinstance(high, int) and not low < high:
+            raise InputError(f"--{low_name} {low} / --{high_name} {high}: need k_min < k_max")
+
+
+def check_training_length(values: Dict[str, Any]) -> None:
+    """``--num_train_epochs 0`` without ``--max_steps``: no step would run and the base model would be saved."""
+    epochs, max_steps = values.get("num_train_epochs"), values.get("max_steps")
+    if epochs == 0 and not (isinstance(max_steps, int) and max_steps > 0):
+        raise InputError("--num_train_epochs 0: no training step would run (give epochs > 0 or --max_steps N)")
+
+
+def _hints(function: Callable) -> Dict[str, Any]:
+    try:
+        return typing.get_type_hints(inspect.unwrap(function))
+    except Exception:  # an annotation that does not resolve: check by RANGES only
+        return {}
+
+
+def check_call(function: Callable, args: tuple, kwargs: dict) -> Tuple[tuple, dict]:
+    """The arguments of one call of ``function``, checked and converted (see :func:`check_value`).
+
+    Arguments ``function`` cannot take are left for the call itself to reject.
+    """
+    signature = inspect.signature(function)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return args, kwargs
+    hints = _hints(function)
+    seen: Dict[str, Any] = {}
+    for name, value in list(bound.arguments.items()):
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            checked = {key: check_value(key, item, None) for key, item in value.items()}
+            bound.arguments[name] = checked
+            seen.update(checked)
+        elif kind is not inspect.Parameter.VAR_POSITIONAL:
+            bound.arguments[name] = seen[name] = check_value(name, value, _simple_type(hints.get(name)))
+            if OUTPUT_FLAG.search(name) or name in OUTPUT_FLAGS_OF.get(function.__name__, ()):
+                check_writable(name, seen[name])
+    defaults = {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
+    check_bands({**defaults, **seen})
+    check_training_length(seen)
+    return bound.args, bound.kwargs
+
+
+def checked_command(function: Callable) -> Callable:
+    """``function`` with its flags checked (:func:`check_call`) before it runs; same signature and help."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        args, kwargs = check_call(function, args, kwargs)
+        return function(*args, **kwargs)
+
+    return run
