@@ -17,14 +17,14 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.pipeline.flags import SeedsArg, parse_int_list, parse_seeds, settings_from_flags
-from scincl.pipeline.settings import RunSettings
+from scincl.pipeline.settings import RunSettings, check_input_paths
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 logger = logging.getLogger(__name__)
 
 def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
-    settings = settings_from_flags(output_dir, flags)
+    settings = check_input_paths(settings_from_flags(output_dir, flags))
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     arguments = {"output_dir": output_dir, **flags}
     return pipeline.run(arguments)

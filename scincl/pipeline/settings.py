@@ -302,3 +302,18 @@ def check_ranges(s: RunSettings) -> RunSettings:
         if getattr(s, name) is not None and getattr(s, name) <= 0:
             raise InputError(f"--{name} must be > 0, got {getattr(s, name)}")
     return s
+
+
+# settings naming files or folders the run reads (train_*_paper_ids are read or written: not here)
+INPUT_PATHS = ("scidocs_dir", "corpus_dir", "specter_triples_path", "graph_paper_ids_path", "graph_embeddings_path",
+               "s2id_to_s2orc_input_path", "citations_path", "scidocs_paper_ids")
+
+
+def check_input_paths(s: RunSettings) -> RunSettings:
+    """Every input path given exists (comma-separated lists: each file); run before the first stage."""
+    for name in INPUT_PATHS:
+        value = getattr(s, name)
+        for path in ([] if value is None else str(value).split(",")):
+            if path.strip() and not Path(path.strip()).exists():
+                raise InputError(f"--{name}: no such file or directory", path=path.strip())
+    return s
