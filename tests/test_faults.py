@@ -273,7 +273,7 @@ FAULTS = [
     Fault("get_knn k abc", "cli_graph.py get_knn {w}/graph/index.faiss {c}/knn --k abc",
           "--k: expected an integer, got 'abc'", absent=("knn",)),
     Fault("get_knn k beyond index", "cli_graph.py get_knn {w}/graph/index.faiss {c}/knn --k 5000",
-          "larger than the index", absent=("knn",)),
+          "larger than the index", absent=("knn",), subprocess=True),  # imports faiss: its loader stays quiet
     # --- get_knn_triples (issue: NaN graph rows surfaced as "queries lacked enough candidates")
     Fault("knn triples NaN graph rows", CASE_KNN_TRIPLES, "embeddings.h5: 2 embedding rows hold NaN or infinite "
           "values, the first is row 137", setup=_graph_with_nan, absent=("triples.csv", "index.faiss")),
@@ -441,3 +441,26 @@ def test_malformed_input_gives_one_clean_line_and_no_partial_output(fault, fault
         assert not (tmp_path / "case" / name).exists(), f"{name} left behind"
     leftovers = [p.name for p in (tmp_path / "case").rglob("*.tmp")]
     assert not leftovers, leftovers  # no half-written temp file of an atomic write
+
+
+FILE_SIZE_LIMIT = 1 << 16  # bytes: the citations TSV of the demo corpus is larger
+
+WRITE_FAILS = f"""
+import resource, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write beyond the limit fails with EFBIG instead of killing
+resource.setrlimit(resource.RLIMIT_FSIZE, ({FILE_SIZE_LIMIT}, {FILE_SIZE_LIMIT}))
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def test_a_failed_write_names_the_output_and_leaves_no_partial_file(fault_world, tmp_path):
+    """Disk full (here: a real write failure from a file-size limit) says which output, not just why."""
+    out = tmp_path / "cit"
+    done = subprocess.run([sys.executable, "-c", WRITE_FAILS, "cli_s2orc.py", "get_citations",
+                           str(fault_world / "corpus"), str(out), "--workers", "1"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 2
+    assert error_lines(done.stderr) == [f"cli_s2orc.py: error: File too large: {out / 'citations.tsv'}"]
+    assert sorted(p.name for p in out.iterdir()) == []  # neither the TSV nor its temp file
