@@ -174,18 +174,6 @@ def select_training_corpus(
     return TrainingCorpus(sorted(papers), sorted(queries), stats)
 
 
-def sample_queries(query_ids: Sequence[str], ratio: float, seed: int = 0) -> List[str]:
-    """Keep ``ratio`` of the query papers (``--sample_queries_ratio``; paper §6: 1% / 10% data)."""
-    if not 0 < ratio <= 1:
-        raise InputError(f"--sample_queries_ratio must be in (0, 1], got {ratio}")
-    if ratio == 1:
-        return list(query_ids)
-    count = max(1, round(len(query_ids) * ratio))
-    kept = sorted(random.Random(seed).sample(sorted(query_ids), count))
-    logger.info("--sample_queries_ratio %s: %d of %d query papers", ratio, len(kept), len(query_ids))
-    return kept
-
-
 def scidocs_graph_ids(scidocs_dir: PathLike, mapping: Optional[Dict[str, str]] = None) -> Set[str]:
     """Graph ids of every SciDocs paper (keys of the ``paper_metadata_*.json`` files, mapped)."""
     from scincl.scidocs_io import read_scidocs_metadata_dir

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import random
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
+from scincl.triples.queries import is_eligible_query, sample_eligible_queries
 
 logger = logging.getLogger(__name__)
 
@@ -292,13 +292,8 @@ class Reproduction:
         in_graphs = set(read_id_list(cite_ids)) & set(read_id_list(cocite_ids))
         with_text = set(read_id_list(with_text_ids))
         excluded = set(read_id_list(excluded_ids))
-        eligible = []
-        for paper, cited in adjacency.items():
-            if len(cited) < 5 or paper not in in_graphs or paper not in with_text or paper in excluded:
-                continue
-            second_hop = set().union(*(adjacency.get(c, set()) for c in cited)) - cited - {paper}
-            if len(second_hop) >= 2:
-                eligible.append(paper)
+        eligible = [paper for paper in adjacency if paper in in_graphs and paper in with_text
+                    and paper not in excluded and is_eligible_query(paper, adjacency)]
         eligible.sort()
         write_id_list(path, eligible)
         logger.info("%d papers are eligible queries for every arm", len(eligible))
@@ -309,10 +304,7 @@ class Reproduction:
         eligible = self.eligible_queries(graph_dim)
 
         def write() -> None:
-            if count > len(eligible):
-                raise InputError(f"{count} queries wanted but only {len(eligible)} papers are eligible for every "
-                                 f"arm on {self.corpus.name}: lower --triplets (5 per query)")
-            write_id_list(path, sorted(random.Random(seed).sample(eligible, count)))
+            write_id_list(path, sample_eligible_queries(eligible, count, seed, self.corpus.name))
 
         return self.stage(path, write, inputs=[self.shared / f"eligible_queries_g{graph_dim}.json"],
                           description=f"{count} query papers, seed {seed}")

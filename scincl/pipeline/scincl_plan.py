@@ -139,8 +139,8 @@ class SciNCLPlan:
                               overrides=self.s.biggraph_overrides, override=True)
 
     def select_queries(self) -> Dict[str, int]:
-        from scincl.pipeline.corpus import (read_id_mapping, read_specter_ids, sample_queries,
-                                            select_training_corpus)
+        from scincl.pipeline.corpus import read_id_mapping, read_specter_ids, select_training_corpus
+        from scincl.triples.queries import sample_query_ids
 
         mapping = read_id_mapping(self.s.s2id_to_s2orc_input_path)
         specter = read_specter_ids(self.s.specter_triples_path, mapping) if self.s.specter_triples_path else None
@@ -153,7 +153,7 @@ class SciNCLPlan:
                         len(kept), len(graph_ids))
             graph_ids = kept
         corpus = select_training_corpus(graph_ids, self.s.graph_limit, specter, excluded, seed=self.s.corpus_seed)
-        queries = sample_queries(corpus.query_ids, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
+        queries = sample_query_ids(corpus.query_ids, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
         write_id_list(self.p.corpus_ids, corpus.paper_ids)
         write_id_list(self.p.query_ids, queries)
         return {**corpus.stats, "sampled_query_papers": len(queries)}

@@ -1,9 +1,20 @@
-"""Choosing the query papers of a triple miner: all, a count, a ratio, or a JSON list of ids."""
+"""Choosing query papers, the one place for it: the ``--query_papers`` forms and the eligible-query rule.
+
+- :func:`parse_query_papers`: ``all`` / a count / a ratio / a JSON id file / a list of ids, as one
+  :class:`QuerySpec` (used by the kNN miner's :func:`select_query_rows` and the SPECTER-like
+  sampler's ``candidate_query_codes``);
+- :func:`is_eligible_query`: a paper can make SPECTER's 5 triplets (>= 5 cited papers and >= 2
+  citations of citations that it does not cite), the rule of the real-corpus experiments;
+- :func:`sample_query_ids` (``--sample_queries_ratio``) and :func:`sample_eligible_queries`: the
+  pipelines' seeded samples of query ids.
+"""
 from __future__ import annotations
 
 import logging
+import random
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Union
+from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -13,6 +24,106 @@ from scincl.io import read_id_list
 logger = logging.getLogger(__name__)
 
 QueryPapers = Union[None, str, int, float, Sequence[str]]
+
+
+# SPECTER's triplets per query paper: 5 positives (cited papers), 2 hard negatives (citations of
+# citations not cited) + 3 easy ones (SPECTER paper §3; the real-corpus experiments' eligible queries)
+SPECTER_POSITIVES = 5
+SPECTER_HARD_NEGATIVES = 2
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """One ``--query_papers`` value: ``kind`` is ``all``, ``count``, ``ratio`` or ``ids`` (then ``ids``/``source``)."""
+
+    kind: str
+    count: int = 0
+    ratio: float = 0.0
+    ids: Sequence[str] = ()
+    source: Optional[str] = None
+
+    def wanted(self, n: int, population: str = "the corpus size {n}") -> Optional[int]:
+        """How many of ``n`` papers a count or ratio asks for (None for ``all``/``ids``); range-checked.
+
+        ``population`` names the ``n`` papers in the error of a count out of range.
+        """
+        if self.kind == "count":
+            if not 1 <= self.count <= n:
+                raise InputError(f"--query_papers {self.count}: choose between 1 and {population.format(n=n)}")
+            return self.count
+        if self.kind == "ratio":
+            return max(1, int(round(n * self.ratio)))
+        return None
+
+
+def parse_query_papers(query_papers: QueryPapers) -> QuerySpec:
+    """The ``--query_papers`` forms: ``None``/``"all"``, a count, a ratio in ``(0, 1]``, a JSON id file, a list.
+
+    Strings from the command line are read as an int, else a float, else a path; a list or file keeps
+    its order with duplicates dropped (a warning); an empty list is an :class:`InputError`.
+    """
+    if isinstance(query_papers, str) and query_papers.strip().lower() in ("", "all"):
+        query_papers = None
+    if isinstance(query_papers, str):
+        text = query_papers.strip()
+        try:
+            query_papers = int(text)
+        except ValueError:
+            try:
+                query_papers = float(text)
+            except ValueError:
+                query_papers = text
+    if query_papers is None:
+        return QuerySpec("all")
+    if isinstance(query_papers, bool):
+        raise InputError(f"--query_papers must be a count, a ratio, a JSON id file or 'all', got {query_papers!r}")
+    if isinstance(query_papers, (int, np.integer)):
+        return QuerySpec("count", count=int(query_papers))
+    if isinstance(query_papers, float):
+        if not 0.0 < query_papers <= 1.0:
+            raise InputError(f"--query_papers ratio must be in (0, 1], got {query_papers}")
+        return QuerySpec("ratio", ratio=query_papers)
+    source = None
+    if isinstance(query_papers, (str, Path)):
+        source = str(query_papers)
+        ids = read_id_list(query_papers)
+    else:
+        ids = [str(p) for p in query_papers]
+    unique = list(dict.fromkeys(ids))
+    if len(unique) < len(ids):
+        logger.warning("query papers: dropped %d duplicated ids", len(ids) - len(unique))
+    if not unique:
+        raise InputError("the query paper list is empty", path=source)
+    return QuerySpec("ids", ids=unique, source=source)
+
+
+def is_eligible_query(paper: str, adjacency: Mapping[str, AbstractSet[str]]) -> bool:
+    """Whether ``paper`` can make SPECTER's triplets: >= 5 cited papers, >= 2 not-cited citations of citations."""
+    cited = adjacency.get(paper, set())
+    if len(cited) < SPECTER_POSITIVES:
+        return False
+    second_hop = set().union(*(adjacency.get(c, set()) for c in cited)) - set(cited) - {paper}
+    return len(second_hop) >= SPECTER_HARD_NEGATIVES
+
+
+def sample_query_ids(query_ids: Sequence[str], ratio: float, seed: int = 0) -> List[str]:
+    """Keep ``ratio`` of the query papers, sorted (``--sample_queries_ratio``; paper §6: 1% / 10% data)."""
+    if not 0 < ratio <= 1:
+        raise InputError(f"--sample_queries_ratio must be in (0, 1], got {ratio}")
+    if ratio == 1:
+        return list(query_ids)
+    count = max(1, round(len(query_ids) * ratio))
+    kept = sorted(random.Random(seed).sample(sorted(query_ids), count))
+    logger.info("--sample_queries_ratio %s: %d of %d query papers", ratio, len(kept), len(query_ids))
+    return kept
+
+
+def sample_eligible_queries(eligible: Sequence[str], count: int, seed: int, where: str) -> List[str]:
+    """``count`` of the eligible query papers drawn with ``seed``, sorted (shared by all arms of a run)."""
+    if count > len(eligible):
+        raise InputError(f"{count} queries wanted but only {len(eligible)} papers are eligible for every "
+                         f"arm on {where}: lower --triplets (5 per query)")
+    return sorted(random.Random(seed).sample(list(eligible), count))
 
 
 def id_to_row(ids: Sequence[str]) -> Dict[str, int]:
@@ -44,45 +155,14 @@ def select_query_rows(query_papers: QueryPapers, corpus_ids: Sequence[str], seed
     n = len(corpus_ids)
     if n == 0:
         raise InputError("the corpus is empty: no papers to choose queries from")
-    if isinstance(query_papers, str) and query_papers.strip().lower() in ("", "all"):
-        query_papers = None
-    if isinstance(query_papers, str):
-        text = query_papers.strip()
-        try:
-            query_papers = int(text)
-        except ValueError:
-            try:
-                query_papers = float(text)
-            except ValueError:
-                query_papers = text
-    if query_papers is None:
+    spec = parse_query_papers(query_papers)
+    if spec.kind == "all":
         rows = np.arange(n, dtype=np.int64)
-    elif isinstance(query_papers, bool):
-        raise InputError(f"--query_papers must be a count, a ratio, a JSON id file or 'all', got {query_papers!r}")
-    elif isinstance(query_papers, (int, np.integer)):
-        count = int(query_papers)
-        if count < 1 or count > n:
-            raise InputError(f"--query_papers {count}: choose between 1 and the corpus size {n}")
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=count, replace=False))
-    elif isinstance(query_papers, float):
-        if not 0.0 < query_papers <= 1.0:
-            raise InputError(f"--query_papers ratio must be in (0, 1], got {query_papers}")
-        count = max(1, int(round(n * query_papers)))
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=count, replace=False))
+    elif spec.kind == "ids":
+        rows = rows_of_ids(spec.ids, mapping if mapping is not None else id_to_row(corpus_ids), "query papers",
+                           spec.source)
     else:
-        source = None
-        if isinstance(query_papers, (str, Path)):
-            source = str(query_papers)
-            ids = read_id_list(query_papers)
-        else:
-            ids = [str(p) for p in query_papers]
-        unique = list(dict.fromkeys(ids))
-        if len(unique) < len(ids):
-            logger.warning("query papers: dropped %d duplicated ids", len(ids) - len(unique))
-        if not unique:
-            raise InputError("the query paper list is empty", path=source)
-        rows = rows_of_ids(unique, mapping if mapping is not None else id_to_row(corpus_ids), "query papers",
-                           source)
+        rows = np.sort(np.random.default_rng(seed).choice(n, size=spec.wanted(n), replace=False))
     if rows.size == 0:
         raise InputError("no query papers selected")
     logger.info("query papers: %d of %d corpus papers", rows.size, n)

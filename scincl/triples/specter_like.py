@@ -22,7 +22,7 @@ from scincl.io import PathLike, write_json, write_triples_csv
 from scincl.triples.citation_graph import (CitationGraph, Csr, build_citation_graph, padded, remove_pairs,
                                            sample_segments, unique_pairs)
 from scincl.triples.knn_miner import args_path, output_with_gzip
-from scincl.triples.queries import QueryPapers
+from scincl.triples.queries import QueryPapers, parse_query_papers
 from scincl.triples.strategies import NotEnoughCandidates, random_rows
 
 logger = logging.getLogger(__name__)
@@ -36,34 +36,13 @@ def candidate_query_codes(graph: CitationGraph, query_papers: QueryPapers, seed:
     A JSON id file / list keeps its order and all of them are wanted; a count or ratio tries all
     papers in a seeded random order until that many queries had enough candidates.
     """
-    from scincl.io import read_id_list
-
     n = graph.size
-    if query_papers is None or (isinstance(query_papers, str) and query_papers.lower() == "all"):
+    spec = parse_query_papers(query_papers)
+    if spec.kind == "all":
         return np.arange(n), None
-    if isinstance(query_papers, str):
-        try:
-            query_papers = float(query_papers) if "." in query_papers else int(query_papers)
-        except ValueError:
-            ids = list(dict.fromkeys(read_id_list(query_papers)))
-            if not ids:
-                raise InputError("the query paper list is empty", path=query_papers)
-            return graph.codes(ids, "query papers", source=query_papers), None
-    if isinstance(query_papers, (list, tuple)):
-        ids = list(dict.fromkeys(str(i) for i in query_papers))
-        if not ids:
-            raise InputError("the query paper list is empty")
-        return graph.codes(ids, "query papers"), None
-    order = np.random.default_rng([seed, 0]).permutation(n)
-    if isinstance(query_papers, float) and not isinstance(query_papers, bool):
-        if not 0 < query_papers <= 1:
-            raise InputError(f"--query_papers ratio must be in (0, 1], got {query_papers}")
-        return order, max(1, int(round(n * query_papers)))
-    if isinstance(query_papers, (int, np.integer)) and not isinstance(query_papers, bool):
-        if not 1 <= query_papers <= n:
-            raise InputError(f"--query_papers {query_papers}: choose between 1 and the {n} papers of the graph")
-        return order, int(query_papers)
-    raise InputError(f"--query_papers must be 'all', a count, a ratio or a JSON id file, got {query_papers!r}")
+    if spec.kind == "ids":
+        return graph.codes(list(spec.ids), "query papers", source=spec.source), None
+    return np.random.default_rng([seed, 0]).permutation(n), spec.wanted(n, "the {n} papers of the graph")
 
 
 def specter_like_block(
