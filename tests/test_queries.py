@@ -12,12 +12,12 @@ from scincl.triples.queries import (QuerySpec, is_eligible_query, parse_query_pa
 
 def test_query_papers_forms_from_the_command_line_and_python(tmp_path):
     ids = tmp_path / "q.json"
-    ids.write_text(json.dumps(["b", "a", "b"]))
+    ids.write_text(json.dumps(["b", "a"]))
     assert parse_query_papers(None) == parse_query_papers("all") == parse_query_papers(" ALL ") == QuerySpec("all")
     assert parse_query_papers("7") == parse_query_papers(7) == QuerySpec("count", count=7)
     assert parse_query_papers("0.25") == QuerySpec("ratio", ratio=0.25)
     assert parse_query_papers(str(ids)) == QuerySpec("ids", ids=["b", "a"], source=str(ids))
-    assert parse_query_papers(["x", "y"]) == QuerySpec("ids", ids=["x", "y"])
+    assert parse_query_papers(["x", "y", "x"]) == QuerySpec("ids", ids=["x", "y"])  # duplicates dropped
     assert QuerySpec("ratio", ratio=0.25).wanted(10) == 2 and QuerySpec("all").wanted(10) is None
     with pytest.raises(InputError, match=r"--query_papers 11: choose between 1 and the corpus size 10"):
         QuerySpec("count", count=11).wanted(10)
