@@ -150,6 +150,13 @@ def _toy_copy(case: Path, triples: Optional[str] = None, metadata_edit: Optional
     _write(case / "metadata.jsonl", "\n".join(metadata_edit(lines) if metadata_edit else lines) + "\n")
 
 
+def _corpus_ids(n: int) -> str:
+    """The first ``n`` paper ids of the world's corpus, comma-separated."""
+    shard = sorted((WORLD_FILES["corpus"]).glob("*.jsonl.gz"))[0]
+    lines = gzip.open(shard, "rt").read().splitlines()[:n]
+    return ",".join(json.loads(line)["paper_id"] for line in lines)
+
+
 def _shard_with_bad_line(case: Path) -> None:
     shard = sorted((WORLD_FILES["corpus"]).glob("*.jsonl.gz"))[0]
     lines = gzip.open(shard, "rt").read().splitlines()
@@ -208,6 +215,9 @@ FAULTS = [
           "no training rows left: all 2 triplets reference papers missing from the metadata (6 of 6 papers missing",
           setup=lambda c: _toy_copy(c, triples=TRIPLES_HEADER + "x1,x2,x3\nx4,x5,x6\n"), absent=("model",),
           subprocess=True),
+    Fault("train some papers missing from metadata (counted skip)", CASE_TRAIN + " --max_steps 1",
+          "train: 1 papers missing from the metadata (e.g. ghost); 1 of 73 rows dropped", code=0,
+          setup=lambda c: _toy_copy(c, triples=(WORLD_FILES["toy"] / "train.csv").read_text() + "graphs-0,graphs-1,ghost\n")),
     Fault("train metadata duplicate id", CASE_TRAIN, "field 'paper_id': duplicate paper_id",
           setup=lambda c: _toy_copy(c, metadata_edit=lambda lines: lines + [lines[0]]), absent=("model",)),
     Fault("train metadata malformed line", CASE_TRAIN, "metadata.jsonl:2: malformed JSON",
@@ -262,6 +272,16 @@ FAULTS = [
     Fault("build_faiss ids not a list", "cli_graph.py build_faiss {w}/graph/embeddings.h5 {c}/index.faiss "
           "--paper_ids {c}/ids.json", "expected a JSON list of paper ids, got dict",
           setup=lambda c: _write(c / "ids.json", '{"a": 1}'), absent=("index.faiss",)),
+    Fault("build_faiss unknown include ids (counted skip)", "cli_graph.py build_faiss {w}/graph/embeddings.h5 "
+          "{c}/index.faiss --include_paper_ids {c}/ids.json --allow_unknown_ids",
+          "1 of 3 include_paper_ids have no embedding", code=0,
+          setup=lambda c: _write(c / "ids.json", '["p1", "p2", "ghost"]')),
+    Fault("build_faiss unknown include ids", "cli_graph.py build_faiss {w}/graph/embeddings.h5 {c}/index.faiss "
+          "--include_paper_ids {c}/ids.json", "pass --allow_unknown_ids to skip them",
+          setup=lambda c: _write(c / "ids.json", '["p1", "p2", "ghost"]'), absent=("index.faiss",)),
+    Fault("build_faiss duplicate include id", "cli_graph.py build_faiss {w}/graph/embeddings.h5 {c}/index.faiss "
+          "--include_paper_ids {c}/ids.json", "ids.json: item 2: duplicate paper id 'p1' (first at item 0)",
+          setup=lambda c: _write(c / "ids.json", '["p1", "p2", "p1"]'), absent=("index.faiss",)),
     Fault("build_faiss batch 0", "cli_graph.py build_faiss {w}/graph/embeddings.h5 {c}/index.faiss --batch_size 0",
           "--batch_size 0: must be >= 1", absent=("index.faiss",)),
     Fault("build_faiss bad factory", "cli_graph.py build_faiss {w}/graph/embeddings.h5 {c}/index.faiss "
@@ -287,6 +307,9 @@ FAULTS = [
     Fault("knn triples k_max beyond corpus", KNN_TRIPLES.replace("--hard_negatives_k_max 102",
                                                                  "--hard_negatives_k_max 5000"), "5000",
           absent=("triples.csv",)),
+    Fault("knn triples misspelled flag", KNN_TRIPLES + " --hard_negative_count 2",
+          "--hard_negative_count: unknown flag for get_knn_triples (did you mean --hard_negatives_count?)",
+          absent=("triples.csv", "index.faiss")),
     Fault("knn triples per query 0", KNN_TRIPLES + " --triples_per_query 0", "--triples_per_query 0: must be >= 1",
           absent=("triples.csv", "index.faiss")),
     Fault("knn triples negative count", KNN_TRIPLES + " --easy_negatives_count -1",
@@ -299,6 +322,12 @@ FAULTS = [
     Fault("get_metadata triples 4 columns", "cli_triples.py get_metadata {c}/t.csv {c}/meta.jsonl "
           "--s2orc_metadata_dir {w}/corpus", "t.csv:2: expected 3 columns, got 4",
           setup=lambda c: _write(c / "t.csv", TRIPLES_HEADER + "a,b,c,d\n"), absent=("meta.jsonl",)),
+    Fault("get_metadata paper not in corpus (counted skip)", "cli_triples.py get_metadata {c}/t.csv {c}/meta.jsonl "
+          "--s2orc_metadata_dir {w}/corpus", "metadata: 1 of 3 papers not found (e.g. ghost)", code=0,
+          setup=lambda c: _write(c / "t.csv", TRIPLES_HEADER + _corpus_ids(2) + ",ghost\n")),
+    Fault("get_metadata no paper in corpus", "cli_triples.py get_metadata {c}/t.csv {c}/meta.jsonl "
+          "--s2orc_metadata_dir {w}/corpus", "none of the 3 papers was found",
+          setup=lambda c: _write(c / "t.csv", TRIPLES_HEADER + "g1,g2,g3\n"), absent=("meta.jsonl",)),
     Fault("count_collisions no file", "cli_triples.py count_collisions", "give at least one triples file"),
     # --- cli_s2orc / cli_graph corpus commands (issue: a misspelled flag ran the whole job first)
     Fault("get_citations misspelled flag", "cli_s2orc.py get_citations {w}/corpus {c}/cit --test_ration 0.1",
