@@ -117,10 +117,13 @@ def run_demo_blocks(repo_root: Path, workdir: Path, env: dict | None = None) -> 
         for block in (b for b in shell_blocks(path) if b.label == "demo"):
             script = f"source {state}\nset -e -o pipefail\n{block.code}\nexport -p > {state}\n"
             start = time.perf_counter()
-            proc = subprocess.run(["bash", "-c", script], cwd=workdir, env=run_env, capture_output=True,
-                                  text=True, timeout=BLOCK_TIMEOUT)
-            runs.append(BlockRun(block, proc.returncode, time.perf_counter() - start,
-                                 (proc.stdout + proc.stderr)[-3000:]))
+            try:
+                proc = subprocess.run(["bash", "-c", script], cwd=workdir, env=run_env, capture_output=True,
+                                      text=True, timeout=BLOCK_TIMEOUT)
+                code, tail = proc.returncode, (proc.stdout + proc.stderr)[-3000:]
+            except subprocess.TimeoutExpired as exc:
+                code, tail = -1, f"stopped after {BLOCK_TIMEOUT} s: {str(exc.stdout or '')[-2000:]}"
+            runs.append(BlockRun(block, code, time.perf_counter() - start, tail))
             if proc.returncode:
                 return runs
     return runs

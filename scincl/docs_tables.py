@@ -139,7 +139,7 @@ def refresh(repo_root: Path, runs: dict[str, Path]) -> list[str]:
 
 
 def update_doc_tables(repo_root: str = ".", demo_output: str = "demo_output", rerun_blocks: bool = True) -> None:
-    """Regenerate the docs' demo tables: rerun the demo blocks, refresh docs/generated/, paste.
+    """Regenerate the docs' demo tables: rerun the demo blocks (tiny BERT), refresh docs/generated/, paste.
 
     ``demo_output``: the folder of a finished ``make demo`` (skipped when absent);
     ``--norerun_blocks`` only pastes the cached tables.
@@ -149,7 +149,12 @@ def update_doc_tables(repo_root: str = ".", demo_output: str = "demo_output", re
     work = Path(tempfile.mkdtemp(prefix="scincl_docs_"))
     try:
         if rerun_blocks:
-            results = run_demo_blocks(root, make_workspace(work / "run", root))
+            from scincl.model.tiny import build_tiny_bert, toy_vocabulary
+
+            # the tables come from the graph and triplet blocks; a tiny BERT keeps the training
+            # and evaluation blocks to seconds, as in tests/test_docs.py
+            bert = build_tiny_bert(work / "tiny_bert", toy_vocabulary())
+            results = run_demo_blocks(root, make_workspace(work / "run", root), {"BASE_MODEL": str(bert)})
             failed = [r for r in results if r.returncode]
             if failed:
                 raise SystemExit(f"{failed[0].block.where} exited {failed[0].returncode}:\n{failed[0].output_tail}")
