@@ -132,6 +132,10 @@ def test_every_experiment_definition_is_valid_data():
             assert (experiments / f"{name}.sh").read_text().rstrip().endswith(f"experiment {name} \"$@\"")
     main = load_experiments("hepth_main", {"k_hard": 2000, "seeds": "0..1"})[0]
     assert main.seeds == (0, 1) and main.full_recipe().k_hard == 2000 and main.full_recipe().k_pos == 25
+    graph = load_experiments("hepth_graph")[0]
+    assert graph.graph_dims == (64, 128) and load_experiments("hepth_graph", {"graph_dims": "16"})[0].graph_dims == (16,)
+    with pytest.raises(InputError, match="--graph_dims: expected integers"):
+        load_experiments("hepth_graph", {"graph_dims": "16d"})
     citeseer = load_experiments("citeseer_main")[0].full_recipe()
     assert (citeseer.triplets, citeseer.k_pos, citeseer.k_hard) == (600, 10, 100)
     with pytest.raises(InputError, match=r"--k_hrad: unknown flag for run_experiment \(did you mean --k_hard\?\)"):
@@ -249,3 +253,49 @@ def test_collisions_study_counts_each_margin_of_the_grid(reproduced, repo_root):
         assert [e["margin"] for e in entries] == [e["k_hard_negatives"] - kp for e in entries]
     assert (exp / "collisions_vs_margin.png").stat().st_size > 0
 
+
+
+def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
+    from scincl.pipeline.experiment_kinds import triplet_relations
+    from scincl.pipeline.real_corpus import ARM_NAMES, CorpusSpec
+
+    rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
+    rep.citations_train.parent.mkdir(parents=True)
+    # A->B, B->C, D->B, D->E, F->G: B and E are co-cited (by D); C is two hops from A (via B)
+    rep.citations_train.write_text("A\tB\nB\tC\nD\tB\nD\tE\nF\tG\n")
+    triples = tmp_path / "scincl.csv"
+    triples.write_text("query_paper_id,positive_id,negative_id\nA,B,C\nB,E,G\nA,B,C\n")  # the repeat counts once
+    table = triplet_relations(rep, {"scincl": triples, "cocite": tmp_path / "missing.csv"})
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 2  # header + the scincl arm; an arm without triplets is left out
+    # positives (A,B) direct + 2 hops, (B,E) co-cited + 2 hops; negatives (A,C) 2 hops, (B,G) unrelated
+    assert rows[1] == f"| {ARM_NAMES['scincl']} | 50.0 | 50.0 | 100.0 | 0.0 | 0.0 | 50.0 |"
+
+
+def test_graph_study_runs_link_prediction_retrieval_and_the_graph_alone(reproduced, repo_root):
+    # --graph_dims 16: the main run's 16-d graph (reused) and its cos variant, on the demo corpus
+    _study(reproduced, repo_root, "graph", "--graph_dims", "16")
+    out = reproduced["out"] / "hepth"
+    exp = out / "graph"
+    table = (exp / "results.md").read_text()
+    mrr = {}
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 7 and cells[1] in ("trained", "random"):
+            mrr[(cells[0], cells[1])] = float(cells[2])
+    assert set(mrr) == {(g, e) for g in ("16d dot", "16d cos") for e in ("trained", "random")}
+    # link prediction on the held-out edges: the trained embeddings rank them above random ones
+    assert mrr[("16d dot", "trained")] > mrr[("16d dot", "random")]
+    assert mrr[("16d cos", "trained")] > mrr[("16d cos", "random")]
+    held_out = len((out / "shared" / "citations" / "citations.test.tsv").read_text().splitlines())
+    for comparator, metric in (("dot", "dot"), ("cos", "cosine")):
+        retrieval = json.loads((exp / f"retrieval_16d_{comparator}.json").read_text())
+        assert retrieval["pairs"] == held_out and retrieval["metric"] == metric
+        assert 0 < retrieval["metrics"]["map"] <= 100
+    assert {p.name for p in (out / "shared").glob("graph_*_*d_*") if p.is_dir()} == {
+        "graph_cite_16d_dot", "graph_cite_16d_cos", "graph_cocite_16d_dot", "graph_transductive_16d_dot"}
+    rows = _table_rows(table)  # only the dimensions asked for were trained (no 64-d / 128-d graphs)
+    alone = json.loads((exp / "scidocs_transductive_16d" / "val" / "results.json").read_text())["scores"]["val"]
+    assert 0 < alone["cite"]["map"] <= 100 and 0 < alone["co-cite"]["map"] <= 100
+    assert rows["graph embeddings alone (16d dot, transductive graph)"][0] == "1"  # one run, its scores
+    assert {"base encoder (text only)", "scincl (text encoder)", "cocite (text encoder)"} <= set(rows)

@@ -303,10 +303,10 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             graph, val for the studies); --values (k_pos/k_hard sweep values, collisions' k-hard
             grid); --variants field=value,... (tuning); --arms specter_like,scincl,cocite;
             --losses triplet,infonce,cosent,angle; --cocitation_min_count 2;
-            --eval_max_sequence_length 128; recipe: --triplets 1000 (5 per query) --k_pos 25
-            --k_hard 500 (positives n_{k+-4}..n_{k+}, hard negatives n_{k--1}..n_{k-}) --pooling mean
-            --learning_rate 5e-5 --loss triplet --max_sequence_length 64 --batch_size 16 --epochs 1
-            --graph_dim 64.
+            --eval_max_sequence_length 128; --graph_dims 64,128 (graph study); recipe: --triplets 1000
+            (5 per query) --k_pos 25 --k_hard 500 (positives n_{k+-4}..n_{k+}, hard negatives
+            n_{k--1}..n_{k-}) --pooling mean --learning_rate 5e-5 --loss triplet --max_sequence_length 64
+            --batch_size 16 --epochs 1 --graph_dim 64.
     """
     if settings.pop("help", False):
         return _print_help(reproduce)

@@ -421,6 +421,7 @@ class Experiment:
     losses: Tuple[str, ...] = LOSSES  # losses of the loss comparison
     cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
     eval_max_sequence_length: int = 128  # tokens per SciDocs paper at evaluation (CPU budget)
+    graph_dims: Tuple[int, ...] = (64, 128)  # graph study: link-prediction dimensions (paper Table 4 ablation)
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
@@ -479,6 +480,7 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
                 raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
     if exp.values is not None:
         changes["values"] = tuple(parse_int_list(exp.values, "values"))
+    changes["graph_dims"] = tuple(parse_int_list(exp.graph_dims, "graph_dims"))
     exp = dataclasses.replace(exp, **changes)
     exp.full_recipe()  # recipe fields checked before any work
     return exp
@@ -523,7 +525,7 @@ def _graph(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Pa
         group = rep.run_dir(arm, 0, recipe, split).parent
         if any(group.glob("seed_*/results.json")):
             text_runs[f"{arm} (text encoder)"] = group
-    return graph_study(rep, recipe, split=split, text_runs=text_runs)
+    return graph_study(rep, recipe, dims=exp.graph_dims, split=split, text_runs=text_runs)
 
 
 # experiment kind -> what runs it (a registry, not an if-chain; EXPERIMENTS keeps the order of the docs)
