@@ -38,6 +38,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.queries import is_eligible_query, sample_eligible_queries
+from scincl.triples.sources import SPECTER_LIKE, mine_triples
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class Arm:
 
     name: str  # directory key (runs/<split>/<recipe>/<name>/seed_<s>)
     label: str  # table row
-    triples_source: str  # knn | specter_like (scincl/pipeline/settings.py CHOICES)
+    triples_source: str  # knn | specter_like (scincl/triples/sources.py TRIPLES_SOURCES)
     graph: Optional[str] = None  # knn only: the BigGraph embeddings sampled from (cite | cocite)
 
 
@@ -317,26 +318,24 @@ class Reproduction:
         setting = ARM_SETTINGS[arm]
         path = run_dir / "train_triples.csv"
         queries = self.queries(seed, -(-recipe.triplets // 5), recipe.graph_dim)
-        if setting.triples_source == "specter_like":
-            from scincl.triples.specter_like import get_specter_like_triples
-
+        if setting.triples_source == SPECTER_LIKE:  # the inputs each source reads, staged first
             citations = self.citations()
-            return self.stage(path, lambda: get_specter_like_triples(
-                citations, path, query_papers=str(queries), triples_count=recipe.triplets,
-                bidirectional=self.corpus.bidirectional, seed=seed, override=True),
-                inputs=[citations, queries], description=f"{arm} triplets, seed {seed}")
-        from scincl.triples.knn_miner import get_knn_triples
-
-        graph = self.graph(setting.graph, recipe.graph_dim)
-        index = self.ann_index(setting.graph, recipe.graph_dim)
-        corpus = self.graph_papers_with_text(setting.graph, recipe.graph_dim)
-        return self.stage(path, lambda: get_knn_triples(
-            path, graph["ids"], graph["embeddings"], query_papers=str(queries),
+            sources: Dict[str, Any] = {"citations_path": citations}
+            inputs = [citations, queries]
+        else:
+            graph = self.graph(setting.graph, recipe.graph_dim)
+            index = self.ann_index(setting.graph, recipe.graph_dim)
+            corpus = self.graph_papers_with_text(setting.graph, recipe.graph_dim)
+            sources = {"graph_paper_ids_path": graph["ids"], "graph_embeddings_path": graph["embeddings"],
+                       "ann_index_path": index, "include_paper_ids": str(corpus)}
+            inputs = [graph["embeddings"], index, queries]
+        return self.stage(path, lambda: mine_triples(
+            setting.triples_source, path, str(queries), **sources, triples_count=recipe.triplets,
+            bidirectional=self.corpus.bidirectional, seed=seed, override=True,
             easy_positives_k_min=recipe.k_pos - POSITIVES_BAND, easy_positives_k_max=recipe.k_pos,
             hard_negatives_k_min=recipe.k_hard - HARD_NEGATIVES_BAND, hard_negatives_k_max=recipe.k_hard,
-            ann_index_path=index, ann_normalize_embeddings=True, include_paper_ids=str(corpus), seed=seed,
-            workers=self.workers, show_progress=False, override=True),
-            inputs=[graph["embeddings"], index, queries], description=f"{arm} triplets, seed {seed}")
+            ann_normalize_embeddings=True, workers=self.workers, show_progress=False),
+            inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """Fine-tune the packaged MiniLM on the arm's triplets (reused when ``train_args.json`` exists)."""

@@ -181,36 +181,27 @@ class SciNCLPlan:
 
     def mine_triples(self) -> None:
         plain = Path(str(self.p.triples)[:-3]) if str(self.p.triples).endswith(".gz") else self.p.triples
-        if self.s.triples_source == "specter_like":
-            from scincl.triples.specter_like import get_specter_like_triples
+        from scincl.triples.sources import mine_triples
 
-            get_specter_like_triples(self.citations_for_triples, plain, query_papers=str(self.p.query_ids),
-                                     triples_per_query=self.s.triples_per_query,
-                                     easy_positives_count=self.s.easy_positives_count,
-                                     easy_negatives_count=self.s.easy_negatives_count,
-                                     hard_negatives_count=self.s.hard_negatives_count, seed=self.s.seed,
-                                     gzip=self.s.gzip, override=True)
-            return
-        from scincl.triples.knn_miner import get_knn_triples
-
-        get_knn_triples(plain, self.p.graph_ids, self.p.graph_embeddings, query_papers=str(self.p.query_ids),
-                        triples_per_query=self.s.triples_per_query,
-                        easy_positives_count=self.s.easy_positives_count,
-                        easy_positives_strategy=self.s.easy_positives_strategy,
-                        easy_positives_k_min=self.s.easy_positives_k_min,
-                        easy_positives_k_max=self.s.easy_positives_k_max,
-                        easy_negatives_count=self.s.easy_negatives_count,
-                        easy_negatives_strategy=self.s.easy_negatives_strategy,
-                        hard_negatives_count=self.s.hard_negatives_count,
-                        hard_negatives_strategy=self.s.hard_negatives_strategy,
-                        hard_negatives_k_min=self.s.hard_negatives_k_min,
-                        hard_negatives_k_max=self.s.hard_negatives_k_max,
-                        ann_metric=self.s.ann_metric, ann_backend=self.s.ann_backend, ann_index_path=self.p.ann_index,
-                        ann_normalize_embeddings=self.s.ann_do_normalize, ann_device=self.s.ann_device,
-                        faiss_string_factory=self.s.faiss_string_factory, seed=self.s.seed, workers=self.s.workers,
-                        include_paper_ids=str(self.p.corpus_ids),  # a reused index must cover this run's corpus
-                        gzip=self.s.gzip, override=True, show_progress=True, k_scale=self.s.k_scale,
-                        **self.s.miner_options)
+        mine_triples(self.s.triples_source, plain, str(self.p.query_ids), citations_path=self.citations_for_triples,
+                     graph_paper_ids_path=self.p.graph_ids, graph_embeddings_path=self.p.graph_embeddings,
+                     seed=self.s.seed, gzip=self.s.gzip, override=True,
+                     triples_per_query=self.s.triples_per_query,
+                     easy_positives_count=self.s.easy_positives_count,
+                     easy_positives_strategy=self.s.easy_positives_strategy,
+                     easy_positives_k_min=self.s.easy_positives_k_min,
+                     easy_positives_k_max=self.s.easy_positives_k_max,
+                     easy_negatives_count=self.s.easy_negatives_count,
+                     easy_negatives_strategy=self.s.easy_negatives_strategy,
+                     hard_negatives_count=self.s.hard_negatives_count,
+                     hard_negatives_strategy=self.s.hard_negatives_strategy,
+                     hard_negatives_k_min=self.s.hard_negatives_k_min,
+                     hard_negatives_k_max=self.s.hard_negatives_k_max,
+                     ann_metric=self.s.ann_metric, ann_backend=self.s.ann_backend, ann_index_path=self.p.ann_index,
+                     ann_normalize_embeddings=self.s.ann_do_normalize, ann_device=self.s.ann_device,
+                     faiss_string_factory=self.s.faiss_string_factory, workers=self.s.workers,
+                     include_paper_ids=str(self.p.corpus_ids),  # a reused index must cover this run's corpus
+                     show_progress=True, k_scale=self.s.k_scale, **self.s.miner_options)
 
     def extract_metadata(self) -> None:
         from scincl.triples.metadata import get_metadata

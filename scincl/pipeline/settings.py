@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from scincl.errors import InputError
 from scincl.pipeline.corpus import GRAPH_LIMITS
+from scincl.triples.sources import TRIPLES_SOURCES
 from scincl.triples.config import (DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT,
                                    HARD_NEGATIVES_BAND, HARD_NEGATIVES_K, POSITIVES_BAND, POSITIVES_K)
 
@@ -275,7 +276,7 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
 
 
 CHOICES = {  # the values a field takes (validated before any stage runs)
-    "triples_source": ("knn", "specter_like"),
+    "triples_source": TRIPLES_SOURCES,  # scincl/triples/sources.py
     "graph_limit": GRAPH_LIMITS,
     "val_or_test_or_both": ("val", "test", "both"),
     "ann_metric": ("inner_product", "l2", "cosine"),
