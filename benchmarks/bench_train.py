@@ -10,7 +10,13 @@ by the training sampler (whole queries shuffled). Each timed step is a full trai
 reported. Prints triplets/s of both, the ratio (target >= 1.3x), distinct papers encoded per
 batch, and peak RSS.
 
+Precision (issue 17): the same dedup batches as full training steps in fp32 and under
+``torch.autocast(<device>, bfloat16)`` (what ``train --bf16 auto`` does where the CPU has native bf16),
+alternating in rounds like the collators; prints the bf16/fp32 speed ratio and whether the CPU
+computes bf16 natively (emulated bf16 is slower than fp32). ``--precision_rounds 0`` skips it.
+
     .venv/bin/python benchmarks/bench_train.py [--steps 4] [--rounds 2] [--batch_sizes 8,10] [--threads 0]
+        [--precision_rounds 2]
 """
 from __future__ import annotations
 
@@ -70,11 +76,12 @@ def demo_triples(root: Path, papers: int, queries: int, seed: int = 0):
     return root / "triples.csv", root / "metadata.jsonl"
 
 
-def timed_steps(model, optimizer, batches) -> float:
-    """Seconds for full training steps over ``batches``."""
+def timed_steps(model, optimizer, batches, bf16: bool = False) -> float:
+    """Seconds for full training steps over ``batches`` (under CPU bf16 autocast when ``bf16``)."""
     start = time.perf_counter()
     for batch in batches:
-        loss = model(**batch)["loss"]
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = model(**batch)["loss"]
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -113,6 +120,33 @@ def bench_batch_size(model, optimizer, dataset, papers, pad_token_id: int, batch
           f"papers-encoded ratio {encoded['every_row'] / encoded['dedup']:.2f}x)")
 
 
+def bench_precision(model, optimizer, dataset, papers, pad_token_id: int, batch_size: int, steps: int,
+                    rounds: int) -> None:
+    """Time fp32 and bf16-autocast training steps on the same dedup batches; print the bf16/fp32 ratio."""
+    from scincl.model.device import detect_cpu_flags, native_bf16
+
+    order = list(QueryBlockSampler(dataset["query"], seed=0))
+    features = [dataset[i] for i in order]
+    chunks = [features[i:i + batch_size] for i in range(0, len(features), batch_size)]
+    chunks = [c for c in chunks if len(c) == batch_size][:steps * rounds + 1]
+    collate = DedupCollator(papers.dataset, pad_token_id, deduplicate=True)
+    batches = [collate(c) for c in chunks]
+    timed_steps(model, optimizer, batches[:1], bf16=True)  # warm-up of the bf16 kernels
+    seconds = {"fp32": [], "bf16": []}
+    for r in range(rounds):
+        window = batches[1 + r * steps:1 + (r + 1) * steps]
+        for name in (("fp32", "bf16") if r % 2 == 0 else ("bf16", "fp32")):
+            seconds[name].append(timed_steps(model, optimizer, window, bf16=name == "bf16"))
+    rate = {name: steps * batch_size / statistics.median(s) for name, s in seconds.items()}
+    native = native_bf16("cpu", cpu_flags=detect_cpu_flags())
+    print(f"precision, batch {batch_size} triplets ({steps} steps x {rounds} rounds; CPU bf16 "
+          f"{'native' if native else 'EMULATED'}):")
+    for name in ("fp32", "bf16"):
+        print(f"  {name}: {rate[name]:7.2f} triplets/s  (round times {', '.join(f'{s:.2f}s' for s in seconds[name])})")
+    print(f"  ratio bf16 / fp32: {rate['bf16'] / rate['fp32']:.2f}x (train --bf16 auto uses bf16 "
+          f"{'here' if native else 'only where native: not here'})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=4, help="timed training steps per mode and round")
@@ -121,6 +155,8 @@ def main() -> None:
                         help="triplets per batch, comma-separated (paper: 8; 10 = two whole queries)")
     parser.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch default)")
     parser.add_argument("--papers", type=int, default=600, help="demo corpus size")
+    parser.add_argument("--precision_rounds", type=int, default=2,
+                        help="rounds of the fp32 vs bf16-autocast comparison (0: skip it)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -131,7 +167,7 @@ def main() -> None:
           f"{torch.get_num_threads()}, CPU")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        most = max(batch_sizes) * (args.steps * args.rounds + 1)
+        most = max(batch_sizes) * (args.steps * max(args.rounds, args.precision_rounds) + 1)
         triples_path, metadata_path = demo_triples(root, args.papers, queries=most // TRIPLETS_PER_QUERY + 2)
         backbone, tokenizer = load_backbone(packaged_minilm_path())
         rows = model_data.read_training_rows(triples_path)
@@ -147,6 +183,9 @@ def main() -> None:
         for batch_size in batch_sizes:
             bench_batch_size(model, optimizer, dataset, papers, tokenizer.pad_token_id, batch_size, args.steps,
                              args.rounds)
+            if args.precision_rounds:
+                bench_precision(model, optimizer, dataset, papers, tokenizer.pad_token_id, batch_size, args.steps,
+                                args.precision_rounds)
     print(f"peak RSS: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 

