@@ -124,8 +124,8 @@ def test_every_experiment_definition_is_valid_data():
 
     experiments = Path(__file__).resolve().parent.parent / "experiments"
     names = sorted(p.stem for p in experiments.glob("*.py") if p.stem != "choose_recipe")
-    assert names == ["citeseer_main", "hepth_collisions", "hepth_graph", "hepth_k_hard", "hepth_k_pos",
-                     "hepth_losses", "hepth_main", "hepth_tuning"]
+    assert names == ["citeseer_main", "hepth_budget", "hepth_collisions", "hepth_graph", "hepth_k_hard",
+                     "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_tuning"]
     for name in names:
         for exp in load_experiments(name):
             assert exp.kind in KINDS and exp.corpus in ("hepth", "citeseer")
@@ -136,6 +136,9 @@ def test_every_experiment_definition_is_valid_data():
     assert graph.graph_dims == (64, 128) and load_experiments("hepth_graph", {"graph_dims": "16"})[0].graph_dims == (16,)
     with pytest.raises(InputError, match="--graph_dims: expected integers"):
         load_experiments("hepth_graph", {"graph_dims": "16d"})
+    budget = load_experiments("hepth_budget")[0]
+    assert (budget.kind, budget.values, budget.seeds, budget.arms) == ("budget", (1000, 2500, 6840), (0, 1, 2),
+                                                                        ("specter_like", "scincl"))
     citeseer = load_experiments("citeseer_main")[0].full_recipe()
     assert (citeseer.triplets, citeseer.k_pos, citeseer.k_hard) == (600, 10, 100)
     with pytest.raises(InputError, match=r"--k_hrad: unknown flag for run_experiment \(did you mean --k_hard\?\)"):
@@ -254,7 +257,6 @@ def test_collisions_study_counts_each_margin_of_the_grid(reproduced, repo_root):
     assert (exp / "collisions_vs_margin.png").stat().st_size > 0
 
 
-
 def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
     from scincl.pipeline.experiment_kinds import triplet_relations
     from scincl.pipeline.real_corpus import ARM_NAMES, CorpusSpec
@@ -299,3 +301,49 @@ def test_graph_study_runs_link_prediction_retrieval_and_the_graph_alone(reproduc
     assert 0 < alone["cite"]["map"] <= 100 and 0 < alone["co-cite"]["map"] <= 100
     assert rows["graph embeddings alone (16d dot, transductive graph)"][0] == "1"  # one run, its scores
     assert {"base encoder (text only)", "scincl (text encoder)", "cocite (text encoder)"} <= set(rows)
+
+
+def _scores(cite_map, cite_ndcg, cocite_map, cocite_ndcg):
+    return {"cite": {"map": cite_map, "ndcg": cite_ndcg}, "co-cite": {"map": cocite_map, "ndcg": cocite_ndcg}}
+
+
+def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells():
+    from scincl.pipeline.budget_curve import budget_tables, paired_test, run_order
+
+    specter = {s: _scores(70.0, 80.0, 60.0, 70.0 + s) for s in (0, 1, 2)}  # Avg 70.00, 70.25, 70.50
+    scincl = {s: _scores(71.0 + s, 80.0, 60.0, 70.0 + 2 * s) for s in (0, 1, 2)}  # Avg 70.25, 71.00, 71.75
+    cells = {("specter_like", 1000): specter, ("scincl", 1000): scincl,
+             ("specter_like", 2500): {0: specter[0], 1: specter[1]}, ("scincl", 2500): {}}
+    labels = {"base": "base", "specter_like": "SPECTER-like", "scincl": "SciNCL"}
+    rows = _table_rows(budget_tables(cells, _scores(60.0, 70.0, 50.0, 60.0), [0, 1, 2], [1000, 2500], labels))
+    assert rows["base"] == ["0", "-", "60.00", "70.00", "50.00", "60.00", "60.00"]
+    assert rows["SciNCL"] == ["1,000", "3", "72.00 ± 1.00", "80.00 ± 0.00", "60.00 ± 0.00", "72.00 ± 2.00",
+                              "71.00 ± 0.75"]
+    table = budget_tables(cells, None, [0, 1, 2], [1000, 2500], labels)
+    assert "| SPECTER-like | 2,500 | 2 of 3 (partial) |" in table
+    assert "| SciNCL | 2,500 |" not in table  # no finished run: no row
+    # per-seed Avg differences 0.25, 0.75, 1.25: mean 0.75, sd 0.5, t = 0.75 / (0.5 / sqrt(3)) = 2.598, df 2
+    paired = _table_rows(table)["1,000"]
+    assert paired[:6] == ["3", "+0.25 (seed 0), +0.75 (seed 1), +1.25 (seed 2)", "0.75 ± 0.50", "2.60", "2", "0.122"]
+    assert "2,500" not in _table_rows(table.split("Paired differences")[1])  # no pair at 2,500 yet
+    assert paired_test([1.0], [2.0])["diffs"] == [1.0]
+    assert run_order([2500, 1000], [0, 1], ("a", "b"))[:4] == [(1000, 0, "a"), (1000, 0, "b"), (1000, 1, "a"),
+                                                               (1000, 1, "b")]
+
+
+def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reproduced, repo_root):
+    out = reproduced["out"] / "hepth"
+    models = sorted((out / "runs" / "val").glob("t20_*/*/seed_0/*/model.safetensors"))
+    before = {m: m.stat().st_mtime_ns for m in models}
+    _study(reproduced, repo_root, "budget", "--values", "20,25")
+    exp = next((out / "budget_val").iterdir())
+    text = (exp / "results.md").read_text()
+    rows = _table_rows(text)
+    assert "Partial" not in text and "the table's triplets per run" in text
+    body = [line for line in text.splitlines() if line.startswith("| SciNCL") or line.startswith("| SPECTER")]
+    assert [line.split("|")[2].strip() for line in body] == ["20", "20", "25", "25"]
+    assert rows["20"][0] == "1" and rows["25"][0] == "1" and rows["25"][3] == "n/a"  # one seed: no t-test
+    assert {m: m.stat().st_mtime_ns for m in models} == before and len(before) >= 2  # t20 reused from main
+    assert (exp / "budget_avg.png").stat().st_size > 0
+    assert sorted(p.parent.parent.name for p in (out / "runs" / "val").glob("t25_*/*/seed_0/results.json")) == [
+        "scincl", "specter_like"]

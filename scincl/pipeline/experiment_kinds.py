@@ -384,10 +384,15 @@ def _apply(recipe: Recipe, variant: str) -> Recipe:
 
 
 def _write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table: str, seeds: Sequence[int],
-                  name: str = "results.md", plots: Sequence[str] = ()) -> Path:
+                  name: str = "results.md", plots: Sequence[str] = (), budget_varies: bool = False) -> Path:
     exp.mkdir(parents=True, exist_ok=True)
-    budget = (f"Budget: {recipe.triplets} triplets per run (5 per query), {recipe.epochs} epoch(s), batch "
-              f"{recipe.batch_size} ({-(-recipe.triplets // recipe.batch_size) * recipe.epochs} steps), "
+    triplets = ("Budget: the table's triplets per run (5 per query)" if budget_varies else
+                f"Budget: {recipe.triplets} triplets per run (5 per query)")
+    steps = "" if budget_varies else f" ({-(-recipe.triplets // recipe.batch_size) * recipe.epochs} steps)"
+    precision = recipe.precision_key()
+    budget = (f"{triplets}, {recipe.epochs} epoch(s), batch {recipe.batch_size}{steps}, "
+              f"{'bf16' if '_bf16' in precision else 'fp32'} training, "
+              f"{'bf16' if '_ebf16' in precision else 'fp32'} evaluation embeddings, "
               f"{recipe.max_sequence_length} training tokens, {rep.eval_max_sequence_length} evaluation tokens, "
               f"{recipe.pooling} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, k+ = {recipe.k_pos} "
               f"(c+ = {POSITIVES_BAND}), k-hard = {recipe.k_hard} (c- = {HARD_NEGATIVES_BAND}), graph "
@@ -410,13 +415,13 @@ class Experiment:
     differ from the default recipe (chosen on hep-th val, docs/results.md).
     """
 
-    kind: str  # one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph
+    kind: str  # one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget
     corpus: str = "hepth"  # a folder of --data_dir: hepth | citeseer
     seeds: Tuple[int, ...] = (0, 1, 2)  # seeds of the trained runs (sweeps and tuning usually take one)
     split: Optional[str] = None  # SciDocs split scored; None: DEFAULT_SPLIT of the kind
     arms: Optional[Tuple[str, ...]] = None  # main / tuning; None: the kind's default arms
     recipe: Dict[str, Any] = dataclasses.field(default_factory=dict)  # Recipe fields that differ
-    values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid
+    values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid, budgets
     variants: Tuple[str, ...] = ()  # tuning: "field=value" recipe variants
     losses: Tuple[str, ...] = LOSSES  # losses of the loss comparison
     cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
@@ -432,7 +437,7 @@ class Experiment:
         return dataclasses.replace(Recipe(), **self.recipe)
 
 
-DEFAULT_SPLIT = {"main": "test", "graph": "test"}  # the studies choose on val (docs/results.md)
+DEFAULT_SPLIT = {"main": "test", "graph": "test", "budget": "test"}  # the studies choose on val (docs/results.md)
 
 
 def _names(value: Any) -> Tuple[str, ...]:
@@ -519,6 +524,14 @@ def _collisions(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) 
     return collisions(rep, recipe, k_pos=sorted({10, recipe.k_pos, 50}), k_hard=list(exp.values or DEFAULT_HARD_NEGATIVES_K))
 
 
+def _budget(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
+    from scincl.pipeline.budget_curve import BUDGET_ARMS, budget_curve
+
+    if not exp.values:
+        raise InputError("the budget curve needs --values (triplets per run), e.g. --values 1000,2500,6840")
+    return budget_curve(rep, recipe, list(exp.values), exp.seeds, split=split, arms=exp.arms or BUDGET_ARMS)
+
+
 def _graph(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
     text_runs = {"base encoder (text only)": rep.run_base(split, recipe)}
     for arm in ARMS:  # the main comparison's runs of this recipe, when they exist
@@ -531,7 +544,7 @@ def _graph(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Pa
 # experiment kind -> what runs it (a registry, not an if-chain; EXPERIMENTS keeps the order of the docs)
 KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Path]] = {
     "main": _main, "tuning": _tuning, "k_pos": _sweep, "k_hard": _sweep, "losses": _losses,
-    "collisions": _collisions, "graph": _graph}
+    "collisions": _collisions, "graph": _graph, "budget": _budget}
 
 
 def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:

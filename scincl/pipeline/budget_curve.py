@@ -1,0 +1,218 @@
+"""The budget curve (issue 17): SciNCL vs SPECTER-like as the number of training triplets grows.
+
+Every arm x seed x budget is one cached run of :meth:`~scincl.pipeline.real_corpus.Reproduction.run_arm`
+(``runs/<split>/t<budget>_.../<arm>/seed_<s>``), so a rerun retrains nothing and an interrupted curve
+resumes where it stopped. Runs go budget by budget (all seeds and arms of the smallest budget first),
+and the tables are rewritten after every run from whatever runs exist, so a partial curve is
+readable at any time; cells with fewer seeds than asked are marked *partial*.
+
+Tables (``budget_<split>/results.md``): mean ± std of cite / co-cite MAP and nDCG and their Avg per
+arm and budget; per-seed paired differences (SciNCL - SPECTER-like) with a paired t-test per budget
+(``scipy.stats.ttest_rel``); a plot of Avg vs budget with both arms and the base encoder.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from scincl.errors import InputError
+from scincl.io import read_json
+
+logger = logging.getLogger(__name__)
+
+Scores = Dict[str, Dict[str, float]]  # task -> metric -> value (results.json "scores"[split])
+BUDGET_ARMS = ("specter_like", "scincl")  # the pair the paired test compares: second minus first
+# Paper Table 2 (SciNCL with 1 % / 10 % / 100 % of its 684k triplets, SciBERT, full SciDocs) is not
+# drawn: its encoder, corpus and tasks differ, so only the direction of the gap is comparable.
+
+
+def run_scores(run_dir: Path, split: str) -> Optional[Scores]:
+    """The scores of one finished run (``None`` while it has not finished)."""
+    path = Path(run_dir) / "results.json"
+    if not path.exists():
+        return None
+    return read_json(path).get("scores", {}).get(split)
+
+
+def metric_columns(runs: Sequence[Scores]) -> List[Tuple[str, str]]:
+    """The (task, metric) pairs of the tables, in paper Table 1 order (as the main comparison)."""
+    from scincl.pipeline.experiment_kinds import _metric_columns
+
+    return _metric_columns([("", list(runs))])
+
+
+def average(scores: Scores, columns: Sequence[Tuple[str, str]]) -> float:
+    """Avg of one run: the mean of its present (task, metric) columns."""
+    values = [scores[t][m] for t, m in columns if t in scores and m in scores[t]]
+    if not values:
+        raise InputError("a run has none of the table's metrics")
+    return sum(values) / len(values)
+
+
+def paired_test(first: Sequence[float], second: Sequence[float]) -> Dict[str, Any]:
+    """Per-seed differences ``second - first`` and a paired t-test (``nan`` below 2 pairs)."""
+    import math
+
+    from scipy import stats
+
+    diffs = [b - a for a, b in zip(first, second)]
+    if len(diffs) < 2:
+        return {"diffs": diffs, "t": math.nan, "p": math.nan, "df": len(diffs) - 1}
+    if len(set(diffs)) == 1:  # zero variance: t is infinite (or undefined for all-zero differences)
+        return {"diffs": diffs, "t": math.nan, "p": math.nan, "df": len(diffs) - 1}
+    result = stats.ttest_rel(second, first)
+    return {"diffs": diffs, "t": float(result.statistic), "p": float(result.pvalue), "df": len(diffs) - 1}
+
+
+def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[Scores], seeds: Sequence[int],
+                  budgets: Sequence[int], labels: Dict[str, str], arms: Sequence[str] = BUDGET_ARMS) -> str:
+    """Markdown: mean ± std per arm and budget, then the paired differences per budget.
+
+    ``cells[(arm, budget)]`` maps seed -> scores of the finished runs; a cell with fewer runs than
+    ``seeds`` is marked partial, a cell without runs is left out.
+    """
+    from scincl.eval.report import mean_std_cell
+
+    everything = [s for runs in cells.values() for s in runs.values()] + ([base] if base else [])
+    columns = metric_columns(everything)
+    header = ["arm", "triplets", "seeds"] + [f"{t} {m}" for t, m in columns] + ["Avg"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    if base:
+        lines.append("| " + " | ".join([labels.get("base", "base"), "0", "-"] + [
+            mean_std_cell([base[t][m]]) if t in base and m in base[t] else "n/a" for t, m in columns]
+            + [mean_std_cell([average(base, columns)])]) + " |")
+    for budget in budgets:
+        for arm in arms:
+            runs = cells.get((arm, budget), {})
+            if not runs:
+                continue
+            done = [runs[s] for s in seeds if s in runs]
+            count = f"{len(done)}" + ("" if len(done) == len(seeds) else f" of {len(seeds)} (partial)")
+            lines.append("| " + " | ".join(
+                [labels.get(arm, arm), f"{budget:,}", count]
+                + [mean_std_cell([r[t][m] for r in done if t in r and m in r[t]]) for t, m in columns]
+                + [mean_std_cell([average(r, columns) for r in done])]) + " |")
+    first, second = arms[0], arms[1]
+    lines += ["", f"Paired differences {labels.get(second, second)} minus {labels.get(first, first)} "
+              "(same seed = same query papers and training order), per budget; paired t-test on the "
+              "per-seed Avg (scipy.stats.ttest_rel):", "",
+              "| triplets | seeds | Δ Avg per seed | Δ Avg mean ± std | paired t | df | p | "
+              + " | ".join(f"Δ {t} {m}" for t, m in columns) + " |",
+              "|" + "---|" * (7 + len(columns))]
+    for budget in budgets:
+        a, b = cells.get((first, budget), {}), cells.get((second, budget), {})
+        paired = [s for s in seeds if s in a and s in b]
+        if not paired:
+            continue
+        test = paired_test([average(a[s], columns) for s in paired], [average(b[s], columns) for s in paired])
+        per_seed = ", ".join(f"{d:+.2f} (seed {s})" for s, d in zip(paired, test["diffs"]))
+        metric_diffs = [mean_std_cell([b[s][t][m] - a[s][t][m] for s in paired if t in a[s] and t in b[s]])
+                        for t, m in columns]
+        lines.append("| " + " | ".join([f"{budget:,}", str(len(paired)), per_seed, mean_std_cell(test["diffs"]),
+                                        _fmt(test["t"], 2), str(test["df"]), _fmt(test["p"], 3)] + metric_diffs) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[Scores], budgets: Sequence[int],
+                labels: Dict[str, str], path: Path, arms: Sequence[str] = BUDGET_ARMS) -> Optional[Path]:
+    """Avg vs budget (mean ± std over the finished seeds) for each arm, the base encoder as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    everything = [s for runs in cells.values() for s in runs.values()] + ([base] if base else [])
+    if not any(cells.values()):
+        return None
+    columns = metric_columns(everything)
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for arm in arms:
+        xs, means, stds = [], [], []
+        for budget in budgets:
+            runs = cells.get((arm, budget), {})
+            if runs:
+                values = [average(r, columns) for r in runs.values()]
+                xs.append(budget)
+                means.append(float(np.mean(values)))
+                stds.append(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0)
+        if xs:
+            ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=labels.get(arm, arm))
+    if base:
+        ax.axhline(average(base, columns), color="grey", linestyle="--", label=labels.get("base", "base"))
+    ax.set(xscale="log", xlabel="training triplets (5 per query)", ylabel="Avg (cite + co-cite MAP/nDCG)",
+           title="Budget curve (mean ± std over seeds)")
+    ax.set_xticks(list(budgets))
+    ax.set_xticklabels([f"{b:,}" for b in budgets])
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def collect_cells(run_dir: Callable[[str, int, int], Path], split: str, budgets: Sequence[int], seeds: Sequence[int],
+                  arms: Sequence[str] = BUDGET_ARMS) -> Dict[Tuple[str, int], Dict[int, Scores]]:
+    """``{(arm, budget): {seed: scores}}`` of the finished runs (``run_dir(arm, seed, budget)``)."""
+    cells: Dict[Tuple[str, int], Dict[int, Scores]] = {}
+    for budget in budgets:
+        for arm in arms:
+            runs = {s: scores for s in seeds if (scores := run_scores(run_dir(arm, s, budget), split)) is not None}
+            cells[(arm, budget)] = runs
+    return cells
+
+
+def run_order(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str] = BUDGET_ARMS) -> List[Tuple[int, int, str]]:
+    """(budget, seed, arm) in running order: each budget complete across seeds before the next one."""
+    return [(budget, seed, arm) for budget in sorted(budgets) for seed in seeds for arm in arms]
+
+
+def budget_curve(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str = "test",
+                 arms: Sequence[str] = BUDGET_ARMS) -> Path:
+    """Run (or reuse) every arm x seed x budget, rewriting the tables after each run; returns results.md."""
+    from scincl.pipeline.experiment_kinds import Timings
+    from scincl.pipeline.real_corpus import ARM_NAMES
+
+    if len(arms) != 2:
+        raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
+    exp = rep.out / f"budget_{split}" / recipe.key().split("_", 1)[1]  # the recipe without its budget
+    timings = Timings(exp / "timings.json")
+
+    def run_dir(arm: str, seed: int, budget: int) -> Path:
+        return rep.run_dir(arm, seed, dataclasses.replace(recipe, triplets=budget), split)
+
+    def write() -> Path:
+        return write_budget_results(exp, rep, recipe, budgets, seeds, split, arms, run_dir, base, ARM_NAMES)
+
+    base = run_scores(timings.run("base", rep.run_base, split, recipe), split)
+    for budget, seed, arm in run_order(budgets, seeds, arms):
+        timings.run(f"t{budget}/{arm}/seed_{seed}", rep.run_arm, arm, seed,
+                    dataclasses.replace(recipe, triplets=budget), split)
+        write()
+    return write()
+
+
+def write_budget_results(exp: Path, rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str,
+                         arms: Sequence[str], run_dir: Callable[[str, int, int], Path], base: Optional[Scores],
+                         labels: Dict[str, str]) -> Path:
+    """Tables + plot from the runs that exist now (partial cells marked); returns results.md."""
+    from scincl.pipeline.experiment_kinds import _write_tables
+
+    cells = collect_cells(run_dir, split, budgets, seeds, arms)
+    done = sum(len(runs) for runs in cells.values())
+    wanted = len(budgets) * len(seeds) * len(arms)
+    table = budget_tables(cells, base, seeds, budgets, labels, arms)
+    plot = budget_plot(cells, base, budgets, labels, exp / "budget_avg.png", arms)
+    status = "" if done == wanted else f"**Partial: {done} of {wanted} runs finished.**\n\n"
+    return _write_tables(exp, f"Budget curve on {rep.corpus.name} ({split} queries): "
+                         f"{', '.join(f'{b:,}' for b in budgets)} triplets", recipe, rep, status + table, seeds,
+                         plots=[plot.name] if plot else [], budget_varies=True)
+
+
+def _fmt(value: float, digits: int) -> str:
+    import math
+
+    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
