@@ -16,7 +16,7 @@ import torch
 from scincl.errors import InputError
 from scincl.io import write_embeddings_jsonl
 from scincl.model.data import iter_metadata, paper_text
-from scincl.model.device import check_gpu_usable, resolve_bf16
+from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
 from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
 
 logger = logging.getLogger(__name__)
@@ -111,6 +111,7 @@ def embed(
         return out
     if batch_size < 1:
         raise InputError(f"--batch_size must be >= 1, got {batch_size}")
+    bf16 = parse_bf16_request(bf16)  # a bad value fails before the model loads
     pooling = pooling_strategy or saved_pooling_strategy(model_dir_or_name)
     paper_ids, parts = read_papers(Path(metadata_path))
     backbone, tokenizer = load_backbone(str(model_dir_or_name))
