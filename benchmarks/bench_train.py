@@ -88,13 +88,18 @@ def timed_steps(model, optimizer, batches, bf16: bool = False) -> float:
     return time.perf_counter() - start
 
 
-def bench_batch_size(model, optimizer, dataset, papers, pad_token_id: int, batch_size: int, steps: int,
-                     rounds: int) -> None:
-    """Time both collators on the same batches of ``batch_size`` triplets and print the comparison."""
+def full_batches(dataset, batch_size: int, count: int):
+    """The first ``count`` full batches of ``batch_size`` triplets in the training sampler's order."""
     order = list(QueryBlockSampler(dataset["query"], seed=0))
     features = [dataset[i] for i in order]
     chunks = [features[i:i + batch_size] for i in range(0, len(features), batch_size)]
-    chunks = [c for c in chunks if len(c) == batch_size][:steps * rounds + 1]
+    return [c for c in chunks if len(c) == batch_size][:count]
+
+
+def bench_batch_size(model, optimizer, dataset, papers, pad_token_id: int, batch_size: int, steps: int,
+                     rounds: int) -> None:
+    """Time both collators on the same batches of ``batch_size`` triplets and print the comparison."""
+    chunks = full_batches(dataset, batch_size, steps * rounds + 1)
     collators = {
         "dedup": DedupCollator(papers.dataset, pad_token_id, deduplicate=True),
         "every_row": DedupCollator(papers.dataset, pad_token_id, deduplicate=False),
@@ -125,10 +130,7 @@ def bench_precision(model, optimizer, dataset, papers, pad_token_id: int, batch_
     """Time fp32 and bf16-autocast training steps on the same dedup batches; print the bf16/fp32 ratio."""
     from scincl.model.device import detect_cpu_flags, native_bf16
 
-    order = list(QueryBlockSampler(dataset["query"], seed=0))
-    features = [dataset[i] for i in order]
-    chunks = [features[i:i + batch_size] for i in range(0, len(features), batch_size)]
-    chunks = [c for c in chunks if len(c) == batch_size][:steps * rounds + 1]
+    chunks = full_batches(dataset, batch_size, steps * rounds + 1)
     collate = DedupCollator(papers.dataset, pad_token_id, deduplicate=True)
     batches = [collate(c) for c in chunks]
     timed_steps(model, optimizer, batches[:1], bf16=True)  # warm-up of the bf16 kernels
