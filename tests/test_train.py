@@ -24,8 +24,10 @@ from scincl.model.objective import ContrastiveModel
 from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
 from scincl.model.train import train
 
+# fp32 on every machine: the default --bf16 auto would train these tiny-BERT tests in bf16 only on CPUs
+# with native bf16 (at lr 5e-3 the toy task then learns too little in 40 steps), i.e. differently per CPU
 FAST = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_sequence_length": 24,
-        "logging_steps": 1, "warmup_ratio": 0.0, "disable_tqdm": True}
+        "logging_steps": 1, "warmup_ratio": 0.0, "disable_tqdm": True, "bf16": "false"}
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
