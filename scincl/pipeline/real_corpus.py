@@ -227,8 +227,8 @@ class Reproduction:
         else:
             raise InputError(f"unknown graph kind {kind!r}")
         self.stage(result["embeddings"], lambda: train_biggraph(
-            config, train_edges=train, test_edges=test, output_dir=directory, overrides=f"dimension={dim} workers={BIGGRAPH_WORKERS}", seed=0,
-            override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
+            config, train_edges=train, test_edges=test, output_dir=directory,
+            overrides=f"dimension={dim} workers={BIGGRAPH_WORKERS}", seed=0, override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
             description=f"BigGraph {kind} {dim}d {comparator}")
         return result
 
