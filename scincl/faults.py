@@ -8,6 +8,7 @@
 * ``train:step:<N>`` - the ``Trainer``, at the end of optimiser step ``N`` (checkpoints of earlier
   steps are complete; step ``N``'s is not written yet);
 * ``biggraph:imported`` - PyTorch-BigGraph edges imported, training not started.
+* ``biggraph:exported`` - embeddings exported, link prediction and the run record not written yet.
 
 Unset (the default), every call is a no-op: one environment lookup.
 """

@@ -142,11 +142,65 @@ def test_half_written_directory_is_rebuilt(tmp_path):
 def test_directory_output_of_an_unrecorded_run_is_not_trusted(tmp_path):
     _run(tmp_path, [])
     manifest = read_json(tmp_path / "manifest.json")
-    del manifest["stages"]["report"]  # as if the process died before recording the stage
+    del manifest["stages"]["report"]  # as if the process died before recording the stage...
     write_json(tmp_path / "manifest.json", manifest)
+    (tmp_path / "report" / "stage_report.done.json").unlink()  # ...and before its completion marker
     calls: list = []
     _run(tmp_path, calls)
     assert calls == ["report"]
+
+
+def test_file_outputs_without_completion_marker_are_rebuilt(tmp_path, caplog):
+    """A kill after a stage wrote its outputs but before its marker: the rerun runs the stage again."""
+    _run(tmp_path, [])
+    marker = tmp_path / "squares" / "stage_squares.done.json"
+    record = read_json(marker)
+    assert record["stage"] == "squares" and record["settings"] == {}
+    assert record["inputs"] == [{"name": "numbers.txt", "size": 6,
+                                 "sha256": hashlib.sha256(b"1\n2\n3\n").hexdigest()}]
+    marker.unlink()
+    manifest = read_json(tmp_path / "manifest.json")
+    manifest["stages"]["squares"]["completed"] = False  # the manifest is written after the marker
+    write_json(tmp_path / "manifest.json", manifest)
+    calls: list = []
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+        _run(tmp_path, calls)
+    assert calls == ["squares"]  # report's input is byte-identical again: reused
+    assert "squares: rebuilding: no completion marker stage_squares.done.json" in caplog.text
+    assert marker.exists()
+
+
+def test_completed_stage_of_an_older_run_is_adopted_when_inputs_match(tmp_path):
+    _run(tmp_path, [])
+    marker = tmp_path / "squares" / "stage_squares.done.json"
+    marker.unlink()  # outputs made before markers existed; the manifest says completed
+    calls: list = []
+    _run(tmp_path, calls)
+    assert calls == [] and marker.exists()
+
+
+def test_changed_input_rebuilds_the_stage_and_names_the_input(tmp_path, caplog):
+    _run(tmp_path, [])
+    (tmp_path / "source.txt").write_text("4\n")
+    calls: list = []
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+        _run(tmp_path, calls)
+    assert calls == ["numbers", "squares", "report"]
+    assert "numbers: rebuilding: input source.txt differs from the one it was made from" in caplog.text
+    assert (tmp_path / "report" / "sum.txt").read_text() == "16\n"
+
+
+def test_changed_setting_rebuilds_the_stage_and_names_the_setting(tmp_path, caplog):
+    _run(tmp_path, [])
+    stages = _build(tmp_path, calls := [])
+    stages[1].settings = {"power": 2}
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+        run_stages(stages, Manifest(tmp_path, {}, command=["test"]))
+    assert calls == ["squares"]
+    assert "squares: rebuilding: setting power differs (made with \"<unset>\", now 2)" in caplog.text
+    calls.clear()
+    run_stages(_build(tmp_path, calls), Manifest(tmp_path, {}, command=["test"]))
+    assert calls == ["squares"]  # and back: the record says power=2 now
 
 
 def test_stage_without_outputs_is_rejected():

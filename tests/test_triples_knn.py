@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scincl.errors import InputError
-from scincl.io import iter_triples_csv, write_embeddings_h5, write_id_list
+from scincl.io import iter_triples_csv, read_id_list, write_embeddings_h5, write_id_list
 from scincl.triples import strategies as st
 from scincl.triples.collisions import collision_counts
 from scincl.triples.config import make_config
@@ -107,10 +107,42 @@ def test_include_paper_ids_limits_the_corpus(arc_graph, tmp_path):
     assert [p for _, p, _ in rows] == ["p012", "p014", "p016", "p018", "p020"]  # n_6..n_10 among even papers
     assert [n for _, _, n in rows][3:] == ["p058", "p060"]
     assert all(int(n[1:]) % 2 == 0 and int(n[1:]) > 60 for _, _, n in rows[:3])
-    with pytest.raises(InputError, match="covers other papers than --include_paper_ids"):
+    with pytest.raises(InputError, match=r"arc.faiss: the existing index was made differently: it holds 50 papers, "
+                                         r"not the 10 of this corpus .*; pass --override to rebuild it"):
         get_knn_triples(tmp_path / "other.csv", arc_graph / "entity_names_paper_id_0.json",
                         arc_graph / "embeddings.h5", ann_index_path=tmp_path / "arc.faiss",
                         include_paper_ids=subset[:10], hard_negatives_k_min=3, hard_negatives_k_max=5)
+
+
+def test_index_built_for_another_id_set_is_refused_then_rebuilt_with_override(arc_graph, tmp_path):
+    """Issue 16: an --ann_index_path built for a subset was reused for the whole graph (fewer triples)."""
+    subset = [f"p{i:03d}" for i in range(20)]
+    arc_triples(arc_graph, tmp_path / "sub.csv", include_paper_ids=subset, query_papers=["p000"],
+                easy_positives_k_min=2, easy_positives_k_max=7, hard_negatives_k_min=12, hard_negatives_k_max=14)
+    args = dict(ann_index_path=tmp_path / "arc.faiss", query_papers=str(arc_graph / "queries.json"),
+                show_progress=False, easy_positives_k_min=20, easy_positives_k_max=25, hard_negatives_k_min=58,
+                hard_negatives_k_max=60)
+    ids, emb = arc_graph / "entity_names_paper_id_0.json", arc_graph / "embeddings.h5"
+    with pytest.raises(InputError, match="it holds 20 papers, not the 100 of this corpus"):
+        get_knn_triples(tmp_path / "all.csv", ids, emb, **args)
+    assert not (tmp_path / "all.csv").exists()
+    path = get_knn_triples(tmp_path / "all.csv", ids, emb, override=True, **args)
+    assert len(list(iter_triples_csv(path))) == 10  # every query of the whole graph (2 queries x 5)
+    assert len(read_id_list(str(tmp_path / "arc.faiss") + ".paper_ids.json")) == 100
+    assert get_knn_triples(tmp_path / "all.csv", ids, emb, **args) == path  # same inputs and settings: reused
+    with pytest.raises(InputError, match=r"all.csv: exists but was made differently: setting seed differs "
+                                         r"\(made with 0, now 1\); pass --override to rebuild it"):
+        get_knn_triples(tmp_path / "all.csv", ids, emb, seed=1, **args)
+
+
+def test_index_with_other_normalisation_is_not_reused(arc_graph, tmp_path):
+    ids, emb = arc_graph / "entity_names_paper_id_0.json", arc_graph / "embeddings.h5"
+    arc_triples(arc_graph, tmp_path / "t.csv")  # builds arc.faiss normalised (the default)
+    with pytest.raises(InputError, match="do_normalize True, not False"):
+        get_knn_triples(tmp_path / "n.csv", ids, emb, ann_index_path=tmp_path / "arc.faiss",
+                        ann_normalize_embeddings=False, query_papers=str(arc_graph / "queries.json"),
+                        show_progress=False, easy_positives_k_min=20, easy_positives_k_max=25,
+                        hard_negatives_k_min=58, hard_negatives_k_max=60)
 
 
 def test_drop_self_handles_query_not_first_or_absent():

@@ -147,6 +147,7 @@ def train_biggraph(
 
     names_path, embeddings_path = export_embeddings(config_dict, out_dir, fmt=export_format)
     result.update(embeddings_path=str(embeddings_path), entity_names_path=str(names_path))
+    kill_point("biggraph:exported")
     losses = read_training_losses(config_dict["checkpoint_path"])
     test_path = edge_paths[1] if len(edge_paths) > 1 and Path(edge_paths[1]).is_dir() else None
     if test_path is None:

@@ -11,6 +11,7 @@ import numpy as np
 from scincl import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, entity_names_path, read_id_list
+from scincl.provenance import check_reuse, made_by
 
 logger = logging.getLogger(__name__)
 
@@ -85,11 +86,21 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
     index-factory string (Flat, IVF16384_HNSW32,Flat, HNSW32, ...); IVF/PQ train on --train_size
     sampled vectors. --metric inner_product|l2|cosine. --device -1 or a faiss without GPUs -> CPU.
     Writes INDEX_PATH, INDEX_PATH.paper_ids.json (row -> paper id) and INDEX_PATH.faiss_config.json.
+    An existing index is reused only when its faiss_config.json records the same inputs (fingerprints
+    of the embeddings, ids and include list) and settings; otherwise one error line names the
+    difference, unless --override (rebuild).
     """
-    if Path(index_path).exists() and ann.index_ids_path(index_path).exists() and not override:
-        logger.info("index exists, reusing it (use --override to rebuild): %s", index_path)
-        return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path))}
     ids_path = Path(paper_ids) if paper_ids else entity_names_path(Path(embeddings_path).parent)
+    factory = ",".join(map(str, string_factory)) if isinstance(string_factory, (list, tuple)) else string_factory
+    record = made_by({"string_factory": factory, "metric": metric,
+                      "do_normalize": bool(do_normalize or metric == "cosine"), "train_size": train_size,
+                      "seed": int(seed), "allow_unknown_ids": bool(allow_unknown_ids)},
+                     [embeddings_path, ids_path, include_paper_ids])
+    if Path(index_path).exists() and ann.index_ids_path(index_path).exists():
+        stored = ann.read_index_config(index_path).get("made_by")
+        if check_reuse(index_path, stored, record, override):
+            logger.info("index exists and was made from the same inputs and settings, reusing it: %s", index_path)
+            return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path))}
     all_ids = read_id_list(ids_path)
     rows_in_file = ann.embedding_row_count(embeddings_path)
     if rows_in_file != len(all_ids):
@@ -101,11 +112,11 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
     index = ann.build_index(vectors, string_factory=string_factory, metric=metric, do_normalize=do_normalize,
                             device=int(device), batch_size=int(batch_size), workers=workers,
                             train_sample_size=train_size, seed=int(seed))
-    factory = ",".join(map(str, string_factory)) if isinstance(string_factory, (list, tuple)) else string_factory
     ann.write_index(index, index_path, index_ids, build_info={
         "string_factory": factory, "do_normalize": bool(do_normalize or metric == "cosine"), "metric_arg": metric,
         "embeddings_path": str(embeddings_path), "paper_ids": str(ids_path),
         "include_paper_ids": str(include_paper_ids) if include_paper_ids else None,
-        "train_size": train_size, "seed": int(seed), "device": int(device), "batch_size": int(batch_size)})
+        "train_size": train_size, "seed": int(seed), "device": int(device), "batch_size": int(batch_size),
+        "made_by": record})
     return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path)),
             "rows": len(index_ids)}

@@ -9,6 +9,10 @@ from typing import Optional
 logger = logging.getLogger(__name__)
 
 
+# Trainer arguments that change logs, never the model's bytes (left out of a run's fingerprint)
+LOGGING_ONLY_ARGS = ("report_to", "run_name", "logging_dir", "logging_steps", "disable_tqdm", "resume_from_checkpoint")
+
+
 def last_complete_checkpoint(model_dir: Path, remove_incomplete: bool = True) -> Optional[Path]:
     """The newest ``checkpoint-N`` the Trainer finished writing.
 

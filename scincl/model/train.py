@@ -12,13 +12,15 @@ import dataclasses
 import logging
 import os
 import platform
+import shutil
 from pathlib import Path
 from typing import Any, Dict, Optional
 
 from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
 from scincl.model import data as model_data
-from scincl.model.checkpoints import last_complete_checkpoint
+from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
+from scincl.provenance import difference, made_by, read_record, write_record
 from scincl.model.device import check_gpu_usable, resolve_bf16
 from scincl.model.encoder import (
     DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
@@ -29,6 +31,7 @@ from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings
 logger = logging.getLogger(__name__)
 
 RUN_ARGUMENTS_FILE = "train_args.json"  # written last: its presence marks a finished run
+RUN_FINGERPRINT_FILE = "run_fingerprint.json"  # inputs + settings of the run, written before step 1
 
 # SPECTER (Cohan et al. 2020) / SciNCL (paper §4.3) training set-up; any key can be overridden.
 PAPER_TRAINING_DEFAULTS: Dict[str, Any] = {
@@ -150,6 +153,7 @@ def train(
     keep_query_triplets_together: bool = True,
     cache_dir: Optional[str] = None,
     override: bool = False,
+    other_run: str = "refuse",
     **training_args: Any,
 ) -> Path:
     """Fine-tune an encoder on triplets (CSV) or multi-positive groups (jsonl); returns ``output_dir``.
@@ -160,7 +164,11 @@ def train(
         train_metadata_path: metadata jsonl(.gz) ``{"paper_id","title","abstract"}`` or a SciDocs
             ``paper_metadata_*.json``.
         output_dir: model dir (``save_pretrained`` + sentence-transformers files + train_args.json);
-            checkpoints go to ``output_dir/checkpoint-N``. A finished run is reused unless ``override``.
+            checkpoints go to ``output_dir/checkpoint-N``. ``run_fingerprint.json`` records the
+            inputs and settings (:mod:`scincl.provenance`): a finished run of the same ones is reused
+            unless ``override``; checkpoints of the same ones are resumed from (the newest
+            complete one) unless ``--resume_from_checkpoint`` says otherwise; a run made
+            differently is refused with one line unless ``override`` (start over).
         base_model_name_or_path: HF checkpoint; default SciBERT when in the local HF cache, else
             the packaged all-MiniLM-L6-v2.
         loss: one of triplet, infonce, cosent, angle-term, angle, mpt-tgt, mpt-src, mpt-src-tgt
@@ -181,6 +189,8 @@ def train(
         deduplicate_papers: encode each distinct paper of a batch once.
         keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
         cache_dir: ``datasets`` cache for the tokenised papers (default ``HF_DATASETS_CACHE``).
+        other_run: what to do when ``output_dir`` holds a run made differently: ``refuse`` (the
+            command) or ``restart`` (the pipeline's reuse-or-build: discard it, logged).
         **training_args: any ``transformers.TrainingArguments`` field (``--fp16``, ``--bf16``,
             ``--save_steps``, ``--eval_steps``, ``--report_to wandb``, ``--resume_from_checkpoint``...).
     """
@@ -209,12 +219,34 @@ def train(
         check_gpu_usable()  # a GPU job whose CUDA is broken must not train on CPU without a word
     resume_request = training_args.pop("resume_from_checkpoint", None)
     args = build_training_arguments(str(out), training_args, bitfit=bitfit, has_eval=bool(eval_triples_path))
-    if _finished_run(out) and not override and str(resume_request).lower() in ("none", "false", "auto"):
-        logger.info("%s holds a finished run (%s); reusing it (pass --override to retrain)", out, RUN_ARGUMENTS_FILE)
+    record = made_by({
+        "base_model_name_or_path": base_model_name_or_path, "loss": loss, "loss_settings": loss_settings(loss_module),
+        "pooling_strategy": pooling_strategy, "bitfit": bitfit, "max_sequence_length": max_sequence_length,
+        "mlm_weight": mlm_weight, "mlm_probability": mlm_probability,
+        "graph_distillation_weight": graph_distillation_weight, "deduplicate_papers": deduplicate_papers,
+        "keep_query_triplets_together": keep_query_triplets_together,
+        "training": {k: v for k, v in training_args.items() if k not in LOGGING_ONLY_ARGS}},
+        [train_triples_path, train_metadata_path, eval_triples_path, graph_embeddings_path,
+         base_model_name_or_path if base_model_name_or_path and Path(base_model_name_or_path).exists() else None])
+    explicit_resume = str(resume_request).lower() not in ("none", "false", "auto")  # a path or true: as asked
+    why = None if explicit_resume else _other_run(out, record)
+    if why is not None and not override and other_run != "restart":
+        raise InputError(f"holds a run made differently ({why}); pass --override to start over, or use "
+                         "another output dir", path=out)
+    if override or why is not None:
+        logger.info("%s: %s; starting over", out, why or "--override given")
+        _discard_run(out)
+    elif _finished_run(out) and not explicit_resume:
+        logger.info("%s holds a finished run of the same inputs and settings; reusing it (pass --override to "
+                    "retrain)", out)
         return out
+    if resume_request is None and any(out.glob("checkpoint-*")):
+        resume_request = "auto"  # checkpoints of this very run (same fingerprint): continue it
+        logger.info("resuming from the last checkpoint in %s (same inputs and settings)", out)
     resume = _resolve_resume(resume_request, out, args)
-    if override and (out / RUN_ARGUMENTS_FILE).exists():
-        (out / RUN_ARGUMENTS_FILE).unlink()
+    if args.process_index == 0:
+        out.mkdir(parents=True, exist_ok=True)
+        write_record(out / RUN_FINGERPRINT_FILE, record)
     if mlm_weight > 0 and "save_safetensors" not in training_args:
         # the MLM head ties its weights to the embeddings; safetensors refuses shared tensors
         args.save_safetensors = False
@@ -302,6 +334,23 @@ def train(
         logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,
                     result.training_loss)
     return out
+
+
+def _other_run(out: Path, record: Dict[str, Any]) -> Optional[str]:
+    """How the run in ``out`` (checkpoints or a finished model) differs from ``record``; None: same or none."""
+    if not (_finished_run(out) or any(out.glob("checkpoint-*"))):
+        return None
+    return difference(read_record(out / RUN_FINGERPRINT_FILE), record)
+
+
+def _discard_run(out: Path) -> None:
+    """Remove another run's checkpoints and run record before starting over in ``out``."""
+    for checkpoint in out.glob("checkpoint-*"):
+        if checkpoint.is_dir():
+            shutil.rmtree(checkpoint)
+    for name in (RUN_ARGUMENTS_FILE, RUN_FINGERPRINT_FILE):
+        if (out / name).exists():
+            (out / name).unlink()
 
 
 def _resolve_resume(resume: Any, out: Path, args: Any) -> Optional[str]:

@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from scincl.io import file_fingerprint, read_json, write_json
 from scincl.errors import InputError
+from scincl.provenance import is_marker
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def fingerprint_path(path: Path) -> Dict[str, Any]:
         limit = HASH_BYTES_LIMIT if path.stat().st_size > HASH_BYTES_LIMIT else None
         return file_fingerprint(path, hash_bytes_limit=limit)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.name != MANIFEST_NAME)
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.name != MANIFEST_NAME and not is_marker(p))
         entry: Dict[str, Any] = {"path": str(path), "files": len(files), "size": sum(p.stat().st_size for p in files)}
         if len(files) <= DIR_MAX_LISTED_FILES:
             entry["contents"] = [

@@ -3,18 +3,23 @@
 ``run_specter`` (its plan in :mod:`scincl.pipeline.scincl_plan`), its ``--seeds`` and ``sweep``
 loops and the real-corpus experiments (:mod:`scincl.pipeline.real_corpus`) all hand
 :class:`Stage` objects to this module: the decision to skip, reuse or rebuild a stage and the
-record of what happened live here and nowhere else (:func:`outputs_complete` is the one reuse check).
+record of what happened live here and nowhere else (:func:`reuse_decision` is the one reuse check).
 
 A :class:`Stage` is a name, the files or directories it produces, the inputs it reads and a
 function that writes the outputs (each stage's function writes atomically, see ``scincl.io``).
 :func:`run_stages` runs a list of stages the way the original SciNCL ``run_specter`` did:
 
 - ``skip``: stage names the user skipped (``--skip_<stage>``) are not run (logged);
-- a stage whose outputs all exist is reused (logged) - unless its name is in ``override``
-  (``--override_<stage>``), in which case its old outputs are removed and it runs again;
-- a directory output (a model dir, a BigGraph checkpoint dir) counts as finished only when the
-  manifest records that the stage completed: a directory may be half-written when a run is
-  killed, while single files are renamed into place only once complete;
+- a stage is reused (logged) only when all its outputs exist *and* its completion marker
+  (``stage_<name>.done.json`` beside its outputs, :mod:`scincl.provenance`) records the same
+  settings (:attr:`Stage.settings`: everything that changes its bytes) and the same input
+  fingerprints as now. The marker is removed before a stage runs and written last, after every
+  output exists, so a run killed anywhere in a stage (between BigGraph's export and its link
+  prediction, during training, ...) leaves no marker and the rerun runs the stage again;
+- a stage whose marker records other settings or inputs is rebuilt (one log line naming the first
+  difference; its old outputs are removed first); one without a marker (interrupted) runs again
+  over its partial outputs (training resumes from its last checkpoint of the same run);
+- ``override`` (``--override_<stage>``): old outputs are removed and the stage runs again;
 - every stage's status, wall time, inputs (sizes + hashes) and outputs are written to the
   ``manifest.json`` of the run directory and of each stage's own output directory after each
   stage, so an interrupted run still says how far it got.
@@ -31,6 +36,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from scincl.errors import InputError
 from scincl.faults import kill_point
 from scincl.pipeline.manifest import Manifest, fingerprint_paths
+from scincl.provenance import difference, made_by, marker_path, read_record, write_record
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +60,8 @@ class Stage:
         description: one line for the log.
         reusable: a further condition for reusing existing outputs (e.g. a results file holds the
             split asked for); ``None``: existing outputs are enough.
+        settings: every setting that changes the outputs' bytes (recorded in the completion marker
+            with the inputs' fingerprints; outputs made with other settings are rebuilt).
     """
 
     name: str
@@ -63,6 +71,7 @@ class Stage:
     output_dir: Optional[Path] = None
     description: str = ""
     reusable: Optional[Callable[[], bool]] = None
+    settings: Dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.outputs = [Path(p) for p in self.outputs]
@@ -77,6 +86,15 @@ class Stage:
             return Path(self.output_dir)
         first = self.outputs[0]
         return first if first.is_dir() or _looks_like_dir(first) else first.parent
+
+    @property
+    def marker(self) -> Path:
+        """The completion marker: written last, after every output exists."""
+        return marker_path(self.manifest_dir, self.name)
+
+    def made_by(self) -> Dict[str, Any]:
+        """The record of these settings and the current inputs' fingerprints."""
+        return {"stage": self.name, **made_by(self.settings, self.inputs)}
 
 
 def _looks_like_dir(path: Path) -> bool:
@@ -95,16 +113,45 @@ class StageResult:
     outputs: List[Dict[str, Any]] = field(default_factory=list)
 
 
-def outputs_complete(stage: Stage, manifest: Manifest) -> bool:
-    """True when every output exists and directory outputs were recorded as complete."""
-    for out in stage.outputs:
-        if not out.exists():
-            return False
-        if out.is_dir() and not manifest.stage_completed(stage.name):
-            logger.warning("stage %s: directory %s exists but the manifest does not record the stage as "
-                           "complete (interrupted run?) - rebuilding", stage.name, out)
-            return False
-    return stage.reusable is None or bool(stage.reusable())
+def _adopt_recorded_stage(stage: Stage, manifest: Manifest) -> bool:
+    """Outputs made before completion markers existed: adopt them (write the marker) when the run's
+    ``manifest.json`` records the stage as completed from the same input fingerprints and the stage
+    has no settings of its own (its settings are in its output's name, as in the real-corpus
+    experiments); True when adopted."""
+    record = manifest.previous_stages.get(stage.name) or {}
+    if stage.settings or not record.get("completed") or record.get("inputs") != fingerprint_paths(stage.inputs):
+        return False
+    write_record(stage.marker, stage.made_by())
+    logger.info("stage %s: completed per %s with the same inputs; recorded as %s", stage.name,
+                manifest.run_dir / "manifest.json", stage.marker.name)
+    return True
+
+
+def reuse_decision(stage: Stage, manifest: Optional[Manifest] = None) -> Optional[str]:
+    """``None`` when ``stage``'s outputs can be reused, otherwise why it must run (one phrase).
+
+    Reusable: every output exists, the completion marker exists (the stage finished) and it
+    records the settings and input fingerprints of this run, and ``stage.reusable`` agrees.
+    """
+    missing = [str(o) for o in stage.outputs if not o.exists()]
+    if missing:
+        return f"output {missing[0]} missing"
+    stored = read_record(stage.marker)
+    if stored is None and manifest is not None and _adopt_recorded_stage(stage, manifest):
+        stored = read_record(stage.marker)
+    if stored is None:
+        return f"no completion marker {stage.marker.name} (interrupted run?)"
+    why = difference(stored, stage.made_by())
+    if why is not None:
+        return why
+    if stage.reusable is not None and not stage.reusable():
+        return "the existing output does not hold what is asked for"
+    return None
+
+
+def outputs_complete(stage: Stage, manifest: Optional[Manifest] = None) -> bool:
+    """True when ``stage`` can be reused (see :func:`reuse_decision`)."""
+    return reuse_decision(stage, manifest) is None
 
 
 def remove_outputs(stage: Stage) -> None:
@@ -146,15 +193,23 @@ def run_stages(
             manifest.record_stage(stage, STATUS_SKIPPED, 0.0)
             manifest.write_all()
             continue
-        if stage.name not in override and outputs_complete(stage, manifest):
+        why = "--override_" + stage.name if stage.name in override else reuse_decision(stage, manifest)
+        if why is None:
             logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
                         ", ".join(str(o) for o in stage.outputs), stage.name)
             results[stage.name] = StageResult(stage.name, STATUS_REUSED)
             manifest.record_stage(stage, STATUS_REUSED, 0.0, reused=True)
             manifest.write_all()
             continue
-        if stage.name in override:
+        made_differently = stage.marker.exists() and stage.name not in override
+        if stage.marker.exists():
+            stage.marker.unlink()  # from here until the marker is rewritten the stage is not complete
+        if stage.name in override or made_differently:
+            if made_differently:
+                logger.info("%s: rebuilding: %s", prefix, why)
             remove_outputs(stage)
+        elif any(o.exists() for o in stage.outputs):
+            logger.info("%s: rebuilding: %s", prefix, why)
         logger.info("%s: running%s", prefix, f" - {stage.description}" if stage.description else "")
         manifest.record_stage(stage, "running", 0.0)
         manifest.write_all()
@@ -179,6 +234,7 @@ def run_stages(
             manifest.write_all()
             raise RuntimeError(f"stage {stage.name} finished without writing {', '.join(missing)}")
         kill_point(f"{stage.name}:after")
+        write_record(stage.marker, stage.made_by())
         results[stage.name] = StageResult(stage.name, STATUS_RAN, seconds, value)
         manifest.record_stage(stage, STATUS_RAN, seconds, result=value)
         manifest.write_all()

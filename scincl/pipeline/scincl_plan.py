@@ -36,7 +36,7 @@ from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
-from scincl.model.checkpoints import last_complete_checkpoint
+from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, run_stages
@@ -218,10 +218,8 @@ class SciNCLPlan:
         reset_torch_threads(self.torch_threads)
         options = dict(self.s.training_options)
         options.setdefault("seed", self.s.seed)
-        checkpoint = last_complete_checkpoint(self.p.model)
-        if checkpoint is not None and "resume_from_checkpoint" not in options:
-            logger.info("train: resuming from the last checkpoint in %s (%s)", self.p.model, checkpoint.name)
-            options["resume_from_checkpoint"] = str(checkpoint)
+        # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
+        options.setdefault("other_run", "restart")
         train(str(self.p.triples), str(self.p.metadata), str(self.p.model),
               base_model_name_or_path=self.base_model, loss=self.s.loss, pooling_strategy=self.s.pooling_strategy,
               bitfit=self.s.bitfit, max_sequence_length=self.s.max_sequence_length, **options)
@@ -255,6 +253,44 @@ class SciNCLPlan:
         names.append("SciNCL" if self.s.triples_source == "knn" else "SPECTER-like")
         compare(rows, self.p.comparison, names=names, split=self.s.split)
 
+    # ------------------------------------------------------------------ what each stage's bytes depend on
+    @staticmethod
+    def _optional(path: Optional[str]) -> Optional[Path]:
+        """``path`` as an input when it names a local file or directory (a hub model name is a setting)."""
+        return Path(path) if path and Path(path).exists() else None
+
+    @property
+    def graph_records(self) -> List[Path]:
+        """The graph stage's files beside the embeddings: link prediction (with a test split) and the run record."""
+        records = [self.p.graph_dir / "biggraph_run.json"]
+        if self.s.graph_test_ratio:
+            records += [self.p.graph_dir / "link_prediction.json", self.p.graph_dir / "link_prediction.md"]
+        return records
+
+    def triples_settings(self) -> Dict[str, Any]:
+        """Every flag of the triples stage (miner slots, kNN backend, seed, output format)."""
+        s = self.s
+        names = ["triples_source", "triples_per_query", "easy_positives_count", "easy_negatives_count",
+                 "hard_negatives_count", "seed", "gzip"]
+        if s.triples_source == "knn":
+            names += ["easy_positives_strategy", "easy_positives_k_min", "easy_positives_k_max",
+                      "easy_negatives_strategy", "hard_negatives_strategy", "hard_negatives_k_min",
+                      "hard_negatives_k_max", "ann_metric", "ann_backend", "ann_do_normalize",
+                      "faiss_string_factory", "k_scale", "miner_options"]
+        return {name: getattr(s, name) for name in names}
+
+    def train_settings(self) -> Dict[str, Any]:
+        """The encoder, objective and every Trainer argument except those that only change logging."""
+        options = {k: v for k, v in self.s.training_options.items() if k not in LOGGING_ONLY_ARGS}
+        options.setdefault("seed", self.s.seed)
+        return {"base_model": self.base_model, "loss": self.s.loss, "pooling_strategy": self.s.pooling_strategy,
+                "bitfit": self.s.bitfit, "max_sequence_length": self.s.max_sequence_length, "training": options}
+
+    def eval_settings(self) -> Dict[str, Any]:
+        """What the SciDocs evaluation's results depend on besides the encoder and the SciDocs files."""
+        return {"val_or_test_or_both": self.s.val_or_test_or_both, "pooling_strategy": self.s.pooling_strategy,
+                "eval_max_sequence_length": self.s.eval_max_sequence_length}
+
     # ------------------------------------------------------------------ plan
     def stages(self) -> List[Stage]:
         """The stage list for these settings (stages that do not apply are left out)."""
@@ -262,50 +298,69 @@ class SciNCLPlan:
         out: List[Stage] = []
         if s.demo:
             out.append(Stage("demo", [p.demo / "demo_manifest.json"], self.make_demo, output_dir=p.demo,
-                             description=f"bundled demo corpus ({s.demo_papers} papers)"))
+                             description=f"bundled demo corpus ({s.demo_papers} papers)",
+                             settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
         if self.excludes_scidocs and not self.s.scidocs_paper_ids:
-            out.append(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids, inputs=[self.scidocs_dir],
+            out.append(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids,
+                             inputs=[self.scidocs_dir, self._optional(s.s2id_to_s2orc_input_path)],
                              description="SciDocs papers (excluded from graph and corpus: no leakage)"))
         if self.needs_citations:
             out.append(Stage("citations", [p.citations_train, p.citations_test], self.extract_citations,
                              inputs=[self.metadata_dir] + ([p.scidocs_ids] if self.excludes_scidocs else []),
-                             output_dir=p.citations_dir, description="citation edges from the corpus"))
+                             output_dir=p.citations_dir, description="citation edges from the corpus",
+                             settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
+                                       "corpus_format": self.corpus_format, "excludes_scidocs": self.excludes_scidocs}))
         if self.builds_graph:
-            out.append(Stage("graph", [p.graph_embeddings, p.graph_ids], self.train_graph,
+            out.append(Stage("graph", [p.graph_embeddings, p.graph_ids, *self.graph_records], self.train_graph,
                              inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
-                             output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"))
+                             output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})",
+                             settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed}))
         if self.metadata_dir is not None:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
-                             description="which papers have texts in the corpus"))
+                             description="which papers have texts in the corpus",
+                             settings={"corpus_format": self.corpus_format}))
         out.append(Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
                          inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else []) + [Path(x) for x in (s.specter_triples_path,) if x]
-                         + ([p.scidocs_ids] if self.excludes_scidocs else []),
-                         description=f"training corpus and query papers (--graph_limit {s.graph_limit})"))
+                         + ([p.scidocs_ids] if self.excludes_scidocs else [])
+                         + [self._optional(s.s2id_to_s2orc_input_path)],
+                         description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
+                         settings={"graph_limit": s.graph_limit, "sample_queries_ratio": s.sample_queries_ratio,
+                                   "corpus_seed": s.corpus_seed, "excludes_scidocs": self.excludes_scidocs}))
         if s.triples_source == "knn":
             from scincl.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
-            out.append(Stage("ann", ann_files, self.build_ann_index, inputs=[p.graph_embeddings, p.corpus_ids],
-                             description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})"))
-        triples_inputs = ([p.ann_index, p.query_ids] if s.triples_source == "knn"
-                          else [self.citations_for_triples, p.query_ids])
+            out.append(Stage("ann", ann_files, self.build_ann_index,
+                             inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                             description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                             settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                       "do_normalize": s.ann_do_normalize, "seed": s.seed}))
+        triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
+                          if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
         out.append(Stage("triples", [p.triples], self.mine_triples, inputs=triples_inputs,
-                         description=f"{s.triples_source} triplets"))
-        out.append(Stage("metadata", [p.metadata], self.extract_metadata, inputs=[p.triples],
-                         description="titles and abstracts of the triplets' papers"))
-        out.append(Stage("train", [p.model], self.train_model, inputs=[p.triples, p.metadata],
-                         output_dir=p.model, description=f"fine-tune {self.base_model}"))
+                         description=f"{s.triples_source} triplets", settings=self.triples_settings()))
+        out.append(Stage("metadata", [p.metadata], self.extract_metadata, inputs=[p.triples, self.metadata_dir],
+                         description="titles and abstracts of the triplets' papers",
+                         settings={"corpus_format": self.corpus_format}))
+        out.append(Stage("train", [p.model], self.train_model,
+                         inputs=[p.triples, p.metadata, self._optional(self.base_model)],
+                         output_dir=p.model, description=f"fine-tune {self.base_model}",
+                         settings=self.train_settings()))
         if self.scidocs_dir is not None:
             if s.evaluate_base_model:
                 out.append(Stage("eval_base", [p.base_eval / "results.json"],
                                  lambda: self.evaluate(self.base_model, p.base_eval), output_dir=p.base_eval,
+                                 inputs=[self.scidocs_dir, self._optional(self.base_model)],
+                                 settings={"base_model": self.base_model, **self.eval_settings()},
                                  description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
             out.append(Stage("eval", [p.eval / "results.json"], lambda: self.evaluate(str(p.model), p.eval),
-                             inputs=[p.model], output_dir=p.run,
-                             description="SciDocs evaluation of the trained encoder"))
+                             inputs=[p.model, self.scidocs_dir], output_dir=p.run,
+                             description="SciDocs evaluation of the trained encoder", settings=self.eval_settings()))
             out.append(Stage("compare", [p.comparison / "comparison.md"], self.compare,
-                             inputs=[p.eval / "results.json"], output_dir=p.comparison,
-                             description="results table: base vs trained"))
+                             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
+                             description="results table: base vs trained",
+                             settings={"split": s.split, "triples_source": s.triples_source,
+                                       "base_model": base_model_short_name(self.base_model)}))
         return out
 
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:

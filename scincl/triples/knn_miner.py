@@ -18,6 +18,7 @@ import numpy as np
 from scincl import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
+from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.triples.config import (
     DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT, HARD_NEGATIVES_BAND,
     HARD_NEGATIVES_K, KMEANS, KNN, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE,
@@ -86,7 +87,9 @@ def load_graph_corpus(
 
     ``include_paper_ids`` (a JSON id list or a list) limits the index, and so the training corpus
     (queries and candidates), to those papers, e.g. to the papers that have texts; ids without a
-    graph embedding are counted and reported. An existing index must cover exactly those papers.
+    graph embedding are counted and reported. An existing index is reused only when it holds exactly
+    the corpus' papers and was built with the same metric, normalisation, factory and embeddings
+    file; otherwise it is rebuilt with ``override``, else an :class:`InputError` names the difference.
 
     Only the rows of the corpus (the index's papers) are read from the embeddings file, block by
     block: at S2ORC scale the whole file (52.6M x 768 float32 = 161 GB) does not fit in memory.
@@ -114,26 +117,26 @@ def load_graph_corpus(
     metric = "l2" if ann_metric in ("l2", "euclidean") else "inner_product"
     index_path = Path(ann_index_path)
     graph_row_of = id_to_row(graph_ids)
-    if index_path.exists() and not override:
+    existing = None
+    if index_path.exists():
         index, index_ids = ann.read_index(index_path, device=-1)
-        stored = ann.read_index_config(index_path)
-        if stored.get("metric") and stored["metric"] != metric:
-            raise InputError(f"the index was built with metric {stored['metric']}, not --ann_metric {ann_metric} "
-                             f"(delete it to rebuild)", path=index_path)
-        if include_paper_ids is not None and set(index_ids) != set(corpus_ids):
-            raise InputError(f"the existing index covers other papers than --include_paper_ids ({len(index_ids)} vs "
-                             f"{len(corpus_ids)} papers; another corpus seed's index?) - delete it or use another "
-                             "--ann_index_path", path=index_path)
+        why = _index_difference(ann.read_index_config(index_path), index_ids, corpus_ids, metric, normalize,
+                                faiss_string_factory, graph_embeddings_path)
+        if why is None:
+            existing = index, index_ids
+        elif not override:
+            raise InputError(f"the existing index was made differently: {why}; pass --override to rebuild it "
+                             "(or use another --ann_index_path)", path=index_path)
+        else:
+            logger.info("%s: %s; --override given, rebuilding the index", index_path, why)
+    if existing is not None:
+        index, index_ids = existing
         rows = rows_of_ids(index_ids, graph_row_of, "index paper ids", str(graph_paper_ids_path))
         embeddings = ann.read_embedding_rows(graph_embeddings_path, rows)
         if index.d != embeddings.shape[1]:
             raise InputError(f"index dimension {index.d} differs from the embeddings' {embeddings.shape[1]}",
                              path=index_path)
-        if "do_normalize" in stored and bool(stored["do_normalize"]) != normalize:
-            logger.warning("the index at %s was built with do_normalize=%s; queries follow the index",
-                           index_path, stored["do_normalize"])
-            normalize = bool(stored["do_normalize"])
-        logger.info("reusing faiss index %s (%d rows)", index_path, index.ntotal)
+        logger.info("reusing faiss index %s (%d rows; same papers, embeddings and settings)", index_path, index.ntotal)
     else:
         started = time.perf_counter()
         rows = rows_of_ids(corpus_ids, graph_row_of, "corpus ids")
@@ -143,7 +146,8 @@ def load_graph_corpus(
                                 workers=workers, seed=seed)
         ann.write_index(index, index_path, corpus_ids,
                         build_info={"string_factory": str(faiss_string_factory), "do_normalize": normalize,
-                                    "source_embeddings": str(graph_embeddings_path), "seed": seed})
+                                    "source_embeddings": str(graph_embeddings_path), "seed": seed,
+                                    "embeddings_fingerprint": fingerprint(graph_embeddings_path)})
         index = ann.index_to_cpu(index)
         index_ids = corpus_ids
         logger.info("built faiss index in %.1f s", time.perf_counter() - started)
@@ -158,6 +162,32 @@ def load_graph_corpus(
 def bands_of(config: MinerConfig) -> List[Tuple[int, int]]:
     """The ``[k_min, k_max)`` rank intervals of a miner config's ``knn`` slots (the exact backend's bands)."""
     return [(slot.k_min, slot.k_max) for slot in config.active() if slot.strategy == KNN]
+
+
+def _index_difference(stored: Dict[str, Any], index_ids: Sequence[str], corpus_ids: Sequence[str], metric: str,
+                      normalize: bool, string_factory: str, embeddings_path: PathLike) -> Optional[str]:
+    """How an existing index differs from the one this call needs (``None``: it is the same).
+
+    Compared: the papers it holds, the metric, normalisation, factory string and the embeddings
+    file it was built from (its fingerprint, recorded by ``build_faiss`` and by this module).
+    """
+    if set(index_ids) != set(corpus_ids):
+        return (f"it holds {len(index_ids)} papers, not the {len(corpus_ids)} of this corpus "
+                "(built for another --include_paper_ids or graph?)")
+    if stored.get("metric") and stored["metric"] != metric:
+        return f"metric {stored['metric']}, not {metric}"
+    if "do_normalize" in stored and bool(stored["do_normalize"]) != normalize:
+        return f"do_normalize {bool(stored['do_normalize'])}, not {normalize}"
+    factory = ",".join(map(str, string_factory)) if isinstance(string_factory, (list, tuple)) else str(string_factory)
+    if stored.get("string_factory") and stored["string_factory"] != factory:
+        return f"string_factory {stored['string_factory']}, not {factory}"
+    made = stored.get("embeddings_fingerprint") or ((stored.get("made_by") or {}).get("inputs") or [None])[0]
+    if made is None:
+        return "it records no fingerprint of the embeddings it was built from"
+    now = fingerprint(embeddings_path)
+    if {k: v for k, v in made.items() if k != "name"} != {k: v for k, v in now.items() if k != "name"}:
+        return f"it was built from other embeddings than {embeddings_path}"
+    return None
 
 
 def mine_from_graph_corpus(
@@ -256,8 +286,10 @@ def get_knn_triples(
     strategies) and ``random_sorted_sample_n``, ``min_range_results_count``,
     ``range_fallback_to_random``, ``k_means_clusters``. ``include_paper_ids`` limits the training
     corpus (index, queries, candidates) to those papers, e.g. the ones with texts. Returns the
-    written path; an existing output is reused unless ``override``; an existing index is always
-    reused (delete it to rebuild). ``k_scale="corpus"`` replaces the four k flags by the paper's k/N
+    written path; an existing output is reused only when its ``.args.json`` records the same
+    settings and input fingerprints (:mod:`scincl.provenance`), an existing index only when it
+    matches (see :func:`load_graph_corpus`); a mismatch is an error naming it unless ``override``
+    (which rebuilds). ``k_scale="corpus"`` replaces the four k flags by the paper's k/N
     ratios for this corpus (:func:`scincl.triples.k_scale.corpus_k`). ``ann_backend``: ``faiss``
     (the index; any factory) or ``exact`` (:mod:`scincl.knn_exact`: torch matrix products over the
     index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
@@ -267,11 +299,22 @@ def get_knn_triples(
     if ann_backend not in ANN_BACKENDS:
         raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
     out = output_with_gzip(output_path, gzip)
-    if out.exists() and not override:
-        logger.info("%s exists; reusing it (pass --override to rebuild)", out)
-        return out
     bands = {"easy_positives_k_min": easy_positives_k_min, "easy_positives_k_max": easy_positives_k_max,
              "hard_negatives_k_min": hard_negatives_k_min, "hard_negatives_k_max": hard_negatives_k_max}
+    id_inputs = {"query_papers": query_papers, "include_paper_ids": include_paper_ids}
+    record = made_by({
+        "triples_per_query": triples_per_query, "easy_positives_count": easy_positives_count,
+        "easy_positives_strategy": easy_positives_strategy, "easy_negatives_count": easy_negatives_count,
+        "easy_negatives_strategy": easy_negatives_strategy, "hard_negatives_count": hard_negatives_count,
+        "hard_negatives_strategy": hard_negatives_strategy, **bands, "ann_metric": ann_metric,
+        "ann_backend": ann_backend, "ann_normalize_embeddings": bool(ann_normalize_embeddings),
+        "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
+        "k_scale": k_scale, "strategy_options": strategy_options,
+        **{k: v for k, v in id_inputs.items() if not isinstance(v, (str, Path))}},
+        [graph_paper_ids_path, graph_embeddings_path] + [v for v in id_inputs.values() if isinstance(v, (str, Path))])
+    if out.exists() and check_reuse(out, read_record(args_path(out), "made_by"), record, override):
+        logger.info("%s exists and was made from the same inputs and settings; reusing it", out)
+        return out
 
     def configure(k_bands: Dict[str, int]) -> MinerConfig:
         return make_config(
@@ -289,7 +332,7 @@ def get_knn_triples(
                                   ann_normalize_embeddings=ann_normalize_embeddings,
                                   faiss_string_factory=faiss_string_factory, faiss_nprobe=faiss_nprobe,
                                   ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
-                                  include_paper_ids=include_paper_ids)
+                                  include_paper_ids=include_paper_ids, override=override)
         if k_scale == "corpus":
             bands = corpus_k(len(graph.paper_ids), easy_positives_count, hard_negatives_count)
             logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
@@ -311,7 +354,7 @@ def get_knn_triples(
         "slots": [vars(s) for s in config.active()],
         "options": {k: getattr(config, k) for k in ("random_sorted_sample_n", "min_range_results_count",
                                                       "range_fallback_to_random", "k_means_clusters")},
-        "stats": mined.stats,
+        "stats": mined.stats, "made_by": record,
     }
     logger.info("get_knn_triples took %.1f s", time.perf_counter() - started)
     write_json(args_path(out), settings)
