@@ -17,7 +17,7 @@ from scincl import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json
 from scincl.triples.collisions import collision_counts
-from scincl.triples.config import make_config
+from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS, make_config
 from scincl.triples.knn_miner import load_graph_corpus
 from scincl.triples.miner import Corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows
@@ -108,7 +108,7 @@ def sweep_collision_margins(
     hard_negatives_k: Sequence[int] = DEFAULT_HARD_NEGATIVES_K,
     output_path: Optional[PathLike] = None,
     ann_metric: str = "inner_product",
-    ann_normalize_embeddings: bool = False,
+    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS,  # as get_knn_triples
     seed: int = 0,
     workers: Optional[int] = None,
     include_paper_ids: Optional[PathLike] = None,
