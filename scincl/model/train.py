@@ -244,9 +244,6 @@ def train(
         resume_request = "auto"  # checkpoints of this very run (same fingerprint): continue it
         logger.info("resuming from the last checkpoint in %s (same inputs and settings)", out)
     resume = _resolve_resume(resume_request, out, args)
-    if args.process_index == 0:
-        out.mkdir(parents=True, exist_ok=True)
-        write_record(out / RUN_FINGERPRINT_FILE, record)
     if mlm_weight > 0 and "save_safetensors" not in training_args:
         # the MLM head ties its weights to the embeddings; safetensors refuses shared tensors
         args.save_safetensors = False
@@ -297,6 +294,9 @@ def train(
                              graph_distillation_weight=graph_distillation_weight)
     trainer = ContrastiveTrainer(model=model, args=args, train_dataset=train_dataset, eval_dataset=eval_dataset,
                                  data_collator=collator, keep_query_triplets_together=keep_query_triplets_together)
+    if args.process_index == 0:  # after every input was read: a bad input leaves no output dir
+        out.mkdir(parents=True, exist_ok=True)
+        write_record(out / RUN_FINGERPRINT_FILE, record)
     result = trainer.train(resume_from_checkpoint=resume)
     trainer.save_state()
 
