@@ -240,7 +240,7 @@ def train(
         logger.info("%s holds a finished run of the same inputs and settings; reusing it (pass --override to "
                     "retrain)", out)
         return out
-    if resume_request is None and any(out.glob("checkpoint-*")):
+    if resume_request is None and last_complete_checkpoint(out, remove_incomplete=False) is not None:
         resume_request = "auto"  # checkpoints of this very run (same fingerprint): continue it
         logger.info("resuming from the last checkpoint in %s (same inputs and settings)", out)
     resume = _resolve_resume(resume_request, out, args)
@@ -338,8 +338,8 @@ def train(
 
 def _other_run(out: Path, record: Dict[str, Any]) -> Optional[str]:
     """How the run in ``out`` (checkpoints or a finished model) differs from ``record``; None: same or none."""
-    if not (_finished_run(out) or any(out.glob("checkpoint-*"))):
-        return None
+    if not (_finished_run(out) or last_complete_checkpoint(out, remove_incomplete=False) is not None):
+        return None  # nothing to reuse or resume (an interrupted checkpoint-N is removed, not resumed)
     return difference(read_record(out / RUN_FINGERPRINT_FILE), record)
 
 
