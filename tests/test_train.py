@@ -74,8 +74,13 @@ def test_tiny_bert_learns_a_toy_triplet_task(toy):
     run = json.loads((out / "train_args.json").read_text())
     assert run["counts"]["train_rows"] == 8 * 4 * 5 and run["counts"]["papers_missing_from_metadata"] == 0
     assert run["training_arguments"]["learning_rate"] == 5e-3 and run["metrics"]["global_step"] == 40
-    # a finished run is reused: no training happens without --override
-    assert train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(out)) == out
+    # a finished run of the same inputs and settings is reused (no training without --override); one
+    # made with other settings is refused (issue 16: it was reused for any settings)
+    args = dict(base_model_name_or_path=str(toy["bert"]), eval_triples_path=str(toy["root"] / "eval.csv"),
+                cache_dir=toy["cache"], learning_rate=5e-3, max_steps=40, **FAST)
+    assert train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(out), **args) == out
+    with pytest.raises(InputError, match="holds a run made differently"):
+        train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(out))
 
 
 def test_resume_from_checkpoint_continues_the_step_count(toy, monkeypatch):
