@@ -124,7 +124,9 @@ def check_writable(name: str, value: Any) -> None:
     if not ancestor.is_dir():
         raise InputError(f"--{name} {value}: {ancestor} is a file, not a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise InputError(f"--{name} {value}: cannot write in {ancestor} (permission denied)")
+        read_only = bool(os.statvfs(ancestor).f_flag & os.ST_RDONLY)
+        reason = "read-only file system" if read_only else "permission denied"
+        raise InputError(f"--{name} {value}: cannot write in {ancestor} ({reason})")
 
 
 def _simple_type(hint: Any) -> Optional[type]:
