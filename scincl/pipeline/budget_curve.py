@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
+from scincl.eval.report import avg_label, run_average
 from scincl.io import read_json
+from scincl.pipeline import experiment_tables
 
 logger = logging.getLogger(__name__)
 
@@ -38,17 +40,15 @@ def run_scores(run_dir: Path, split: str) -> Optional[Scores]:
 
 def metric_columns(runs: Sequence[Scores]) -> List[Tuple[str, str]]:
     """The (task, metric) pairs of the tables, in paper Table 1 order (as the main comparison)."""
-    from scincl.pipeline.experiment_kinds import _metric_columns
-
-    return _metric_columns([("", list(runs))])
+    return experiment_tables.metric_columns([("", list(runs))])
 
 
-def average(scores: Scores, columns: Sequence[Tuple[str, str]]) -> float:
-    """Avg of one run: the mean of its present (task, metric) columns."""
-    values = [scores[t][m] for t, m in columns if t in scores and m in scores[t]]
-    if not values:
+def average(scores: Scores) -> float:
+    """Avg of one run: ``eval/report.run_average`` (the one definition: the table metrics present)."""
+    value, count = run_average(scores)
+    if not count:
         raise InputError("a run has none of the table's metrics")
-    return sum(values) / len(values)
+    return value
 
 
 def paired_test(first: Sequence[float], second: Sequence[float]) -> Dict[str, Any]:
@@ -77,12 +77,12 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
 
     everything = [s for runs in cells.values() for s in runs.values()] + ([base] if base else [])
     columns = metric_columns(everything)
-    header = ["arm", "triplets", "seeds"] + [f"{t} {m}" for t, m in columns] + ["Avg"]
+    header = ["arm", "triplets", "seeds"] + [f"{t} {m}" for t, m in columns] + [avg_label([run_average(r)[1] for r in everything])]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     if base:
         lines.append("| " + " | ".join([labels.get("base", "base"), "0", "-"] + [
             mean_std_cell([base[t][m]]) if t in base and m in base[t] else "n/a" for t, m in columns]
-            + [mean_std_cell([average(base, columns)])]) + " |")
+            + [mean_std_cell([average(base)])]) + " |")
     for budget in budgets:
         for arm in arms:
             runs = cells.get((arm, budget), {})
@@ -93,7 +93,7 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
             lines.append("| " + " | ".join(
                 [labels.get(arm, arm), f"{budget:,}", count]
                 + [mean_std_cell([r[t][m] for r in done if t in r and m in r[t]]) for t, m in columns]
-                + [mean_std_cell([average(r, columns) for r in done])]) + " |")
+                + [mean_std_cell([average(r) for r in done])]) + " |")
     first, second = arms[0], arms[1]
     lines += ["", f"Paired differences {labels.get(second, second)} minus {labels.get(first, first)} "
               "(same seed = same query papers and training order), per budget; paired t-test on the "
@@ -106,7 +106,7 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
         paired = [s for s in seeds if s in a and s in b]
         if not paired:
             continue
-        test = paired_test([average(a[s], columns) for s in paired], [average(b[s], columns) for s in paired])
+        test = paired_test([average(a[s]) for s in paired], [average(b[s]) for s in paired])
         per_seed = ", ".join(f"{d:+.2f} (seed {s})" for s, d in zip(paired, test["diffs"]))
         metric_diffs = [mean_std_cell([b[s][t][m] - a[s][t][m] for s in paired if t in a[s] and t in b[s]])
                         for t, m in columns]
@@ -124,24 +124,22 @@ def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[
     import matplotlib.pyplot as plt
     import numpy as np
 
-    everything = [s for runs in cells.values() for s in runs.values()] + ([base] if base else [])
     if not any(cells.values()):
         return None
-    columns = metric_columns(everything)
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
     for arm in arms:
         xs, means, stds = [], [], []
         for budget in budgets:
             runs = cells.get((arm, budget), {})
             if runs:
-                values = [average(r, columns) for r in runs.values()]
+                values = [average(r) for r in runs.values()]
                 xs.append(budget)
                 means.append(float(np.mean(values)))
                 stds.append(float(np.std(values, ddof=1)) if len(values) > 1 else 0.0)
         if xs:
             ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=labels.get(arm, arm))
     if base:
-        ax.axhline(average(base, columns), color="grey", linestyle="--", label=labels.get("base", "base"))
+        ax.axhline(average(base), color="grey", linestyle="--", label=labels.get("base", "base"))
     ax.set(xscale="log", xlabel="training triplets (5 per query)", ylabel="Avg (cite + co-cite MAP/nDCG)",
            title="Budget curve (mean ± std over seeds)")
     ax.set_xticks(list(budgets))
@@ -173,13 +171,12 @@ def run_order(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str] 
 def budget_curve(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str = "test",
                  arms: Sequence[str] = BUDGET_ARMS) -> Path:
     """Run (or reuse) every arm x seed x budget, rewriting the tables after each run; returns results.md."""
-    from scincl.pipeline.experiment_kinds import Timings
     from scincl.pipeline.real_corpus import ARM_NAMES
 
     if len(arms) != 2:
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
     exp = rep.out / f"budget_{split}" / recipe.key().split("_", 1)[1]  # the recipe without its budget
-    timings = Timings(exp / "timings.json")
+    timings = experiment_tables.Timings(exp / "timings.json")
 
     def run_dir(arm: str, seed: int, budget: int) -> Path:
         return rep.run_dir(arm, seed, dataclasses.replace(recipe, triplets=budget), split)
@@ -199,15 +196,13 @@ def write_budget_results(exp: Path, rep, recipe, budgets: Sequence[int], seeds: 
                          arms: Sequence[str], run_dir: Callable[[str, int, int], Path], base: Optional[Scores],
                          labels: Dict[str, str]) -> Path:
     """Tables + plot from the runs that exist now (partial cells marked); returns results.md."""
-    from scincl.pipeline.experiment_kinds import _write_tables
-
     cells = collect_cells(run_dir, split, budgets, seeds, arms)
     done = sum(len(runs) for runs in cells.values())
     wanted = len(budgets) * len(seeds) * len(arms)
     table = budget_tables(cells, base, seeds, budgets, labels, arms)
     plot = budget_plot(cells, base, budgets, labels, exp / "budget_avg.png", arms)
     status = "" if done == wanted else f"**Partial: {done} of {wanted} runs finished.**\n\n"
-    return _write_tables(exp, f"Budget curve on {rep.corpus.name} ({split} queries): "
+    return experiment_tables.write_tables(exp, f"Budget curve on {rep.corpus.name} ({split} queries): "
                          f"{', '.join(f'{b:,}' for b in budgets)} triplets", recipe, rep, status + table, seeds,
                          plots=[plot.name] if plot else [], budget_varies=True)
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.eval.report import TABLE_COLUMNS, avg_cell, avg_label, mean_std_cell, run_average
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
+from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
 from scincl.pipeline.flags import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import ARM_NAMES, ARMS, Recipe, Reproduction
 from scincl.pipeline.settings import REPO_ROOT
@@ -37,55 +37,6 @@ LOSSES = ("triplet", "infonce", "cosent", "angle")
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 
 
-class Timings:
-    """Wall seconds of each step of an experiment, saved as ``timings.json`` next to its tables."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data: Dict[str, float] = read_json(path) if path.exists() else {}
-
-    def run(self, name: str, fn, *args, **kwargs):
-        """Call ``fn``; record its wall time unless it only reused finished outputs (< 1 s)."""
-        start = time.time()
-        result = fn(*args, **kwargs)
-        seconds = time.time() - start
-        if seconds >= 1.0 or name not in self.data:
-            self.data[name] = round(seconds, 1)
-            write_json(self.path, self.data)
-        return result
-
-
-def _scores(run_dir: Path, split: str) -> Dict[str, Dict[str, float]]:
-    return read_json(run_dir / "results.json")["scores"][split]
-
-
-def _metric_columns(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]]) -> List[Tuple[str, str]]:
-    """The (task, metric) pairs present in any run: paper Table 1 order first, then any others sorted."""
-    present = {(task, metric) for _, runs in rows for scores in runs for task, metrics in scores.items()
-               for metric in metrics}
-    ordered = [(task, metric) for task, metric, _ in TABLE_COLUMNS if (task, metric) in present]
-    return ordered + sorted(present - set(ordered))
-
-
-def mean_std_table(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]], first_column: str = "arm") -> str:
-    """Markdown table: one row per group, ``mean ± std`` (sample std, n = seeds) per metric + Avg.
-
-    The Avg is ``eval/report``'s (table metrics only); its header says how many of the 12 it covers.
-    """
-    columns = _metric_columns(rows)
-    avg_header = avg_label([run_average(r)[1] for _, runs in rows for r in runs])
-    header = [first_column, "seeds"] + [f"{t} {m}" for t, m in columns] + [avg_header]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name, runs in rows:
-        cells = [name, str(len(runs))]
-        for task, metric in columns:
-            values = [r[task][metric] for r in runs if task in r and metric in r[task]]
-            cells.append(mean_std_cell(values))
-        cells.append(avg_cell(runs))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 # ---------------------------------------------------------------------- experiments
 def main_comparison(rep: Reproduction, recipe: Recipe, seeds: Sequence[int], split: str = "test",
                     arms: Sequence[str] = ARMS) -> Path:
@@ -93,7 +44,7 @@ def main_comparison(rep: Reproduction, recipe: Recipe, seeds: Sequence[int], spl
     exp = rep.out / f"main_{split}" / recipe.key()
     timings = Timings(exp / "timings.json")
     base = timings.run("base", rep.run_base, split, recipe)
-    rows = [(ARM_NAMES["base"], [_scores(base, split)])]
+    rows = [(ARM_NAMES["base"], [finished_scores(base, split)])]
     for arm in arms:
         if arm not in ARMS:
             raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
@@ -101,10 +52,10 @@ def main_comparison(rep: Reproduction, recipe: Recipe, seeds: Sequence[int], spl
         for arm in arms:
             timings.run(f"{arm}/seed_{seed}", rep.run_arm, arm, seed, recipe, split)
     for arm in arms:
-        rows.append((ARM_NAMES[arm], [_scores(rep.run_dir(arm, s, recipe, split), split) for s in seeds]))
+        rows.append((ARM_NAMES[arm], [finished_scores(rep.run_dir(arm, s, recipe, split), split) for s in seeds]))
     relations = triplet_relations(rep, {arm: rep.run_dir(arm, seeds[0], recipe, split) / "train_triples.csv"
                                         for arm in arms})
-    return _write_tables(exp, f"Main comparison on {rep.corpus.name} ({split} queries)", recipe, rep,
+    return write_tables(exp, f"Main comparison on {rep.corpus.name} ({split} queries)", recipe, rep,
                          mean_std_table(rows) + "\n" + relations, seeds)
 
 
@@ -155,19 +106,19 @@ def tuning(rep: Reproduction, recipe: Recipe, variants: Sequence[str], seeds: Se
     """Recipe variants (``field=value``, e.g. ``pooling=cls``) of the trained arms, on val."""
     exp = rep.out / f"tuning_{split}"
     timings = Timings(exp / "timings.json")
-    rows = [(f"{ARM_NAMES['base']} ({recipe.pooling} pooling)", [_scores(timings.run("base", rep.run_base, split, recipe), split)])]
+    rows = [(f"{ARM_NAMES['base']} ({recipe.pooling} pooling)", [finished_scores(timings.run("base", rep.run_base, split, recipe), split)])]
     for variant in ["default"] + list(variants):
         changed = recipe if variant == "default" else _apply(recipe, variant)
         if changed.pooling != recipe.pooling:
             rows.append((f"{ARM_NAMES['base']} ({changed.pooling} pooling)",
-                         [_scores(timings.run(f"base_{changed.pooling}", rep.run_base, split, changed), split)]))
+                         [finished_scores(timings.run(f"base_{changed.pooling}", rep.run_base, split, changed), split)]))
         for arm in arms:
             runs = []
             for seed in seeds:
                 run = timings.run(f"{changed.key()}/{arm}/seed_{seed}", rep.run_arm, arm, seed, changed, split)
-                runs.append(_scores(run, split))
+                runs.append(finished_scores(run, split))
             rows.append((f"{arm}: {variant}", runs))
-    return _write_tables(exp, f"Recipe variants on {rep.corpus.name} ({split} queries)", recipe, rep,
+    return write_tables(exp, f"Recipe variants on {rep.corpus.name} ({split} queries)", recipe, rep,
                          mean_std_table(rows, "arm: variant"), seeds)
 
 
@@ -189,7 +140,7 @@ def sampling_sweep(rep: Reproduction, recipe: Recipe, family: str, values: Seque
         runs = []
         for seed in seeds:
             run = timings.run(f"{family}={value}/seed_{seed}", rep.run_arm, "scincl", seed, changed, split)
-            runs.append(_scores(run, split))
+            runs.append(finished_scores(run, split))
         rows.append((f"{family} = {value}", runs))
         # the plot's layout (sweep/<family>/<value>/seed_<s>) links to the shared run dirs
         link = exp / "sweep" / family / str(value)
@@ -202,7 +153,7 @@ def sampling_sweep(rep: Reproduction, recipe: Recipe, family: str, values: Seque
             plots += sweep_plots(exp / "sweep", exp, split=split, metric=metric)
         except InputError as exc:
             logger.warning("no plot for %s: %s", metric, exc)
-    return _write_tables(exp, f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", recipe, rep,
+    return write_tables(exp, f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", recipe, rep,
                          mean_std_table(rows, family), seeds, name=f"results_{family}.md",
                          plots=sorted({p.name for p in plots if family in p.name}))
 
@@ -212,16 +163,16 @@ def loss_comparison(rep: Reproduction, recipe: Recipe, losses: Sequence[str], se
     """The same SciNCL triplets trained with each loss (triplet / InfoNCE / CoSENT / AnglE)."""
     exp = rep.out / f"losses_{split}"
     timings = Timings(exp / "timings.json")
-    rows = [(ARM_NAMES["base"], [_scores(timings.run("base", rep.run_base, split, recipe), split)])]
+    rows = [(ARM_NAMES["base"], [finished_scores(timings.run("base", rep.run_base, split, recipe), split)])]
     for loss in losses:
         changed = dataclasses.replace(recipe, loss=loss)
         runs = []
         for seed in seeds:
             # mining is deterministic in (seed, k+, k-hard, queries): every loss sees the same triplets
             run = timings.run(f"{loss}/seed_{seed}", rep.run_arm, "scincl", seed, changed, split)
-            runs.append(_scores(run, split))
+            runs.append(finished_scores(run, split))
         rows.append((loss, runs))
-    return _write_tables(exp, f"Loss functions on SciNCL triplets, {rep.corpus.name} ({split} queries)", recipe, rep,
+    return write_tables(exp, f"Loss functions on SciNCL triplets, {rep.corpus.name} ({split} queries)", recipe, rep,
                          mean_std_table(rows, "loss"), seeds)
 
 
@@ -250,7 +201,7 @@ def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: 
     table = _collision_table(rows)
     _collision_plot(rows, exp / "collisions_vs_margin.png")
     write_json(exp / "timings.json", {"collisions": round(time.time() - start, 1)})
-    return _write_tables(exp, f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", recipe,
+    return write_tables(exp, f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", recipe,
                          rep, table, [seed], plots=["collisions_vs_margin.png"])
 
 
@@ -320,7 +271,7 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
 
     rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]], output_dir=scidocs_run,
               description=f"graph embeddings alone on the SciDocs {split} queries")
-    rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [_scores(scidocs_run, split)])]
+    rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [finished_scores(scidocs_run, split)])]
     for name, run_group in (text_runs or {}).items():
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
         rows.append((name, [read_json(r)["scores"][split] for r in runs if r.exists()]))
@@ -328,7 +279,7 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
             _link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
             "(whole pool, OpenMSD Table 7 protocol)", "", _retrieval_table(retrieval_rows),
             f"## Graph alone vs text encoders on the SciDocs {split} queries", "", mean_std_table(rows, "embeddings")]
-    return _write_tables(exp, f"Citation-graph embeddings on {rep.corpus.name}", recipe, rep, "\n".join(text), [0])
+    return write_tables(exp, f"Citation-graph embeddings on {rep.corpus.name}", recipe, rep, "\n".join(text), [0])
 
 
 def _link_prediction_table(rows: Sequence[Tuple[str, Dict[str, Any]]]) -> str:
@@ -381,29 +332,6 @@ def _apply(recipe: Recipe, variant: str) -> Recipe:
         raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(fields)})")
     current = getattr(recipe, key)
     return dataclasses.replace(recipe, **{key: type(current)(value)})
-
-
-def _write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table: str, seeds: Sequence[int],
-                  name: str = "results.md", plots: Sequence[str] = (), budget_varies: bool = False) -> Path:
-    exp.mkdir(parents=True, exist_ok=True)
-    triplets = ("Budget: the table's triplets per run (5 per query)" if budget_varies else
-                f"Budget: {recipe.triplets} triplets per run (5 per query)")
-    steps = "" if budget_varies else f" ({-(-recipe.triplets // recipe.batch_size) * recipe.epochs} steps)"
-    precision = recipe.precision_key()
-    budget = (f"{triplets}, {recipe.epochs} epoch(s), batch {recipe.batch_size}{steps}, "
-              f"{'bf16' if '_bf16' in precision else 'fp32'} training, "
-              f"{'bf16' if '_ebf16' in precision else 'fp32'} evaluation embeddings, "
-              f"{recipe.max_sequence_length} training tokens, {rep.eval_max_sequence_length} evaluation tokens, "
-              f"{recipe.pooling} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, k+ = {recipe.k_pos} "
-              f"(c+ = {POSITIVES_BAND}), k-hard = {recipe.k_hard} (c- = {HARD_NEGATIVES_BAND}), graph "
-              f"{recipe.graph_dim}-d; seeds "
-              f"{', '.join(map(str, seeds))}. Encoder: all-MiniLM-L6-v2 (packaged).")
-    body = [f"# {title}", "", budget, "", table]
-    body += [f"![{p}]({p})" for p in plots]
-    path = exp / name
-    path.write_text("\n".join(body) + "\n")
-    print(path.read_text())
-    return path
 
 
 # ---------------------------------------------------------------------- experiments as data
