@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scincl.errors import InputError
-from scincl.io import write_json, write_triples_csv
+from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.pipeline.corpus import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
 from scincl.pipeline.flags import parse_seeds, settings_from_flags
@@ -101,6 +101,32 @@ def test_stage_plan_depends_on_what_is_given(tmp_path):
     assert "ann" not in names and names[0] == "citations" and "eval" not in names  # no SciDocs dir
     demo = [s.name for s in SciNCLPlan(settings_from_flags(str(tmp_path), {})).stages()]
     assert demo[0] == "demo" and "scidocs_ids" not in demo  # the demo ships its held-out id list
+
+
+def test_given_corpus_query_and_index_files_are_inputs_never_rewritten(tmp_path):
+    corpus, queries, index = tmp_path / "corpus.json", tmp_path / "queries.json", tmp_path / "given.Flat.faiss"
+    base = {"graph_embeddings_path": "e.h5", "graph_paper_ids_path": "e.json", "base_model_name_or_path": "bert",
+            "s2orc_metadata_dir": "m", "skip_metadata": True, "train_s2orc_paper_ids": str(corpus),
+            "train_query_s2orc_paper_ids": str(queries), "ann_index_path": str(index)}
+
+    def plan(**changes):
+        return {s.name: s for s in SciNCLPlan(settings_from_flags(str(tmp_path / "run"), {**base, **changes})).stages()}
+
+    not_yet = plan()  # given paths that do not exist yet are where the selection and the index are written
+    assert not_yet["queries"].outputs == [corpus, queries] and not_yet["ann"].outputs[0] == index
+    corpus.write_text('["a", "b", "c", "d"]')
+    only_corpus = plan()  # an existing corpus is read, and the query papers are sampled from it
+    assert only_corpus["queries"].outputs == [queries] and corpus in only_corpus["queries"].inputs
+    only_corpus["queries"].run()
+    assert sorted(read_id_list(queries)) == ["a", "b", "c", "d"]
+    assert read_id_list(corpus) == ["a", "b", "c", "d"]
+    index.write_text("")
+    both = plan()  # both lists and the index exist: no stage rewrites them; the miner checks the index
+    assert "queries" not in both and "ann" not in both and index in both["triples"].inputs
+    corpus.unlink()
+    with pytest.raises(InputError, match="--train_query_s2orc_paper_ids .* exists but the corpus its queries come "
+                                         "from does not"):
+        plan()
 
 
 def test_parse_seeds():

@@ -158,6 +158,40 @@ class SciNCLPlan:
         write_id_list(self.p.query_ids, queries)
         return {**corpus.stats, "sampled_query_papers": len(queries)}
 
+    def sample_queries_of_given_corpus(self) -> Dict[str, int]:
+        """--train_s2orc_paper_ids without query ids: the query papers are sampled from that corpus."""
+        from scincl.triples.queries import sample_query_ids
+
+        corpus = read_id_list(self.p.corpus_ids)
+        queries = sample_query_ids(corpus, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
+        write_id_list(self.p.query_ids, queries)
+        return {"corpus_papers": len(corpus), "sampled_query_papers": len(queries)}
+
+    def queries_stage(self) -> Optional[Stage]:
+        """Select the training corpus and query papers. An existing file given by
+        --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
+        path that does not exist yet is where the selection is written): both exist, no stage; only
+        the corpus exists, the query papers are sampled from it."""
+        s, p = self.s, self.p
+        corpus_given = bool(s.train_s2orc_paper_ids) and p.corpus_ids.exists()
+        queries_given = bool(s.train_query_s2orc_paper_ids) and p.query_ids.exists()
+        if corpus_given and queries_given:
+            return None
+        settings = {"sample_queries_ratio": s.sample_queries_ratio, "corpus_seed": s.corpus_seed}
+        if corpus_given:
+            return Stage("queries", [p.query_ids], self.sample_queries_of_given_corpus, inputs=[p.corpus_ids],
+                         description="query papers sampled from --train_s2orc_paper_ids", settings=settings)
+        if queries_given:
+            raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
+                             "come from does not: pass that corpus as --train_s2orc_paper_ids")
+        return Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
+                     inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
+                     + [Path(x) for x in (s.specter_triples_path,) if x]
+                     + ([p.scidocs_ids] if self.excludes_scidocs else [])
+                     + [self._optional(s.s2id_to_s2orc_input_path)],
+                     description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
+                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
+
     def _ids_with_metadata(self) -> Optional[set]:
         """Paper ids with a text in the corpus (None when no corpus dir is given)."""
         if self.metadata_dir is None:
@@ -179,13 +213,22 @@ class SciNCLPlan:
                                       workers=self.s.workers, device=self.s.ann_device, seed=self.s.seed,
                                       override=True)
 
+    @property
+    def given_index(self) -> bool:
+        """An existing --ann_index_path: an input of the triples stage, checked by the miner, never rebuilt."""
+        return bool(self.s.ann_index_path) and self.p.ann_index.exists()
+
     def mine_triples(self) -> None:
         plain = Path(str(self.p.triples)[:-3]) if str(self.p.triples).endswith(".gz") else self.p.triples
         from scincl.triples.sources import mine_triples
 
+        if self.given_index:  # the runner decided to (re)write the triples; the user's index may not be rebuilt
+            for stale in (plain, self.p.triples):
+                stale.unlink(missing_ok=True)
+
         mine_triples(self.s.triples_source, plain, str(self.p.query_ids), citations_path=self.citations_for_triples,
                      graph_paper_ids_path=self.p.graph_ids, graph_embeddings_path=self.p.graph_embeddings,
-                     seed=self.s.seed, gzip=self.s.gzip, override=True,
+                     seed=self.s.seed, gzip=self.s.gzip, override=not self.given_index,
                      triples_per_query=self.s.triples_per_query,
                      easy_positives_count=self.s.easy_positives_count,
                      easy_positives_strategy=self.s.easy_positives_strategy,
@@ -319,14 +362,10 @@ class SciNCLPlan:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
                              description="which papers have texts in the corpus",
                              settings={"corpus_format": self.corpus_format}))
-        out.append(Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
-                         inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else []) + [Path(x) for x in (s.specter_triples_path,) if x]
-                         + ([p.scidocs_ids] if self.excludes_scidocs else [])
-                         + [self._optional(s.s2id_to_s2orc_input_path)],
-                         description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
-                         settings={"graph_limit": s.graph_limit, "sample_queries_ratio": s.sample_queries_ratio,
-                                   "corpus_seed": s.corpus_seed, "excludes_scidocs": self.excludes_scidocs}))
-        if s.triples_source == "knn":
+        queries = self.queries_stage()
+        if queries is not None:
+            out.append(queries)
+        if s.triples_source == "knn" and not self.given_index:
             from scincl.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
