@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -231,3 +232,21 @@ def test_config_validation_survives_typing_cache_eviction():
     for i in range(300):  # more than typing's 128-entry LRU cache
         typing.Optional[type(f"Evict{i}", (), {})]
     assert parse_config(load_config_dict("demo")).dimension == 32
+
+
+def test_retraining_over_preserved_epoch_snapshots_starts_over(tmp_path):
+    """A rebuilt graph stage (--override) trains from scratch even where PBG kept ``epoch_N/``
+    snapshots (``checkpoint_preservation_interval``, as the real-corpus configs set): a stale
+    snapshot made the retraining fail with "File exists" when PBG hard-linked the new one into it."""
+    edges = tmp_path / "edges.tsv"
+    edges.write_text("".join(f"p{i}\tp{(i * 7 + 1) % 40}\n" for i in range(40)))
+    out = tmp_path / "graph"
+    overrides = ["num_epochs=2", "dimension=8", "checkpoint_preservation_interval=1", "workers=1"]
+    first = biggraph.train_biggraph("demo", train_edges=edges, overrides=overrides, output_dir=out,
+                                    random_baseline=False)
+    checkpoints = Path(first["checkpoint_path"])
+    assert sorted(p.name for p in checkpoints.glob("epoch_*")) == ["epoch_1", "epoch_2"]
+    again = biggraph.train_biggraph("demo", train_edges=edges, overrides=overrides, output_dir=out,
+                                    random_baseline=False, override=True)
+    assert Path(again["embeddings_path"]).exists()
+    assert (checkpoints / "checkpoint_version.txt").read_text().strip() == "2"  # 2 epochs x 1 chunk, not resumed

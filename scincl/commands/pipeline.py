@@ -213,7 +213,9 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             embeddings h5/npy); when not given, the graph is built from the citations.
         s2id_to_s2orc_input_path: JSON {S2 id: S2ORC id} (comma-separated files are merged) for the
             SPECTER and SciDocs ids.
-        train_s2orc_paper_ids / train_query_s2orc_paper_ids: corpus / query id lists to use (or write).
+        train_s2orc_paper_ids / train_query_s2orc_paper_ids: corpus / query id lists. An existing file
+            is read, never rewritten (only the corpus given: queries sampled from it); a path that
+            does not exist yet is where the selection is written.
         citations_path: an existing citations TSV for --triples_source specter_like.
         scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus (default: every
             paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its held-out papers).
@@ -223,7 +225,8 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         graph_leakage: keep SciDocs papers in the graph and corpus (the "w/ leakage" setting).
         biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
         biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
-        ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index.
+        ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index (an existing
+            --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
         triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
         triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
             (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 398-400); --k_scale corpus sizes

@@ -24,6 +24,8 @@ exports land in ``checkpoint_path``)::
 from __future__ import annotations
 
 import logging
+import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional
@@ -67,12 +69,18 @@ def train(config_dict: Mapping[str, Any], edge_path: Optional[str] = None, rank:
 # -------------------------------------------------------------------------------- one call
 
 def clear_checkpoints(checkpoint_path: PathLike) -> None:
-    """Delete PBG checkpoint files (only PBG's own file names) so training starts from scratch."""
+    """Delete PBG checkpoint files (only PBG's own file names) so training starts from scratch.
+
+    Also the snapshots ``epoch_N/`` that ``checkpoint_preservation_interval`` keeps: PBG hard-links
+    its new checkpoint into them, so a stale one fails a retraining with "File exists".
+    """
     root = Path(checkpoint_path)
     if root.is_dir():
         for p in root.iterdir():
             if p.is_file() and p.name.startswith(CHECKPOINT_FILE_PREFIXES):
                 p.unlink()
+            elif p.is_dir() and re.fullmatch(r"epoch_\d+", p.name):
+                shutil.rmtree(p)
 
 
 def train_biggraph(

@@ -39,7 +39,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
-from scincl.pipeline.runner import Stage, run_stages
+from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 
 logger = logging.getLogger(__name__)
 
@@ -365,15 +365,19 @@ class SciNCLPlan:
         queries = self.queries_stage()
         if queries is not None:
             out.append(queries)
-        if s.triples_source == "knn" and not self.given_index:
+        if s.triples_source == "knn":
             from scincl.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
-            out.append(Stage("ann", ann_files, self.build_ann_index,
-                             inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
-                             description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
-                             settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                                       "do_normalize": s.ann_do_normalize, "seed": s.seed}))
+            ann = Stage("ann", ann_files, self.build_ann_index, inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                        description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                        settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                  "do_normalize": s.ann_do_normalize, "seed": s.seed})
+            # an existing --ann_index_path this stage did not make from these inputs and settings (the
+            # user's, or another seed's corpus) is never rebuilt unless --override_ann: the miner uses
+            # it when it fits and refuses it otherwise
+            if not self.given_index or "ann" in s.override or reuse_decision(ann) is None:
+                out.append(ann)
         triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                           if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
         out.append(Stage("triples", [p.triples], self.mine_triples, inputs=triples_inputs,
