@@ -146,6 +146,16 @@ def check_reuse(output: PathLike, stored: Optional[Mapping[str, Any]], wanted: M
     raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it", path=output)
 
 
+def record_path(output: PathLike) -> Path:
+    """Where a standalone command keeps the made-by record of ``output``: ``<output>.made_by.json``."""
+    return Path(str(output) + ".made_by.json")
+
+
+def local_path(name_or_path: Optional[PathLike]) -> Optional[Path]:
+    """``name_or_path`` as an input to fingerprint when it is a local file or directory (a hub name is a setting)."""
+    return Path(name_or_path) if name_or_path and Path(name_or_path).exists() else None
+
+
 def marker_path(directory: PathLike, stage: str) -> Path:
     """Where the completion marker of pipeline stage ``stage`` lives (beside its outputs)."""
     return Path(directory) / f"{MARKER_PREFIX}{stage}{MARKER_SUFFIX}"

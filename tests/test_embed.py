@@ -10,6 +10,7 @@ import orjson
 import pytest
 import torch
 
+from scincl.errors import InputError
 from scincl.io import read_embeddings_jsonl, write_json, write_jsonl
 from scincl.model.embed import embed
 from scincl.model.encoder import DocumentEncoder, load_backbone, pool, save_encoder
@@ -68,9 +69,19 @@ def test_embed_reads_scidocs_metadata_json_and_reuses_existing_output(corpus, tm
     embed(str(corpus["bert"]), str(tmp_path / "paper_metadata_view_cite_read.json"), str(out), device="cpu")
     assert os.stat(out).st_mtime_ns == stamp
     cls = read_embeddings_jsonl(out)
+    with pytest.raises(InputError, match="exists but was made differently: setting pooling_strategy differs "
+                                         r"\(made with null, now \"mean\"\); pass --override"):
+        embed(str(corpus["bert"]), str(tmp_path / "paper_metadata_view_cite_read.json"), str(out),
+              pooling_strategy="mean", device="cpu")
+    assert os.stat(out).st_mtime_ns == stamp  # refused, not rewritten
     mean = read_embeddings_jsonl(embed(str(corpus["bert"]), str(tmp_path / "paper_metadata_view_cite_read.json"),
                                        str(out), pooling_strategy="mean", override=True, device="cpu"))
     assert not np.allclose(cls[next(iter(cls))], mean[next(iter(mean))])
+    other_papers = dict(list(scidocs.items())[:3])  # other papers into the same output: refused
+    write_json(tmp_path / "paper_metadata_view_cite_read.json", other_papers)
+    with pytest.raises(InputError, match="input paper_metadata_view_cite_read.json differs from the one it was made from"):
+        embed(str(corpus["bert"]), str(tmp_path / "paper_metadata_view_cite_read.json"), str(out),
+              pooling_strategy="mean", device="cpu")
 
 
 def test_embed_cli_reports_a_missing_metadata_file_in_one_line(corpus, repo_root, python_exe, tmp_path):

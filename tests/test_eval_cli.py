@@ -88,15 +88,16 @@ def test_evaluate_demo_dir_end_to_end(demo_corpus, embeddings, repo_root, python
     floor = json.loads((random_out / "results.json").read_text())
     assert results["average"]["test"]["value"] > floor["average"]["test"]["value"] + 5
 
-    # reruns are byte-identical; an existing results.json is reused unless --override
+    # reruns are byte-identical; an existing results.json made from the same inputs is reused
     before = (out / "results.json").read_bytes()
     again = tmp_path / "again"
     run_evaluation(demo_corpus.scidocs_dir, again, val_or_test="both", embeddings=[str(embeddings["tfidf"])],
                    retrieval_pairs=str(pairs), link_prediction_metrics=str(link))
     assert (again / "results.json").read_bytes() == before
     (out / "results.md").unlink()
-    assert run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["random"])]) == results
-    assert not (out / "results.md").exists()  # reused, not recomputed
+    assert run_evaluation(demo_corpus.scidocs_dir, out, val_or_test="both", embeddings=[str(embeddings["tfidf"])],
+                          retrieval_pairs=str(pairs), link_prediction_metrics=str(link)) == results
+    assert not (out / "results.md").exists()  # reused (same inputs and settings), not recomputed
 
 
 def test_evaluate_several_runs_reports_mean_and_std(demo_corpus, embeddings, tmp_path):
@@ -218,3 +219,25 @@ def test_model_dir_evaluation_embeds_with_the_requested_pooling(demo_corpus, tmp
         assert made[None if pooling == "cls" else pooling] == reference
     some = next(iter(made["mean"]))
     assert made["mean"][some] != made[None][some]
+
+
+def test_results_are_reused_only_for_the_same_embeddings_and_settings(demo_corpus, embeddings, tmp_path):
+    """issue 16: an existing results.json is reused only when its record (runs, SciDocs files,
+    settings) matches; other embeddings or another split are refused unless --override."""
+    out = tmp_path / "o"
+    first = run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["tfidf"])])
+    stamp = (out / "results.json").stat().st_mtime_ns
+    assert run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["tfidf"])]) == first
+    assert (out / "results.json").stat().st_mtime_ns == stamp
+    with pytest.raises(InputError, match="exists but was made differently: setting val_or_test differs"):
+        run_evaluation(demo_corpus.scidocs_dir, out, val_or_test="val", embeddings=[str(embeddings["tfidf"])])
+    moved = tmp_path / "tfidf_again.jsonl"  # the same content elsewhere is the same input
+    shutil.copy(embeddings["tfidf"], moved)
+    assert run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(moved)]) == first
+    with pytest.raises(InputError, match="input random.jsonl differs from the one it was made from"):
+        run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["random"])])
+    (out / "results.json.made_by.json").unlink()  # made before records existed: not trusted
+    with pytest.raises(InputError, match="no record of the inputs and settings that made it"):
+        run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["tfidf"])])
+    other = run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["random"])], override=True)
+    assert other["scores"]["test"]["cite"]["map"] < first["scores"]["test"]["cite"]["map"]

@@ -6,7 +6,8 @@ Output directory layout::
     O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}.jsonl   # only with --model_dir
     O/runs/<run>/results.{json,md}        # only when several runs (seeds) are evaluated
 
-An existing ``O/results.json`` is reused unless ``override``.
+An existing ``O/results.json`` is reused only when its record (``results.json.made_by.json``: the
+runs, SciDocs files and settings that made it) matches; otherwise it is refused unless ``override``.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_ret
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.scidocs_io import METADATA_FILES, scidocs_paths
 from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
+from scincl.provenance import check_reuse, local_path, made_by, read_record, record_path, write_record
 
 logger = logging.getLogger(__name__)
 
@@ -175,14 +177,21 @@ def run_evaluation(
         raise InputError("give either --model_dir or --embeddings (one or several, comma-separated)")
     if (cls_embeddings or recomm_embeddings) and len(embeddings) != 1:
         raise InputError("--cls_embeddings/--recomm_embeddings go with exactly one --embeddings file")
-    if (out / "results.json").exists() and not override:
-        logger.info("%s exists: reusing it (--override to recompute)", out / "results.json")
-        return read_json(out / "results.json")
-
-    link = read_link_prediction_metrics(link_prediction_metrics) if link_prediction_metrics else None
-    for given in (retrieval_pairs, retrieval_embeddings, cls_embeddings, recomm_embeddings, *embeddings):
+    for given in (retrieval_pairs, retrieval_embeddings, cls_embeddings, recomm_embeddings, link_prediction_metrics,
+                  *embeddings):
         if given and not Path(given).exists():  # fail before any expensive step
             raise InputError("file not found", path=given)
+    record = made_by({"val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length),
+                      "pooling_strategy": pooling_strategy, "classifier_backend": classifier_backend,
+                      "models": [m if local_path(m) is None else None for m in model_dirs]},
+                     [scidocs_dir, *(local_path(m) for m in model_dirs), *embeddings, cls_embeddings,
+                      recomm_embeddings, link_prediction_metrics, retrieval_pairs, retrieval_embeddings])
+    results_path = out / "results.json"
+    if results_path.exists() and check_reuse(results_path, read_record(record_path(results_path)), record, override):
+        logger.info("%s exists and was made from the same runs, SciDocs files and settings; reusing it", results_path)
+        return read_json(results_path)
+
+    link = read_link_prediction_metrics(link_prediction_metrics) if link_prediction_metrics else None
     sources = list(model_dirs or embeddings)
     names = run_names(sources)
     runs: List[Dict[str, Any]] = []
@@ -214,5 +223,6 @@ def run_evaluation(
         if link:
             results["link_prediction"] = link
     _write(out, results, name=names[0] if len(names) == 1 else f"{len(names)} runs")
+    write_record(record_path(results_path), record)  # written last: the results are complete
     logger.info("wrote %s and %s", out / "results.json", out / "results.md")
     return results

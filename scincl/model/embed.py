@@ -18,6 +18,7 @@ from scincl.io import write_embeddings_jsonl
 from scincl.model.data import iter_metadata, paper_text
 from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
 from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
+from scincl.provenance import check_reuse, local_path, made_by, read_record, record_path, write_record
 
 logger = logging.getLogger(__name__)
 
@@ -101,17 +102,22 @@ def embed(
         pooling_strategy: ``cls`` or ``mean``; default: the one saved in the model dir
             (``1_Pooling/config.json``), ``cls`` when none is saved.
         device: ``cuda``, ``cpu``, ... (default: CUDA when present).
-        override: recompute an existing output (it is reused otherwise).
+        override: recompute an existing output. Without it an existing output is reused when its
+            record (``<output>.made_by.json``: model, papers, settings) matches, else refused.
         bf16: ``false`` (fp32, the default: SciDocs scores are compared to 5 decimals), ``auto``
             (bf16 autocast where the device has it natively) or ``true``.
     """
     out = Path(output_path)
-    if out.exists() and not override:
-        logger.info("%s exists; reusing it (pass --override to recompute)", out)
-        return out
     if batch_size < 1:
         raise InputError(f"--batch_size must be >= 1, got {batch_size}")
     bf16 = parse_bf16_request(bf16)  # a bad value fails before the model loads
+    model_path = local_path(model_dir_or_name)
+    record = made_by({"model": None if model_path else str(model_dir_or_name), "pooling_strategy": pooling_strategy,
+                      "max_sequence_length": int(max_sequence_length), "bf16": str(bf16)},
+                     [model_path, metadata_path])
+    if out.exists() and check_reuse(out, read_record(record_path(out)), record, override):
+        logger.info("%s exists and was made from the same model, papers and settings; reusing it", out)
+        return out
     pooling = pooling_strategy or saved_pooling_strategy(model_dir_or_name)
     paper_ids, parts = read_papers(Path(metadata_path))
     backbone, tokenizer = load_backbone(str(model_dir_or_name))
@@ -130,5 +136,6 @@ def embed(
     vectors = encode_texts(encoder, tokenizer, texts, batch_size=batch_size,
                            max_sequence_length=max_sequence_length, device=target, bf16=bf16)
     count = write_embeddings_jsonl(out, paper_ids, vectors)
+    write_record(record_path(out), record)  # written last: the embeddings are complete
     logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)
     return out

@@ -415,7 +415,7 @@ class Reproduction:
 
         def score() -> None:
             embed(model, str(self.eval_papers(split)), str(embeddings), max_sequence_length=self.eval_max_sequence_length,
-                  pooling_strategy=pooling, bf16=bf16)
+                  pooling_strategy=pooling, bf16=bf16, override=True)  # the stage decided to (re)make it
             self.score_embeddings(embeddings, run_dir, split)
             embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
 
