@@ -279,24 +279,37 @@ def write_triples_csv(path: PathLike, triples: Iterable[Sequence[str]]) -> int:
     return n
 
 
-def iter_triples_csv(path: PathLike) -> Iterator[Tuple[str, str, str]]:
-    """Yield ``(query, positive, negative)`` from a triples CSV, checking the header."""
+def iter_csv_rows(path: PathLike, header: Sequence[str], empty_message: Optional[str] = None
+                  ) -> Iterator[Tuple[int, List[str]]]:
+    """Yield ``(line number, row)`` of a CSV whose first line must be ``header``; blank lines skipped.
+
+    A missing or empty file, another header or a row with another column count raises
+    :class:`InputError` naming the file (and line). ``empty_message``: the error for an empty file
+    (default: ``empty file (expected header ...)``).
+    """
     p = Path(path)
     if not p.exists():
         raise InputError("file not found", path=p)
+    expected = ",".join(header)
     with open_text(p) as fh:
         reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise InputError("empty triples file (no header)", path=p)
-        if tuple(h.strip() for h in header) != TRIPLES_HEADER:
-            raise InputError(f"expected header {','.join(TRIPLES_HEADER)}, got {','.join(header)}", path=p, line=1)
+        found = next(reader, None)
+        if found is None:
+            raise InputError(empty_message or f"empty file (expected header {expected})", path=p)
+        if tuple(h.strip() for h in found) != tuple(header):
+            raise InputError(f"expected header {expected}, got {','.join(found)}", path=p, line=1)
         for line_no, row in enumerate(reader, start=2):
             if not row:
                 continue
-            if len(row) != 3:
-                raise InputError(f"expected 3 columns, got {len(row)}", path=p, line=line_no)
-            yield row[0], row[1], row[2]
+            if len(row) != len(header):
+                raise InputError(f"expected {len(header)} columns, got {len(row)}", path=p, line=line_no)
+            yield line_no, row
+
+
+def iter_triples_csv(path: PathLike) -> Iterator[Tuple[str, str, str]]:
+    """Yield ``(query, positive, negative)`` from a triples CSV, checking the header."""
+    for _, row in iter_csv_rows(path, TRIPLES_HEADER, empty_message="empty triples file (no header)"):
+        yield row[0], row[1], row[2]
 
 
 # --------------------------------------------------------------------------------- embeddings

@@ -6,13 +6,12 @@ number. Paths of the layout are collected by :func:`scidocs_paths`.
 """
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
 from scincl.errors import InputError
-from scincl.io import PathLike, open_text, read_json
+from scincl.io import PathLike, iter_csv_rows, open_text, read_json
 
 #: the four qrel tasks in table order, with their folder names (official scidocs.paths)
 QREL_TASKS = {"co-view": "coview", "co-read": "coread", "cite": "cite", "co-cite": "cocite"}
@@ -24,6 +23,7 @@ METADATA_FILES = {
     "recomm": "paper_metadata_recomm.json",
 }
 RECOMM_HEADER = ("pid", "clicked_pid", "similar_papers_avail_at_time")
+CLASS_LABELS_HEADER = ("pid", "class_label")  # mag/ and mesh/ train, val and test csvs
 
 
 def read_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
@@ -66,32 +66,19 @@ def read_class_labels(csv_path: PathLike) -> Dict[str, int]:
     A wrong header, a bad label, a duplicate pid or an empty file raises :class:`InputError`.
     """
     p = Path(csv_path)
-    if not p.exists():
-        raise InputError("file not found", path=p)
     labels: Dict[str, int] = {}
-    with open_text(p) as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise InputError("empty file (expected header pid,class_label)", path=p)
-        if [h.strip() for h in header] != ["pid", "class_label"]:
-            raise InputError(f"expected header pid,class_label, got {','.join(header)}", path=p, line=1)
-        for line_no, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) != 2:
-                raise InputError(f"expected 2 columns, got {len(row)}", path=p, line=line_no)
-            pid, label_text = row[0].strip(), row[1].strip()
-            try:
-                label = int(label_text)
-            except ValueError:
-                raise InputError(f"class label {label_text!r} is not an integer", path=p, line=line_no,
-                                 field="class_label") from None
-            if label < 0:
-                raise InputError(f"class label {label} is negative", path=p, line=line_no, field="class_label")
-            if pid in labels:
-                raise InputError(f"duplicate pid {pid!r}", path=p, line=line_no, field="pid")
-            labels[pid] = label
+    for line_no, row in iter_csv_rows(p, CLASS_LABELS_HEADER):
+        pid, label_text = row[0].strip(), row[1].strip()
+        try:
+            label = int(label_text)
+        except ValueError:
+            raise InputError(f"class label {label_text!r} is not an integer", path=p, line=line_no,
+                             field="class_label") from None
+        if label < 0:
+            raise InputError(f"class label {label} is negative", path=p, line=line_no, field="class_label")
+        if pid in labels:
+            raise InputError(f"duplicate pid {pid!r}", path=p, line=line_no, field="pid")
+        labels[pid] = label
     if not labels:
         raise InputError("no labelled papers (header only)", path=p)
     return labels
@@ -148,26 +135,13 @@ class RecommClick:
 def read_recomm_clicks(path: PathLike) -> List[RecommClick]:
     """Read a recommendation click file (header ``pid,clicked_pid,similar_papers_avail_at_time``)."""
     p = Path(path)
-    if not p.exists():
-        raise InputError("file not found", path=p)
     clicks: List[RecommClick] = []
-    with open_text(p) as fh:
-        reader = csv.reader(fh, delimiter=",", quotechar='"')
-        header = next(reader, None)
-        if header is None:
-            raise InputError(f"empty file (expected header {','.join(RECOMM_HEADER)})", path=p)
-        if tuple(h.strip() for h in header) != RECOMM_HEADER:
-            raise InputError(f"expected header {','.join(RECOMM_HEADER)}, got {','.join(header)}", path=p, line=1)
-        for line_no, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if len(row) != 3:
-                raise InputError(f"expected 3 columns, got {len(row)}", path=p, line=line_no)
-            shown = [s.strip() for s in row[2].strip().split(",") if s.strip()]
-            if row[1] not in shown:
-                raise InputError(f"clicked paper {row[1]!r} is not among the shown papers", path=p, line=line_no,
-                                 field="similar_papers_avail_at_time")
-            clicks.append(RecommClick(row[0], row[1], shown))
+    for line_no, row in iter_csv_rows(p, RECOMM_HEADER):
+        shown = [s.strip() for s in row[2].strip().split(",") if s.strip()]
+        if row[1] not in shown:
+            raise InputError(f"clicked paper {row[1]!r} is not among the shown papers", path=p, line=line_no,
+                             field="similar_papers_avail_at_time")
+        clicks.append(RecommClick(row[0], row[1], shown))
     if not clicks:
         raise InputError("no clicks (header only)", path=p)
     return clicks
