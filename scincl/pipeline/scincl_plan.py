@@ -40,6 +40,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
+from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
 
@@ -188,7 +189,7 @@ class SciNCLPlan:
                      inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
                      + [Path(x) for x in (s.specter_triples_path,) if x]
                      + ([p.scidocs_ids] if self.excludes_scidocs else [])
-                     + [self._optional(s.s2id_to_s2orc_input_path)],
+                     + [local_path(s.s2id_to_s2orc_input_path)],
                      description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
                      settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
 
@@ -297,11 +298,6 @@ class SciNCLPlan:
         compare(rows, self.p.comparison, names=names, split=self.s.split)
 
     # ------------------------------------------------------------------ what each stage's bytes depend on
-    @staticmethod
-    def _optional(path: Optional[str]) -> Optional[Path]:
-        """``path`` as an input when it names a local file or directory (a hub model name is a setting)."""
-        return Path(path) if path and Path(path).exists() else None
-
     @property
     def graph_records(self) -> List[Path]:
         """The graph stage's files beside the embeddings: link prediction (with a test split) and the run record."""
@@ -345,7 +341,7 @@ class SciNCLPlan:
                              settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
         if self.excludes_scidocs and not self.s.scidocs_paper_ids:
             out.append(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids,
-                             inputs=[self.scidocs_dir, self._optional(s.s2id_to_s2orc_input_path)],
+                             inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
                              description="SciDocs papers (excluded from graph and corpus: no leakage)"))
         if self.needs_citations:
             out.append(Stage("citations", [p.citations_train, p.citations_test], self.extract_citations,
@@ -386,14 +382,14 @@ class SciNCLPlan:
                          description="titles and abstracts of the triplets' papers",
                          settings={"corpus_format": self.corpus_format}))
         out.append(Stage("train", [p.model], self.train_model,
-                         inputs=[p.triples, p.metadata, self._optional(self.base_model)],
+                         inputs=[p.triples, p.metadata, local_path(self.base_model)],
                          output_dir=p.model, description=f"fine-tune {self.base_model}",
                          settings=self.train_settings()))
         if self.scidocs_dir is not None:
             if s.evaluate_base_model:
                 out.append(Stage("eval_base", [p.base_eval / "results.json"],
                                  lambda: self.evaluate(self.base_model, p.base_eval), output_dir=p.base_eval,
-                                 inputs=[self.scidocs_dir, self._optional(self.base_model)],
+                                 inputs=[self.scidocs_dir, local_path(self.base_model)],
                                  settings={"base_model": self.base_model, **self.eval_settings()},
                                  description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
             out.append(Stage("eval", [p.eval / "results.json"], lambda: self.evaluate(str(p.model), p.eval),
