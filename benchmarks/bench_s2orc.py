@@ -5,8 +5,9 @@ Prints papers/s and CPU time of get_citations (``--workers``, default 2, and 1 p
 load-robust figure) against, in the same process:
   (a) a plain single-process loop: ``gzip.open`` + ``json.loads`` per line, edges written as TSV
       (what a straightforward implementation, like the original SciNCL worker, does);
-  (b) the bound: gunzip + JSON parse only (same reader and parser as get_citations: ISA-L inflate +
-      msgspec decoding paper_id/outbound_citations, same workers), no extraction and no output;
+  (b) the bound: gunzip + JSON parse only (the reader of get_citations, ``iter_reference_batches``:
+      ISA-L inflate + msgspec decoding paper_id/outbound_citations of a whole block of lines per
+      call, same workers), no extraction and no output;
       a full-record orjson parse is shown for context;
 and the peak RSS (main process + workers, sampled every 20 ms) of a `get_citations` CLI run on the
 25k- and 100k-paper corpora: streaming means it must not grow with the corpus.
@@ -37,7 +38,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from scincl.demo import make_demo  # noqa: E402
 from scincl.graph.citations import extract_citations  # noqa: E402
-from scincl.s2orc import iter_paper_references, iter_papers, list_metadata_shards, map_shards  # noqa: E402
+from scincl.s2orc import iter_papers, iter_reference_batches, list_metadata_shards, map_shards  # noqa: E402
 
 
 def demo_corpus(papers: int, cache: Path) -> Path:
@@ -68,7 +69,7 @@ def plain_json_loop(shards, out_path: Path) -> int:
 
 def parse_only(shard: Path) -> int:
     """Bound (b) worker: gunzip + parse every line of a shard as get_citations does, nothing else."""
-    return sum(1 for _ in iter_paper_references(shard))
+    return sum(len(batch.paper_ids) for batch in iter_reference_batches(shard))
 
 
 def parse_full_records(shard: Path) -> int:

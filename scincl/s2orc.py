@@ -18,9 +18,10 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Annotated, Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import msgspec
+import numpy as np
 import orjson
 from tqdm.auto import tqdm
 
@@ -145,7 +146,7 @@ def _iter_line_blocks(path: Path) -> Iterator[bytes]:
     """Blocks of whole lines (newline-separated, without the final newline) of a shard."""
     rest = b""
     for data in _iter_decompressed(path):
-        buf = rest + data
+        buf = rest + data if rest else data
         cut = buf.rfind(b"\n")
         if cut < 0:
             rest = buf
@@ -154,6 +155,11 @@ def _iter_line_blocks(path: Path) -> Iterator[bytes]:
         rest = buf[cut + 1:]
     if rest:
         yield rest
+
+
+def count_lines(block: bytes) -> int:
+    """Lines of a block from :func:`_iter_line_blocks` (newlines + 1), with numpy: fewer CPU cycles than ``bytes.count``."""
+    return int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10)) + 1
 
 
 class _BadLine(Exception):
@@ -181,15 +187,17 @@ class _PaperReferences(msgspec.Struct):
     outbound_citations: Any = None
 
 
-class _ValidPaperReferences(msgspec.Struct):
-    """Same, for the block fast path: a record without a usable ``paper_id`` fails the whole block."""
+class _PaperReferenceList(msgspec.Struct, gc=False):
+    """Same, typed, for the block fast path: a record without a string ``paper_id``, or whose
+    ``outbound_citations`` is not null or a list of strings, fails the whole block (which is then
+    decoded line by line). ``gc=False``: these structs hold no cycles, the collector skips them."""
 
-    paper_id: Union[Annotated[str, msgspec.Meta(min_length=1)], int]
-    outbound_citations: Any = None
+    paper_id: Annotated[str, msgspec.Meta(min_length=1)]
+    outbound_citations: Optional[List[str]] = None
 
 
 _REFERENCES_DECODER = msgspec.json.Decoder(_PaperReferences)
-_VALID_REFERENCES_DECODER = msgspec.json.Decoder(_ValidPaperReferences)
+_REFERENCE_LIST_DECODER = msgspec.json.Decoder(_PaperReferenceList)
 
 
 def _decode_references(line: bytes) -> Tuple[Any, Any]:
@@ -269,13 +277,24 @@ def iter_numbered_papers(shard_path: PathLike, strict: bool = False,
         _unreadable(path, line_no, exc, strict, stats)
 
 
-def iter_paper_references(shard_path: PathLike, strict: bool = False,
-                          stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Any]]:
-    """Fast path of :func:`iter_numbered_papers` for citation extraction: ``(line, paper_id, outbound_citations)``.
+class ReferenceBatch(NamedTuple):
+    """The references of one decompressed block of lines (see :func:`iter_reference_batches`)."""
 
-    Decodes only those two fields (msgspec, a whole decompressed block of lines per call; the rest
-    of each line is still validated as JSON). A block with any bad or blank line is decoded again
-    line by line, with the same skip/strict handling. ``outbound_citations`` is returned as found.
+    lines: Sequence[int]  # line number of each record
+    paper_ids: List[str]
+    references: List[Any]  # ``outbound_citations`` as found
+    typed: bool  # True: every entry of ``references`` is None or a list of str (checked by msgspec)
+
+
+def iter_reference_batches(shard_path: PathLike, strict: bool = False,
+                           stats: Optional[ReadStats] = None) -> Iterator[ReferenceBatch]:
+    """The records of :func:`iter_paper_references`, one :class:`ReferenceBatch` per block of lines.
+
+    A block decodes in one msgspec call into typed records (string ``paper_id``, ``outbound_citations``
+    null or a list of strings; the rest of each line is still validated as JSON), so citation
+    extraction handles a whole block with list operations instead of a Python step per record. A
+    block with any other line (bad JSON, blank, no ``paper_id``, int ids, ...) is decoded again line
+    by line with the skip/strict handling of :func:`iter_numbered_papers` (``typed=False``).
     """
     path = Path(shard_path)
     stats = stats if stats is not None else ReadStats()
@@ -283,22 +302,33 @@ def iter_paper_references(shard_path: PathLike, strict: bool = False,
     line_no = 0
     try:
         for block in _iter_line_blocks(path):
-            n_lines = block.count(b"\n") + 1
+            n_lines = count_lines(block)
             try:
-                records = _VALID_REFERENCES_DECODER.decode_lines(block)
+                records = _REFERENCE_LIST_DECODER.decode_lines(block)
             except msgspec.DecodeError:
                 records = None
             if records is not None and len(records) == n_lines:
                 stats.lines += n_lines
                 stats.papers += n_lines
-                for i, rec in enumerate(records, start=line_no + 1):
-                    pid = rec.paper_id
-                    yield i, pid if type(pid) is str else str(pid), rec.outbound_citations
+                yield ReferenceBatch(range(line_no + 1, line_no + 1 + n_lines), [r.paper_id for r in records],
+                                     [r.outbound_citations for r in records], True)
             else:
-                yield from _decode_lines(block.split(b"\n"), line_no + 1, path, _decode_references, strict, stats)
+                good = list(_decode_lines(block.split(b"\n"), line_no + 1, path, _decode_references, strict, stats))
+                yield ReferenceBatch([g[0] for g in good], [g[1] for g in good], [g[2] for g in good], False)
             line_no += n_lines
     except _READ_ERRORS as exc:
         _unreadable(path, line_no, exc, strict, stats)
+
+
+def iter_paper_references(shard_path: PathLike, strict: bool = False,
+                          stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Any]]:
+    """Fast path of :func:`iter_numbered_papers` for citation extraction: ``(line, paper_id, outbound_citations)``.
+
+    Decodes only those two fields, a block of lines at a time (:func:`iter_reference_batches`);
+    bad lines are skipped (or raise under ``strict``) as there. ``outbound_citations`` is returned as found.
+    """
+    for batch in iter_reference_batches(shard_path, strict=strict, stats=stats):
+        yield from zip(batch.lines, batch.paper_ids, batch.references)
 
 
 # The block reader and error handling, shared with the other corpus formats (scincl/corpus/).

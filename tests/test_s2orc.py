@@ -13,7 +13,13 @@ import pytest
 
 import cli_s2orc
 from scincl.errors import InputError
-from scincl.graph.citations import extract_citations, read_citations_tsv, split_train_test
+from scincl.graph.citations import (
+    extract_citations,
+    normalize_batch,
+    read_citations_tsv,
+    split_train_test,
+    train_test_assigner,
+)
 from scincl.graph.cocitations import (
     count_bibliographic_coupling,
     count_cocitations,
@@ -26,6 +32,7 @@ from scincl.s2orc import (
     iter_numbered_papers,
     iter_paper_references,
     iter_papers,
+    iter_reference_batches,
     list_metadata_shards,
     map_shards,
 )
@@ -137,6 +144,38 @@ def test_fast_reference_decoding_agrees_with_full_records(hand_corpus, tmp_path)
         assert where(fast_dict.pop("skip_examples")) == where(full_dict.pop("skip_examples"))
         assert fast_dict == full_dict
     assert fast == [(1, "5", [1, "2"]), (3, "6", None), (4, "7", ["5"])]
+
+
+def test_reference_batches_typed_and_line_by_line_normalise_alike(tmp_path):
+    clean = tmp_path / "metadata_0.jsonl.gz"  # one block that decodes typed: null, missing, a repeated id
+    clean.write_bytes(gzip.compress(b'{"paper_id": "p", "outbound_citations": ["a", "b", "a"], "x": [1]}\n'
+                                    b'{"paper_id": "q", "outbound_citations": null}\n{"paper_id": "r"}\n', mtime=0))
+    odd = tmp_path / "metadata_1.jsonl.gz"  # int ids and a string instead of a list: decoded line by line
+    odd.write_bytes(gzip.compress(b'{"paper_id": 5, "outbound_citations": [1, "2", 1]}\n'
+                                  b'{"paper_id": "6", "outbound_citations": "x"}\n', mtime=0))
+    stats = ReadStats()
+    (typed,), (untyped,) = list(iter_reference_batches(clean, stats=stats)), list(iter_reference_batches(odd, stats=stats))
+    assert typed.typed and list(typed.lines) == [1, 2, 3] and not untyped.typed and list(untyped.lines) == [1, 2]
+    assert normalize_batch(typed, clean, stats=stats) == (["p", "q", "r"], [["a", "b"], [], []])
+    assert normalize_batch(untyped, odd, stats=stats) == (["5"], [["1", "2"]])
+    assert stats.skipped == {"bad_outbound_citations": 1} and stats.skip_examples == [
+        f"{odd}:2: bad_outbound_citations"]
+    with pytest.raises(InputError, match=r"metadata_1.jsonl.gz:2, field 'outbound_citations': 'outbound_citations' is not a list"):
+        normalize_batch(untyped, odd, strict=True)
+
+
+def test_split_is_one_seeded_draw_per_edge_in_file_order_of_each_shard(hand_corpus, tmp_path):
+    shards = list_metadata_shards(hand_corpus)
+    extract_citations(shards, tmp_path / "s", workers=2, test_ratio=0.4, seed=3)
+    expected = {"train": [], "test": []}
+    for shard in shards:  # independent rule: edges in file order, one draw each from the shard's stream
+        is_test = train_test_assigner(0.4, seed=3, stream=shard.name)
+        shard_edges = [(pid, ref) for pid, refs in HAND_SHARDS[shard.name] for ref in dict.fromkeys(refs or [])]
+        for edge in shard_edges:
+            expected["test" if is_test() else "train"].append(edge)
+    for split in ("train", "test"):
+        assert list(read_citations_tsv(tmp_path / "s" / f"citations.{split}.tsv")) == expected[split]
+    assert {p for p, _ in expected["train"]} & {p for p, _ in expected["test"]}  # papers split across both
 
 
 def _shard_ids(shard):

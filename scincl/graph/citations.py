@@ -16,15 +16,17 @@ import logging
 import random
 import shutil
 import tempfile
+from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import accumulate, compress, count, islice, repeat, starmap
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError
 from scincl.io import PathLike, atomic_path, iter_tsv
-from scincl.s2orc import ReadStats, iter_paper_references, map_shards
+from scincl.s2orc import ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +34,9 @@ SKIP_BAD_OUTBOUND = "bad_outbound_citations"
 
 # ``read_references(path, strict=, stats=)`` -> ``(line, paper_id, outbound ids)`` of one corpus file
 ReadReferences = Callable[..., Iterator[Tuple[int, str, Any]]]
+# Readers that also come as whole blocks of records (the S2ORC shards); others are batched record by record.
+BATCH_READERS = {iter_paper_references: iter_reference_batches}
+BATCH_RECORDS = 10_000  # records per batch of a reader without a batch form (about one S2ORC block)
 
 
 def unit_name(path: Path) -> str:
@@ -92,11 +97,65 @@ def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = N
     return refs
 
 
-def iter_citing_papers(shard_path: PathLike, included: Optional[Set[str]] = None,
-                       excluded: Optional[Set[str]] = None, strict: bool = False,
-                       stats: Optional[ReadStats] = None, dropped: Optional[Counter] = None,
-                       read_references: ReadReferences = iter_paper_references) -> Iterator[Tuple[str, List[str]]]:
-    """``(paper_id, references)`` of the citing papers of one shard, after the id filters.
+def reference_batches(read_references: ReadReferences, shard_path: PathLike, strict: bool = False,
+                      stats: Optional[ReadStats] = None) -> Iterator[ReferenceBatch]:
+    """The records of ``read_references(shard_path)`` as :class:`~scincl.s2orc.ReferenceBatch` es.
+
+    S2ORC shards are read a block at a time (:data:`BATCH_READERS`); any other reader is grouped
+    into batches of :data:`BATCH_RECORDS` records (``typed=False``: normalised record by record).
+    """
+    if read_references in BATCH_READERS:
+        yield from BATCH_READERS[read_references](shard_path, strict=strict, stats=stats)
+        return
+    records = read_references(shard_path, strict=strict, stats=stats)
+    while True:
+        chunk = list(islice(records, BATCH_RECORDS))
+        if not chunk:
+            return
+        lines, pids, refs = zip(*chunk)
+        yield ReferenceBatch(lines, list(pids), list(refs), False)
+
+
+def normalize_batch(batch: ReferenceBatch, path: PathLike = "", strict: bool = False,
+                    stats: Optional[ReadStats] = None) -> Tuple[List[str], List[List[str]]]:
+    """``(paper_ids, references)`` of a batch, as :func:`normalize_references` gives them per record.
+
+    Records with a malformed ``outbound_citations`` are dropped (and counted, or raise under
+    ``strict``). A typed batch is checked with list operations: null becomes ``[]`` and only lists
+    with a repeated id are deduplicated (order kept).
+    """
+    if not batch.typed:
+        pids: List[str] = []
+        kept: List[List[str]] = []
+        for line, pid, raw in zip(batch.lines, batch.paper_ids, batch.references):
+            refs = normalize_references(raw, path, line, strict, stats)
+            if refs is not None:
+                pids.append(pid)
+                kept.append(refs)
+        return pids, kept
+    refs_of = batch.references
+    if None in refs_of:
+        refs_of = [[] if refs is None else refs for refs in refs_of]
+    if list(map(len, refs_of)) != list(map(len, map(set, refs_of))):
+        refs_of = [refs if len(set(refs)) == len(refs) else list(dict.fromkeys(refs)) for refs in refs_of]
+    return batch.paper_ids, refs_of
+
+
+def _keep_citing(pids: List[str], refs_of: List[List[str]], keep: List[bool], dropped: Counter,
+                 reason: str) -> Tuple[List[str], List[List[str]]]:
+    """The records whose ``keep`` is true; the edges of the others are counted as ``dropped[reason]``."""
+    if all(keep):
+        return pids, refs_of
+    dropped[reason] += sum(map(len, compress(refs_of, [not k for k in keep])))
+    return list(compress(pids, keep)), list(compress(refs_of, keep))
+
+
+def iter_citing_batches(shard_path: PathLike, included: Optional[Set[str]] = None,
+                        excluded: Optional[Set[str]] = None, strict: bool = False,
+                        stats: Optional[ReadStats] = None, dropped: Optional[Counter] = None,
+                        read_references: ReadReferences = iter_paper_references
+                        ) -> Iterator[Tuple[List[str], List[List[str]]]]:
+    """``(paper_ids, references)`` of the citing papers of one shard, a batch at a time, after the id filters.
 
     ``included`` keeps only those citing papers; ``excluded`` drops them as citing papers and drops
     references to them. Filtered edges are counted in ``dropped`` by reason. ``read_references``
@@ -104,26 +163,65 @@ def iter_citing_papers(shard_path: PathLike, included: Optional[Set[str]] = None
     """
     stats = stats if stats is not None else ReadStats()
     dropped = dropped if dropped is not None else Counter()
-    for line_no, pid, raw_refs in read_references(shard_path, strict=strict, stats=stats):
-        refs = normalize_references(raw_refs, shard_path, line_no, strict, stats)
-        if refs is None:
-            continue
-        if included is not None and pid not in included:
-            dropped["citing_not_included"] += len(refs)
-            continue
+    for batch in reference_batches(read_references, shard_path, strict, stats):
+        pids, refs_of = normalize_batch(batch, shard_path, strict, stats)
+        if included is not None:
+            pids, refs_of = _keep_citing(pids, refs_of, list(map(included.__contains__, pids)), dropped,
+                                         "citing_not_included")
         if excluded is not None:
-            if pid in excluded:
-                dropped["citing_excluded"] += len(refs)
-                continue
-            kept = [r for r in refs if r not in excluded]
-            dropped["cited_excluded"] += len(refs) - len(kept)
-            refs = kept
-        yield pid, refs
+            pids, refs_of = _keep_citing(pids, refs_of, [p not in excluded for p in pids], dropped, "citing_excluded")
+            if not all(map(excluded.isdisjoint, refs_of)):
+                kept = [refs if excluded.isdisjoint(refs) else [r for r in refs if r not in excluded]
+                        for refs in refs_of]
+                dropped["cited_excluded"] += sum(map(len, refs_of)) - sum(map(len, kept))
+                refs_of = kept
+        yield pids, refs_of
 
 
-def _edge_lines(pid: str, refs: Sequence[str]) -> str:
-    """``pid<TAB>ref`` lines for non-empty ``refs`` (one C-level join instead of a loop)."""
-    return pid + "\t" + ("\n" + pid + "\t").join(refs) + "\n"
+def iter_citing_papers(shard_path: PathLike, included: Optional[Set[str]] = None,
+                       excluded: Optional[Set[str]] = None, strict: bool = False,
+                       stats: Optional[ReadStats] = None, dropped: Optional[Counter] = None,
+                       read_references: ReadReferences = iter_paper_references) -> Iterator[Tuple[str, List[str]]]:
+    """``(paper_id, references)`` of the citing papers of one shard: :func:`iter_citing_batches`, record by record."""
+    for pids, refs_of in iter_citing_batches(shard_path, included, excluded, strict, stats, dropped, read_references):
+        yield from zip(pids, refs_of)
+
+
+def edge_lines(pids: Sequence[str], refs_of: Sequence[Sequence[str]]) -> str:
+    """``pid<TAB>ref`` lines of every record with references, in order (C-level maps, no Python step per record)."""
+    heads = list(map(str.__add__, compress(pids, refs_of), repeat("\t")))  # "pid\t"
+    if not heads:
+        return ""
+    bodies = map(str.join, map("\n".__add__, heads), compress(refs_of, refs_of))  # "ref1\npid\tref2..."
+    return "\n".join(map(str.__add__, heads, bodies)) + "\n"
+
+
+def split_batch(pids: List[str], refs_of: List[List[str]], draw: Callable[[], float], test_ratio: float
+                ) -> Tuple[List[List[str]], List[str], List[List[str]]]:
+    """Split a batch's edges: each edge, in order, goes to test when ``draw() < test_ratio``.
+
+    Returns the train references per record (same order as ``pids``) and the ``(paper_ids,
+    references)`` of the records with test edges. One draw per edge, as :func:`train_test_assigner`.
+    """
+    lens = list(map(len, refs_of))
+    is_test = list(map(float(test_ratio).__gt__, starmap(draw, repeat((), sum(lens)))))
+    if True not in is_test:
+        return refs_of, [], []
+    train = list(refs_of)
+    test_pids: List[str] = []
+    test_refs: List[List[str]] = []
+    ends = list(accumulate(lens))
+    previous = -1
+    for edge in compress(count(), is_test):  # positions of the test edges
+        i = bisect_right(ends, edge)
+        if i == previous:
+            continue
+        previous = i
+        flags = is_test[ends[i] - lens[i]:ends[i]]
+        train[i] = [r for r, t in zip(refs_of[i], flags) if not t]
+        test_pids.append(pids[i])
+        test_refs.append([r for r, t in zip(refs_of[i], flags) if t])
+    return train, test_pids, test_refs
 
 
 def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optional[Set[str]] = None,
@@ -140,26 +238,28 @@ def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optiona
     splits = ("train", "test") if test_ratio > 0 else ("all",)
     result = ShardCitations(shard=str(shard_path), stats=ReadStats(),
                             parts={s: Path(parts_dir) / f"{name.replace('/', '.')}.{s}.part" for s in splits})
-    is_test = train_test_assigner(test_ratio, seed, stream=name) if test_ratio > 0 else None
+    draw = split_stream(test_ratio, seed, stream=name).random if test_ratio > 0 else None
     with contextlib.ExitStack() as stack:
         out = {s: stack.enter_context(open(p, "w", encoding="utf-8", newline="")) for s, p in result.parts.items()}
-        for pid, refs in iter_citing_papers(shard_path, included, excluded, strict, result.stats, result.dropped,
-                                            read_references):
-            result.citing_papers += 1
-            if not refs:
+        for pids, refs_of in iter_citing_batches(shard_path, included, excluded, strict, result.stats, result.dropped,
+                                                 read_references):
+            result.citing_papers += len(pids)
+            if draw is None:
+                out["all"].write(edge_lines(pids, refs_of))
+                result.edges["all"] += sum(map(len, refs_of))
                 continue
-            if is_test is None:
-                out["all"].write(_edge_lines(pid, refs))
-                result.edges["all"] += len(refs)
-                continue
-            goes_to_test = [is_test() for _ in refs]
-            train = [r for r, t in zip(refs, goes_to_test) if not t]
-            test = [r for r, t in zip(refs, goes_to_test) if t]
-            for split, chosen in (("train", train), ("test", test)):
-                if chosen:
-                    out[split].write(_edge_lines(pid, chosen))
-                    result.edges[split] += len(chosen)
+            train, test_pids, test_refs = split_batch(pids, refs_of, draw, test_ratio)
+            for split, (split_pids, split_refs) in (("train", (pids, train)), ("test", (test_pids, test_refs))):
+                out[split].write(edge_lines(split_pids, split_refs))
+                result.edges[split] += sum(map(len, split_refs))
     return result
+
+
+def split_stream(test_ratio: float, seed: int = 0, stream: str = "") -> random.Random:
+    """The seeded random stream of :func:`train_test_assigner` (``test_ratio`` is validated here)."""
+    if not 0.0 <= test_ratio < 1.0:
+        raise InputError(f"test_ratio must be in [0, 1), got {test_ratio}")
+    return random.Random(f"{seed}/{stream}" if stream else seed)
 
 
 def train_test_assigner(test_ratio: float, seed: int = 0, stream: str = "") -> Callable[[], bool]:
@@ -168,10 +268,8 @@ def train_test_assigner(test_ratio: float, seed: int = 0, stream: str = "") -> C
     ``stream`` names an independent stream (get_citations uses the shard name); applied to edges
     in file order it gives the same split for the same input and seed.
     """
-    if not 0.0 <= test_ratio < 1.0:
-        raise InputError(f"test_ratio must be in [0, 1), got {test_ratio}")
-    rnd = random.Random(f"{seed}/{stream}" if stream else seed)
-    return lambda: rnd.random() < test_ratio
+    draw = split_stream(test_ratio, seed, stream).random
+    return lambda: draw() < test_ratio
 
 
 def split_train_test(edges: Iterable[Tuple[str, str]], test_ratio: float,
