@@ -33,10 +33,11 @@ _ONSETS = ("b", "c", "d", "f", "g", "h", "k", "l", "m", "n", "p", "r", "s", "t",
 _VOWELS = ("a", "e", "i", "o", "u", "ae", "io", "ou")
 _ENDINGS = ("", "", "ic", "ism", "ase", "ene", "ity", "ion", "al", "or", "ide", "ate", "on", "ar")
 
-# Vocabulary sizes per group, and the share of each group in titles / abstracts.
+# Vocabulary sizes per group, and the share of each group in titles / abstracts (issue 18: more
+# subtopic words, fewer background ones, than at first, so the subtopic is learnable in one epoch).
 SUBTOPIC_WORDS, TOPIC_WORDS, FACET_WORDS, GENERIC_WORDS = 40, 80, 25, 120
-TITLE_MIX = {"subtopic": 0.14, "topic": 0.14, "facet": 0.06, "background": 0.50, "noise": 0.16}
-ABSTRACT_MIX = {"subtopic": 0.06, "topic": 0.08, "facet": 0.04, "background": 0.70, "noise": 0.12}
+TITLE_MIX = {"subtopic": 0.22, "topic": 0.12, "facet": 0.06, "background": 0.44, "noise": 0.16}
+ABSTRACT_MIX = {"subtopic": 0.12, "topic": 0.08, "facet": 0.04, "background": 0.64, "noise": 0.12}
 NO_ABSTRACT_SHARE = 0.08
 
 

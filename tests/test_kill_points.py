@@ -78,12 +78,12 @@ def pipeline(tmp_path_factory):
     from scincl.model.tiny import build_tiny_bert, vocabulary_of
 
     root = tmp_path_factory.mktemp("kill_points")
-    demo = make_demo(root / "words", papers=300, seed=0)  # the corpus the demo stage will build
+    demo = make_demo(root / "words", papers=320, seed=0)  # the corpus the demo stage will build
     texts = [f"{r.get('title') or ''} {r.get('abstract') or ''}"
              for shard in sorted(demo.s2orc_metadata_dir.glob("*.jsonl.gz")) for _, r in iter_jsonl(shard)]
     tiny = build_tiny_bert(root / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1, max_positions=64)
     work = root / "run"
-    argv = [sys.executable, "cli_pipeline.py", "run_specter", str(work), "--demo_papers", "300",
+    argv = [sys.executable, "cli_pipeline.py", "run_specter", str(work), "--demo_papers", "320",
             "--base_model_name_or_path", str(tiny), "--biggraph_overrides", "num_epochs=1",
             "--max_sequence_length", "32", "--eval_max_sequence_length", "32", "--save_steps", "2",
             "--workers", "1"]
