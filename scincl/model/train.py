@@ -8,6 +8,7 @@ The same call runs under ``torchrun``/``accelerate launch`` for data-parallel tr
 """
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import logging
 import os
@@ -299,6 +300,7 @@ def train(
         write_record(out / RUN_FINGERPRINT_FILE, record)
     result = trainer.train(resume_from_checkpoint=resume)
     trainer.save_state()
+    _destroy_process_group_at_exit()
 
     if trainer.is_world_process_zero():
         save_encoder(encoder, tokenizer, out, max_seq_length=max_sequence_length)
@@ -334,6 +336,25 @@ def train(
         logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,
                     result.training_loss)
     return out
+
+
+def _destroy_process_group_at_exit() -> None:
+    """Under torchrun, destroy the process group the Trainer made when the interpreter exits.
+
+    A rank that exits without ``destroy_process_group()`` can abort (SIGABRT, "terminate called
+    without an active exception") while the interpreter tears down Gloo's worker threads; PyTorch's
+    docs ask every trainer process to destroy its groups at the end (docs/distributed.rst,
+    "Shutdown"). At exit, not now, so that code running after ``train`` in the same process keeps
+    the group the Trainer's accelerate state expects.
+    """
+    import torch.distributed as dist
+
+    def destroy() -> None:
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+
+    if dist.is_available() and dist.is_initialized():
+        atexit.register(destroy)
 
 
 def _other_run(out: Path, record: Dict[str, Any]) -> Optional[str]:
