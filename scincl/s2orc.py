@@ -285,6 +285,11 @@ class ReferenceBatch(NamedTuple):
     references: List[Any]  # ``outbound_citations`` as found
     typed: bool  # True: every entry of ``references`` is None or a list of str (checked by msgspec)
 
+    @classmethod
+    def of_records(cls, records: Sequence[Tuple[int, str, Any]]) -> "ReferenceBatch":
+        """An untyped batch of ``(line, paper_id, outbound_citations)`` records (normalised one by one later)."""
+        return cls([r[0] for r in records], [r[1] for r in records], [r[2] for r in records], False)
+
 
 def iter_reference_batches(shard_path: PathLike, strict: bool = False,
                            stats: Optional[ReadStats] = None) -> Iterator[ReferenceBatch]:
@@ -313,8 +318,8 @@ def iter_reference_batches(shard_path: PathLike, strict: bool = False,
                 yield ReferenceBatch(range(line_no + 1, line_no + 1 + n_lines), [r.paper_id for r in records],
                                      [r.outbound_citations for r in records], True)
             else:
-                good = list(_decode_lines(block.split(b"\n"), line_no + 1, path, _decode_references, strict, stats))
-                yield ReferenceBatch([g[0] for g in good], [g[1] for g in good], [g[2] for g in good], False)
+                yield ReferenceBatch.of_records(
+                    list(_decode_lines(block.split(b"\n"), line_no + 1, path, _decode_references, strict, stats)))
             line_no += n_lines
     except _READ_ERRORS as exc:
         _unreadable(path, line_no, exc, strict, stats)

@@ -112,8 +112,7 @@ def reference_batches(read_references: ReadReferences, shard_path: PathLike, str
         chunk = list(islice(records, BATCH_RECORDS))
         if not chunk:
             return
-        lines, pids, refs = zip(*chunk)
-        yield ReferenceBatch(lines, list(pids), list(refs), False)
+        yield ReferenceBatch.of_records(chunk)
 
 
 def normalize_batch(batch: ReferenceBatch, path: PathLike = "", strict: bool = False,
