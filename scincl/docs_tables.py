@@ -41,6 +41,7 @@ TIMINGS = (
     ("hepth/losses_val/timings.json", "hepth_losses.sh"),
     ("hepth/collisions/timings.json", "hepth_collisions.sh"),
     ("hepth/graph/timings.json", "hepth_graph.sh"),
+    ("hepth/budget_test/*/timings.json", "hepth_budget.sh"),
 )
 LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
 

@@ -147,6 +147,7 @@ def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[
            title="Budget curve (mean ± std over seeds)")
     ax.set_xticks(list(budgets))
     ax.set_xticklabels([f"{b:,}" for b in budgets])
+    ax.set_xticks([], minor=True)  # the log axis' minor labels (2×10³, ...) would overprint the budgets
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
