@@ -14,7 +14,7 @@ PYTHON="${PYTHON:-.venv/bin/python}"
 CHANGES=()
 for pair in triplets:TRIPLETS k_pos:K_POS k_hard:K_HARD pooling:POOLING learning_rate:LEARNING_RATE loss:LOSS \
             max_sequence_length:MAX_LEN eval_max_sequence_length:EVAL_MAX_LEN batch_size:BATCH_SIZE \
-            epochs:EPOCHS graph_dim:GRAPH_DIM bf16:BF16 eval_bf16:EVAL_BF16; do
+            epochs:EPOCHS graph_dim:GRAPH_DIM bf16:BF16 eval_bf16:EVAL_BF16 base_model:BASE_MODEL; do
     variable="${pair#*:}"
     if [ -n "${!variable:-}" ]; then CHANGES+=("--${pair%%:*}" "${!variable}"); fi
 done

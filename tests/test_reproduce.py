@@ -353,3 +353,27 @@ def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reprodu
     assert (exp / "budget_avg.png").stat().st_size > 0
     assert sorted(p.parent.parent.name for p in (out / "runs" / "val").glob("t25_*/*/seed_0/results.json")) == [
         "scincl", "specter_like"]
+
+
+def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, repo_root, tmp_path, demo_corpus):
+    """``--base_model DIR``: that encoder is fine-tuned and evaluated as the base, in runs named for it."""
+    from scincl.io import iter_jsonl
+    from scincl.model.tiny import build_tiny_bert, vocabulary_of
+
+    texts = [f"{r.get('title') or ''} {r.get('abstract') or ''}"
+             for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for _, r in iter_jsonl(shard)]
+    tiny = build_tiny_bert(tmp_path / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1,
+                           max_positions=64)
+    # the test split keeps this run out of the val runs the other tests count
+    _study(reproduced, repo_root, "main", "--arms", "scincl", "--split", "test", "--base_model", str(tiny))
+    out = reproduced["out"] / "hepth"
+    key = Recipe(base_model=str(tiny)).encoder_key()
+    assert key.startswith("_mtiny_bert-") and len(key) == len("_mtiny_bert-") + 8
+    run = next((out / "runs" / "test").glob(f"t20_*{key}*/scincl/seed_0"))
+    assert json.loads((run / "model" / "train_args.json").read_text())["arguments"]["base_model_name_or_path"] == str(tiny)
+    base_runs = {p.name for p in (out / "shared" / "base").iterdir()}
+    assert f"mean_len32{key}" in base_runs and "mean_len32" in base_runs  # MiniLM's base run is its own
+    table = next((out / "main_test").iterdir()) / "results.md"
+    assert f"Encoder: {tiny}." in table.read_text()
+    # the packaged MiniLM keeps the run names it always had
+    assert Recipe().encoder_key() == "" and Recipe().key().endswith(Recipe().precision_key())

