@@ -217,6 +217,9 @@ def test_same_seed_same_bytes_for_any_worker_count(tmp_path):
     (dict(easy_negatives_count=2), "negatives counts must add up to --triples_per_query=5"),
     (dict(easy_negatives_strategy="nearest"), "'nearest' is unknown"),
     (dict(easy_positives_k_min=20, easy_positives_k_max=22), "holds 2 neighbours, fewer than the count 5"),
+    # 100 papers, 98 neighbours excluded: one paper is left for 3 easy negatives; the error says what to change
+    (dict(hard_negatives_k_min=96, hard_negatives_k_max=98), r"--easy_negatives_strategy random_without_knn: 2 "
+     r"queries have fewer than 3 papers outside their excluded set .*or --k_scale corpus to size the bands"),
 ])
 def test_bad_inputs_are_clear_errors(arc_graph, tmp_path, kwargs, message):
     with pytest.raises(InputError, match=message):

@@ -199,7 +199,8 @@ def _fill_slot(slot: Slot, block: _Block, corpus: Corpus, config: MinerConfig, r
             return st.kmeans_band(rows, c.assignment[rows], c.cluster_order, c.member_rows, c.member_offsets,
                                   slot.k_min, slot.k_max, count, rng)
     except st.NotEnoughCandidates as exc:
-        raise InputError(f"--{slot.name}_strategy {slot.strategy}: {exc}") from None
+        raise InputError(f"--{slot.name}_strategy {slot.strategy}: {exc}; for a corpus this small give smaller "
+                         "--*_k_min/--*_k_max flags, or --k_scale corpus to size the bands for it") from None
     raise InputError(f"unknown strategy {slot.strategy!r}")
 
 
