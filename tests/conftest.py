@@ -48,6 +48,18 @@ def demo_corpus(tmp_path_factory):
     return make_demo(tmp_path_factory.mktemp("demo"), papers=600, seed=0)
 
 
+@pytest.fixture(scope="session")
+def demo_tiny_bert(demo_corpus, tmp_path_factory) -> Path:
+    """A tiny randomly initialised BERT (1 layer, width 32) over the demo corpus' words: ``.../tiny_bert``."""
+    from scincl.io import iter_jsonl
+    from scincl.model.tiny import build_tiny_bert, vocabulary_of
+
+    texts = [f"{r.get('title') or ''} {r.get('abstract') or ''}"
+             for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for _, r in iter_jsonl(shard)]
+    return build_tiny_bert(tmp_path_factory.mktemp("demo_tiny_bert") / "tiny_bert", vocabulary_of(texts),
+                           hidden_size=32, num_layers=1, max_positions=64)
+
+
 # --- graph stage (issue 3): demo citation split + one BigGraph run shared by the graph tests ---
 
 @pytest.fixture(scope="session")

@@ -86,13 +86,12 @@ def sha256(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def readme_env(tmp_path_factory, demo_corpus):
+def readme_env(tmp_path_factory, demo_corpus, demo_tiny_bert):
     """The README's data preparation on the demo corpus (citations, BigGraph, SPECTER-like triples)."""
     import cli_graph
     import cli_s2orc
     import cli_triples
     from scincl.io import iter_jsonl
-    from scincl.model.tiny import build_tiny_bert, vocabulary_of
 
     data = tmp_path_factory.mktemp("readme")
     specter_dir = data / "specter"
@@ -112,18 +111,14 @@ def readme_env(tmp_path_factory, demo_corpus):
                                          triples_per_query=5, easy_negatives_count=3, hard_negatives_count=2,
                                          easy_positives_count=5, seed=0)
     # S2 ids are S2ORC ids in the demo: the README's id mapping is the identity
-    texts, ids = [], []
-    for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")):
-        for _, rec in iter_jsonl(shard):
-            ids.append(rec["paper_id"])
-            texts.append(f"{rec.get('title') or ''} {rec.get('abstract') or ''}")
+    ids = [rec["paper_id"] for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz"))
+           for _, rec in iter_jsonl(shard)]
     write_json(specter_dir / "s2id_to_s2orc_paper_id.json", {i: i for i in ids})
-    tiny = build_tiny_bert(data / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1, max_positions=64)
     return {
         "PY": sys.executable, "OUTPUT_DIR": str(data / "runs"), "SCIDOCS_DIR": str(demo_corpus.scidocs_dir),
         "S2ORC_METADATA_DIR": str(demo_corpus.s2orc_metadata_dir), "SPECTER_DIR": str(specter_dir),
         "S2ORC_PAPER_IDS": graph["entity_names_path"], "S2ORC_EMBEDDINGS": graph["embeddings_path"],
-        "ANN_INDEX_PATH": str(data / "Flat.faiss"), "WORKERS": "1", "BASE_MODEL": str(tiny),
+        "ANN_INDEX_PATH": str(data / "Flat.faiss"), "WORKERS": "1", "BASE_MODEL": str(demo_tiny_bert),
         "_data": str(data), "_scidocs_paper_ids": str(demo_corpus.scidocs_paper_ids_path),
     }
 
@@ -168,12 +163,17 @@ def test_readme_command_runs_every_stage(readme_run, readme_env):
     assert set(results["scores"]) == {"val", "test"}
 
 
+def tuned_and_base_scores(exp: Path) -> tuple:
+    """SciDocs scores (split -> task -> metrics) of the run's tuned encoder and of its base encoder."""
+    base_eval = Path(read_json(exp / "manifest.json")["paths"]["base_eval"])
+    return read_json(exp / "results.json")["scores"], read_json(base_eval / "results.json")["scores"]
+
+
 def test_tuned_encoder_beats_the_untuned_one_on_cite_and_cocite(readme_run):
     """The demo's cite/co-cite queries reward what the citation triplets teach (issue 18): a training
     stage that changes nothing, or learns from noise, fails here."""
     _, exp = readme_run
-    tuned = read_json(exp / "results.json")["scores"]
-    base = read_json(Path(read_json(exp / "manifest.json")["paths"]["base_eval"]) / "results.json")["scores"]
+    tuned, base = tuned_and_base_scores(exp)
     gains = {(split, task): tuned[split][task]["map"] - base[split][task]["map"]
              for split in ("val", "test") for task in ("cite", "co-cite")}
     assert all(gain >= MIN_MAP_GAIN for gain in gains.values()), gains
@@ -191,9 +191,8 @@ def test_training_changed_the_encoder(readme_run, readme_env):
     # every trained tensor moved; the pooler (unused: mean pooling of the last hidden state) does not
     assert moved == {name for name in base if not name.startswith("pooler.")}
     # and the evaluation saw the tuned encoder: its scores are not the base encoder's
-    tuned_scores = read_json(exp / "results.json")["scores"]["test"]
-    base_scores = read_json(Path(read_json(exp / "manifest.json")["paths"]["base_eval"]) / "results.json")["scores"]
-    assert tuned_scores != base_scores["test"]
+    tuned_scores, base_scores = tuned_and_base_scores(exp)
+    assert tuned_scores["test"] != base_scores["test"]
 
 
 def test_corpus_queries_and_triples_follow_the_flags(readme_run, readme_env):

@@ -355,15 +355,9 @@ def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reprodu
         "scincl", "specter_like"]
 
 
-def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, repo_root, tmp_path, demo_corpus):
+def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, repo_root, demo_tiny_bert):
     """``--base_model DIR``: that encoder is fine-tuned and evaluated as the base, in runs named for it."""
-    from scincl.io import iter_jsonl
-    from scincl.model.tiny import build_tiny_bert, vocabulary_of
-
-    texts = [f"{r.get('title') or ''} {r.get('abstract') or ''}"
-             for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for _, r in iter_jsonl(shard)]
-    tiny = build_tiny_bert(tmp_path / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1,
-                           max_positions=64)
+    tiny = demo_tiny_bert
     # the test split keeps this run out of the val runs the other tests count
     _study(reproduced, repo_root, "main", "--arms", "scincl", "--split", "test", "--base_model", str(tiny))
     out = reproduced["out"] / "hepth"

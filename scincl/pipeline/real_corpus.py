@@ -24,7 +24,9 @@ Every trained arm of one seed uses the same query papers (a seeded sample of the
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,9 +153,6 @@ class Recipe:
         the same name in different places never share a run."""
         if not self.base_model:
             return ""
-        import hashlib
-        import re
-
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.base_model.rstrip("/")).name).strip("-") or "model"
         return f"_m{name}-{hashlib.sha256(self.base_model.encode()).hexdigest()[:8]}"
 
