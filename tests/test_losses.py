@@ -143,29 +143,87 @@ def test_angle_is_the_weighted_sum_of_the_three_published_terms():
     assert (default.cosine_weight, default.ibn_weight, default.angle_weight, default.scale) == (0.0, 1.0, 0.02, 20.0)
 
 
-# Two groups with padding, points on a line (1-d embeddings, so distances are |x - y|):
-# group 1: source s=0 at 0, target t=1 at 1, co-cited c1=2 at 2 and c2=3 at -1.5, negatives n1=4 at 3, n2=5 at -2;
-# group 2: source 6 at 10, target 7 at 11, no co-cited paper, one negative 8 at 8; row 9 is in no group.
+# MP-BERT4CR eqs. 4-6 (../shared/papers/001_3753c6be31fc929c.txt §4.1.5) written out term by term as
+# printed, with Python loops over i (co-cited papers) and j (negatives); padding (-1) is skipped.
+def _mpt_by_hand(name, emb, sources, positives, negatives):
+    """Mean over groups of eq. 4 (``mpt-tgt``), 5 (``mpt-src``) or 6 (``mpt-src-tgt``), exact norms."""
+    def d(a, b):
+        return torch.linalg.vector_norm(emb[a] - emb[b])
+
+    values = []
+    for s, (t, *cocited), negs in zip(sources, positives, negatives):
+        cs, ns = [c for c in cocited if c >= 0], [n for n in negs if n >= 0]
+        total = torch.zeros((), dtype=emb.dtype)
+        if name == "mpt-tgt":  # (4): Σ_i Σ_j [exp(|s-t| - |s-n_j|) + exp(|c_i-t| - |c_i-n_j|)]
+            for i in cs:
+                for j in ns:
+                    total = total + torch.exp(d(s, t) - d(s, j)) + torch.exp(d(i, t) - d(i, j))
+            if not cs:  # n = 0: the documented fallback (the printed sum is empty)
+                for j in ns:
+                    total = total + torch.exp(d(s, t) - d(s, j))
+        else:  # (5) and (6): Σ_j exp(|s-t| - |s-n_j|) + Σ_j Σ_i exp(|s-c_i| - |s-n_j|) [+ Σ_j Σ_i exp(|t-c_i| - |t-n_j|)]
+            for j in ns:
+                total = total + torch.exp(d(s, t) - d(s, j))
+            for j in ns:
+                for i in cs:
+                    total = total + torch.exp(d(s, i) - d(s, j))
+                    if name == "mpt-src-tgt":
+                        total = total + torch.exp(d(t, i) - d(t, j))
+        values.append(torch.log(1 + total))
+    return torch.stack(values).mean()
+
+
+MPT_NAMES = ["mpt-tgt", "mpt-src", "mpt-src-tgt"]
+# issue 25's example: float64, 10 x 4 torch.randn embeddings (seed 0), two groups with padding, n = 2 and 1
+MPT_SOURCES, MPT_POSITIVES, MPT_NEGATIVES = [0, 5], [[1, 2, 3], [6, 7, -1]], [[4, 8, -1], [8, 9, 4]]
+MPT_ISSUE_VALUES = {"mpt-tgt": 1.6841347, "mpt-src": 1.7870961, "mpt-src-tgt": 2.5137613}  # the equations' values
+
+
+def _issue_embeddings():
+    torch.manual_seed(0)
+    return torch.randn(10, 4, dtype=torch.float64)
+
+
+def _groups(sources, positives, negatives):
+    return idx(sources), idx(positives), idx(negatives)
+
+
+@pytest.mark.parametrize("name", MPT_NAMES)
+def test_mp_bert4cr_equals_the_printed_equation_on_the_issue_example(name):
+    emb = _issue_embeddings()
+    hand = _mpt_by_hand(name, emb, MPT_SOURCES, MPT_POSITIVES, MPT_NEGATIVES).item()
+    code = build_loss(name)(emb, *_groups(MPT_SOURCES, MPT_POSITIVES, MPT_NEGATIVES)).item()
+    print(f"{name}: hand {hand:.7f} code {code:.7f}")
+    assert hand == pytest.approx(MPT_ISSUE_VALUES[name], abs=1e-7)
+    # l2_distance is torch.pairwise_distance: ||x - y + 1e-6||, which moves the value by ~1e-6
+    assert code == pytest.approx(hand, abs=2e-6)
+
+
+# Points on a line (1-d embeddings, distances |x - y|), values by hand from the equations:
+# group 1: s=0 at 0, t=1 at 1, co-cited 2 at 2 and 3 at -1.5, negatives 4 at 3 and 5 at -2;
+# group 2: s=6 at 10, t=7 at 11, no co-cited paper, one negative 8 at 8; row 9 is in no group.
 MPT_EMB = [[0.0], [1.0], [2.0], [-1.5], [3.0], [-2.0], [10.0], [11.0], [8.0], [100.0]]
 MPT_GROUPS = (idx([0, 6]), idx([[1, 2, 3], [7, -1, -1]]), idx([[4, 5], [8, -1]]))
 E = math.exp
-# exponents of group 1 by hand: Σ_i Σ_j over i = c1, c2 and j = n1, n2
-SOURCE_TARGET = 2 * (E(1 - 3) + E(1 - 2))  # d(s,t) - d(s,n_j), once per co-cited paper
-SOURCE_COCITED = E(2 - 3) + E(2 - 2) + E(1.5 - 3) + E(1.5 - 2)  # d(s,c_i) - d(s,n_j)
-TARGET_COCITED = E(1 - 2) + E(1 - 3) + E(2.5 - 2) + E(2.5 - 3)  # d(t,c_i) - d(t,n_j)
-FALLBACK = math.log(1 + E(1 - 2))  # group 2: log(1 + exp(d(s,t) - d(s,n1)))
+ST = E(1 - 3) + E(1 - 2)  # Σ_j exp(|s-t| - |s-n_j|)
+CT = E(1 - 1) + E(1 - 4) + E(2.5 - 4.5) + E(2.5 - 0.5)  # Σ_i Σ_j exp(|c_i-t| - |c_i-n_j|)
+SC = E(2 - 3) + E(2 - 2) + E(1.5 - 3) + E(1.5 - 2)  # Σ_j Σ_i exp(|s-c_i| - |s-n_j|)
+TC = E(1 - 2) + E(1 - 3) + E(2.5 - 2) + E(2.5 - 3)  # Σ_j Σ_i exp(|t-c_i| - |t-n_j|)
+GROUP_2 = math.log(1 + E(1 - 2))  # n = 0: log(1 + exp(|s-t| - |s-n_1|)) (eq. 5/6 as printed, eq. 4's fallback)
 MPT_HAND_VALUES = {
-    "mpt-tgt": (math.log(1 + SOURCE_TARGET + TARGET_COCITED) + FALLBACK) / 2,  # eq. 4
-    "mpt-src": (math.log(1 + SOURCE_TARGET + SOURCE_COCITED) + FALLBACK) / 2,  # eq. 5
-    "mpt-src-tgt": (math.log(1 + SOURCE_TARGET + SOURCE_COCITED + TARGET_COCITED) + FALLBACK) / 2,  # eq. 6
+    "mpt-tgt": (math.log(1 + 2 * ST + CT) + GROUP_2) / 2,  # eq. 4: the source-target term once per c_i (n = 2)
+    "mpt-src": (math.log(1 + ST + SC) + GROUP_2) / 2,  # eq. 5
+    "mpt-src-tgt": (math.log(1 + ST + SC + TC) + GROUP_2) / 2,  # eq. 6
 }
 
 
-@pytest.mark.parametrize("name", ["mpt-tgt", "mpt-src", "mpt-src-tgt"])
-def test_mp_bert4cr_equations_hand_values_on_padded_groups(name):
+@pytest.mark.parametrize("name", MPT_NAMES)
+def test_mp_bert4cr_hand_values_on_padded_groups(name):
     loss = build_loss(name)(t(MPT_EMB), *MPT_GROUPS)
-    print(f"{name}: hand {MPT_HAND_VALUES[name]:.6f} code {loss.item():.6f}")
     assert loss.item() == pytest.approx(MPT_HAND_VALUES[name], abs=1e-5)
+    by_hand = _mpt_by_hand(name, torch.tensor(MPT_EMB, dtype=torch.float64), [0, 6], [[1, 2, 3], [7, -1, -1]],
+                           [[4, 5], [8, -1]])
+    assert by_hand.item() == pytest.approx(MPT_HAND_VALUES[name], abs=1e-12)
 
 
 def test_mp_bert4cr_classes_and_group_values():
@@ -173,22 +231,45 @@ def test_mp_bert4cr_classes_and_group_values():
     assert type(build_loss("mpt-src")) is SourceMultiPositiveLoss
     assert type(build_loss("mpt-src-tgt")) is SourceTargetMultiPositiveLoss
     per_group = TargetMultiPositiveLoss().group_losses(t(MPT_EMB), *MPT_GROUPS)
-    assert per_group.tolist() == pytest.approx([math.log(1 + SOURCE_TARGET + TARGET_COCITED), FALLBACK], abs=1e-5)
+    assert per_group.tolist() == pytest.approx([math.log(1 + 2 * ST + CT), GROUP_2], abs=1e-5)
     # a group whose negatives are all padding contributes log(1) = 0
-    empty = TargetMultiPositiveLoss().group_losses(t(MPT_EMB), idx([0]), idx([[1, 2]]), idx([[-1, -1]]))
-    assert empty.tolist() == [0.0]
+    for name in MPT_NAMES:
+        empty = build_loss(name).group_losses(t(MPT_EMB), idx([0]), idx([[1, 2]]), idx([[-1, -1]]))
+        assert empty.tolist() == [0.0]
 
 
-@pytest.mark.parametrize("name", ["mpt-tgt", "mpt-src", "mpt-src-tgt"])
+@pytest.mark.parametrize("name", MPT_NAMES)
+def test_mp_bert4cr_gradients_equal_the_equations_gradients(name):
+    emb = _issue_embeddings().requires_grad_(True)
+    build_loss(name)(emb, *_groups(MPT_SOURCES, MPT_POSITIVES, MPT_NEGATIVES)).backward()
+    hand = _issue_embeddings().requires_grad_(True)
+    _mpt_by_hand(name, hand, MPT_SOURCES, MPT_POSITIVES, MPT_NEGATIVES).backward()
+    assert torch.allclose(emb.grad, hand.grad, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", MPT_NAMES)
 def test_mp_bert4cr_gradients_reach_exactly_the_rows_of_the_equation(name):
-    emb = t(MPT_EMB)
-    build_loss(name)(emb, *MPT_GROUPS).backward()
-    touched = (emb.grad.abs().sum(dim=1) > 0).tolist()
-    # every source (the query, also under mpt-tgt), target, co-cited paper and negative; never row 9
-    assert touched == [True] * 9 + [False]
-    # group 2: descent moves the source towards its target (right) and the negative away from it (left)
-    assert emb.grad[6, 0] < 0 and emb.grad[8, 0] > 0
-
+    # one group: s=0, t=1, co-cited 2 (and padding), negative 3 (and padding); row 4 is in no group,
+    # padding must not reach row 0 (where -1 is clamped to) beyond what s itself gets
+    emb = t([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [2.0, 2.0], [5.0, 5.0]])
+    build_loss(name)(emb, idx([0]), idx([[1, 2, -1]]), idx([[3, -1]])).backward()
+    touched = {row for row in range(5) if emb.grad[row].abs().sum() > 0}
+    assert touched == {0, 1, 2, 3}
+    # which distances move the co-cited paper c = row 2 (its gradient is a sum of unit vectors):
+    s, tg, c, n = (emb[k].detach() for k in range(4))
+    unit = lambda a, b: (a - b) / torch.linalg.vector_norm(a - b)  # noqa: E731 (d|a-b|/da)
+    grad_c = emb.grad[2]
+    if name == "mpt-src":  # eq. 5: only |s - c| involves c
+        assert abs(float(unit(c, s) @ torch.tensor([-grad_c[1], grad_c[0]]))) < 1e-6  # parallel to c - s
+    elif name == "mpt-tgt":  # eq. 4: c is the anchor of |c - t| - |c - n|
+        w = torch.exp(torch.linalg.vector_norm(c - tg) - torch.linalg.vector_norm(c - n))
+        total = 1 + w + torch.exp(torch.linalg.vector_norm(s - tg) - torch.linalg.vector_norm(s - n))
+        assert torch.allclose(grad_c, w / total * (unit(c, tg) - unit(c, n)), atol=1e-6)
+    else:  # eq. 6: |s - c| and |t - c| involve c, the negatives' distances do not
+        w_s = torch.exp(torch.linalg.vector_norm(s - c) - torch.linalg.vector_norm(s - n))
+        w_t = torch.exp(torch.linalg.vector_norm(tg - c) - torch.linalg.vector_norm(tg - n))
+        total = 1 + w_s + w_t + torch.exp(torch.linalg.vector_norm(s - tg) - torch.linalg.vector_norm(s - n))
+        assert torch.allclose(grad_c, (w_s * unit(c, s) + w_t * unit(c, tg)) / total, atol=1e-6)
 
 
 def test_graph_distillation_hand_values_and_mask():

@@ -1,4 +1,4 @@
-"""MP-BERT4CR eq. 6: source- and target-anchored terms together (``--loss mpt-src-tgt``)."""
+"""MP-BERT4CR eq. 6: source- and target-based terms together (``--loss mpt-src-tgt``)."""
 from __future__ import annotations
 
 from scincl.model.losses.multi_positive import (
@@ -9,14 +9,16 @@ from scincl.model.losses.registry import register_loss
 
 @register_loss("mpt-src-tgt")
 class SourceTargetMultiPositiveLoss(MultiPositiveTupletLoss):
-    """MP-BERT4CR eq. 6 (Zhang & Ma 2021): the terms of eqs. 4 and 5 in one N-tuplet loss::
+    """MP-BERT4CR eq. 6 (Zhang & Ma 2021, ``../shared/papers/001_3753c6be31fc929c.txt`` §4.1.5), as printed::
 
-        L = log(1 + Σ_{i=1..n} Σ_{j=1..m} [ exp(d(s, t) − d(s, nʲ)) + exp(d(s, cⁱ) − d(s, nʲ))
-                                           + exp(d(t, cⁱ) − d(t, nʲ)) ])
+        L_mpt-src-tgt = log(1 + Σ_{j=1}^{m} exp(||d_s − d_t|| − ||d_s − d_ns^j||)
+                              + Σ_{j=1}^{m} Σ_{i=1}^{n} exp(||d_s − d_c^i|| − ||d_s − d_ns^j||)
+                              + Σ_{j=1}^{m} Σ_{i=1}^{n} exp(||d_t − d_c^i|| − ||d_t − d_ns^j||))   (6)
 
-    Notation as in eqs. 4–5 (:class:`~scincl.model.losses.mpt_tgt.TargetMultiPositiveLoss`); no
-    margin, Euclidean distance, mean over groups; a group without co-cited papers falls back to
-    ``log(1 + Σ_j exp(d(s, t) − d(s, nʲ)))``. Inputs: groups.
+    "Source-target-based" strategy, the paper's default objective (§4.1.5, §5.5): the source pulls
+    the target and the co-cited papers, the target pulls the co-cited papers. The source–target
+    exponent is summed over the negatives only. ``d`` = Euclidean distance (``--distance``), no margin;
+    mean over groups; with ``n = 0`` only the first sum remains. Inputs: groups.
 
     Example::
 
