@@ -146,10 +146,41 @@ def test_pairs_relations_union_intersection_and_balance(tmp_path):
         assert next(csv.reader(fh)) == ["query_paper_id", "positive_id"]
     stats = get_pairs(cits, tmp_path / "u.csv", relations="dc|cc,cc&dc", negatives="random", seed=0)
     assert stats["pairs_expr_dc|cc"] == 10 and stats["pairs_expr_cc&dc"] == 1  # (a,b) is both
+    # parts dc, cc (the union's relation types) and cc&dc, one pair each: the intersection has one
+    assert (stats["pairs_drawn_dc"], stats["pairs_drawn_cc"], stats["pairs_drawn_cc&dc"]) == (1, 1, 1)
     rows = list(iter_triples_csv(tmp_path / "u.csv"))
-    assert len(rows) == 2 and all(len({q, p, n}) == 3 for q, p, n in rows)
+    assert len(rows) == 3 and all(len({q, p, n}) == 3 for q, p, n in rows)
     with pytest.raises(InputError, match="cannot read 'dc|xx'"):
         get_pairs(cits, tmp_path / "x.csv", relations="dc|xx")
+
+
+def _relation_counts(path, dc, cc):
+    """Rows of a pairs CSV, and how many of them are direct citations / co-citations (unordered)."""
+    with open(path) as fh:
+        rows = [frozenset(r) for r in list(csv.reader(fh))[1:]]
+    return len(rows), sum(r in dc for r in rows), sum(r in cc for r in rows)
+
+
+def test_pairs_union_is_balanced_by_relation_type_as_openmsd(tmp_path):
+    # OpenMSD §5: the union down-samples the over-represented type to the count of the smallest.
+    # 12 citing papers with 4 references each among 30: 48 direct citations, many more co-citations
+    rng = np.random.default_rng(0)
+    edges = [(f"s{a}", f"p{b}") for a in range(12) for b in rng.choice(30, size=4, replace=False)]
+    cits = write_tsv(tmp_path / "c.tsv", edges)
+    dc = {frozenset(e) for e in edges}
+    refs = {}
+    for a, b in edges:
+        refs.setdefault(a, []).append(b)
+    cc = {frozenset((x, y)) for r in refs.values() for x in r for y in r if x != y}
+    assert (len(dc), len(cc)) == (48, 69)
+    stats = get_pairs(cits, tmp_path / "u.csv", relations="dc|cc", negatives="none", seed=0)
+    assert stats["pairs_expr_dc|cc"] == 117 and stats["pairs_per_relation"] == 48
+    assert _relation_counts(tmp_path / "u.csv", dc, cc) == (96, 48, 48)  # 48 of each type, not all 117
+    # the union's parts are its relation types: the same pairs as the comma list
+    get_pairs(cits, tmp_path / "l.csv", relations="dc,cc", negatives="none", seed=0)
+    assert (tmp_path / "u.csv").read_bytes() == (tmp_path / "l.csv").read_bytes()
+    stats = get_pairs(cits, tmp_path / "k.csv", relations="dc|cc", pairs_per_relation=10, negatives="none", seed=0)
+    assert _relation_counts(tmp_path / "k.csv", dc, cc) == (20, 10, 10)
 
 
 def test_pairs_hard_negatives_are_two_hops_away(tmp_path):

@@ -7,9 +7,16 @@ Relations over the citation graph (pairs are unordered):
 - ``bc`` bibliographic coupling: a and b share at least ``min_coupling_count`` references.
 
 ``relations`` is a comma-separated list of *expressions*; ``|`` is a union and ``&`` an
-intersection (``"dc,cc,bc"``: three relations; ``"dc|cc"``: their union as one; ``"cc&bc"``: pairs
-in both). Each expression is down-sampled to the same number of pairs (the smallest one's size,
-or ``pairs_per_relation``) so every relation contributes equally, as OpenMSD mixes them.
+intersection (``"dc,cc,bc"``: three relations; ``"dc|cc"``: their union; ``"cc&bc"``: pairs in
+both). Balancing follows OpenMSD (Gao et al. 2023, ``../shared/papers/002_574c1c34892dd9b2.txt``
+§5, "Use the union of DC, CC, and BC pairs"): "we down-sample the over-represented relations so as
+to have the same number of pairs from each relation type". Every *relation type* of a union and
+every other expression is one *part*; each part is down-sampled (without replacement) to the same
+number of pairs, the smallest part's size (or ``pairs_per_relation``). So ``"dc|cc"`` writes as many
+direct citations as co-citations and equals ``"dc,cc"``; ``"dc|cc,cc&bc"`` has three equal parts.
+Parts are drawn independently: a pair of two types (e.g. both DC and CC) can be drawn for each of
+them and is then written once per draw (counted as ``pairs_in_several_relations``), as mixing the
+down-sampled relation sets does. An intersection is one part (OpenMSD §5: "Use the intersection").
 Each pair's direction (which paper is the query) is drawn at random. Negatives: ``hard`` =
 SPECTER's citations of citations (2-hop in the undirected citation graph, not adjacent to the
 query; random when a query has none, counted), ``random`` = a random paper not adjacent to the
@@ -81,12 +88,29 @@ def parse_relations(relations: str) -> List[str]:
 
 
 def expression_keys(expr: str, base: Dict[str, np.ndarray]) -> np.ndarray:
-    """Keys of one expression (``dc``, ``dc|cc``, ``cc&bc``)."""
+    """Keys of one expression (``dc``, ``dc|cc``, ``cc&bc``): the set union or intersection."""
     names = [t.strip() for t in re.split(r"[|&]", expr)]
     keys = base[names[0]]
     for name in names[1:]:
         keys = np.union1d(keys, base[name]) if "|" in expr else np.intersect1d(keys, base[name])
     return keys
+
+
+def balanced_parts(exprs: List[str]) -> List[str]:
+    """The parts balanced against each other: each relation type of a union, each other expression.
+
+    OpenMSD §5 (002): the union of relation types is down-sampled "so as to have the same number of
+    pairs from each relation type"; an intersection is one set of pairs. Duplicates keep the first.
+
+    >>> balanced_parts(["dc|cc", "cc&bc", "bc"])
+    ['dc', 'cc', 'cc&bc', 'bc']
+    """
+    parts: List[str] = []
+    for expr in exprs:
+        for part in ([t.strip() for t in expr.split("|")] if "|" in expr else [expr]):
+            if part not in parts:
+                parts.append(part)
+    return parts
 
 
 def sample_negatives(graph: CitationGraph, queries: np.ndarray, positives: np.ndarray, mode: str,
@@ -132,7 +156,11 @@ def get_pairs(
     seed: int = 0,
     override: bool = False,
 ) -> Dict[str, int]:
-    """Positive pairs of citation relations, balanced across relations, with optional negatives.
+    """Positive pairs of citation relations, balanced across relation types (OpenMSD §5), optional negatives.
+
+    ``relations``: expressions as in the module docstring; each part (a relation type of a union,
+    an intersection, a single relation) contributes the same number of pairs (``pairs_per_relation``
+    caps it).
 
     Output: triples CSV ``query_paper_id,positive_id,negative_id`` (``negatives`` hard/random) or a
     pairs CSV ``query_paper_id,positive_id`` (``negatives=none``). Returns the counts.
@@ -150,16 +178,18 @@ def get_pairs(
     needed = {t.strip() for e in exprs for t in re.split(r"[|&]", e)}
     base = {r: relation_keys(graph, r, min_cocitation_count, min_coupling_count) for r in sorted(needed)}
     sets = {e: expression_keys(e, base) for e in exprs}
+    parts = {p: expression_keys(p, base) for p in balanced_parts(exprs)}
     stats: Dict[str, int] = {f"pairs_{r}": int(len(k)) for r, k in base.items()}
     stats.update({f"pairs_expr_{e}": int(len(k)) for e, k in sets.items()})
-    empty = [e for e, k in sets.items() if len(k) == 0]
+    empty = [p for p, k in parts.items() if len(k) == 0]
     if empty:
         raise InputError(f"relation(s) {', '.join(empty)} have no pairs in {citations_input_path}")
-    size = min(len(k) for k in sets.values())
+    size = min(len(k) for k in parts.values())
     if pairs_per_relation is not None:
         size = min(size, int(pairs_per_relation))
     rng = np.random.default_rng([seed, 3])
-    chosen = np.concatenate([np.sort(rng.choice(k, size=size, replace=False)) for k in sets.values()])
+    chosen = np.concatenate([np.sort(rng.choice(k, size=size, replace=False)) for k in parts.values()])
+    stats.update({f"pairs_drawn_{p}": int(size) for p in parts})
     n = graph.size
     a, b = chosen // n, chosen % n
     flip = rng.random(len(chosen)) < 0.5
