@@ -9,7 +9,7 @@ import torch
 from scincl.model.losses import (
     LOSS_NAMES, LOSSES, AnglELoss, AnglETermLoss, CoSENTLoss, GraphDistillationLoss, InfoNCELoss,
     SourceMultiPositiveLoss, SourceTargetMultiPositiveLoss, TargetMultiPositiveLoss, TripletMarginLoss,
-    angle_similarity, build_loss, loss_settings,
+    angle_similarity, build_loss, loss_revision, loss_settings,
 )
 
 
@@ -136,11 +136,28 @@ def test_angle_is_the_weighted_sum_of_the_three_published_terms():
     s_pos = [_angle_score(rows[a], rows[p]) for a, p in zip(anchors, positives)]
     s_neg = [_angle_score(rows[a], rows[n]) for a, n in zip(anchors, negatives)]
     l_angle = math.log(1 + sum(math.exp(sn - sp) for sp in s_pos for sn in s_neg))
-    loss = AnglELoss(cosine_weight=0.5, ibn_weight=2.0, angle_weight=3.0, scale=1.0)(
-        t(rows), idx(anchors), idx(positives), idx(negatives))
-    assert loss.item() == pytest.approx(0.5 * l_cos + 2.0 * l_ibn + 3.0 * l_angle, abs=1e-5)
-    default = build_loss("angle")  # angle-emb 0.6.1 defaults
+    # the same in-batch term without the explicit negatives: candidates p_a, p_b only
+    l_ibn_positives = (-math.log(e / (e + 1)) - math.log(e / (1 + e))) / 2
+    by_mode = {"with-negatives": l_ibn, "without-negatives": l_ibn_positives,
+               "average": (l_ibn + l_ibn_positives) / 2}  # angle-emb AngleLoss: (ibn_w·A + cln_w·B) / 2
+    for mode, in_batch in by_mode.items():
+        loss = AnglELoss(cosine_weight=0.5, ibn_weight=2.0, angle_weight=3.0, scale=1.0, in_batch=mode)(
+            t(rows), idx(anchors), idx(positives), idx(negatives))
+        assert loss.item() == pytest.approx(0.5 * l_cos + 2.0 * in_batch + 3.0 * l_angle, abs=1e-5), mode
+    default = build_loss("angle")  # angle-emb defaults
     assert (default.cosine_weight, default.ibn_weight, default.angle_weight, default.scale) == (0.0, 1.0, 0.02, 20.0)
+    assert default.in_batch == "average"
+    assert build_loss("angle", angle_in_batch="with-negatives").in_batch == "with-negatives"
+    with pytest.raises(ValueError, match="unknown AnglE in-batch term 'all'; choose one of average, with-negatives"):
+        build_loss("angle", angle_in_batch="all")
+
+
+def test_infonce_in_batch_positives_leaves_out_the_explicit_negatives():
+    emb = t(TWO_TRIPLETS)
+    loss = InfoNCELoss(temperature=1.0, negatives="in-batch-positives")(emb, idx([0, 3]), idx([1, 4]), idx([2, 5]))
+    e = math.e
+    # candidates p_a, p_b; q_a scores 1, 0; q_b scores 0, 1
+    assert loss.item() == pytest.approx(-math.log(e / (e + 1)), abs=1e-5)
 
 
 # MP-BERT4CR eqs. 4-6 (../shared/papers/001_3753c6be31fc929c.txt §4.1.5) written out term by term as
@@ -328,7 +345,10 @@ def test_registry_maps_every_name_to_its_class_and_flags():
     infonce = build_loss("infonce", temperature=None, infonce_negatives="in-batch", similarity="dot", triplet_margin=3)
     assert loss_settings(infonce) == {"temperature": 0.1, "infonce_negatives": "in-batch", "similarity": "dot"}
     assert loss_settings(build_loss("triplet", triplet_margin=0.5)) == {"triplet_margin": 0.5, "distance": "l2"}
-    assert loss_settings(build_loss("mpt-tgt", triplet_margin=0.5)) == {"distance": "l2"}  # eqs. 4-6: no margin
+    # eqs. 4-6: no margin; revision 2 = as printed (issue 25), so runs of the older forms are not reused
+    assert loss_settings(build_loss("mpt-tgt", triplet_margin=0.5)) == {"distance": "l2", "revision": 2}
+    assert loss_revision("mpt-src-tgt") == loss_revision("angle") == 2 and loss_revision("triplet") == 1
+    assert loss_settings(build_loss("angle"))["angle_in_batch"] == "average"
 
 
 def test_build_loss_rejects_unknown_names_and_values():
@@ -336,7 +356,7 @@ def test_build_loss_rejects_unknown_names_and_values():
         build_loss("foo")
     with pytest.raises(ValueError, match="unknown distance"):
         TripletMarginLoss(distance="manhattan")
-    with pytest.raises(ValueError, match="unknown InfoNCE negatives 'all'; choose one of explicit, in-batch"):
+    with pytest.raises(ValueError, match="unknown InfoNCE negatives 'all'; choose one of explicit, in-batch, in-batch-positives"):
         build_loss("infonce", infonce_negatives="all")
     with pytest.raises(ValueError, match="unknown similarity 'l1'"):
         build_loss("infonce", similarity="l1")

@@ -10,7 +10,7 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
           eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
           temperature: float = None, infonce_negatives: str = None, similarity: str = None,
           ranking_scale: float = None, cosine_weight: float = None, ibn_weight: float = None,
-          angle_weight: float = None, mlm_weight: float = 0.0,
+          angle_weight: float = None, angle_in_batch: str = None, mlm_weight: float = 0.0,
           mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
           graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
           keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
@@ -50,6 +50,8 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         ranking_scale: CoSENT / AnglE scale τ (20).
         cosine_weight / ibn_weight / angle_weight: weights of AnglE's cosine, in-batch-negative and
             angle terms (angle-emb defaults 0, 1, 0.02).
+        angle_in_batch: AnglE's in-batch term: average (angle-emb AngleLoss: the mean of the term without
+            and with the explicit negatives, default) | with-negatives (before issue 25) | without-negatives.
         mlm_weight: weight of the auxiliary MLM loss (paper A.7.8; 0 = off).
         mlm_probability: share of masked tokens for the MLM loss.
         graph_embeddings_path: PBG embeddings h5 for the student-teacher loss (paper A.7.9).
@@ -68,7 +70,7 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         eval_triples_path=eval_triples_path, triplet_margin=triplet_margin, distance=distance,
         temperature=temperature, infonce_negatives=infonce_negatives, similarity=similarity,
         ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
-        angle_weight=angle_weight, mlm_weight=mlm_weight,
+        angle_weight=angle_weight, angle_in_batch=angle_in_batch, mlm_weight=mlm_weight,
         mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
         graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
         deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,

@@ -145,6 +145,7 @@ def train(
     cosine_weight: Optional[float] = None,
     ibn_weight: Optional[float] = None,
     angle_weight: Optional[float] = None,
+    angle_in_batch: Optional[str] = None,
     mlm_weight: float = 0.0,
     mlm_probability: float = 0.15,
     graph_embeddings_path: Optional[str] = None,
@@ -182,7 +183,9 @@ def train(
         temperature / infonce_negatives (explicit | in-batch) / similarity (cos | dot): InfoNCE
             (thesis defaults 0.1, explicit, cos).
         ranking_scale: CoSENT / AnglE scale τ (20). cosine_weight / ibn_weight / angle_weight: the
-            weights of AnglE's three terms (angle-emb defaults 0, 1, 0.02).
+            weights of AnglE's three terms (angle-emb defaults 0, 1, 0.02). angle_in_batch: AnglE's
+            in-batch term: average (angle-emb: mean of the term without and with the explicit
+            negatives) | with-negatives | without-negatives.
             Every loss flag left at None takes the loss's default.
         mlm_weight / mlm_probability: auxiliary MLM loss (paper A.7.8), off at weight 0.
         graph_embeddings_path / graph_entity_names_path / graph_distillation_weight: student-teacher
@@ -207,7 +210,7 @@ def train(
         loss_module = build_loss(loss, triplet_margin=triplet_margin, distance=distance, temperature=temperature,
                                  infonce_negatives=infonce_negatives, similarity=similarity,
                                  ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
-                                 angle_weight=angle_weight)
+                                 angle_weight=angle_weight, angle_in_batch=angle_in_batch)
     except ValueError as exc:
         raise InputError(f"--loss {loss}: {exc}") from None
     if pooling_strategy not in POOLING_STRATEGIES:

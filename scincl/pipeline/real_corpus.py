@@ -168,10 +168,18 @@ class Recipe:
         return ("_bf16" if resolve_bf16(self.bf16, device) else "") + (
             "_ebf16" if resolve_bf16(self.eval_bf16, device) else "")
 
+    def loss_key(self) -> str:
+        """The loss name, with ``.r<N>`` once its definition was revised (runs of older definitions keep
+        their names and are not reused; :func:`scincl.model.losses.loss_revision`)."""
+        from scincl.model.losses import loss_revision
+
+        revision = loss_revision(self.loss)
+        return self.loss if revision == 1 else f"{self.loss}.r{revision}"
+
     def key(self) -> str:
         """Directory name of everything that depends on this recipe (precision included)."""
         return (f"t{self.triplets}_kp{self.k_pos}_kh{self.k_hard}_{self.pooling}_lr{self.learning_rate:g}"
-                f"_{self.loss}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}"
+                f"_{self.loss_key()}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}"
                 + self.encoder_key() + self.precision_key())
 
 

@@ -49,7 +49,7 @@ from scincl.model.losses.graph_distillation import GraphDistillationLoss
 from scincl.model.losses.functional import (
     angle_similarity, cosine_distance, l2_distance, pairwise_cosine, pairwise_dot,
 )
-from scincl.model.losses.registry import LOSSES, build_loss, loss_names, loss_settings
+from scincl.model.losses.registry import LOSSES, build_loss, loss_names, loss_revision, loss_settings
 
 LOSS_NAMES = tuple(loss_names())
 
@@ -57,5 +57,5 @@ __all__ = [
     "AnglELoss", "AnglETermLoss", "CoSENTLoss", "GraphDistillationLoss", "InfoNCELoss", "LOSSES", "LOSS_NAMES",
     "MultiPositiveTupletLoss", "SourceMultiPositiveLoss", "SourceTargetMultiPositiveLoss",
     "TargetMultiPositiveLoss", "TripletMarginLoss", "angle_similarity", "build_loss", "cosine_distance",
-    "l2_distance", "loss_names", "loss_settings", "pairwise_cosine", "pairwise_dot",
+    "l2_distance", "loss_names", "loss_revision", "loss_settings", "pairwise_cosine", "pairwise_dot",
 ]

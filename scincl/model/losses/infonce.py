@@ -10,7 +10,8 @@ from scincl.model.losses.registry import register_loss
 
 EXPLICIT = "explicit"
 IN_BATCH = "in-batch"
-NEGATIVE_MODES = (EXPLICIT, IN_BATCH)
+IN_BATCH_POSITIVES = "in-batch-positives"
+NEGATIVE_MODES = (EXPLICIT, IN_BATCH, IN_BATCH_POSITIVES)
 
 # Defaults = the co-citation thesis' setting: τ = 0.1, cosine, only the query's own negatives (it
 # argues against in-batch negatives for citation data, where they are often related papers).
@@ -30,12 +31,16 @@ class InfoNCELoss(nn.Module):
     * ``negatives="in-batch"`` (SimCSE / multiple-negatives-ranking form, Gao et al. 2021): ``N_t``
       = every other positive and negative of the batch, except the anchor paper itself and the
       *other positives of the same query* (a query's triplets share a batch; its positives must not
-      be pushed away from it).
+      be pushed away from it);
+    * ``negatives="in-batch-positives"``: as ``in-batch`` without the explicit negatives: ``N_t`` =
+      the batch's other positives only (OpenMSD's CL objective eq. 1 on pairs, Henderson et al. 2017;
+      angle-emb's ``contrastive_with_negative_loss(text, positive)``).
 
     ``s`` is the cosine (``similarity="cos"``, thesis) or the dot product (``"dot"``, OpenMSD).
     Defaults: ``τ = 0.1``, explicit negatives, cosine — the co-citation thesis' setting
-    (``--temperature``, ``--infonce_negatives``, ``--similarity``). OpenMSD's temperature is not
-    stated in the sources available to us; set it with ``--temperature``. Inputs: triplets.
+    (``--temperature``, ``--infonce_negatives``, ``--similarity``). OpenMSD (002 §4) states "the
+    temperature is 1" for its contrastive pre-training of mT5 (``--temperature 1 --similarity dot``);
+    its fine-tuning temperature is not stated. Inputs: triplets.
 
     Example::
 
@@ -59,7 +64,8 @@ class InfoNCELoss(nn.Module):
 
     def forward(self, embeddings: Tensor, anchor_index: Tensor, positive_index: Tensor,
                 negative_index: Tensor) -> Tensor:
-        candidates = torch.unique(torch.cat([positive_index, negative_index]))  # [C], sorted
+        pool = positive_index if self.negatives == IN_BATCH_POSITIVES else torch.cat([positive_index, negative_index])
+        candidates = torch.unique(pool)  # [C], sorted
         scores = self._similarity(embeddings[anchor_index], embeddings[candidates]) / self.temperature
         is_own_positive = candidates[None, :] == positive_index[:, None]  # [T, C]
         target = is_own_positive.float().argmax(dim=1)

@@ -47,6 +47,20 @@ def build_loss(name: str, **flags: Any) -> nn.Module:
     return cls(**kwargs)
 
 
+def loss_revision(name: str) -> int:
+    """Revision of the loss registered as ``name``: 1, bumped when its definition changes.
+
+    A class sets ``revision`` when a fix changes what the same name and flags compute (issue 25:
+    ``mpt-*`` as printed, ``angle``'s averaged in-batch term), so runs of the older definition are
+    never reused as runs of the new one (it enters ``loss_settings`` and the experiments' run keys).
+    """
+    if name not in LOSSES:
+        raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}")
+    return int(getattr(LOSSES[name], "revision", 1))
+
+
 def loss_settings(loss: nn.Module) -> Dict[str, Any]:
-    """The resolved settings of a built loss (its declared flags), e.g. for ``train_args.json``."""
-    return {flag: getattr(loss, argument) for flag, argument in getattr(type(loss), "flags", {}).items()}
+    """The resolved settings of a built loss (its declared flags, and its revision when > 1), e.g. for ``train_args.json``."""
+    settings = {flag: getattr(loss, argument) for flag, argument in getattr(type(loss), "flags", {}).items()}
+    revision = int(getattr(type(loss), "revision", 1))
+    return {**settings, "revision": revision} if revision > 1 else settings
