@@ -110,7 +110,8 @@ BOOLEAN_WORDS = {"true": True, "false": False}
 # flags naming where a command writes: output_dir, output_path, output_fp, paper_ids_output_path, ...
 OUTPUT_FLAG = re.compile(r"(^|_)output(_(dir|path|fp))?$|_output_(dir|path)$")
 # outputs whose flag name does not say so, by command
-OUTPUT_FLAGS_OF = {"build_faiss": {"index_path"}, "get_knn_triples": {"ann_index_path"}}
+OUTPUT_FLAGS_OF = {"build_faiss": {"index_path"}, "get_knn_triples": {"ann_index_path"},
+                   "get_continuous_cocitation_triples": {"ann_index_path"}}
 
 
 def check_writable(name: str, value: Any) -> None:

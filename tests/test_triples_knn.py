@@ -280,3 +280,39 @@ def test_one_mining_call_for_every_triples_source(arc_graph, tmp_path):
         mine_triples("cites", tmp_path / "x.csv", None)
     with pytest.raises(InputError, match="--triples_source specter_like needs the citations file"):
         mine_triples("specter_like", tmp_path / "x.csv", None)
+
+
+def test_continuous_cocitation_searches_as_the_thesis_and_scincl_search_is_the_other_reading(tmp_path):
+    # query q = (1, 0); a01..a30 lie on q's ray far out (cosine 1, L2 distance 10..39); b01..b30 lie on
+    # the unit circle close to q (L2 distance ~ angle, cosine < 1). The thesis' unnormalised IndexFlatL2
+    # ranks the b's first, SciNCL's normalised inner product (= cosine) the a's.
+    import inspect
+
+    from scincl.triples.config import CONTINUOUS_COCITATION_HARD_NEGATIVES_K, CONTINUOUS_COCITATION_POSITIVES_K
+    from scincl.triples.continuous_cocitation import get_continuous_cocitation_triples
+
+    ids = ["q"] + [f"a{k:02d}" for k in range(1, 31)] + [f"b{k:02d}" for k in range(1, 31)]
+    theta = np.arange(1, 31) * 0.01
+    emb = np.vstack([[1.0, 0.0], np.stack([10.0 + np.arange(1, 31), np.zeros(30)], axis=1),
+                     np.stack([np.cos(theta), np.sin(theta)], axis=1)]).astype(np.float32)
+    write_embeddings_h5(tmp_path / "e.h5", emb)
+    write_id_list(tmp_path / "ids.json", ids)
+    write_id_list(tmp_path / "q.json", ["q"])
+    bands = dict(query_papers=str(tmp_path / "q.json"), easy_positives_k_min=0, easy_positives_k_max=5,
+                 hard_negatives_k_min=8, hard_negatives_k_max=10, show_progress=False, override=True)
+    thesis = get_continuous_cocitation_triples(tmp_path / "t.csv", tmp_path / "ids.json", tmp_path / "e.h5",
+                                               ann_index_path=tmp_path / "l2.faiss", **bands)
+    scincl = get_knn_triples(tmp_path / "s.csv", tmp_path / "ids.json", tmp_path / "e.h5",
+                             ann_index_path=tmp_path / "ip.faiss", **bands)
+    thesis_rows, scincl_rows = list(iter_triples_csv(thesis)), list(iter_triples_csv(scincl))
+    assert [p for _, p, _ in thesis_rows] == ["b01", "b02", "b03", "b04", "b05"]  # nearest in L2
+    assert [n for _, _, n in thesis_rows][3:] == ["b09", "b10"]
+    assert {p for _, p, _ in scincl_rows} <= {f"a{k:02d}" for k in range(1, 31)}  # cosine 1: the ray
+    recorded = json.loads(Path(f"{thesis}.args.json").read_text())
+    assert (recorded["ann_metric"], recorded["ann_normalize_embeddings"]) == ("l2", False)
+    defaults = {n: p.default for n, p in inspect.signature(get_continuous_cocitation_triples).parameters.items()}
+    assert (defaults["easy_positives_k_max"], defaults["hard_negatives_k_max"]) == (25, 5000)  # thesis "CoCite 25-5000"
+    assert (defaults["ann_metric"], defaults["ann_normalize_embeddings"]) == ("l2", False)  # IndexFlatL2
+    assert (CONTINUOUS_COCITATION_POSITIVES_K, CONTINUOUS_COCITATION_HARD_NEGATIVES_K) == (25, 5000)
+    with pytest.raises(InputError, match="--k_scale corpus scales SciNCL's k/N shares"):
+        get_continuous_cocitation_triples(tmp_path / "x.csv", tmp_path / "ids.json", tmp_path / "e.h5", k_scale="corpus")

@@ -14,6 +14,7 @@ from scincl.errors import InputError
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND, miner_option_names
+from scincl.triples.continuous_cocitation import get_continuous_cocitation_triples
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.metadata import extract_ids_from_triples, get_metadata
 from scincl.triples.pairs import get_pairs
@@ -50,8 +51,20 @@ def sweep_collision_margins(*args, **kwargs) -> None:
 
 
 accepts_flags(miner_option_names)(get_knn_triples)
+
+
+def _continuous_cocitation_flags():
+    """The continuous co-citation command's extra flags: get_knn_triples' own flags and miner options."""
+    import inspect
+
+    own = {n for n, p in inspect.signature(get_knn_triples).parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD}
+    return own | set(miner_option_names())
+
+
+accepts_flags(_continuous_cocitation_flags)(get_continuous_cocitation_triples)
 accepts_flags(miner_option_names)(sweep_collision_margins)
 
 COMMANDS = {command.__name__: command for command in (
-    get_knn_triples, count_collisions, sweep_collision_margins, get_specter_like_triples, get_cocitation_triples,
+    get_knn_triples, get_continuous_cocitation_triples, count_collisions, sweep_collision_margins,
+    get_specter_like_triples, get_cocitation_triples,
     get_pairs, get_scidocs_triples, get_metadata, extract_ids_from_triples)}

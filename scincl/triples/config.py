@@ -43,6 +43,13 @@ EASY_NEGATIVES_COUNT = 3  # random papers outside the kNN set (paper §4.3, orig
 # builds its index with `build_faiss ... --do_normalize`. One default for get_knn_triples and run_specter.
 DEFAULT_ANN_NORMALIZE_EMBEDDINGS = True
 
+# Continuous co-citation triples (get_continuous_cocitation_triples, the co-citation thesis 004): SciNCL's
+# kNN bands on co-citation-graph embeddings, searched as the thesis searches them.
+CONTINUOUS_COCITATION_ANN_METRIC = "l2"  # thesis §5.2.3: "an IndexFlatL2 index is created" (exhaustive search)
+CONTINUOUS_COCITATION_ANN_NORMALIZE = False  # thesis §5.2.3: L2 on the graph embeddings as trained (no normalising)
+CONTINUOUS_COCITATION_POSITIVES_K = 25  # thesis §6.3, Table 6.7: k+ = 25 best ("CoCite 25-5000")
+CONTINUOUS_COCITATION_HARD_NEGATIVES_K = 5000  # thesis §5.2.3 (5000 nearest neighbours), §6.3: k- = 5000 best
+
 # MP-BERT4CR co-citation groups (get_cocitation_triples, scincl/triples/cocitation.py)
 COCITATION_POWER = 0.75  # MP-BERT4CR eqs. 1-2: (co-)citation frequency ** 3/4 (word2vec, Mikolov et al. 2013)
 COCITATION_POSITIVES_COUNT = 3  # MP-BERT4CR §5.2: at most 3 co-cited positives per target
