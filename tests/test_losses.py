@@ -343,11 +343,13 @@ def test_registry_maps_every_name_to_its_class_and_flags():
     assert all(type(build_loss(name)) is LOSSES[name] for name in LOSS_NAMES)
     # flags the loss reads are applied, others ignored, None keeps the loss's default
     infonce = build_loss("infonce", temperature=None, infonce_negatives="in-batch", similarity="dot", triplet_margin=3)
-    assert loss_settings(infonce) == {"temperature": 0.1, "infonce_negatives": "in-batch", "similarity": "dot"}
+    assert loss_settings(infonce) == {"temperature": 0.1, "infonce_negatives": "in-batch", "similarity": "dot",
+                                      "revision": 2}
     assert loss_settings(build_loss("triplet", triplet_margin=0.5)) == {"triplet_margin": 0.5, "distance": "l2"}
     # eqs. 4-6: no margin; revision 2 = as printed (issue 25), so runs of the older forms are not reused
     assert loss_settings(build_loss("mpt-tgt", triplet_margin=0.5)) == {"distance": "l2", "revision": 2}
-    assert loss_revision("mpt-src-tgt") == loss_revision("angle") == 2 and loss_revision("triplet") == 1
+    assert loss_revision("mpt-src-tgt") == loss_revision("infonce") == 2 and loss_revision("angle") == 3
+    assert loss_revision("triplet") == loss_revision("cosent") == 1
     assert loss_settings(build_loss("angle"))["angle_in_batch"] == "average"
 
 

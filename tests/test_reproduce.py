@@ -33,7 +33,7 @@ def test_recipe_variants_and_table_formatting():
     assert studies._apply(recipe, "learning_rate=2e-5").learning_rate == 2e-5
     assert studies._apply(recipe, "triplets=2000").key() != recipe.key()
     # a revised loss definition (issue 25) gets its own runs; unrevised losses keep their run names
-    assert "_triplet_len" in recipe.key() and "_angle.r2_len" in studies._apply(recipe, "loss=angle").key()
+    assert "_triplet_len" in recipe.key() and "_angle.r3_len" in studies._apply(recipe, "loss=angle").key()
     with pytest.raises(InputError, match="unknown recipe field 'k'"):
         studies._apply(recipe, "k=3")
     assert parse_seeds("0..2") == [0, 1, 2]

@@ -1,7 +1,16 @@
 """MP-BERT4CR groups: discrete co-citation noise-distribution sampling over citation edges.
 
-MP-BERT4CR (Zhang & Ma 2021, §3; also the co-citation thesis) builds one training group per
-citation edge ``s → t`` of the training graph:
+MP-BERT4CR (Zhang & Ma 2021, ``../shared/papers/001_3753c6be31fc929c.txt`` §4.1.3–4.1.4) samples,
+for a citation context with target ``t``, co-cited positives by eq. 1 and negatives by eq. 2::
+
+    p(H_ti ∈ H_p) = frequency(H_ts, H_ti)^(3/4) / Σ_{H_tj ∈ H_d} frequency(H_ts, H_tj)^(3/4)   (1)
+    p(H_i ∈ H)    = count(H_i)^(3/4) / Σ_{H_i ∈ H} count(H_i)^(3/4)                          (2)
+
+("frequency denotes the count of the two input papers being appeared as co-citations"; ``H`` = "all
+the papers in the dataset except the positive citations", ``count`` = "the number of occurrences as
+citations"). We build one training group per citation edge ``s → t`` of the training graph (the
+paper's unit is a citation *context* in the citing manuscript; without contexts, the citing paper
+stands for it):
 
 - **source** ``s``: the citing paper (the group's query);
 - **target** ``t``: a paper ``s`` cites (the group's first positive);

@@ -279,6 +279,10 @@ def get_knn_triples(
 ) -> Path:
     """SciNCL triples (paper §3.2): positives and hard negatives from each query's graph-embedding kNN.
 
+    ``../shared/papers/000_a9b5f58ad3ba2ccb.txt`` §3.3 (I): "we run KNN(f_c(d^Q), C) and take c' samples
+    from a range of the (k - c', k] nearest neighbors around the query paper"; positives
+    ``(k+ - c+; k+]``, hard negatives ``(k-_hard - c-_hard; k-_hard]``.
+
     Defaults are the paper's best setting: 5 positives n_21..n_25 (k+ = 25, c+ = 5), 3 easy
     negatives random outside the kNN set, 2 hard negatives n_3999..n_4000 (k- = 4000, c- = 2).
     ``strategy_options`` takes the remaining slot flags (``medium_positives_*``,

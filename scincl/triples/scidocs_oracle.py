@@ -1,5 +1,9 @@
 """Oracle SciDocs triples (paper Table 1, "Oracle SciDocs"): triples from the evaluation gold labels.
 
+SciNCL (``../shared/papers/000_a9b5f58ad3ba2ccb.txt`` Table 1): "*Oracle SciDocs* † is the upper bound
+of the performance with triplets from SCIDOCS's data" (§8: "generated with SCIDOCS's test and
+validation data"); how the triples are formed is not stated, the rules below are ours.
+
 An upper-bound experiment: training on the very labels SciDocs tests with.
 
 - ranking tasks (``cite``, ``cocite``, ``coview``, ``coread``; ``{task}/{split}.qrel``): per query,

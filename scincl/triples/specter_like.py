@@ -1,5 +1,11 @@
 """SPECTER-like triples from the citation graph (Cohan et al. 2020; SciNCL's SPECTER baseline).
 
+SciNCL (``../shared/papers/000_a9b5f58ad3ba2ccb.txt`` §2) describes the rule: "positive samples are
+papers cited in the query. Easy negatives are random papers not cited by the query. Hard negatives
+are citations of citations – papers referenced in positive citations of the query, but are not cited
+directly by it"; its appendix reproduction: "five positives (cited by the query), two hard negatives
+(citation of citation), and three random nodes".
+
 For a query paper q: positives = papers q cites; hard negatives = papers cited by q's citations
 ("citations of citations") that q does not cite; easy negatives = random papers q does not cite.
 ``bidirectional`` (SciNCL Appendix A.7.10) also treats papers citing q as positives, and takes

@@ -57,7 +57,9 @@ class AnglELoss(nn.Module):
     input_kind = "triplets"
     flags = {"cosine_weight": "cosine_weight", "ibn_weight": "ibn_weight", "angle_weight": "angle_weight",
              "ranking_scale": "scale", "angle_in_batch": "in_batch"}
-    revision = 2  # 2: the in-batch term averaged as angle-emb (issue 25); 1: with the explicit negatives only
+    # 3: the in-batch term averaged as angle-emb (issue 25); 2: the weighted objective with the explicit
+    # negatives in the in-batch term (issue 12); 1: the angle term alone (today's angle-term)
+    revision = 3
 
     def __init__(self, cosine_weight: float = ANGLE_COSINE_WEIGHT, ibn_weight: float = ANGLE_IBN_WEIGHT,
                  angle_weight: float = ANGLE_ANGLE_WEIGHT, scale: float = RANKING_SCALE,

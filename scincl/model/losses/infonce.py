@@ -49,6 +49,7 @@ class InfoNCELoss(nn.Module):
 
     input_kind = "triplets"
     flags = {"temperature": "temperature", "infonce_negatives": "negatives", "similarity": "similarity"}
+    revision = 2  # 2: the thesis' defaults (issue 12); 1: tau 0.05 with in-batch negatives
 
     def __init__(self, temperature: float = INFONCE_TEMPERATURE, negatives: str = INFONCE_NEGATIVES,
                  similarity: str = INFONCE_SIMILARITY) -> None:

@@ -58,7 +58,7 @@ class MultiPositiveTupletLoss(nn.Module):
     input_kind = "groups"
     flags = {"distance": "distance"}
     terms: ClassVar[Tuple[str, ...]] = ()
-    revision: ClassVar[int] = 2  # 2: eqs. 4-6 as printed (issue 25); 1: the issue-12 transcription
+    revision: ClassVar[int] = 2  # 2: eqs. 4-6 as printed (issue 25); 1: the transcription before it
     # eq. 4 with n = 0 is an empty sum: fall back to the source-target terms (module docstring)
     fallback_without_cocited: ClassVar[bool] = False
 

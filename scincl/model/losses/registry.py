@@ -50,9 +50,10 @@ def build_loss(name: str, **flags: Any) -> nn.Module:
 def loss_revision(name: str) -> int:
     """Revision of the loss registered as ``name``: 1, bumped when its definition changes.
 
-    A class sets ``revision`` when a fix changes what the same name and flags compute (issue 25:
-    ``mpt-*`` as printed, ``angle``'s averaged in-batch term), so runs of the older definition are
-    never reused as runs of the new one (it enters ``loss_settings`` and the experiments' run keys).
+    A class sets ``revision`` when a fix changes what the same name and flags compute (issue 12:
+    ``infonce``'s and ``angle``'s defaults; issue 25: ``mpt-*`` as printed, ``angle``'s averaged
+    in-batch term), so runs of an older definition are never reused as runs of the new one (it
+    enters ``loss_settings`` and the experiments' run keys).
     """
     if name not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}")
