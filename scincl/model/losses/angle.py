@@ -25,7 +25,8 @@ ANGLE_IN_BATCH = AVERAGE  # angle-emb AngleLoss (cln_w = 1.0 default)
 
 @register_loss("angle")
 class AnglELoss(nn.Module):
-    """AnglE objective as published (Li & Li 2024, "AnglE-optimized text embeddings")::
+    """AnglE objective as published (Li & Li 2024, "AnglE-optimized text embeddings"; the paper is not
+    among ``../shared/papers/``: the terms and defaults follow its reference code, angle-emb)::
 
         L = w_cos · L_cos + w_ibn · L_ibn + w_angle · L_angle
 

@@ -14,7 +14,9 @@ class AnglETermLoss(CoSENTLoss):
 
         L_angle = log(1 + Σ_{s(i) > s(j)} exp(τ · (Δθ_ij − Δθ_ji)))
 
-    i.e. CoSENT's ranking form with the cosine replaced by the angle score of
+    (the co-citation thesis, ``../shared/papers/004_c0e997bd26e55c12.txt`` §3 and §5.3: eq. 3.7
+    "reformulated" in complex space, "the division in complex space in polar coordinates to compute
+    the angle difference is reused from Li et al."), i.e. CoSENT's ranking form with the cosine replaced by the angle score of
     :func:`~scincl.model.losses.functional.angle_similarity`. This is the objective the co-citation
     thesis uses under the name "AnglE"; the paper's full objective is ``--loss angle``
     (:class:`~scincl.model.losses.angle.AnglELoss`). Scale ``τ = 20`` (``--ranking_scale``, the

@@ -14,6 +14,10 @@ RANKING_SCALE = 20.0  # CoSENT (Su 2022) and AnglE's reference code: λ = τ = 2
 class CoSENTLoss(nn.Module):
     """CoSENT: every positive pair of the batch scores above every negative pair (Su 2022)::
 
+        L = log(1 + Σ_{sim(i,j) > sim(k,l)} e^{τ(cos(θ_k, θ_l) − cos(θ_i, θ_j))})     (004 eq. 3.7)
+
+    (``../shared/papers/004_c0e997bd26e55c12.txt`` eq. 3.7; τ = 20 in §5.3; written λ below)::
+
         L = log(1 + Σ_{sim(i) > sim(j)} exp(λ · (cos(u_j, v_j) − cos(u_i, v_i))))
 
     For triplets ``(q_t, p_t)`` are the positive pairs and ``(q_t, n_t)`` the negative pairs, so the

@@ -22,7 +22,9 @@ INFONCE_SIMILARITY = "cos"  # thesis; OpenMSD (Gao et al. 2023) scores with the 
 
 @register_loss("infonce")
 class InfoNCELoss(nn.Module):
-    """InfoNCE (van den Oord et al. 2018, eq. 4) for triplets::
+    """InfoNCE (van den Oord et al. 2018, eq. 4) for triplets; the co-citation thesis prints it as
+    ``L = −log e^{s(q,d+)/τ} / (e^{s(q,d+)/τ} + Σ_{i=1}^n e^{s(q,d_i−)/τ})`` (``../shared/papers/
+    004_c0e997bd26e55c12.txt`` eq. 3.4, τ = 0.1 in §5.3), OpenMSD as its CL objective (002 eq. 1)::
 
         L = −mean_t log( exp(s(q_t, p_t)/τ) / Σ_{c ∈ {p_t} ∪ N_t} exp(s(q_t, c)/τ) )
 

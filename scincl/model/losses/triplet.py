@@ -15,8 +15,10 @@ TRIPLET_DISTANCE = "l2"  # SPECTER eq. 2 / SciNCL §3: L2 norm distance
 class TripletMarginLoss(nn.Module):
     """Triplet margin loss as SPECTER (eq. 2) and SciNCL (§3) print it::
 
-        L = max{ d(q, p) − d(q, n) + m, 0 },   d(x, y) = ||x − y||₂
+        L = max{ ||d^Q − d^+||₂ − ||d^Q − d^-||₂ + ξ, 0 }      (000 §3.1; "ξ = 1 as in SPECTER")
 
+    (``../shared/papers/000_a9b5f58ad3ba2ccb.txt`` §3.1; the co-citation thesis 004 eq. 3.1), i.e.
+    ``max{ d(q, p) − d(q, n) + m, 0 }`` with ``d(x, y) = ||x − y||₂``,
     averaged over the triplets of the batch. Defaults: ``m = 1``, L2 distance (``--triplet_margin``,
     ``--distance l2|cosine``). Inputs: ``(anchor, positive, negative)`` triplets.
 
