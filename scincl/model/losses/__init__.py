@@ -16,14 +16,14 @@ Two input kinds (attribute ``input_kind``):
 =============== ======================================= ========================================
 ``--loss``      class (module)                          equation source
 =============== ======================================= ========================================
-``triplet``     TripletMarginLoss (``triplet``)          SPECTER eq. 2 / SciNCL §3
-``infonce``     InfoNCELoss (``infonce``)                van den Oord et al. 2018; thesis defaults
-``cosent``      CoSENTLoss (``cosent``)                  Su 2022
+``triplet``     TripletMarginLoss (``triplet``)          SPECTER eq. 2 / SciNCL (000) §3.1
+``infonce``     InfoNCELoss (``infonce``)                thesis (004) eq. 3.4; OpenMSD (002) eq. 1
+``cosent``      CoSENTLoss (``cosent``)                  Su 2022; thesis (004) eq. 3.7
 ``angle``       AnglELoss (``angle``)                    Li & Li 2024 (cosine + in-batch + angle)
 ``angle-term``  AnglETermLoss (``angle_term``)           Li & Li 2024, the angle term alone
-``mpt-tgt``     TargetMultiPositiveLoss (``mpt_tgt``)    MP-BERT4CR eq. 4
-``mpt-src``     SourceMultiPositiveLoss (``mpt_src``)    MP-BERT4CR eq. 5
-``mpt-src-tgt`` SourceTargetMultiPositiveLoss            MP-BERT4CR eq. 6
+``mpt-tgt``     TargetMultiPositiveLoss (``mpt_tgt``)    MP-BERT4CR (001) eq. 4
+``mpt-src``     SourceMultiPositiveLoss (``mpt_src``)    MP-BERT4CR (001) eq. 5
+``mpt-src-tgt`` SourceTargetMultiPositiveLoss            MP-BERT4CR (001) eq. 6
 =============== ======================================= ========================================
 
 Usage::
