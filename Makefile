@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: setup demo test bench clean slurm-test-deps docs-tables
+.PHONY: setup demo test bench clean slurm-test-deps docs-tables gpu-check
 
 setup: $(STAMP)
 
@@ -38,6 +38,11 @@ slurm-test-deps:
 # the docs' demo tables (docs/generated/) from a rerun of the docs' demo blocks and demo_output/ (make demo)
 docs-tables: setup
 	$(PY) -m scincl.docs_tables
+
+# does this GPU node run the project's GPU paths, and how fast? One table, <= 15 min on one GPU;
+# without a GPU: one line saying so, then a CPU dry run at tiny sizes (docs/REPRODUCE.md "On a GPU")
+gpu-check: setup
+	$(PY) benchmarks/gpu_check.py $(GPU_CHECK_FLAGS)
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done
