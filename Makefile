@@ -11,7 +11,12 @@ setup: $(STAMP)
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24" 2>/dev/null || true
-	$(PY) -m pip install --quiet -r requirements.txt
+	# a GPU machine with faiss-gpu swapped in (docs/REPRODUCE.md "On a GPU") keeps it: faiss-cpu would overwrite the module
+	if $(PY) -m pip show -q faiss-gpu >/dev/null 2>&1; then \
+	  grep -v -E '^faiss-cpu' requirements.txt > $(VENV)/requirements-gpu.txt && $(PY) -m pip install --quiet -r $(VENV)/requirements-gpu.txt; \
+	else \
+	  $(PY) -m pip install --quiet -r requirements.txt; \
+	fi
 	# optional: the SciDocs protocol's LinearSVC (sklearn-contrib-lightning); its sdist needs numpy at build time
 	$(PY) -m pip install --quiet cython && $(PY) -m pip install --quiet --no-build-isolation sklearn-contrib-lightning \
 	  || echo "optional sklearn-contrib-lightning not installed: SciDocs MAG/MeSH use scikit-learn's LinearSVC"

@@ -337,7 +337,8 @@ class GpuCheck:
               and result["gradient_checkpointing"] == checkpointing)
         if name == "fp32":
             self.fp32 = fig
-        precision = "bf16 autocast" if result["bf16"] else "fp32"
+        precision = ("bf16 autocast" + ("" if self._native_bf16() else " (EMULATED: no native bf16)")
+                     if result["bf16"] else "fp32")
         text = describe_training(fig, self.peak, self.device_type, self.epochs)
         if name != "fp32" and self.fp32:
             text += f"; {fig['triplets_per_s'] / self.fp32['triplets_per_s']:.2f}x fp32"
