@@ -215,6 +215,47 @@ def losses_finite(results: List[Dict[str, Any]]) -> bool:
     return all(math.isfinite(v) for r in results for values in r["step_losses"].values() for v in values)
 
 
+# ------------------------------------------------------------------------------- kNN rows
+
+def knn_setting(s: Sizes) -> str:
+    return f"{s.knn_vectors:,} x {s.knn_dim} unit vectors, {s.knn_queries:,} queries"
+
+
+def knn_rows(results: Dict[str, Any], s: Sizes, gpus: int, faiss_gpu: bool) -> List[Row]:
+    """The exact backend's and faiss GPU's rows from :func:`gpu_check_knn.knn_checks`' figures."""
+    from gpu_check_knn import FALLBACK_QUERIES, bands_agree, summary
+
+    where, rows = knn_setting(s), []
+    if "exact" not in results:
+        rows.append(Row("kNN exact backend", "skip", "cuda:0" if gpus else "cpu",
+                        "not compared: the faiss CPU reference failed"))
+    elif "error" in results["exact"]:
+        rows.append(Row("kNN exact backend", "fail", "cuda:0" if gpus else "cpu", results["exact"]["error"]))
+    else:
+        exact = results["exact"]
+        ratio = exact["seconds"] / results["faiss_cpu"]["seconds"]
+        rows.append(Row("kNN exact backend", "pass" if bands_agree(exact) else "fail", exact["device"],
+                        f"k={s.knn_k} on {where}: {exact['seconds']:.2f} s = {ratio:.2f}x faiss CPU's time; "
+                        f"{summary(exact)}; {exact['tie_rows']} queries ranked on the tie path", exact["seconds"],
+                        exact))
+    gpu = results.get("faiss_gpu")
+    if not gpus or not faiss_gpu or gpu is None:
+        why = ("no GPU" if not gpus else f"faiss has no GPU support: pip uninstall -y faiss-cpu && pip install "
+               f"{faiss_gpu_requirement()}" if not faiss_gpu else "not compared: the faiss CPU reference failed")
+        rows.append(Row("kNN faiss GPU", "skip", "cuda" if gpus else "cpu", why))
+    elif "error" in gpu:
+        rows.append(Row("kNN faiss GPU", "fail", "cuda", gpu["error"]))
+    else:
+        ok = gpu["on_gpu"] and bands_agree(gpu) and bands_agree(gpu["fallback"])
+        bands = ", ".join(f"n_{lo + 1}..n_{hi}" for lo, hi in gpu["bands_compared"])
+        rows.append(Row("kNN faiss GPU", "pass" if ok else "fail", "cuda",
+                        f"k={gpu['k']} (faiss' GPU limit) on {where}: {gpu['seconds']:.2f} s (build "
+                        f"{gpu['build_seconds']:.2f} s), {bands}: {summary(gpu)}; k={s.knn_k} falls back to a CPU "
+                        f"copy: {summary(gpu['fallback'])} ({min(FALLBACK_QUERIES, s.knn_queries)} queries)",
+                        gpu["seconds"] + gpu["build_seconds"], gpu))
+    return rows
+
+
 # ------------------------------------------------------------------------------- the check
 
 class GpuCheck:
@@ -362,7 +403,8 @@ class GpuCheck:
         one = self.single["ddp_reference"][0]
         ddp_losses, one_losses = step_means(ranks), step_means([one])
         steps = sorted(set(ddp_losses) & set(one_losses))
-        delta = max((abs(ddp_losses[k] - one_losses[k]) / max(1.0, abs(one_losses[k])) for k in steps), default=math.inf)
+        delta = max((abs(ddp_losses[k] - one_losses[k]) / max(1.0, abs(one_losses[k])) for k in steps),
+                    default=math.inf)
         backend = ranks[0]["backend"]
         expected_backend = "nccl" if self.gpus else "gloo"
         fig = training_figures(ranks, self.peak, self.epochs)
@@ -379,19 +421,18 @@ class GpuCheck:
 
     # -- kNN and embedding
     def knn(self) -> None:
-        from gpu_check_knn import FALLBACK_QUERIES, bands_agree, knn_checks, summary
+        from gpu_check_knn import knn_checks
 
         from scincl import ann
 
         s = self.sizes
         faiss_gpu = bool(self.gpus) and ann.gpu_available()
-        where = f"{s.knn_vectors:,} x {s.knn_dim} unit vectors, {s.knn_queries:,} queries"
-        dev = "cuda:0" if self.gpus else "cpu"
+        where = knn_setting(s)
         results: Dict[str, Any] = {}
 
         def search() -> Tuple[str, str, Dict[str, Any]]:
-            results.update(knn_checks(s.knn_vectors, s.knn_dim, s.knn_queries, s.knn_k, 0 if self.gpus else None,
-                                      faiss_gpu))
+            knn_checks(s.knn_vectors, s.knn_dim, s.knn_queries, s.knn_k, 0 if self.gpus else None, faiss_gpu,
+                       results)
             cpu = results["faiss_cpu"]
             return "pass", (f"k={s.knn_k} on {where}: search {cpu['seconds']:.2f} s (build {cpu['build_seconds']:.2f}"
                             f" s); the reference of the band comparisons: "
@@ -401,29 +442,7 @@ class GpuCheck:
         cpu_row = self.rows.pop()  # shown last: the other two are compared with it
         if "faiss_cpu" in results:  # the row's wall time also holds the data and the other backends
             cpu_row.seconds = results["faiss_cpu"]["seconds"] + results["faiss_cpu"]["build_seconds"]
-        if "exact" not in results:
-            self.rows.append(Row("kNN exact backend", "skip", dev, "not compared: the faiss CPU reference failed"))
-        if "exact" in results:
-            exact = results["exact"]
-            ratio = exact["seconds"] / results["faiss_cpu"]["seconds"]
-            self.rows.append(Row(
-                "kNN exact backend", "pass" if bands_agree(exact) else "fail", exact["device"],
-                f"k={s.knn_k} on {where}: {exact['seconds']:.2f} s = {ratio:.2f}x faiss CPU's time; {summary(exact)}; "
-                f"{exact['tie_rows']} queries ranked on the tie path", exact["seconds"], exact))
-        if faiss_gpu and "faiss_gpu" in results:
-            gpu = results["faiss_gpu"]
-            ok = gpu["on_gpu"] and bands_agree(gpu) and bands_agree(gpu["fallback"])
-            self.rows.append(Row(
-                "kNN faiss GPU", "pass" if ok else "fail", "cuda",
-                f"k={gpu['k']} (faiss' GPU limit) on {where}: {gpu['seconds']:.2f} s (build {gpu['build_seconds']:.2f}"
-                f" s), bands {gpu['bands_compared']}: {summary(gpu)}; k={s.knn_k} falls back to a CPU copy: "
-                f"{summary(gpu['fallback'])} ({min(FALLBACK_QUERIES, s.knn_queries)} queries)",
-                gpu["seconds"] + gpu["build_seconds"], gpu))
-        else:
-            self.rows.append(Row("kNN faiss GPU", "skip", "cpu" if not self.gpus else "cuda",
-                                 "no GPU" if not self.gpus else
-                                 f"faiss has no GPU support: pip uninstall -y faiss-cpu && pip install "
-                                 f"{faiss_gpu_requirement()}"))
+        self.rows += knn_rows(results, s, self.gpus, faiss_gpu)
         self.rows.append(cpu_row)
 
     def embedding(self) -> Tuple[str, str, Dict[str, Any]]:
@@ -464,7 +483,8 @@ class GpuCheck:
                          if n in stages)
         cuda = manifest["environment"].get("cuda_available")
         ok = len(ran) == len(manifest["stage_order"]) and bool(cuda) == bool(self.gpus)
-        text = (f"run_specter --device {self.device_type} on the demo corpus{' (dry-run flags)' if not self.gpus else ''}: "
+        flavour = "" if self.gpus else " (dry-run flags)"
+        text = (f"run_specter --device {self.device_type} on the demo corpus{flavour}: "
                 f"{len(ran)} of "
                 f"{len(manifest['stage_order'])} stages in {manifest['total_seconds']:.1f} s ({slow}); "
                 f"SciNCL test Avg {results['average']['test']['value']:.2f}")

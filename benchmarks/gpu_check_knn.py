@@ -50,8 +50,9 @@ def compare_bands(x: np.ndarray, query_rows: np.ndarray, reference: np.ndarray, 
 
 
 def knn_checks(n: int, dim: int, queries: int, k: int, device: Optional[int], faiss_gpu: bool,
-               seed: int = 0) -> Dict[str, Dict[str, Any]]:
-    """``{"faiss_cpu", "exact", "faiss_gpu"}`` figures (faiss_gpu only when ``faiss_gpu``)."""
+               out: Dict[str, Dict[str, Any]], seed: int = 0) -> None:
+    """Fill ``out`` with ``{"faiss_cpu", "exact", "faiss_gpu"}`` figures as each finishes (faiss_gpu only
+    when ``faiss_gpu``; ``{"error": ...}`` when its GPU calls fail, so the other two still count)."""
     from scincl import ann
     from scincl.knn_exact import ExactKnn
     from scincl.triples.config import make_config
@@ -60,7 +61,6 @@ def knn_checks(n: int, dim: int, queries: int, k: int, device: Optional[int], fa
     x = random_unit_vectors(n, dim, seed)
     query_rows = np.sort(np.random.default_rng(seed + 1).choice(n, size=queries, replace=False))
     bands = bands_of(make_config(hard_negatives_k_min=k - 2, hard_negatives_k_max=k))
-    out: Dict[str, Dict[str, Any]] = {}
 
     started = time.perf_counter()
     index = ann.build_index(x, "Flat", metric="inner_product")
@@ -71,32 +71,48 @@ def knn_checks(n: int, dim: int, queries: int, k: int, device: Optional[int], fa
     out["faiss_cpu"] = {"seconds": time.perf_counter() - started, "build_seconds": build_s, "k": k,
                         "bands": [list(b) for b in bands], "shape": list(cpu_raw.shape)}
 
-    started = time.perf_counter()
-    exact = ExactKnn(x, metric="inner_product", bands=bands, device=-1 if device is None else device)
-    raw = exact.search(query_rows, k + 1)
-    seconds = time.perf_counter() - started
-    out["exact"] = {"seconds": seconds, "device": str(exact.device), "k": k, "tie_rows": exact.tie_rows,
-                    **compare_bands(x, query_rows, reference, band_columns(query_rows, raw, bands))}
-    del exact
-
-    if faiss_gpu:
+    try:
         started = time.perf_counter()
-        gpu_index = ann.build_index(x, "Flat", metric="inner_product", device=device or 0)
-        build_s = time.perf_counter() - started
-        k_gpu = min(k + 1, ann.GPU_MAX_SELECTION_K)
-        in_reach = [(lo, hi) for lo, hi in bands if hi <= k_gpu - 1]
-        started = time.perf_counter()
-        _, raw = ann.knn_search(gpu_index, x[query_rows], k_gpu, show_progress=False)
+        exact = ExactKnn(x, metric="inner_product", bands=bands, device=-1 if device is None else device)
+        raw = exact.search(query_rows, k + 1)
         seconds = time.perf_counter() - started
-        few = query_rows[:FALLBACK_QUERIES]
-        _, fallback = ann.knn_search(gpu_index, x[few], k + 1, show_progress=False)  # > GPU limit: CPU copy
-        out["faiss_gpu"] = {"seconds": seconds, "build_seconds": build_s, "k": k_gpu - 1,
-                            "on_gpu": ann.is_gpu_index(gpu_index), "bands_compared": [list(b) for b in in_reach],
-                            **compare_bands(x, query_rows, band_columns(query_rows, cpu_raw, in_reach),
-                                            band_columns(query_rows, raw, in_reach)),
-                            "fallback": compare_bands(x, few, reference[:len(few)],
-                                                      band_columns(few, fallback, bands))}
-    return out
+        out["exact"] = {"seconds": seconds, "device": str(exact.device), "k": k, "tie_rows": exact.tie_rows,
+                        **compare_bands(x, query_rows, reference, band_columns(query_rows, raw, bands))}
+        del exact
+    except Exception as exc:  # noqa: BLE001 - reported in the row
+        out["exact"] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+    if device is not None and device >= 0:
+        import torch
+
+        torch.cuda.empty_cache()  # the exact backend's corpus copy: give the memory to faiss
+    if faiss_gpu:
+        try:
+            out["faiss_gpu"] = _faiss_gpu_check(x, query_rows, cpu_raw, bands, k, device or 0)
+        except Exception as exc:  # noqa: BLE001 - reported in the row
+            out["faiss_gpu"] = {"error": f"{type(exc).__name__}: {str(exc).strip()[:300]}"}
+
+
+def _faiss_gpu_check(x: np.ndarray, query_rows: np.ndarray, cpu_raw: np.ndarray, bands: Sequence[Tuple[int, int]],
+                     k: int, device: int) -> Dict[str, Any]:
+    """faiss GPU at its selection limit vs faiss CPU, and the CPU fallback beyond it."""
+    from scincl import ann
+
+    started = time.perf_counter()
+    gpu_index = ann.build_index(x, "Flat", metric="inner_product", device=device)
+    build_s = time.perf_counter() - started
+    k_gpu = min(k + 1, ann.GPU_MAX_SELECTION_K)
+    in_reach = [(lo, hi) for lo, hi in bands if hi <= k_gpu - 1]
+    started = time.perf_counter()
+    _, raw = ann.knn_search(gpu_index, x[query_rows], k_gpu, show_progress=False)
+    seconds = time.perf_counter() - started
+    few = query_rows[:FALLBACK_QUERIES]
+    _, fallback = ann.knn_search(gpu_index, x[few], k + 1, show_progress=False)  # > GPU limit: CPU copy
+    return {"seconds": seconds, "build_seconds": build_s, "k": k_gpu - 1, "on_gpu": ann.is_gpu_index(gpu_index),
+            "bands_compared": [list(b) for b in in_reach],
+            **compare_bands(x, query_rows, band_columns(query_rows, cpu_raw, in_reach),
+                            band_columns(query_rows, raw, in_reach)),
+            "fallback": compare_bands(x, few, band_columns(few, cpu_raw[:len(few)], bands),
+                                      band_columns(few, fallback, bands))}
 
 
 def bands_agree(figures: Dict[str, Any]) -> bool:
