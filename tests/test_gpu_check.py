@@ -115,6 +115,7 @@ def test_model_flops_mfu_and_projection():
 def test_gpu_rows_read_the_figures_a_gpu_run_produces():
     """The GPU-only rows' text and verdicts, from figures of the shape a GPU run writes (no GPU here)."""
     import gpu_check
+    import gpu_check_rows
 
     sizes = gpu_check.paper_sizes()
     bands = {"entries": 10_000 * 5, "identical": 10_000 * 5 - 3, "near_ties": 3}
@@ -124,22 +125,22 @@ def test_gpu_rows_read_the_figures_a_gpu_run_produces():
                "faiss_gpu": {"seconds": 1.5, "build_seconds": 0.8, "k": 2047, "on_gpu": True,
                              "bands_compared": [[20, 25]], **bands,
                              "fallback": {"entries": 700, "identical": 699, "near_ties": 0}}}
-    exact, gpu = gpu_check.knn_rows(results, sizes, gpus=1, faiss_gpu=True)
+    exact, gpu = gpu_check_rows.knn_rows(results, sizes, gpus=1, faiss_gpu=True)
     assert (exact.status, exact.device) == ("pass", "cuda:0") and "4.00 s = 0.10x faiss CPU's time" in exact.figures
     assert gpu.status == "fail" and "k=2047 (faiss' GPU limit)" in gpu.figures  # one fallback entry differs
     results["faiss_gpu"]["fallback"]["identical"] = 700
-    assert gpu_check.knn_rows(results, sizes, gpus=1, faiss_gpu=True)[1].status == "pass"
-    no_faiss_gpu = gpu_check.knn_rows(results, sizes, gpus=1, faiss_gpu=False)[1]
+    assert gpu_check_rows.knn_rows(results, sizes, gpus=1, faiss_gpu=True)[1].status == "pass"
+    no_faiss_gpu = gpu_check_rows.knn_rows(results, sizes, gpus=1, faiss_gpu=False)[1]
     assert no_faiss_gpu.status == "skip" and "pip install faiss-gpu==" in no_faiss_gpu.figures
     results["exact"] = {"error": "OutOfMemoryError: CUDA out of memory"}
-    assert gpu_check.knn_rows(results, sizes, gpus=1, faiss_gpu=True)[0].status == "fail"
+    assert gpu_check_rows.knn_rows(results, sizes, gpus=1, faiss_gpu=True)[0].status == "fail"
     # a training result of an A100 (312 TFLOPS): 8 timed steps of 4 micro-batches of 18 papers x 512 tokens
     run = {"seconds": 10.0, "triplets": 8 * 32, "tokens": 32 * 18 * 512, "papers_encoded": 32 * 18,
            "micro_batches": 32, "shapes": [[18, 512]] * 32, "peak_memory_bytes": 20 * 2**30,
            "non_embedding_params": 85_000_000, "layers": 12, "hidden_size": 768, "timed_steps": 8}
-    fig = gpu_check.training_figures([run], 312.0, 2)
+    fig = gpu_check_rows.training_figures([run], 312.0, 2)
     assert fig["triplets_per_s"] == 25.6 and fig["mfu"] == pytest.approx(
         32 * 18 * 512 * matmul_flops_per_token(85_000_000, 12, 768, 512) / 10.0 / 312e12)
-    text = gpu_check.describe_training(fig, 312.0, "cuda", 2)
+    text = gpu_check_rows.describe_training(fig, 312.0, "cuda", 2)
     assert f"MFU {fig['mfu']:.1%} of 312 TFLOPS bf16" in text and "peak memory 20.00 GiB" in text
     assert "684,100 triplets x 2 epochs: 14.8 h on 1 cuda device" in text
