@@ -2,6 +2,7 @@
 #   docker build -t scincl .
 #   docker run --gpus all -v /data:/data scincl pipeline run_specter /data/out --scidocs_dir /data/scidocs ...
 #   docker run scincl demo               # the embedded demo (CPU works too)
+#   docker run --gpus all scincl gpu-check   # benchmarks/gpu_check.py: what works on this GPU node, how fast
 # The entry point (sbin/docker_entrypoint.sh) maps s2orc|graph|triples|pipeline to cli_<name>.py;
 # any other command (torchbiggraph_train, torchrun, bash) runs as given. Slurm: see sbin/ and
 # docs/REPRODUCE.md (apptainer/enroot can run this image with srun).
@@ -37,6 +38,9 @@ RUN grep -v -E '^faiss-cpu' requirements.txt > /tmp/requirements-gpu.txt \
 COPY scincl/ scincl/
 COPY biggraph_configs/ biggraph_configs/
 COPY sbin/ sbin/
+# experiments/: run_experiment's definitions; benchmarks/: gpu_check.py (docker run --gpus all scincl gpu-check)
+COPY experiments/ experiments/
+COPY benchmarks/ benchmarks/
 COPY cli_s2orc.py cli_graph.py cli_triples.py cli_pipeline.py Makefile pyproject.toml README.md ./
 
 ENTRYPOINT ["/opt/scincl/sbin/docker_entrypoint.sh"]

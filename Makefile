@@ -4,14 +4,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.requirements-installed
 
-.PHONY: setup demo test bench clean slurm-test-deps docs-tables
+.PHONY: setup demo test bench clean slurm-test-deps docs-tables gpu-check
 
 setup: $(STAMP)
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24" 2>/dev/null || true
-	$(PY) -m pip install --quiet -r requirements.txt
+	# a GPU machine with faiss-gpu swapped in (docs/REPRODUCE.md "On a GPU") keeps it: faiss-cpu would overwrite the module
+	if $(PY) -m pip show -q faiss-gpu >/dev/null 2>&1; then \
+	  grep -v -E '^faiss-cpu' requirements.txt > $(VENV)/requirements-gpu.txt && $(PY) -m pip install --quiet -r $(VENV)/requirements-gpu.txt; \
+	else \
+	  $(PY) -m pip install --quiet -r requirements.txt; \
+	fi
 	# optional: the SciDocs protocol's LinearSVC (sklearn-contrib-lightning); its sdist needs numpy at build time
 	$(PY) -m pip install --quiet cython && $(PY) -m pip install --quiet --no-build-isolation sklearn-contrib-lightning \
 	  || echo "optional sklearn-contrib-lightning not installed: SciDocs MAG/MeSH use scikit-learn's LinearSVC"
@@ -38,6 +43,11 @@ slurm-test-deps:
 # the docs' demo tables (docs/generated/) from a rerun of the docs' demo blocks and demo_output/ (make demo)
 docs-tables: setup
 	$(PY) -m scincl.docs_tables
+
+# does this GPU node run the project's GPU paths, and how fast? One table, <= 15 min on one GPU;
+# without a GPU: one line saying so, then a CPU dry run at tiny sizes (docs/REPRODUCE.md "On a GPU")
+gpu-check: setup
+	$(PY) benchmarks/gpu_check.py $(GPU_CHECK_FLAGS)
 
 bench: setup
 	for b in benchmarks/bench_*.py; do $(PY) $$b || exit 1; done

@@ -2,7 +2,8 @@
 # Docker entry point: the first argument names a CLI, the rest are its arguments.
 #   docker run --gpus all -v /data:/data scincl pipeline run_specter /data/out ...
 #   docker run scincl s2orc get_citations /data/s2orc/metadata /data/out
-# s2orc | graph | triples | pipeline -> python cli_<name>.py; anything else runs as given
+# s2orc | graph | triples | pipeline -> python cli_<name>.py; demo -> run_specter; gpu-check ->
+# benchmarks/gpu_check.py (make gpu-check); anything else runs as given
 # (torchbiggraph_train, torchrun, bash, ...). No argument: the pipeline's help.
 set -euo pipefail
 cd "${SCINCL_DIR:-/opt/scincl}"
@@ -17,6 +18,9 @@ case "$1" in
     demo)
         shift
         exec "${PYTHON}" cli_pipeline.py run_specter "$@" ;;
+    gpu-check)
+        shift
+        exec "${PYTHON}" benchmarks/gpu_check.py "$@" ;;
     *)
         exec "$@" ;;
 esac

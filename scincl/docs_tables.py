@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -24,12 +26,14 @@ MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S
 
 # NAME -> (run, file written by the commands). run "docs": the demo blocks' workspace;
 # run "demo": `make demo`'s demo_output/ (python cli_pipeline.py run_specter); run "repo": files
-# committed in the repository (docs/results/, copied there by experiments/collect.sh).
+# committed in the repository (docs/results/, copied there by experiments/collect.sh); run
+# "gpu_check": `benchmarks/gpu_check.py --dry_run --output table.md` (make gpu-check's CPU dry run).
 SOURCES = {
     "demo_comparison": ("demo", "comparison/comparison.md"),
     "demo_link_prediction": ("docs", "data/biggraph/demo/model/link_prediction.md"),
     "demo_collisions": ("docs", "data/experiments/demo/collisions.json"),
     "results_timings": ("repo", "docs/results"),
+    "gpu_check_dry_run": ("gpu_check", "table.md"),
 }
 # docs/results/ timings file (glob) -> the experiments/ script whose last run wrote it.
 TIMINGS = (
@@ -140,7 +144,8 @@ def refresh(repo_root: Path, runs: dict[str, Path]) -> list[str]:
 
 
 def update_doc_tables(repo_root: str = ".", demo_output: str = "demo_output", rerun_blocks: bool = True) -> None:
-    """Regenerate the docs' demo tables: rerun the demo blocks (tiny BERT), refresh docs/generated/, paste.
+    """Regenerate the docs' demo tables: rerun the demo blocks (tiny BERT) and gpu_check's dry run, refresh
+    docs/generated/, paste.
 
     ``demo_output``: the folder of a finished ``make demo`` (skipped when absent);
     ``--norerun_blocks`` only pastes the cached tables.
@@ -160,6 +165,9 @@ def update_doc_tables(repo_root: str = ".", demo_output: str = "demo_output", re
             if failed:
                 raise SystemExit(f"{failed[0].block.where} exited {failed[0].returncode}:\n{failed[0].output_tail}")
             runs["docs"] = work / "run"
+            subprocess.run([sys.executable, str(root / "benchmarks" / "gpu_check.py"), "--dry_run", "--output",
+                            str(work / "gpu_check" / "table.md")], cwd=root, check=True)
+            runs["gpu_check"] = work / "gpu_check"
         print("refreshed:", ", ".join(refresh(root, runs)) or "nothing")
         print("pasted into:", ", ".join(paste_tables(root)) or "nothing (already current)")
     finally:

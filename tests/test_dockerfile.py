@@ -102,7 +102,8 @@ def test_every_cli_and_the_library_are_copied(instructions):
                 copied.append(src.rstrip("/"))
     for cli in sorted(p.name for p in REPO.glob("cli_*.py")):
         assert cli in copied, f"{cli} is not copied into the image"
-    for needed in ("scincl", "biggraph_configs", "sbin", "requirements.txt"):
+    for needed in ("scincl", "biggraph_configs", "sbin", "requirements.txt",
+                   "experiments", "benchmarks"):  # run_experiment's definitions, gpu_check.py (docs/REPRODUCE.md)
         assert needed in copied
 
 

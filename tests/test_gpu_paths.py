@@ -129,6 +129,24 @@ def test_training_arguments_resolve_bf16(tmp_path, flag):
     assert args.bf16 is expected
 
 
+def test_a_process_seeing_several_gpus_trains_on_one_without_dataparallel(tmp_path, caplog):
+    from types import SimpleNamespace
+
+    from transformers.training_args import ParallelMode
+
+    from scincl.model.train import one_gpu_per_process
+
+    # what TrainingArguments reports in one process on a 4-GPU node (the Trainer would use DataParallel)
+    several = SimpleNamespace(parallel_mode=ParallelMode.NOT_DISTRIBUTED, n_gpu=4, _n_gpu=4, device="cuda:0")
+    with caplog.at_level("WARNING"):
+        assert one_gpu_per_process(several)._n_gpu == 1
+    assert "4 GPUs visible to one process: training on cuda:0 only" in caplog.text
+    ddp = SimpleNamespace(parallel_mode=ParallelMode.DISTRIBUTED, n_gpu=1, _n_gpu=1, device="cuda:1")
+    assert one_gpu_per_process(ddp)._n_gpu == 1
+    cpu = build_training_arguments(str(tmp_path), {"use_cpu": True})  # the real path on this machine
+    assert cpu.parallel_mode == ParallelMode.NOT_PARALLEL and cpu.n_gpu == 0
+
+
 def test_training_defaults_to_bf16_where_native_and_records_precision_in_run_keys(tmp_path):
     from scincl.pipeline.real_corpus import Recipe
 

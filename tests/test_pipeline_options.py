@@ -73,6 +73,19 @@ def test_demo_defaults_and_explicit_values_win():
         settings_from_flags(None, {"scidocs_dir": "sd"})
 
 
+def test_device_flag_puts_every_stage_on_the_cpu_or_asks_for_a_working_gpu():
+    import torch
+
+    cpu = settings_from_flags(None, {"device": "cpu"})
+    assert cpu.training_options["use_cpu"] is True and cpu.ann_device == -1
+    assert settings_from_flags(None, {}).device is None and "use_cpu" not in settings_from_flags(None, {}).training_options
+    with pytest.raises(InputError, match="--device 'gpu': choose one of cuda, cpu"):
+        settings_from_flags(None, {"device": "gpu"})
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match=r"a GPU was requested \(--device cuda\) but CUDA is unusable"):
+            settings_from_flags(None, {"device": "cuda"})
+
+
 def test_auto_output_dir_and_model_dir_follow_the_original_layout():
     s = settings_from_flags("runs", {"scidocs_dir": "sd", "specter_triples_path": "t.csv", "auto_output_dir": True,
                                      "corpus_seed": 3, "sample_queries_ratio": 0.1, "bitfit": True,

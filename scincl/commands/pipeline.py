@@ -237,6 +237,8 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
         sample_queries_ratio: keep this share of the query papers (1% / 10% ablations).
         workers: processes/threads (default: all CPUs). gzip: triples and metadata as .gz.
+        device: cuda | cpu: where training, the faiss index and embedding run (default: CUDA when
+            available); cuda stops at once when CUDA is unusable, cpu also sets --use_cpu and --ann_device -1.
         auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/ as in the original.
         bitfit / pooling_strategy (cls|mean) / loss / max_sequence_length: training (see `train --help`).
             Any TrainingArguments flag passes through (--learning_rate, --num_train_epochs, --fp16, ...).

@@ -86,7 +86,24 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     if report_to and "wandb" in (report_to if isinstance(report_to, (list, tuple)) else [report_to]):
         os.environ.setdefault("WANDB_MODE", "offline")
     _pin_mixed_precision(merged)
-    return TrainingArguments(**merged)
+    return one_gpu_per_process(TrainingArguments(**merged))
+
+
+def one_gpu_per_process(args: Any) -> Any:
+    """Train on one GPU when a process started without torchrun sees several (data parallelism is DDP's).
+
+    The ``Trainer`` would wrap the model in ``DataParallel`` there (``ParallelMode.NOT_DISTRIBUTED``),
+    which cuts the papers and the triplet index tensors of a dedup batch into chunks independently:
+    a replica's indices would point at papers another replica holds. Under torchrun each process
+    has one GPU and this changes nothing.
+    """
+    from transformers.training_args import ParallelMode
+
+    if args.parallel_mode == ParallelMode.NOT_DISTRIBUTED:
+        logger.warning("%d GPUs visible to one process: training on %s only; for data parallelism run under "
+                       "torchrun --nproc_per_node %d", args.n_gpu, args.device, args.n_gpu)
+        args._n_gpu = 1  # what TrainingArguments.n_gpu returns; the Trainer then uses no DataParallel
+    return args
 
 
 def _pin_mixed_precision(merged: Dict[str, Any]) -> None:

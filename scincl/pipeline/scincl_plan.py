@@ -274,17 +274,18 @@ class SciNCLPlan:
         reset_torch_threads(self.torch_threads)
         if self.s.eval_max_sequence_length is None:  # the evaluator's own embedding (full length, as SciDocs)
             run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both, model_dirs=[model],
-                           override=True, pooling_strategy=self.s.pooling_strategy)
+                           override=True, pooling_strategy=self.s.pooling_strategy, device=self.s.device)
             return
         # shorter inputs (the CPU demo): embed with the evaluator's function, then evaluate the files
         files = embed_scidocs_metadata(model, self.scidocs_dir, Path(output_dir) / "embeddings" / "model",
-                                       batch_size=32, device=None, override=True,
+                                       batch_size=32, device=self.s.device, override=True,
                                        max_sequence_length=self.s.eval_max_sequence_length,
                                        pooling_strategy=self.s.pooling_strategy)
         run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both,
                        embeddings=[str(files.main)],
                        cls_embeddings=str(files.classification) if files.classification else None,
-                       recomm_embeddings=str(files.recomm) if files.recomm else None, override=True)
+                       recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
+                       device=self.s.device)
 
     def compare(self) -> None:
         from scincl.eval.compare import compare

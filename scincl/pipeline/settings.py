@@ -93,6 +93,7 @@ class RunSettings:
     ann_do_normalize: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS  # README build_faiss --do_normalize (triples/config.py)
     faiss_string_factory: str = "Flat"
     ann_device: int = 0  # first GPU when faiss has one, else CPU
+    device: Optional[str] = None  # cuda | cpu for training, the faiss index and embedding; None: CUDA when available
     triples_source: str = "knn"
     triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY  # paper §4.3 (scincl/triples/config.py)
     easy_positives_count: int = POSITIVES_BAND
@@ -186,6 +187,9 @@ def resolve(settings: RunSettings) -> RunSettings:
         s.corpus_seed = s.seed  # original: the corpus follows --seed unless --corpus_seed is given
     if s.workers is None or s.workers <= 0:
         s.workers = os.cpu_count() or 1
+    if s.device == "cpu":  # every stage on the CPU on purpose, also where CUDA works
+        s.training_options.setdefault("use_cpu", True)
+        s.ann_device = -1
     return s
 
 
@@ -275,6 +279,7 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
     return checked
 
 
+DEVICES = ("cuda", "cpu")  # --device: the stages' own default (None) is CUDA when available
 CHOICES = {  # the values a field takes (validated before any stage runs)
     "triples_source": TRIPLES_SOURCES,  # scincl/triples/sources.py
     "graph_limit": GRAPH_LIMITS,
@@ -302,6 +307,12 @@ def check_ranges(s: RunSettings) -> RunSettings:
     for name in ("max_sequence_length", "eval_max_sequence_length"):
         if getattr(s, name) is not None and getattr(s, name) <= 0:
             raise InputError(f"--{name} must be > 0, got {getattr(s, name)}")
+    if s.device is not None and s.device not in DEVICES:
+        raise InputError(f"--device {s.device!r}: choose one of {', '.join(DEVICES)}")
+    if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
+        from scincl.model.device import check_gpu_usable
+
+        check_gpu_usable(s.device)
     return s
 
 
