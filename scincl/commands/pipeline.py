@@ -14,7 +14,8 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
           mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
           graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
           keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
-          **training_args) -> str:
+          excluded_paper_ids: str = None, graph_paper_ids_path: str = None, citations_path: str = None,
+          graph_leakage: bool = False, **training_args) -> str:
     """Contrastive fine-tuning of a BERT-style encoder on triplets (transformers Trainer); prints OUTPUT_DIR.
 
     SciNCL/SPECTER defaults: triplet margin loss (L2, margin 1), [CLS] pooling, 512 tokens of
@@ -59,6 +60,12 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
         cache_dir: datasets cache for tokenised papers (default HF_DATASETS_CACHE).
         override: retrain even if OUTPUT_DIR holds a finished run.
+        excluded_paper_ids: JSON list of the evaluation papers (SciDocs queries; as in get_citations): the
+            leakage guard counts them in the triplets, --graph_paper_ids_path and --citations_path, writes
+            OUTPUT_DIR/leakage_report.json and refuses to train when any is found.
+        graph_paper_ids_path: the graph's paper ids (BigGraph entity_names_paper_id_0.json) the triplets came from.
+        citations_path: citation TSV(s) the graph or the triplets came from, comma-separated.
+        graph_leakage: train even when evaluation papers are found (the paper's "w/ leakage" setting).
     """
     from scincl.model.train import train as train_encoder
 
@@ -72,7 +79,9 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
         graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
         deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,
-        cache_dir=cache_dir, override=override, **training_args))
+        cache_dir=cache_dir, override=override, excluded_paper_ids=excluded_paper_ids,
+        graph_paper_ids_path=graph_paper_ids_path, citations_path=citations_path, graph_leakage=graph_leakage,
+        **training_args))
 
 
 def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
