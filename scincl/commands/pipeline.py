@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from scincl.cli import accepts_flags
-from scincl.pipeline.flags import run_specter_flag_names
+from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
 
 
+@accepts_flags(lambda: _training_flag_names(), lambda: _training_flag_info())
 def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
           loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = 512,
           eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
@@ -183,7 +184,7 @@ def compare_results(*results: str, output_dir: str = "comparison", names=None, s
 
 # --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
 
-@accepts_flags(run_specter_flag_names)
+@accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
     """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
 
@@ -252,8 +253,6 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             --evaluate_base_model false: no base-encoder row.
         seeds: e.g. 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
     """
-    if flags.pop("help", False):  # fire hands --help to **kwargs functions
-        return _print_help(run_specter)
     from scincl.pipeline.seeds_and_sweeps import format_stage_times, run_specter as run
 
     result = run(output_dir, seeds=seeds, **flags)
@@ -264,19 +263,18 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         print("\n" + result["table"])
 
 
-@accepts_flags(run_specter_flag_names)
+@accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter_like(output_dir: str = None, **kwargs) -> None:
     """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
 
     Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
     hard negatives citations of citations, easy negatives random (SPECTER's sampling).
     """
-    if kwargs.pop("help", False):
-        return _print_help(run_specter_like)
     run_specter(output_dir, triples_source="specter_like", **kwargs)
 
 
-@accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"})
+@accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"},
+               lambda: run_specter_flag_info() + _sweep_band_flags())
 def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
     """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
 
@@ -284,15 +282,13 @@ def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
     Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
     OUTPUT_DIR/comparison/. Other flags as in run_specter.
     """
-    if kwargs.pop("help", False):
-        return _print_help(sweep)
     from scincl.pipeline.seeds_and_sweeps import sweep as run
 
     result = run(output_dir, k_pos=k_pos, k_hard=k_hard, **kwargs)
     print("\n".join(str(p) for p in result["plots"]))
 
 
-@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
+@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names(), lambda: _experiment_kinds().reproduce_flag_info())
 def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data", workers: int = None,
               **settings) -> None:
     """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
@@ -324,14 +320,12 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             --batch_size 16 --epochs 1 --graph_dim 64 --base_model "" (the packaged all-MiniLM-L6-v2;
             else a hub name or a model dir, e.g. allenai/scibert_scivocab_uncased with --pooling cls).
     """
-    if settings.pop("help", False):
-        return _print_help(reproduce)
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
 
     run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir, workers=workers)
 
 
-@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
+@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names(), lambda: _experiment_kinds().reproduce_flag_info())
 def run_experiment(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
                    workers: int = None, **changes) -> None:
     """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
@@ -344,12 +338,34 @@ def run_experiment(definition: str, output_dir: str = "results", data_dir: str =
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
-    if changes.pop("help", False):
-        return _print_help(run_experiment)
     from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
 
     for experiment in load_experiments(definition, changes):
         run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def _training_flag_names() -> set:
+    """``train``'s **training_args: the ``transformers.TrainingArguments`` fields (its output_dir is OUTPUT_DIR)."""
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    return {f.name for f in dataclasses.fields(TrainingArguments) if f.init} - {"output_dir"}
+
+
+def _training_flag_info() -> list:
+    """``train --help``: the TrainingArguments fields with the defaults train applies (SPECTER's set-up)."""
+    from scincl.cli_help import training_flags
+
+    return training_flags(exclude={"output_dir"})
+
+
+def _sweep_band_flags() -> list:
+    """``sweep``'s own band flags (scincl/pipeline/seeds_and_sweeps.py)."""
+    from scincl.cli_help import signature_flags
+    from scincl.pipeline.seeds_and_sweeps import sweep as sweep_runs
+
+    return [r for r in signature_flags(sweep_runs) if r.name in ("positives_band", "hard_negatives_band")]
 
 
 def _experiment_kinds():
@@ -357,10 +373,4 @@ def _experiment_kinds():
     from scincl.pipeline import experiment_kinds
 
     return experiment_kinds
-
-
-def _print_help(command) -> None:
-    import fire.helptext
-
-    print(fire.helptext.HelpText(command))
 

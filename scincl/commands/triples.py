@@ -10,6 +10,7 @@ import functools
 from typing import Optional
 
 from scincl.cli import accepts_flags
+from scincl.cli_help import miner_flags
 from scincl.errors import InputError
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
@@ -49,8 +50,8 @@ def sweep_collision_margins(*args, **kwargs) -> None:
                                    int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND))))
 
 
-accepts_flags(miner_option_names)(get_knn_triples)
-accepts_flags(miner_option_names)(sweep_collision_margins)
+accepts_flags(miner_option_names, miner_flags)(get_knn_triples)
+accepts_flags(miner_option_names, miner_flags)(sweep_collision_margins)
 
 COMMANDS = {command.__name__: command for command in (
     get_knn_triples, count_collisions, sweep_collision_margins, get_specter_like_triples, get_cocitation_triples,
