@@ -30,6 +30,7 @@ SOURCES = {
     "demo_link_prediction": ("docs", "data/biggraph/demo/model/link_prediction.md"),
     "demo_collisions": ("docs", "data/experiments/demo/collisions.json"),
     "results_timings": ("repo", "docs/results"),
+    "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/hepth_collisions.sh
 }
 # docs/results/ timings file (glob) -> the experiments/ script whose last run wrote it.
 TIMINGS = (

@@ -176,7 +176,7 @@ def guard_training(evaluation_paper_ids: Optional[PathLike], triplets: PathLike,
 
     Returns the report as a dict (also written to ``OUTPUT_DIR/leakage_report.json`` when
     ``output_dir`` is given). Without evaluation ids nothing can be checked: the report says so
-    (``evaluation_papers`` 0, ``checked`` false).
+    (``evaluation_papers`` 0, ``checked`` false) and is only returned (the manifests record it).
     """
     from scincl.io import write_json
 
@@ -190,7 +190,7 @@ def guard_training(evaluation_paper_ids: Optional[PathLike], triplets: PathLike,
         data = {"checked": True, "evaluation_paper_ids": str(evaluation_paper_ids), **report.to_dict()}
         logger.info("leakage: %d evaluation papers, %s edges removed, %s in the graph, %s in the triplets",
                     report.evaluation_papers, report.edges_removed, report.in_graph, report.in_triplets)
-    if output_dir is not None:  # written before the verdict: a refused run says why on disk too
+    if output_dir is not None and evaluation_paper_ids is not None:  # before the verdict: a refusal is on disk too
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         write_json(Path(output_dir) / LEAKAGE_REPORT_NAME, data)
     if evaluation_paper_ids is not None:
