@@ -227,12 +227,16 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             is read, never rewritten (only the corpus given: queries sampled from it); a path that
             does not exist yet is where the selection is written.
         citations_path: an existing citations TSV for --triples_source specter_like.
-        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus (default: every
-            paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its held-out papers).
+        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus, with or without
+            --scidocs_dir (default: every paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its
+            held-out papers); --excluded_paper_ids is the same flag (get_citations' name). The train stage's
+            leakage guard reports them (MODEL_DIR/leakage_report.json, manifest "leakage") and refuses to
+            train when one is in the graph or the triplets.
         graph_limit: specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample),
             graph (every graph paper), none (SPECTER's papers only). Default: specter with
             --specter_triples_path, else graph.
-        graph_leakage: keep SciDocs papers in the graph and corpus (the "w/ leakage" setting).
+        graph_leakage: keep SciDocs papers in the graph and corpus (the paper's "w/ leakage" setting; the
+            guard then reports them without refusing).
         biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
         biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
         ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index (an existing
