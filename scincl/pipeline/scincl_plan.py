@@ -117,9 +117,11 @@ class SciNCLPlan:
     def training_leakage_inputs(self) -> Dict[str, Any]:
         """What the leakage guard of ``train`` checks (scincl/leakage.py): the evaluation ids, the graph's
         nodes, the citation edges the graph or the triplets came from, and whether leakage was asked for."""
-        citations = [str(c) for c in (self.p.citations_train if self.builds_graph and self.s.citations_path is None
-                                      else None, self.citations_for_triples if self.s.triples_source != "knn"
-                                      else None) if c is not None]
+        citations = []
+        if self.builds_graph and self.s.citations_path is None:  # the edges the graph is trained on
+            citations.append(str(self.p.citations_train))
+        if self.s.triples_source != "knn":  # the edges SPECTER-like triplets are drawn from
+            citations.append(str(self.citations_for_triples))
         return {"excluded_paper_ids": str(self.p.scidocs_ids) if self.names_evaluation_papers else None,
                 "graph_paper_ids_path": str(self.p.graph_ids) if self.s.triples_source == "knn" else None,
                 "citations_path": ",".join(dict.fromkeys(citations)) or None,
@@ -295,7 +297,7 @@ class SciNCLPlan:
             leak = self.training_leakage_inputs()
             report = guard_training(leak["excluded_paper_ids"], self.p.triples,
                                     graph_paper_ids=leak["graph_paper_ids_path"],
-                                    citations=(leak["citations_path"] or "").split(",") if leak["citations_path"] else (),
+                                    citations=leak["citations_path"].split(",") if leak["citations_path"] else (),
                                     with_leakage=leak["graph_leakage"], output_dir=self.p.model)
         return report
 
