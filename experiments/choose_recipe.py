@@ -30,6 +30,9 @@ def val_runs(root: Path):
 def main() -> None:
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "results")
     runs = list(val_runs(root))
+    if not runs:  # nothing measured: printing the default recipe would look like a choice
+        sys.exit(f"choose_recipe.py: error: no finished val run of the SciNCL arm under {root}/hepth/runs/val/ "
+                 "(run experiments/hepth_tuning.sh, hepth_k_pos.sh and hepth_k_hard.sh first)")
     chosen = dict(DEFAULT)
     for variable in ("pooling", "k_pos", "k_hard"):
         others = {k: v for k, v in DEFAULT.items() if k != variable}
@@ -42,6 +45,8 @@ def main() -> None:
             best = max(means, key=lambda value: (round(means[value], 2), value == DEFAULT[variable]))
             chosen[variable] = best
             print(f"{variable}: " + ", ".join(f"{k}={m:.2f}" for k, m in sorted(means.items(), key=str)) + f" -> {best}")
+        else:
+            print(f"{variable}: no val run varies it (others at the default) -> the default {DEFAULT[variable]} kept")
     print(f"--pooling {chosen['pooling']} --k_pos {chosen['k_pos']} --k_hard {chosen['k_hard']}")
 
 

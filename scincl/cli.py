@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
+from scincl.cli_help import help_requested
 from scincl.errors import InputError, unknown_flag_error
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -63,10 +64,13 @@ def gather_pbg_overrides(argv: List[str]) -> List[str]:
     return out + (["--overrides", " ".join(collected)] if collected else [])
 
 
-def accepts_flags(names: Callable[[], Iterable[str]]):
-    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs)."""
+def accepts_flags(names: Callable[[], Iterable[str]], describe: Optional[Callable[[], list]] = None):
+    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
+    for ``--help``, a ``describe()`` returning their :class:`scincl.cli_help.FlagInfo` rows (type,
+    default, source). Stored as private attributes: fire lists public ones as sub-commands."""
     def mark(function):
-        function.extra_flags = names
+        function._extra_flags = names
+        function._describe_flags = describe
         return function
 
     return mark
@@ -77,7 +81,7 @@ def command_flags(function: Callable) -> Optional[Set[str]]:
     params = inspect.signature(function).parameters
     names = {n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        extra = getattr(function, "extra_flags", None)
+        extra = getattr(function, "_extra_flags", None)
         if extra is None:
             return None
         names |= set(extra())
@@ -91,6 +95,7 @@ def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
     """
     if not argv or argv[0].startswith("-") or argv[0] not in commands:
         return
+    check_positionals(argv[0], commands[argv[0]], argv[1:])
     valid = command_flags(commands[argv[0]])
     if valid is None:
         return
@@ -103,6 +108,51 @@ def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
         if name in valid or name == "help" or (name.startswith("no") and name[2:] in valid):
             continue
         raise unknown_flag_error(name, argv[0], valid)
+
+
+def _is_flag(token: str) -> bool:
+    """A flag token as fire reads one (``--name``, ``-x``); ``-1`` is a value."""
+    return token.startswith("--") or (len(token) == 2 and token[0] == "-" and token[1].isalpha())
+
+
+def split_arguments(tokens: Sequence[str]) -> tuple:
+    """``(positional values, flag names)`` of a command's arguments, read as fire reads them: a
+    ``--name`` without ``=`` takes the next token as its value unless that is a flag too."""
+    positional: List[str] = []
+    names: List[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":
+            break
+        if _is_flag(token):
+            names.append(token.lstrip("-").split("=", 1)[0].replace("-", "_"))
+            if "=" not in token and i + 1 < len(tokens) and not _is_flag(tokens[i + 1]):
+                i += 1
+        else:
+            positional.append(token)
+        i += 1
+    return positional, names
+
+
+def check_positionals(name: str, function: Callable, tokens: Sequence[str]) -> None:
+    """More positional arguments than the command has places for is an error before it runs.
+
+    fire would run the command with the first ones and then read the rest as attributes of its
+    result, failing only after the work is done (``run_specter OUT extra`` ran a whole pipeline first).
+    """
+    params = inspect.signature(function).parameters
+    if any(p.kind is p.VAR_POSITIONAL for p in params.values()):
+        return
+    positional, names = split_arguments(tokens)
+    places = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+              and n not in names]
+    if len(positional) > len(places):
+        stray = positional[len(places):]
+        raise InputError(f"{name}: unexpected argument {stray[0]!r}: it takes "
+                         + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
+                            if places else "no positional argument")
+                         + f"; flags are --name value (`{name} --help` lists them)")
 
 
 def run_cli(component: Any, name: str | None = None) -> None:
@@ -119,6 +169,9 @@ def run_cli(component: Any, name: str | None = None) -> None:
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
     try:
+        if isinstance(component, dict) and (help_requested(sys.argv[1:]) or not sys.argv[1:]):
+            print_help(component, sys.argv[1:], prog)
+            return
         if isinstance(component, dict):
             check_flags(component, sys.argv[1:])
             component = {command: checked_command(function) for command, function in component.items()}
@@ -131,6 +184,18 @@ def run_cli(component: Any, name: str | None = None) -> None:
             sys.exit(1)
         print(f"{prog}: error: {os_error_message(exc)}", file=sys.stderr)
         sys.exit(2)
+
+
+def print_help(commands: Dict[str, Callable], argv: Sequence[str], prog: str) -> None:
+    """``prog --help`` (the commands) or ``prog COMMAND --help`` (its flags) on stdout; exit code 0."""
+    from scincl.cli_help import format_command_help, format_command_list
+
+    if argv and argv[0] in commands:
+        sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]]))
+    elif argv and not argv[0].startswith("-"):
+        raise InputError(f"unknown command {argv[0]!r} (commands: {', '.join(commands)})")
+    else:
+        sys.stdout.write(format_command_list(prog, commands))
 
 
 def commands_of(source: Any) -> Dict[str, Callable]:

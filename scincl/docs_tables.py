@@ -34,6 +34,7 @@ SOURCES = {
     "demo_collisions": ("docs", "data/experiments/demo/collisions.json"),
     "results_timings": ("repo", "docs/results"),
     "gpu_check_dry_run": ("gpu_check", "table.md"),
+    "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/hepth_collisions.sh
 }
 # docs/results/ timings file (glob) -> the experiments/ script whose last run wrote it.
 TIMINGS = (

@@ -70,3 +70,35 @@ def test_table_helpers_read_and_render_real_values():
     row = {"k_positives": 25, "k_hard_negatives": 30, "margin": 5, "queries": 1095, "triples": 5475,
            "symmetric_collisions": 338, "symmetric_collision_triples": 660}
     assert collisions_table([row]).splitlines()[2] == "| 25 | 30 | 5 | 1,095 | 5,475 | 338 | 660 | 12.05 |"
+
+
+def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_bert, tmp_path):
+    """docs/REPRODUCE.md §7's AutoModel snippet, run on a mean-pooled model dir, gives SentenceTransformer's
+    vectors (the [CLS] vector of such a model is another one)."""
+    import json
+    import re
+    import shutil
+    from pathlib import Path
+
+    import numpy as np
+    from sentence_transformers import SentenceTransformer
+
+    from scincl.model.encoder import sentence_transformers_files
+
+    model_dir = tmp_path / "model_mean"
+    shutil.copytree(demo_tiny_bert, model_dir)
+    config = json.loads((model_dir / "config.json").read_text())
+    for name, content in sentence_transformers_files("mean", config["hidden_size"], 64).items():
+        (model_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (model_dir / name).write_text(json.dumps(content))
+    text = (Path(__file__).resolve().parent.parent / "docs" / "REPRODUCE.md").read_text()
+    section = text[text.index("## 7. Using a trained model"):]
+    snippet = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    snippet = re.sub(r'^model_dir = .*$', f'model_dir = "{model_dir}"', snippet, count=1, flags=re.M)
+    snippet = snippet.replace("max_length=512", "max_length=64")
+    namespace: dict = {}
+    exec(compile(snippet, "REPRODUCE.md §7", "exec"), namespace)
+    texts = [p["title"] + namespace["tokenizer"].sep_token + p["abstract"] for p in namespace["papers"]]
+    expected = SentenceTransformer(str(model_dir), device="cpu").encode(texts)
+    np.testing.assert_allclose(namespace["embeddings"].numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert not np.allclose(namespace["hidden"][:, 0, :].numpy(), expected, atol=1e-3)  # [CLS] would differ

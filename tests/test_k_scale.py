@@ -5,7 +5,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.triples.k_scale import check_k_scale, corpus_k
-from scincl.triples.margins import recommend_margin
+from scincl.triples.margins import recommend_margin, recommended_rows
 
 
 def test_corpus_k_maps_the_paper_ratios_with_floors():
@@ -32,18 +32,29 @@ def test_corpus_k_errors():
         check_k_scale("tiny")
 
 
-def _row(kp, kn, collisions):
-    return {"k_positives": kp, "k_hard_negatives": kn, "margin": kn - kp, "collisions": collisions}
+def _row(kp, kn, collisions, symmetric=0):
+    return {"k_positives": kp, "k_hard_negatives": kn, "margin": kn - kp, "collisions": collisions,
+            "symmetric_collisions": symmetric}
 
 
 def test_recommend_margin_picks_the_smallest_collision_free_margin():
     rows = [_row(25, 30, 40), _row(25, 50, 3), _row(25, 100, 0), _row(25, 250, 0),
             _row(10, 30, 5), _row(10, 50, 2)]
     assert recommend_margin(rows).splitlines() == [
-        "No margin in the sweep is collision-free for k+ = 10; fewest collisions (2) at margin 40: "
+        "No margin in the sweep is collision-free for k+ = 10; fewest collisions (2 same-query + 0 symmetric "
+        "collisions) at margin 40: "
         "--easy_positives_k_min 5 --easy_positives_k_max 10 --hard_negatives_k_min 48 --hard_negatives_k_max 50 "
         "(try larger --hard_negatives_k)",
-        "Recommended (smallest margin without collisions, k+ = 25: margin 75): --easy_positives_k_min 20 "
+        "Recommended (smallest margin without collisions, k+ = 25: margin 75, 0 same-query + 0 symmetric "
+        "collisions): --easy_positives_k_min 20 "
         "--easy_positives_k_max 25 --hard_negatives_k_min 98 --hard_negatives_k_max 100"]
     assert recommend_margin([_row(25, 100, 0)], positives_count=3, hard_negatives_count=4).endswith(
         "--easy_positives_k_min 22 --easy_positives_k_max 25 --hard_negatives_k_min 96 --hard_negatives_k_max 100")
+
+
+def test_recommend_margin_counts_symmetric_collisions():
+    """random_without_knn makes same-query collisions 0 at every margin: the symmetric ones decide."""
+    rows = [_row(25, 30, 0, 351), _row(25, 50, 0, 20), _row(25, 100, 0, 0)]
+    assert recommended_rows(rows)[25]["k_hard_negatives"] == 100
+    assert "margin 75, 0 same-query + 0 symmetric collisions" in recommend_margin(rows)
+    assert "fewest collisions (0 same-query + 20 symmetric collisions) at margin 25" in recommend_margin(rows[:2])

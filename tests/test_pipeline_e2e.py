@@ -161,6 +161,10 @@ def test_readme_command_runs_every_stage(readme_run, readme_env):
     assert "| Model | MAG F1 | MeSH F1 | Co-View MAP |" in done.stdout
     results = read_json(exp / "results.json")
     assert set(results["scores"]) == {"val", "test"}
+    # the leakage guard's report (scincl/leakage.py): the SciDocs papers named, none in graph or triplets
+    leakage = manifest["leakage"]
+    assert leakage["checked"] and leakage["evaluation_papers"] > 0
+    assert (leakage["in_graph"], leakage["in_triplets"], leakage["leaked"]) == (0, 0, 0)
 
 
 def tuned_and_base_scores(exp: Path) -> tuple:

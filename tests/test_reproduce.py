@@ -97,6 +97,9 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, repo_root
         assert len(rows) == 20  # the same budget for every arm
         papers = {p for row in rows for p in row.split(",")}
         assert not papers & excluded  # w/o leakage: SciDocs queries never reach the triplets
+        leakage = json.loads((runs / arm / "seed_0" / "model" / "leakage_report.json").read_text())
+        assert leakage["evaluation_papers"] == len(excluded) and leakage["in_triplets"] == 0
+        assert leakage["in_graph"] == 0 and leakage["leaked"] == 0  # the guard of train() checked the arm
         query_sets.append({row.split(",")[0] for row in rows})
         scores = json.loads((runs / arm / "seed_0" / "results.json").read_text())["scores"]["val"]
         assert 0 < scores["cite"]["map"] <= 100

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scincl.errors import InputError
-from scincl.io import iter_triples_csv, read_id_list, write_embeddings_h5, write_id_list
+from scincl.io import iter_triples_csv, read_id_list, read_json, write_embeddings_h5, write_id_list
 from scincl.triples import strategies as st
 from scincl.triples.collisions import collision_counts
 from scincl.triples.config import make_config
@@ -316,3 +316,28 @@ def test_continuous_cocitation_searches_as_the_thesis_and_scincl_search_is_the_o
     assert (CONTINUOUS_COCITATION_POSITIVES_K, CONTINUOUS_COCITATION_HARD_NEGATIVES_K) == (25, 5000)
     with pytest.raises(InputError, match="--k_scale corpus scales SciNCL's k/N shares"):
         get_continuous_cocitation_triples(tmp_path / "x.csv", tmp_path / "ids.json", tmp_path / "e.h5", k_scale="corpus")
+
+
+def test_collision_advisor_recommends_a_collision_free_row_on_the_demo(demo_biggraph, tmp_path, capsys):
+    """`sweep_collision_margins` on the demo graph: the recommended row has no collision of either kind
+    (the table's symmetric ones included), while the smallest margin of the grid has some."""
+    import cli_triples
+    from scincl.graph.knn import build_faiss
+    from scincl.triples.margins import recommended_rows, row_collisions
+
+    graph = demo_biggraph["dir"]
+    build_faiss(str(graph / "embeddings.h5"), str(tmp_path / "index.faiss"), string_factory="Flat",
+                metric="inner_product", do_normalize=True, paper_ids=str(graph / "entity_names_paper_id_0.json"),
+                workers=1, override=True)
+    cli_triples.sweep_collision_margins(str(graph / "entity_names_paper_id_0.json"), str(graph / "embeddings.h5"),
+                                        str(tmp_path / "index.faiss"), query_papers="all", positives_k=[25],
+                                        hard_negatives_k=[27, 30, 50, 100, 250], output_path=str(tmp_path / "c.json"))
+    printed = capsys.readouterr().out
+    rows = read_json(tmp_path / "c.json")
+    assert rows[0]["symmetric_collisions"] > 0 and rows[0]["collisions"] == 0  # random_without_knn: only symmetric
+    best = recommended_rows(rows)[25]
+    assert row_collisions(best) == 0 and best["margin"] > rows[0]["margin"]
+    smaller = [r for r in rows if r["margin"] < best["margin"]]
+    assert all(row_collisions(r) > 0 for r in smaller)  # the smallest collision-free margin
+    assert (f"--hard_negatives_k_min {best['k_hard_negatives'] - 2} --hard_negatives_k_max {best['k_hard_negatives']}"
+            in printed.splitlines()[-1]) and "0 same-query + 0 symmetric collisions" in printed

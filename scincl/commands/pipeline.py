@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from scincl.cli import accepts_flags
-from scincl.pipeline.flags import run_specter_flag_names
+from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
 
 
+@accepts_flags(lambda: _training_flag_names(), lambda: _training_flag_info())
 def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
           loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = 512,
           eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
@@ -14,7 +15,8 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
           mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
           graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
           keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
-          **training_args) -> str:
+          excluded_paper_ids: str = None, graph_paper_ids_path: str = None, citations_path: str = None,
+          graph_leakage: bool = False, **training_args) -> str:
     """Contrastive fine-tuning of a BERT-style encoder on triplets (transformers Trainer); prints OUTPUT_DIR.
 
     SciNCL/SPECTER defaults: triplet margin loss (L2, margin 1), [CLS] pooling, 512 tokens of
@@ -61,6 +63,12 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
         cache_dir: datasets cache for tokenised papers (default HF_DATASETS_CACHE).
         override: retrain even if OUTPUT_DIR holds a finished run.
+        excluded_paper_ids: JSON list of the evaluation papers (SciDocs queries; as in get_citations): the
+            leakage guard counts them in the triplets, --graph_paper_ids_path and --citations_path, writes
+            OUTPUT_DIR/leakage_report.json and refuses to train when any is found.
+        graph_paper_ids_path: the graph's paper ids (BigGraph entity_names_paper_id_0.json) the triplets came from.
+        citations_path: citation TSV(s) the graph or the triplets came from, comma-separated.
+        graph_leakage: train even when evaluation papers are found (the paper's "w/ leakage" setting).
     """
     from scincl.model.train import train as train_encoder
 
@@ -74,7 +82,9 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
         graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
         deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,
-        cache_dir=cache_dir, override=override, **training_args))
+        cache_dir=cache_dir, override=override, excluded_paper_ids=excluded_paper_ids,
+        graph_paper_ids_path=graph_paper_ids_path, citations_path=citations_path, graph_leakage=graph_leakage,
+        **training_args))
 
 
 def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
@@ -176,7 +186,7 @@ def compare_results(*results: str, output_dir: str = "comparison", names=None, s
 
 # --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
 
-@accepts_flags(run_specter_flag_names)
+@accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
     """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
 
@@ -219,12 +229,16 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             is read, never rewritten (only the corpus given: queries sampled from it); a path that
             does not exist yet is where the selection is written.
         citations_path: an existing citations TSV for --triples_source specter_like.
-        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus (default: every
-            paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its held-out papers).
+        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus, with or without
+            --scidocs_dir (default: every paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its
+            held-out papers); --excluded_paper_ids is the same flag (get_citations' name). The train stage's
+            leakage guard reports them (MODEL_DIR/leakage_report.json, manifest "leakage") and refuses to
+            train when one is in the graph or the triplets.
         graph_limit: specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample),
             graph (every graph paper), none (SPECTER's papers only). Default: specter with
             --specter_triples_path, else graph.
-        graph_leakage: keep SciDocs papers in the graph and corpus (the "w/ leakage" setting).
+        graph_leakage: keep SciDocs papers in the graph and corpus (the paper's "w/ leakage" setting; the
+            guard then reports them without refusing).
         biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
         biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
         ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index (an existing
@@ -247,8 +261,6 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             --evaluate_base_model false: no base-encoder row.
         seeds: e.g. 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
     """
-    if flags.pop("help", False):  # fire hands --help to **kwargs functions
-        return _print_help(run_specter)
     from scincl.pipeline.seeds_and_sweeps import format_stage_times, run_specter as run
 
     result = run(output_dir, seeds=seeds, **flags)
@@ -259,19 +271,18 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         print("\n" + result["table"])
 
 
-@accepts_flags(run_specter_flag_names)
+@accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter_like(output_dir: str = None, **kwargs) -> None:
     """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
 
     Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
     hard negatives citations of citations, easy negatives random (SPECTER's sampling).
     """
-    if kwargs.pop("help", False):
-        return _print_help(run_specter_like)
     run_specter(output_dir, triples_source="specter_like", **kwargs)
 
 
-@accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"})
+@accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"},
+               lambda: run_specter_flag_info() + _sweep_band_flags())
 def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
     """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
 
@@ -279,15 +290,13 @@ def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
     Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
     OUTPUT_DIR/comparison/. Other flags as in run_specter.
     """
-    if kwargs.pop("help", False):
-        return _print_help(sweep)
     from scincl.pipeline.seeds_and_sweeps import sweep as run
 
     result = run(output_dir, k_pos=k_pos, k_hard=k_hard, **kwargs)
     print("\n".join(str(p) for p in result["plots"]))
 
 
-@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
+@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names(), lambda: _experiment_kinds().reproduce_flag_info())
 def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data", workers: int = None,
               **settings) -> None:
     """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
@@ -319,14 +328,12 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             --batch_size 16 --epochs 1 --graph_dim 64 --base_model "" (the packaged all-MiniLM-L6-v2;
             else a hub name or a model dir, e.g. allenai/scibert_scivocab_uncased with --pooling cls).
     """
-    if settings.pop("help", False):
-        return _print_help(reproduce)
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
 
     run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir, workers=workers)
 
 
-@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names())
+@accepts_flags(lambda: _experiment_kinds().reproduce_flag_names(), lambda: _experiment_kinds().reproduce_flag_info())
 def run_experiment(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
                    workers: int = None, **changes) -> None:
     """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
@@ -339,12 +346,34 @@ def run_experiment(definition: str, output_dir: str = "results", data_dir: str =
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
-    if changes.pop("help", False):
-        return _print_help(run_experiment)
     from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
 
     for experiment in load_experiments(definition, changes):
         run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def _training_flag_names() -> set:
+    """``train``'s **training_args: the ``transformers.TrainingArguments`` fields (its output_dir is OUTPUT_DIR)."""
+    import dataclasses
+
+    from transformers import TrainingArguments
+
+    return {f.name for f in dataclasses.fields(TrainingArguments) if f.init} - {"output_dir"}
+
+
+def _training_flag_info() -> list:
+    """``train --help``: the TrainingArguments fields with the defaults train applies (SPECTER's set-up)."""
+    from scincl.cli_help import training_flags
+
+    return training_flags(exclude={"output_dir"})
+
+
+def _sweep_band_flags() -> list:
+    """``sweep``'s own band flags (scincl/pipeline/seeds_and_sweeps.py)."""
+    from scincl.cli_help import signature_flags
+    from scincl.pipeline.seeds_and_sweeps import sweep as sweep_runs
+
+    return [r for r in signature_flags(sweep_runs) if r.name in ("positives_band", "hard_negatives_band")]
 
 
 def _experiment_kinds():
@@ -352,10 +381,4 @@ def _experiment_kinds():
     from scincl.pipeline import experiment_kinds
 
     return experiment_kinds
-
-
-def _print_help(command) -> None:
-    import fire.helptext
-
-    print(fire.helptext.HelpText(command))
 

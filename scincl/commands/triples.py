@@ -10,6 +10,7 @@ import functools
 from typing import Optional
 
 from scincl.cli import accepts_flags
+from scincl.cli_help import miner_flags, signature_flags
 from scincl.errors import InputError
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
@@ -50,7 +51,7 @@ def sweep_collision_margins(*args, **kwargs) -> None:
                                    int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND))))
 
 
-accepts_flags(miner_option_names)(get_knn_triples)
+accepts_flags(miner_option_names, miner_flags)(get_knn_triples)
 
 
 def _continuous_cocitation_flags():
@@ -61,8 +62,13 @@ def _continuous_cocitation_flags():
     return own | set(miner_option_names())
 
 
-accepts_flags(_continuous_cocitation_flags)(get_continuous_cocitation_triples)
-accepts_flags(miner_option_names)(sweep_collision_margins)
+def _continuous_cocitation_flag_rows():
+    """``--help`` rows of those extra flags: get_knn_triples' signature and the miner's options."""
+    return signature_flags(get_knn_triples) + miner_flags()
+
+
+accepts_flags(_continuous_cocitation_flags, _continuous_cocitation_flag_rows)(get_continuous_cocitation_triples)
+accepts_flags(miner_option_names, miner_flags)(sweep_collision_margins)
 
 COMMANDS = {command.__name__: command for command in (
     get_knn_triples, get_continuous_cocitation_triples, count_collisions, sweep_collision_margins,

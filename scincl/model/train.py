@@ -19,6 +19,7 @@ from typing import Any, Dict, Optional
 
 from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
+from scincl.leakage import guard_training
 from scincl.model import data as model_data
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
 from scincl.provenance import difference, made_by, read_record, write_record
@@ -173,6 +174,10 @@ def train(
     cache_dir: Optional[str] = None,
     override: bool = False,
     other_run: str = "refuse",
+    excluded_paper_ids: Optional[str] = None,
+    graph_paper_ids_path: Optional[str] = None,
+    citations_path: Optional[str] = None,
+    graph_leakage: bool = False,
     **training_args: Any,
 ) -> Path:
     """Fine-tune an encoder on triplets (CSV) or multi-positive groups (jsonl); returns ``output_dir``.
@@ -212,6 +217,11 @@ def train(
         cache_dir: ``datasets`` cache for the tokenised papers (default ``HF_DATASETS_CACHE``).
         other_run: what to do when ``output_dir`` holds a run made differently: ``refuse`` (the
             command) or ``restart`` (the pipeline's reuse-or-build: discard it, logged).
+        excluded_paper_ids: JSON list of the evaluation papers (SciDocs queries): the leakage guard
+            (:func:`scincl.leakage.guard_training`) counts them in the triplets, the graph's nodes
+            (``graph_paper_ids_path``) and the citation edges it was trained from (``citations_path``,
+            comma-separated), writes ``OUTPUT_DIR/leakage_report.json`` and refuses to train when
+            any is found, unless ``graph_leakage`` (the paper's "w/ leakage" setting).
         **training_args: any ``transformers.TrainingArguments`` field (``--fp16``, ``--bf16``,
             ``--save_steps``, ``--eval_steps``, ``--report_to wandb``, ``--resume_from_checkpoint``...).
     """
@@ -236,6 +246,9 @@ def train(
     if graph_distillation_weight > 0 and not graph_embeddings_path:
         raise InputError("--graph_distillation_weight needs --graph_embeddings_path")
     out = Path(output_dir)
+    guard_training(excluded_paper_ids, train_triples_path, graph_paper_ids=graph_paper_ids_path,
+                   citations=str(citations_path).split(",") if citations_path else (),
+                   with_leakage=_is_true(graph_leakage), output_dir=out)
     if not _is_true(training_args.get("use_cpu")):
         check_gpu_usable()  # a GPU job whose CUDA is broken must not train on CPU without a word
     resume_request = training_args.pop("resume_from_checkpoint", None)

@@ -506,3 +506,10 @@ def reproduce_flag_names() -> Set[str]:
     """Every setting ``reproduce`` and ``run_experiment`` take: the experiment's fields and the recipe's."""
     return ({f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}) | {
         f.name for f in dataclasses.fields(Recipe)}
+
+
+def reproduce_flag_info() -> list:
+    """``reproduce`` / ``run_experiment --help``: the experiment's and the recipe's fields, defaults defined there."""
+    from scincl.cli_help import dataclass_flags
+
+    return dataclass_flags(Experiment, exclude={"kind", "recipe"}) + dataclass_flags(Recipe)

@@ -189,3 +189,36 @@ def parse_int_list(values: Any, name: str) -> List[int]:
         return [int(v) for v in values]
     except (TypeError, ValueError):
         raise InputError(f"--{name}: expected integers like 10,25,100, got {values!r}") from None
+
+
+def run_specter_flag_info() -> list:
+    """``run_specter --help``: every flag of :func:`run_specter_flag_names` with type, default and source."""
+    from scincl.cli_help import FlagInfo, dataclass_flags, miner_flags, training_flags
+    from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES
+    from scincl.pipeline.settings import DEMO_DEFAULTS, PAPER_DEFAULTS, RunSettings
+
+    both = {name: f"paper {PAPER_DEFAULTS.get(name)!r} / demo {DEMO_DEFAULTS.get(name)!r} "
+                  "(scincl/pipeline/settings.py:PAPER_DEFAULTS, DEMO_DEFAULTS)"
+            for name in set(PAPER_DEFAULTS) | set(DEMO_DEFAULTS) if name != "training"}
+    rows = dataclass_flags(RunSettings, exclude={"output_dir"} | (
+        {f.name for f in dataclasses.fields(RunSettings)} - setting_names()), defaults=both)
+    rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
+                      f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
+             for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES]
+    rows += [r for r in miner_flags() if r.name not in setting_names()]
+    demo_training = DEMO_DEFAULTS["training"]
+    for row in training_flags(exclude=RESERVED_TRAINING_FLAGS):
+        if row.name in demo_training:
+            row.default += f" (demo {demo_training[row.name]!r}: scincl/pipeline/settings.py:DEMO_DEFAULTS)"
+        rows.append(row)
+    from scincl.cli_help import signature_flags
+    from scincl.model.train import train
+
+    rows += [r for r in signature_flags(train) if r.name in training_option_names() - RESERVED_TRAINING_FLAGS
+             and r.name not in setting_names()]
+    rows += [FlagInfo(name, "any", "None", "scincl/pipeline/flags.py:ACCEPTED_WITHOUT_EFFECT",
+                      f"accepted for the original command, no effect: {why}")
+             for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
+    rows.append(FlagInfo("seeds", "str", "None", "scincl/pipeline/flags.py:parse_seeds",
+                         "e.g. 0..9 or 0,1,2: one run per seed on the same corpus"))
+    return rows

@@ -36,6 +36,7 @@ from scincl.corpus import stage as corpus_stage
 from scincl.graph.knn import build_faiss
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
+from scincl.leakage import recorded_report
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
@@ -399,18 +400,31 @@ class Reproduction:
         model = run_dir / "model"
         triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
 
-        def fine_tune() -> None:  # a finished model is reused without its triplets and texts
+        def fine_tune() -> Optional[Dict[str, Any]]:  # a finished model is reused without its triplets and texts
             self.triples(arm, seed, recipe, run_dir)
             self.stage(metadata, lambda: get_metadata(triples, metadata, s2orc_metadata_dir=self.corpus.metadata_dir,
                                                       workers=self.workers or 1, override=True),
                        inputs=[triples], description="texts of the triplets' papers")
             train(str(triples), str(metadata), str(model), base_model_name_or_path=recipe.encoder_path(),
                   loss=recipe.loss, pooling_strategy=recipe.pooling, max_sequence_length=recipe.max_sequence_length,
-                  **recipe.training_arguments(), seed=seed, save_strategy="no")
+                  **self.leakage_inputs(arm, recipe), **recipe.training_arguments(), seed=seed, save_strategy="no")
+            return recorded_report(model)  # the stage's result in manifest.json
 
         self.stage(model / "train_args.json", fine_tune, inputs=[triples, metadata], output_dir=model,
                    description=f"train {arm} seed {seed}")
         return model
+
+    def leakage_inputs(self, arm: str, recipe: Recipe) -> Dict[str, Any]:
+        """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query
+        papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
+        setting = ARM_SETTINGS[arm]
+        leak: Dict[str, Any] = {"excluded_paper_ids": str(self.corpus.excluded_ids),
+                                "citations_path": str(self.citations_train)}
+        if setting.triples_source != SPECTER_LIKE:
+            leak["graph_paper_ids_path"] = str(self.graph(setting.graph, recipe.graph_dim)["ids"])
+            if setting.graph == "cocite":
+                leak["citations_path"] = str(self.cocitations())
+        return leak
 
     def eval_papers(self, split: str) -> Path:
         """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""

@@ -34,6 +34,7 @@ from scincl.corpus import stage as corpus_stage
 from scincl.graph.knn import build_faiss
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
+from scincl.leakage import guard_training, recorded_report
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
@@ -104,8 +105,27 @@ class SciNCLPlan:
         return (self.builds_graph or self.s.triples_source == "specter_like") and self.s.citations_path is None
 
     @property
+    def names_evaluation_papers(self) -> bool:
+        """The run knows its evaluation papers: a SciDocs dir (mapped to graph ids) or --scidocs_paper_ids."""
+        return self.scidocs_dir is not None or bool(self.s.scidocs_paper_ids)
+
+    @property
     def excludes_scidocs(self) -> bool:
-        return self.scidocs_dir is not None and not self.s.graph_leakage
+        """The evaluation papers are kept out of the citations, the graph and the corpus (w/o leakage)."""
+        return self.names_evaluation_papers and not self.s.graph_leakage
+
+    def training_leakage_inputs(self) -> Dict[str, Any]:
+        """What the leakage guard of ``train`` checks (scincl/leakage.py): the evaluation ids, the graph's
+        nodes, the citation edges the graph or the triplets came from, and whether leakage was asked for."""
+        citations = []
+        if self.builds_graph and self.s.citations_path is None:  # the edges the graph is trained on
+            citations.append(str(self.p.citations_train))
+        if self.s.triples_source != "knn":  # the edges SPECTER-like triplets are drawn from
+            citations.append(str(self.citations_for_triples))
+        return {"excluded_paper_ids": str(self.p.scidocs_ids) if self.names_evaluation_papers else None,
+                "graph_paper_ids_path": str(self.p.graph_ids) if self.s.triples_source == "knn" else None,
+                "citations_path": ",".join(dict.fromkeys(citations)) or None,
+                "graph_leakage": self.s.graph_leakage}
 
     @property
     def citations_for_triples(self) -> Path:
@@ -266,7 +286,20 @@ class SciNCLPlan:
         options.setdefault("other_run", "restart")
         train(str(self.p.triples), str(self.p.metadata), str(self.p.model),
               base_model_name_or_path=self.base_model, loss=self.s.loss, pooling_strategy=self.s.pooling_strategy,
-              bitfit=self.s.bitfit, max_sequence_length=self.s.max_sequence_length, **options)
+              bitfit=self.s.bitfit, max_sequence_length=self.s.max_sequence_length,
+              **self.training_leakage_inputs(), **options)
+        return recorded_report(self.p.model)
+
+    def leakage_record(self) -> Optional[Dict[str, Any]]:
+        """The trained model's leakage report (checked now when a model made before the guard is reused)."""
+        report = recorded_report(self.p.model)
+        if report is None and self.p.triples.exists():
+            leak = self.training_leakage_inputs()
+            report = guard_training(leak["excluded_paper_ids"], self.p.triples,
+                                    graph_paper_ids=leak["graph_paper_ids_path"],
+                                    citations=leak["citations_path"].split(",") if leak["citations_path"] else (),
+                                    with_leakage=leak["graph_leakage"], output_dir=self.p.model)
+        return report
 
     def evaluate(self, model: str, output_dir: Path) -> None:
         from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
@@ -340,10 +373,10 @@ class SciNCLPlan:
             out.append(Stage("demo", [p.demo / "demo_manifest.json"], self.make_demo, output_dir=p.demo,
                              description=f"bundled demo corpus ({s.demo_papers} papers)",
                              settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
-        if self.excludes_scidocs and not self.s.scidocs_paper_ids:
+        if self.scidocs_dir is not None and not self.s.scidocs_paper_ids:  # named for the leakage report too
             out.append(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids,
                              inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
-                             description="SciDocs papers (excluded from graph and corpus: no leakage)"))
+                             description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if self.needs_citations:
             out.append(Stage("citations", [p.citations_train, p.citations_test], self.extract_citations,
                              inputs=[self.metadata_dir] + ([p.scidocs_ids] if self.excludes_scidocs else []),
@@ -417,6 +450,8 @@ class SciNCLPlan:
         manifest.set("base_model", self.base_model)
         results = run_stages(stages, manifest, skip=[n for n in self.s.skip if n in names],
                              override=[n for n in self.s.override if n in names])
+        if "train" in names and "train" not in self.s.skip and self.p.model.exists():
+            manifest.set("leakage", self.leakage_record())
         table = None
         if (self.p.comparison / "comparison.md").exists() and "compare" in names:
             table = (self.p.comparison / "comparison.md").read_text()

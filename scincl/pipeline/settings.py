@@ -81,7 +81,8 @@ class RunSettings:
     train_s2orc_paper_ids: Optional[str] = None
     train_query_s2orc_paper_ids: Optional[str] = None
     citations_path: Optional[str] = None
-    scidocs_paper_ids: Optional[str] = None
+    scidocs_paper_ids: Optional[str] = None  # the evaluation papers (graph ids), kept out of graph and triplets
+    excluded_paper_ids: Optional[str] = None  # get_citations' name of scidocs_paper_ids (an alias)
     graph_limit: Optional[str] = None
     graph_leakage: bool = False
     biggraph_config: Optional[str] = None
@@ -149,6 +150,10 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
         raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
                          "give one (--s2orc_metadata_dir is the old name of --corpus_dir)")
     s.corpus_dir = s.s2orc_metadata_dir = s.corpus_dir or s.s2orc_metadata_dir
+    if s.scidocs_paper_ids and s.excluded_paper_ids and str(s.scidocs_paper_ids) != str(s.excluded_paper_ids):
+        raise InputError(f"--scidocs_paper_ids {s.scidocs_paper_ids} and --excluded_paper_ids {s.excluded_paper_ids} "
+                         "differ; give one (both name the evaluation papers kept out of graph and triplets)")
+    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids
     s.corpus_format = check_format(s.corpus_format)
     _check_k_scale(s)
 

@@ -78,24 +78,40 @@ def format_sweep(rows: List[Dict[str, int]]) -> str:
     return "\n".join(lines)
 
 
+def row_collisions(row: Dict[str, int]) -> int:
+    """Every collision a sweep row shows: same-query (``collisions``) plus ``symmetric_collisions``."""
+    return int(row.get("collisions", 0)) + int(row.get("symmetric_collisions", 0))
+
+
+def recommended_rows(rows: List[Dict[str, int]]) -> Dict[int, Dict[str, int]]:
+    """Per k+, the row of the smallest margin with no collision of either kind (:func:`row_collisions`),
+    else the row with the fewest (then the smallest margin)."""
+    out = {}
+    for kp in sorted({r["k_positives"] for r in rows}):
+        mine = sorted((r for r in rows if r["k_positives"] == kp), key=lambda r: r["margin"])
+        out[kp] = min(mine, key=lambda r: (row_collisions(r), r["margin"]))
+    return out
+
+
 def recommend_margin(rows: List[Dict[str, int]], positives_count: int = 5, hard_negatives_count: int = 2) -> str:
     """The smallest margin without collisions (paper Fig. 5) per k+, as run_specter flags to paste.
 
-    Without a collision-free setting in the sweep, says so and names the setting with the fewest.
+    A collision is any the table shows: same-query and symmetric (:func:`row_collisions`). Without a
+    collision-free setting in the sweep, says so and names the setting with the fewest.
     """
     lines = []
-    for kp in sorted({r["k_positives"] for r in rows}):
-        mine = sorted((r for r in rows if r["k_positives"] == kp), key=lambda r: r["margin"])
-        free = [r for r in mine if r["collisions"] == 0]
-        best = free[0] if free else min(mine, key=lambda r: (r["collisions"], r["margin"]))
+    for kp, best in recommended_rows(rows).items():
         kn = best["k_hard_negatives"]
         flags = (f"--easy_positives_k_min {kp - positives_count} --easy_positives_k_max {kp} "
                  f"--hard_negatives_k_min {kn - hard_negatives_count} --hard_negatives_k_max {kn}")
-        if free:
-            lines.append(f"Recommended (smallest margin without collisions, k+ = {kp}: margin {best['margin']}): {flags}")
+        counts = (f"{best.get('collisions', 0):,} same-query + {best.get('symmetric_collisions', 0):,} symmetric "
+                  "collisions")
+        if row_collisions(best) == 0:
+            lines.append(f"Recommended (smallest margin without collisions, k+ = {kp}: margin {best['margin']}, "
+                         f"{counts}): {flags}")
         else:
             lines.append(f"No margin in the sweep is collision-free for k+ = {kp}; fewest collisions "
-                         f"({best['collisions']}) at margin {best['margin']}: {flags} (try larger --hard_negatives_k)")
+                         f"({counts}) at margin {best['margin']}: {flags} (try larger --hard_negatives_k)")
     return "\n".join(lines)
 
 

@@ -1,0 +1,237 @@
+"""``--help`` of every ``cli_*.py`` command: its docstring and every flag it takes, with type, default and source.
+
+:func:`scincl.cli.run_cli` answers ``CMD --help`` (and ``-h``) itself, on stdout with exit code 0,
+before fire sees the command line: fire's own help lists only a function's signature, so a command
+taking ``**kwargs`` (``run_specter``'s settings, ``train``'s ``TrainingArguments``) showed almost
+none of its flags. The flags come from one place each:
+
+- the command's signature (type hint, default; source: the function);
+- for a ``**kwargs`` command, what :func:`scincl.cli.accepts_flags` registered with it: a
+  ``describe`` callable returning :class:`FlagInfo` rows built from the settings where they are
+  defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``;
+  :func:`miner_flags` for the triplet miner's slots; :func:`training_flags` for the Trainer);
+- the value range of :data:`scincl.flag_checks.RANGES`, where the flag has one.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+HELP_TOKENS = ("--help", "-h")
+
+
+@dataclass
+class FlagInfo:
+    """One flag of a command as ``--help`` lists it."""
+
+    name: str
+    type: str
+    default: str
+    source: str
+    help: str = ""
+
+
+def _type_name(annotation: Any, default: Any = inspect.Parameter.empty) -> str:
+    """``Optional[int]`` -> ``int``; ``Tuple[int, ...]`` -> ``Tuple[int, ...]``; no hint -> the default's type."""
+    if isinstance(annotation, str):
+        annotation = annotation.replace("typing.", "")
+        match = re.fullmatch(r"Optional\[(.*)\]", annotation)
+        return match.group(1) if match else annotation
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        if default is inspect.Parameter.empty or default is None:
+            return "any"
+        return type(default).__name__
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Union and len(args) == 1:
+        return _type_name(args[0])
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _default_text(value: Any) -> str:
+    if value is inspect.Parameter.empty:
+        return "required"
+    if isinstance(value, (list, tuple)) and not value:
+        return "none"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def source_of(obj: Any) -> str:
+    """``path/in/repo.py:Name`` of a function or class (the module name outside the repository)."""
+    try:
+        path = Path(inspect.getsourcefile(obj)).resolve()
+        where = str(path.relative_to(REPO_ROOT))
+    except (TypeError, ValueError, OSError):
+        where = getattr(obj, "__module__", "?")
+    return f"{where}:{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
+
+
+def _field_comments(cls: type) -> Dict[str, str]:
+    """The ``# comment`` after each field of a dataclass's source (where its default comes from)."""
+    try:
+        lines = inspect.getsource(cls).splitlines()
+    except (OSError, TypeError):
+        return {}
+    comments = {}
+    for line in lines:
+        match = re.match(r"\s+(\w+)\s*:[^#]*#\s*(.+)$", line)
+        if match:
+            comments[match.group(1)] = match.group(2).strip()
+    return comments
+
+
+def signature_flags(function: Callable) -> List[FlagInfo]:
+    """The flags (and positional arguments) of a function's signature."""
+    hints = typing.get_type_hints(function) if not isinstance(function, type) else {}
+    source = source_of(inspect.unwrap(function))
+    out = []
+    for name, param in inspect.signature(function).parameters.items():
+        if param.kind is param.VAR_KEYWORD:
+            continue
+        if param.kind is param.VAR_POSITIONAL:
+            out.append(FlagInfo(name, f"{_type_name(hints.get(name, param.annotation))} ...", "positional, any number",
+                                source))
+            continue
+        out.append(FlagInfo(name, _type_name(hints.get(name, param.annotation), param.default),
+                            _default_text(param.default), source))
+    return out
+
+
+def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Dict[str, str]] = None,
+                    source: Optional[str] = None) -> List[FlagInfo]:
+    """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default)."""
+    hints = typing.get_type_hints(cls)
+    comments = _field_comments(cls)
+    defaults, exclude = defaults or {}, set(exclude)
+    out = []
+    for f in dataclasses.fields(cls):
+        if f.name in exclude:
+            continue
+        if f.name in defaults:
+            default = defaults[f.name]
+        elif f.default is not dataclasses.MISSING:
+            default = _default_text(f.default)
+        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+            default = _default_text(f.default_factory())  # type: ignore[misc]
+        else:
+            default = "required"
+        out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls),
+                            comments.get(f.name, "")))
+    return out
+
+
+def miner_flags() -> List[FlagInfo]:
+    """The triplet miner's flags: per slot (``easy_positives_k_max``, ...) and the strategy options."""
+    from scincl.triples import config
+
+    source = "scincl/triples/config.py:SCINCL_SLOT_DEFAULTS"
+    out = []
+    for role in config.ROLES:
+        for difficulty in config.DIFFICULTIES:
+            slot = f"{difficulty}_{role}"
+            defaults = {**dict(count=0, strategy=config.KNN, k_min=0, k_max=0, range=None),
+                        **config.SCINCL_SLOT_DEFAULTS.get(slot, {})}
+            kinds = {"count": "int", "strategy": "str", "k_min": "int", "k_max": "int", "range": "float"}
+            for name in config.SLOT_FIELDS:
+                out.append(FlagInfo(f"{slot}_{name}", kinds[name], _default_text(defaults[name]), source,
+                                    f"strategies: {', '.join(config.STRATEGIES)}" if name == "strategy" else ""))
+    out += dataclass_flags(config.MinerConfig, exclude={"slots"})
+    return out
+
+
+def training_flags(exclude: Iterable[str] = ()) -> List[FlagInfo]:
+    """``transformers.TrainingArguments`` fields with the defaults ``train`` applies (SPECTER's set-up)."""
+    from transformers import TrainingArguments
+
+    from scincl.model.train import PAPER_TRAINING_DEFAULTS
+
+    exclude = set(exclude)
+    out = []
+    for f in dataclasses.fields(TrainingArguments):
+        if not f.init or f.name in exclude:
+            continue
+        if f.name in PAPER_TRAINING_DEFAULTS:
+            default, source = _default_text(PAPER_TRAINING_DEFAULTS[f.name]), "scincl/model/train.py:PAPER_TRAINING_DEFAULTS"
+        else:
+            value = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else inspect.Parameter.empty)  # type: ignore[misc]
+            default, source = _default_text(value), "transformers.TrainingArguments"
+        out.append(FlagInfo(f.name, _type_name(f.type), default, source))
+    return out
+
+
+def command_flags_info(function: Callable) -> List[FlagInfo]:
+    """Every flag a command takes: its signature, then what :func:`scincl.cli.accepts_flags` registered."""
+    rows = signature_flags(function)
+    describe = getattr(function, "_describe_flags", None)
+    if describe is not None:
+        seen = {r.name for r in rows}
+        for row in describe():
+            if row.name not in seen:
+                rows.append(row)
+                seen.add(row.name)
+    return rows
+
+
+def _range(name: str) -> str:
+    from scincl.flag_checks import RANGES
+
+    rule = RANGES.get(name)
+    return f"; range {rule.describe()}" if rule is not None and rule.describe() else ""
+
+
+def format_flag(row: FlagInfo) -> str:
+    """``  --name TYPE  default: X  [source: ...]`` (positional arguments without the dashes)."""
+    lead = row.name if row.default.startswith("positional") or row.default == "required" else f"--{row.name}"
+    text = f"  {lead} {row.type}  default: {row.default}{_range(row.name)}  [{row.source}]"
+    return text + (f"\n      {row.help}" if row.help else "")
+
+
+def format_command_help(prog: str, name: str, function: Callable) -> str:
+    """The help of one subcommand: usage, docstring, then every flag with type, default and source."""
+    rows = command_flags_info(function)
+    positional = [r.name.upper() for r in rows if r.default == "required" or r.default.startswith("positional")]
+    places, optional = [], []
+    for param in inspect.signature(function).parameters.values():
+        if param.kind is param.VAR_POSITIONAL:
+            places.append(f"{param.name.upper()} ...")
+        elif param.kind is param.POSITIONAL_OR_KEYWORD:
+            (places if param.default is param.empty else optional).append(param.name.upper())
+    # flags with a default may also be given by position, in signature order (fire); shown when few
+    places += [f"[{o}]" for o in optional] if len(optional) <= 2 else []
+    usage = f"usage: {prog} {name} {' '.join(places)} [--flag value ...]"
+    doc = inspect.cleandoc(function.__doc__ or "")
+    flags = [r for r in rows if r.default != "required" and not r.default.startswith("positional")]
+    lines = [usage, "", doc, ""]
+    if positional:
+        lines += ["Positional arguments:"] + [format_flag(r) for r in rows if r.name.upper() in positional] + [""]
+    lines += [f"Flags ({len(flags)}; --name value or --name=value, booleans also --name / --noname):"]
+    lines += [format_flag(r) for r in flags]
+    return "\n".join(lines) + "\n"
+
+
+def format_command_list(prog: str, commands: Dict[str, Callable]) -> str:
+    """``prog --help``: every subcommand with the first line of its docstring."""
+    width = max((len(n) for n in commands), default=0)
+    lines = [f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "", "Commands:"]
+    for name, function in commands.items():
+        first = (inspect.cleandoc(function.__doc__ or "").splitlines() or [""])[0]
+        lines.append(f"  {name.ljust(width)}  {first}")
+    return "\n".join(lines) + "\n"
+
+
+def help_requested(argv: Sequence[str]) -> bool:
+    """``--help`` / ``-h`` among the arguments (before a bare ``--``, after which they are fire's)."""
+    for token in argv:
+        if token == "--":
+            return False
+        if token in HELP_TOKENS:
+            return True
+    return False

@@ -1,0 +1,204 @@
+"""The leakage guard: no evaluation paper reaches the graph or the triplets of a training run.
+
+SciNCL's "w/o leakage" setting (paper §4.1, Table 1) removes the SciDocs papers from the citation
+graph as citing *and* as cited papers, so neither the graph embeddings nor the triplets mined from
+them have seen an evaluation paper. Every path that trains (``run_specter`` and its seeds/sweeps,
+the real-corpus experiments, ``sbin/``, the standalone ``cli_pipeline.py train``) calls
+:func:`guard_training` through :func:`scincl.model.train.train` before the first step. Given the
+evaluation ids (``--excluded_paper_ids`` / ``--scidocs_paper_ids``), it builds a
+:class:`LeakageReport` from the files the run trains from:
+
+- ``evaluation_papers``: how many evaluation ids were named;
+- ``edges_removed``: citation edges the extraction dropped for them (``citing_excluded`` +
+  ``cited_excluded`` of ``citations.stats.json``; ``None`` when the edges were not extracted by us);
+- ``in_graph``: evaluation papers among the graph's nodes (its entity names, and the citation
+  edges it was trained from);
+- ``in_triplets``: evaluation papers among the triplets' queries, positives and negatives.
+
+A report with ``in_graph`` or ``in_triplets`` above 0 refuses to train (:class:`LeakageError`)
+unless the run asks for the paper's "w/ leakage" setting by name: ``--graph_leakage``
+(:data:`WITH_LEAKAGE_FLAG`). The report is written to ``OUTPUT_DIR/leakage_report.json`` beside the
+model and returned, so the pipelines put it in their ``manifest.json``.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Union
+
+from scincl.errors import InputError
+from scincl.io import iter_tsv, read_json
+
+logger = logging.getLogger(__name__)
+
+WITH_LEAKAGE_FLAG = "graph_leakage"  # the paper's "w/ leakage" setting (Table 1); RunSettings.graph_leakage
+LEAKAGE_REPORT_NAME = "leakage_report.json"
+EXAMPLES_SHOWN = 5  # leaked ids named in the error and the report
+
+PathLike = Union[str, Path]
+
+
+class LeakageError(InputError):
+    """Evaluation papers would reach training (the run did not ask for ``--graph_leakage``)."""
+
+
+@dataclass
+class LeakageReport:
+    """What of the evaluation papers a training run's inputs hold (see module docstring)."""
+
+    evaluation_papers: int
+    edges_removed: Optional[int] = None
+    in_graph: Optional[int] = None
+    in_triplets: Optional[int] = None
+    with_leakage: bool = False
+    sources: Dict[str, str] = field(default_factory=dict)  # what was checked: name -> path
+    examples: List[str] = field(default_factory=list)  # a few leaked ids
+
+    @property
+    def leaked(self) -> int:
+        """Evaluation papers found in the graph or the triplets (0 for a leakage-free run)."""
+        return (self.in_graph or 0) + (self.in_triplets or 0)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The report as recorded in ``leakage_report.json`` and the manifests."""
+        return {**asdict(self), "leaked": self.leaked}
+
+
+def read_evaluation_ids(path: PathLike) -> Set[str]:
+    """The evaluation paper ids of a JSON list (numbers become strings)."""
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise InputError("expected a JSON list of evaluation paper ids", path=path)
+    return {str(x) for x in data}
+
+
+def ids_in_edges(paths: Iterable[PathLike], ids: Set[str]) -> Set[str]:
+    """The ``ids`` that appear as citing or cited paper in citation TSV files."""
+    found: Set[str] = set()
+    for path in paths:
+        for _, row in iter_tsv(path):
+            if row[0] in ids:
+                found.add(row[0])
+            if row[1] in ids:
+                found.add(row[1])
+    return found
+
+
+def ids_in_names(path: PathLike, ids: Set[str]) -> Set[str]:
+    """The ``ids`` among a graph's nodes (PBG ``entity_names_*.json`` or any JSON id list)."""
+    names = read_json(path)
+    if not isinstance(names, list):
+        raise InputError("expected a JSON list of graph paper ids", path=path)
+    return {str(x) for x in names} & ids
+
+
+def ids_in_triplets(path: PathLike, ids: Set[str]) -> Set[str]:
+    """The ``ids`` among the queries, positives and negatives of a triples CSV or a groups jsonl."""
+    from scincl.io import is_gzip_path, iter_jsonl, iter_triples_csv
+    from scincl.triples.groups import NEGATIVES_KEY, POSITIVES_KEY, group_query
+
+    path = Path(path)
+    name = path.name[:-3] if is_gzip_path(path) else path.name
+    if name.endswith(".jsonl"):
+        rows = ((group_query(record), record.get(POSITIVES_KEY) or [], record.get(NEGATIVES_KEY) or [])
+                for _, record in iter_jsonl(path) if isinstance(record, dict))
+    else:
+        rows = ((q, [p], [n]) for q, p, n in iter_triples_csv(path))
+    found: Set[str] = set()
+    for query, positives, negatives in rows:
+        found.update(ids.intersection(str(x) for x in (query, *positives, *negatives)))
+    return found
+
+
+def citations_stats_path(citations: PathLike) -> Path:
+    """The ``citations.stats.json`` that :func:`scincl.corpus.stage.get_citations` wrote beside an edge file."""
+    path = Path(citations)
+    return path.parent / f"{path.name.split('.')[0]}.stats.json"
+
+
+def edges_removed(citations: Sequence[PathLike]) -> Optional[int]:
+    """Edges dropped for the excluded ids when the citations were extracted (``None``: no stats found)."""
+    total, seen = 0, False
+    for path in {citations_stats_path(c) for c in citations}:
+        if path.exists():
+            dropped = (read_json(path) or {}).get("edges_dropped", {})
+            total += int(dropped.get("citing_excluded", 0)) + int(dropped.get("cited_excluded", 0))
+            seen = True
+    return total if seen else None
+
+
+def leakage_report(evaluation_ids: Set[str], *, triplets: Optional[PathLike] = None,
+                   graph_paper_ids: Optional[PathLike] = None, citations: Sequence[PathLike] = (),
+                   with_leakage: bool = False) -> LeakageReport:
+    """Count the evaluation papers in the inputs a training run uses (any input may be absent)."""
+    citations = [Path(c) for c in citations if c]
+    report = LeakageReport(len(evaluation_ids), edges_removed=edges_removed(citations), with_leakage=with_leakage)
+    leaked: Set[str] = set()
+    if graph_paper_ids or citations:
+        in_graph: Set[str] = set()
+        if graph_paper_ids:
+            in_graph |= ids_in_names(graph_paper_ids, evaluation_ids)
+            report.sources["graph_paper_ids"] = str(graph_paper_ids)
+        if citations:
+            in_graph |= ids_in_edges(citations, evaluation_ids)
+            report.sources["citations"] = ",".join(map(str, citations))
+        report.in_graph = len(in_graph)
+        leaked |= in_graph
+    if triplets:
+        in_triplets = ids_in_triplets(triplets, evaluation_ids)
+        report.in_triplets = len(in_triplets)
+        report.sources["triplets"] = str(triplets)
+        leaked |= in_triplets
+    report.examples = sorted(leaked)[:EXAMPLES_SHOWN]
+    return report
+
+
+def check_report(report: LeakageReport) -> None:
+    """Refuse a report that found evaluation papers, unless it is a "w/ leakage" run."""
+    if not report.leaked:
+        return
+    where = ", ".join(f"{n} in the {w}" for n, w in ((report.in_graph, "graph"), (report.in_triplets, "triplets"))
+                      if n)
+    if report.with_leakage:
+        logger.warning("leakage: %s of %d evaluation papers (--%s: the 'w/ leakage' setting, as asked)",
+                       where, report.evaluation_papers, WITH_LEAKAGE_FLAG)
+        return
+    raise LeakageError(f"{where} of the {report.evaluation_papers} evaluation papers (e.g. "
+                       f"{', '.join(report.examples)}): training would see them. Extract the citations with "
+                       f"--excluded_paper_ids, or pass --{WITH_LEAKAGE_FLAG} for the paper's 'w/ leakage' setting")
+
+
+def guard_training(evaluation_paper_ids: Optional[PathLike], triplets: PathLike, *,
+                   graph_paper_ids: Optional[PathLike] = None, citations: Sequence[PathLike] = (),
+                   with_leakage: bool = False, output_dir: Optional[PathLike] = None) -> Dict[str, Any]:
+    """The guard every training path runs before training: report, log, refuse a leak.
+
+    Returns the report as a dict (also written to ``OUTPUT_DIR/leakage_report.json`` when
+    ``output_dir`` is given). Without evaluation ids nothing can be checked: the report says so
+    (``evaluation_papers`` 0, ``checked`` false) and is only returned (the manifests record it).
+    """
+    from scincl.io import write_json
+
+    if evaluation_paper_ids is None:
+        data: Dict[str, Any] = {"checked": False, "evaluation_papers": 0, "with_leakage": with_leakage,
+                                "reason": "no evaluation ids given (--excluded_paper_ids / --scidocs_paper_ids)"}
+        logger.info("leakage: no evaluation ids given, nothing to check")
+    else:
+        report = leakage_report(read_evaluation_ids(evaluation_paper_ids), triplets=triplets,
+                                graph_paper_ids=graph_paper_ids, citations=citations, with_leakage=with_leakage)
+        data = {"checked": True, "evaluation_paper_ids": str(evaluation_paper_ids), **report.to_dict()}
+        logger.info("leakage: %d evaluation papers, %s edges removed, %s in the graph, %s in the triplets",
+                    report.evaluation_papers, report.edges_removed, report.in_graph, report.in_triplets)
+    if output_dir is not None and evaluation_paper_ids is not None:  # before the verdict: a refusal is on disk too
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+        write_json(Path(output_dir) / LEAKAGE_REPORT_NAME, data)
+    if evaluation_paper_ids is not None:
+        check_report(report)
+    return data
+
+
+def recorded_report(output_dir: PathLike) -> Optional[Dict[str, Any]]:
+    """The leakage report a training run wrote into ``output_dir`` (``None`` when absent)."""
+    path = Path(output_dir) / LEAKAGE_REPORT_NAME
+    return read_json(path) if path.exists() else None
