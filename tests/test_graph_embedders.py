@@ -113,7 +113,8 @@ def test_prone_propagation_is_the_papers_band_pass_filter():
                                              - np.eye(n)))
     r = np.random.default_rng(0).standard_normal((n, 4))
     expected = transition @ (r - filtered @ r)
-    assert np.allclose(prone.propagate(graph, r, settings), expected, atol=1e-8)
+    assert np.allclose(prone.propagate(graph, r, settings), expected, atol=1e-8)  # float64 in, float64 out
+    assert np.allclose(prone.propagate(graph, r.astype(np.float32), settings), expected, atol=1e-4)
 
 
 def test_prone_orthogonalize_is_the_thin_svd():
@@ -139,3 +140,27 @@ def test_fastrp_is_algorithm_1():
     s = np.sqrt(10_000)
     assert set(np.unique(r_entries)) <= {-np.sqrt(s), 0.0, np.sqrt(s)}
     assert abs((r_entries != 0).mean() - 1 / s) < 0.003  # very sparse: density 1/s
+
+
+def test_run_specter_graph_method_builds_the_graph_stage_with_it(demo_citations, tmp_path):
+    import shutil
+
+    from scincl.pipeline.flags import settings_from_flags
+    from scincl.pipeline.scincl_plan import SciNCLPlan
+
+    flags = {"scidocs_dir": str(tmp_path), "s2orc_metadata_dir": "m", "base_model_name_or_path": "bert",
+             "graph_method": "fastrp", "graph_method_settings": "normalization_strength=-0.5",
+             "biggraph_overrides": "dimension=16"}
+    plan = SciNCLPlan(settings_from_flags(str(tmp_path / "run"), flags))
+    graph = {s.name: s for s in plan.stages()}["graph"]
+    assert graph.settings["graph_method"] == "fastrp" and "embed_graph_run.json" in {p.name for p in graph.outputs}
+    for split in ("train", "test"):
+        getattr(plan.p, f"citations_{split}").parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(demo_citations[split], getattr(plan.p, f"citations_{split}"))
+    graph.run()
+    assert read_embeddings_matrix(plan.p.graph_embeddings).shape[1] == 16
+    assert (plan.p.graph_dir / "link_prediction.json").exists()
+    with pytest.raises(InputError, match="normalization_strength"):
+        settings_from_flags(str(tmp_path / "bad"), {**flags, "graph_method_settings": "normalization_strength=4"})
+    with pytest.raises(InputError, match="graph_method"):
+        settings_from_flags(str(tmp_path / "bad"), {**flags, "graph_method": "node2vec"})

@@ -28,33 +28,45 @@ class Graph:
         return np.diff(self.adjacency.indptr).astype(np.float64)
 
 
-def read_edges(path: PathLike) -> np.ndarray:
-    """``citing<TAB>cited`` pairs of a TSV (gzip ok, extra columns ignored) as an ``[m, 2]`` str array."""
+def read_edges(path: PathLike):
+    """``citing<TAB>cited`` pairs of a TSV (gzip ok, extra columns ignored) as a polars frame ``a, b`` (str)."""
     import polars as pl
 
-    frame = pl.read_csv(str(path), separator="\t", has_header=False, columns=[0, 1], schema_overrides=[pl.Utf8, pl.Utf8],
-                        quote_char=None)
-    return frame.to_numpy().astype(str)
+    frame = pl.read_csv(str(path), separator="\t", has_header=False, columns=[0, 1],
+                        schema_overrides=[pl.Utf8, pl.Utf8], quote_char=None)
+    return frame.rename(dict(zip(frame.columns, ("a", "b"))))
 
 
 def read_graph(train_edges: PathLike, extra_node_edges: Sequence[Optional[PathLike]] = ()) -> Graph:
-    """The undirected graph of ``train_edges``; the papers of ``extra_node_edges`` become (maybe isolated) nodes."""
+    """The undirected graph of ``train_edges``; the papers of ``extra_node_edges`` become (maybe isolated) nodes.
+
+    Ids are mapped to rows with polars (a sorted unique id table and two hash joins), so the string
+    ids are held once in Arrow buffers, not as Python objects.
+    """
+    import polars as pl
     import scipy.sparse as sp
 
     edges = read_edges(train_edges)
-    if len(edges) == 0:
+    if edges.height == 0:
         raise InputError("no edges", path=train_edges)
-    extra = [read_edges(p).ravel() for p in extra_node_edges if p is not None]
-    ids, inverse = np.unique(np.concatenate([edges.ravel(), *extra]), return_inverse=True)
-    pairs = inverse[:edges.size].reshape(-1, 2)
-    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    columns = [edges["a"], edges["b"]]
+    for path in extra_node_edges:
+        if path is not None:
+            extra = read_edges(path)
+            columns += [extra["a"], extra["b"]]
+    ids = pl.concat(columns).unique().sort()
+    table = pl.DataFrame({"id": ids, "row": np.arange(len(ids), dtype=np.int64)})
+    coded = (edges.join(table, left_on="a", right_on="id").rename({"row": "i"})
+             .join(table, left_on="b", right_on="id").rename({"row": "j"}))
+    i, j = coded["i"].to_numpy(), coded["j"].to_numpy()
+    keep = i != j
+    i, j = i[keep], j[keep]
     n = len(ids)
-    rows = np.concatenate([pairs[:, 0], pairs[:, 1]])
-    cols = np.concatenate([pairs[:, 1], pairs[:, 0]])
-    adjacency = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, cols)), shape=(n, n))
+    adjacency = sp.csr_matrix((np.ones(2 * len(i), dtype=np.float32), (np.concatenate([i, j]), np.concatenate([j, i]))),
+                              shape=(n, n))
     adjacency.sum_duplicates()
     adjacency.data[:] = 1.0  # a citation in both directions is one undirected edge
-    return Graph(ids=ids, adjacency=adjacency)
+    return Graph(ids=ids.to_numpy().astype(str), adjacency=adjacency)
 
 
 def row_normalized(adjacency) -> "object":

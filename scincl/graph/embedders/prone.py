@@ -31,8 +31,9 @@ Chebyshev reading (the paper gives the expansion, not the variable change): with
 ``x = (L - mu I)^2 / 2 - I`` the spectrum maps into ``[-1, 1]`` for ``lambda in [0, 2]``, and
 ``g = e^(-theta/2) e^(-theta x)``; ``e^(-theta x) = I_0(theta) + 2 sum_i (-1)^i I_i(theta) T_i(x)``
 (modified Bessel functions ``I_i``, Chebyshev polynomials ``T_{i+1} = 2 x T_i - T_{i-1}``).
-Every step but the final SVD works column block by column block, so memory is the sparse graph plus
-a few ``n x block`` matrices; the final SVD goes through the ``d x d`` Gram matrix.
+Everything runs in float32 (the Gram matrix in float64); every step but the final SVD works column
+block by column block, so memory is the sparse graph, the randomized SVD's ``n x (d + 10)`` range
+and a few ``n x block`` matrices; the final SVD goes through the ``d x d`` Gram matrix.
 """
 from __future__ import annotations
 
@@ -71,14 +72,14 @@ def factorize(graph: Graph, dimension: int, settings: ProNESettings, seed: int) 
     import scipy.sparse as sp
     from sklearn.utils.extmath import randomized_svd
 
-    p = row_normalized(graph.adjacency).astype(np.float64)
-    column_mass = np.asarray(p.sum(axis=0)).ravel() ** settings.negative_exponent
+    p = row_normalized(graph.adjacency)
+    column_mass = np.asarray(p.sum(axis=0, dtype=np.float64)).ravel() ** settings.negative_exponent
     negative = column_mass / column_mass.sum()
-    m = p.tocoo()
-    values = np.log(m.data) - np.log(settings.negative_ratio * negative[m.col])
-    matrix = sp.csr_matrix((values, (m.row, m.col)), shape=p.shape)
+    matrix = p.copy()  # same sparsity: one entry per edge, in float32 (randomized_svd keeps the dtype)
+    matrix.data = (np.log(p.data.astype(np.float64))
+                   - np.log(settings.negative_ratio * negative[p.indices])).astype(np.float32)
     u, s, _ = randomized_svd(matrix, n_components=dimension, n_iter=settings.svd_iterations, random_state=seed)
-    return (u * np.sqrt(s)).astype(np.float64)
+    return (u * np.sqrt(s)).astype(np.float32)
 
 
 def propagate(graph: Graph, embedding: np.ndarray, settings: ProNESettings) -> np.ndarray:
@@ -87,8 +88,9 @@ def propagate(graph: Graph, embedding: np.ndarray, settings: ProNESettings) -> n
     from scipy.special import iv
 
     n = graph.adjacency.shape[0]
-    transition = row_normalized(graph.adjacency).astype(np.float64)
-    shifted = (sp.eye(n, format="csr") - transition) - settings.mu * sp.eye(n, format="csr")  # L - mu I
+    transition = row_normalized(graph.adjacency).astype(embedding.dtype)
+    identity = sp.eye(n, format="csr", dtype=embedding.dtype)
+    shifted = ((1.0 - settings.mu) * identity - transition).tocsr()  # L - mu I, L = I - D^-1 A
 
     def x_times(block: np.ndarray) -> np.ndarray:  # x = (L - mu I)^2 / 2 - I
         return 0.5 * (shifted @ (shifted @ block)) - block
@@ -111,13 +113,13 @@ def propagate(graph: Graph, embedding: np.ndarray, settings: ProNESettings) -> n
 
 def orthogonalize(matrix: np.ndarray) -> np.ndarray:
     """``U Sigma^(1/2)`` of the thin SVD of ``matrix``, via its ``d x d`` Gram matrix (no ``n x n`` work)."""
-    gram = matrix.T @ matrix
+    gram = matrix.T.astype(np.float64) @ matrix.astype(np.float64)
     eigenvalues, vectors = np.linalg.eigh(gram)
     order = np.argsort(eigenvalues)[::-1]
     singular = np.sqrt(np.clip(eigenvalues[order], 0.0, None))
     vectors = vectors[:, order]
     inverse_root = np.divide(1.0, np.sqrt(singular), out=np.zeros_like(singular), where=singular > 1e-12)
-    return matrix @ (vectors * inverse_root)  # = U Sigma^(1/2), since U = M V Sigma^-1
+    return matrix @ (vectors * inverse_root).astype(matrix.dtype)  # = U Sigma^(1/2), since U = M V Sigma^-1
 
 
 def embed(graph: Graph, dimension: int, settings: ProNESettings, seed: int) -> np.ndarray:
