@@ -142,21 +142,27 @@ PBG_EPOCHS = 20  # SciNCL §4.2: 20 epochs
 
 def method_ratios(records: List[dict], s2orc: Optional[Dict[str, int]] = None) -> str:
     """Each embedder against PBG's 20 epochs (epoch x 20, the same run's records): core-seconds per size,
-    the S2ORC extrapolation (linear in the edges from the largest size, as the main table) and the ratio."""
+    the S2ORC extrapolation (linear in the edges from that size, as the main table), the ratio, and the
+    peak RSS at S2ORC's paper count (the per-paper growth since the previous size; linear for the first)."""
     from benchmarks.bench_scale import EMBEDDER_STAGES, S2ORC
 
     s2orc = s2orc or S2ORC
     epochs = {r["papers"]: r for r in records if r["stage"] == "epoch" and r.get("papers")}
     lines = [f"| method | papers | core-s (CPU) | wall | peak RSS | PBG {PBG_EPOCHS} epochs core-s | ratio PBG / method | "
-             "S2ORC core-hours (linear) | PBG S2ORC core-hours | peak RSS at S2ORC (linear) |",
+             "S2ORC core-hours (linear) | PBG S2ORC core-hours | peak RSS at S2ORC (marginal per paper) |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for method in EMBEDDER_STAGES:
-        for r in sorted((r for r in records if r["stage"] == method and r.get("papers")), key=lambda r: r["papers"]):
+        rows = sorted((r for r in records if r["stage"] == method and r.get("papers")), key=lambda r: r["papers"])
+        for k, r in enumerate(rows):
             epoch = epochs.get(r["papers"])
             pbg = epoch["cpu_s"] * PBG_EPOCHS if epoch else float("nan")
             s2orc_cpu = r["cpu_s"] * s2orc["edges"] / r["edges"]
             pbg_s2orc = pbg * s2orc["edges"] / epoch["edges"] if epoch else float("nan")
-            rss_gib = r["peak_rss_mib"] * s2orc["papers"] / r["papers"] / 1024
+            if k:  # the memory per paper between this size and the previous one (the interpreter's fixed part out)
+                slope = (r["peak_rss_mib"] - rows[k - 1]["peak_rss_mib"]) / (r["papers"] - rows[k - 1]["papers"])
+                rss_gib = (r["peak_rss_mib"] + slope * (s2orc["papers"] - r["papers"])) / 1024
+            else:
+                rss_gib = r["peak_rss_mib"] * s2orc["papers"] / r["papers"] / 1024
             lines.append(f"| {method} | {r['papers']:,} | {r['cpu_s']:.1f} | {human(r['wall_s'])} | "
                          f"{r['peak_rss_mib']:,.0f} MiB | {pbg:,.0f} | {pbg / r['cpu_s']:.1f}x | "
                          f"{s2orc_cpu / 3600:,.2f} | {pbg_s2orc / 3600:,.1f} | {rss_gib:,.0f} GiB |")
