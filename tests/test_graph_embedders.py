@@ -136,6 +136,8 @@ def test_fastrp_is_algorithm_1():
     unit = [p / np.linalg.norm(p, axis=1, keepdims=True).clip(1e-30) for p in powers]
     expected = 0.5 * unit[0] + 2.0 * unit[2]
     assert np.allclose(fastrp.embed(graph, dim, settings, seed=3), expected, atol=1e-5)
+    blocked = fastrp.FastRPSettings(iteration_weights=(0.5, 0.0, 2.0), normalization_strength=-0.5, column_block=3)
+    assert np.allclose(fastrp.embed(graph, dim, blocked, seed=3), expected, atol=1e-5)  # row norms over all blocks
     r_entries = fastrp.projection(10_000, 4, 0.0, seed=0).toarray()
     s = np.sqrt(10_000)
     assert set(np.unique(r_entries)) <= {-np.sqrt(s), 0.0, np.sqrt(s)}

@@ -68,13 +68,23 @@ def projection(n: int, dimension: int, sparsity: float, seed: int):
     return sp.csc_matrix((signs, (rows, cols)), shape=(n, dimension))
 
 
-def _normalized_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+def _powers(transition, r_block, weights):
+    """``(i, (D^-1 A)^(i+1) R_block)`` for every weighted power of Algorithm 1, in order (dense float32)."""
+    power = np.asarray((transition @ r_block).todense(), dtype=np.float32)
+    for i, weight in enumerate(weights):
+        if i > 0:
+            power = transition @ power
+        if weight:
+            yield i, power
 
 
 def embed(graph: Graph, dimension: int, settings: FastRPSettings, seed: int) -> np.ndarray:
-    """FastRP embeddings ``[n, dimension]`` (float32) of ``graph`` (Algorithm 1)."""
+    """FastRP embeddings ``[n, dimension]`` (float32) of ``graph`` (Algorithm 1).
+
+    Column block by column block: with ``normalize_powers`` a first pass sums each power's squared
+    row norms over the blocks and a second pass divides by them, so memory stays the graph, the
+    output and one block however large the graph (the products are computed twice).
+    """
     import scipy.sparse as sp
 
     n = graph.adjacency.shape[0]
@@ -84,15 +94,21 @@ def embed(graph: Graph, dimension: int, settings: FastRPSettings, seed: int) -> 
     with np.errstate(divide="ignore"):
         scaling = np.where(degrees > 0, (degrees / (2.0 * max(edges, 1.0))) ** settings.normalization_strength, 0.0)
     r = (sp.diags(scaling) @ projection(n, dimension, settings.sparsity, seed)).astype(np.float32).tocsc()
-    # with row normalisation a row needs all its columns: one block; else blocks bound the memory
-    block_size = dimension if settings.normalize_powers else settings.column_block
+    weights = settings.iteration_weights
+    blocks = [slice(start, min(start + settings.column_block, dimension))
+              for start in range(0, dimension, settings.column_block)]
+    inverse_norms = None
+    if settings.normalize_powers:
+        squared = np.zeros((len(weights), n), dtype=np.float64)
+        for block in blocks:
+            for i, power in _powers(transition, r[:, block], weights):
+                squared[i] += np.einsum("ij,ij->i", power, power, dtype=np.float64)
+        norms = np.sqrt(squared)
+        inverse_norms = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0).astype(np.float32)
     out = np.zeros((n, dimension), dtype=np.float32)
-    for start in range(0, dimension, block_size):
-        power = np.asarray((transition @ r[:, start:start + block_size]).todense(), dtype=np.float32)
-        for i, weight in enumerate(settings.iteration_weights):
-            if i > 0:
-                power = transition @ power
-            if weight:
-                out[:, start:start + block_size] += weight * (_normalized_rows(power) if settings.normalize_powers
-                                                              else power)
+    for block in blocks:
+        for i, power in _powers(transition, r[:, block], weights):
+            if inverse_norms is not None:
+                power = power * inverse_norms[i][:, None]
+            out[:, block] += weights[i] * power
     return out
