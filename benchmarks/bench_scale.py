@@ -18,6 +18,9 @@ are recorded:
   import_pbg ... and --importer pbg, PBG's own importer (same files, same run: the import ratio)
   epoch      cli_graph.py train_biggraph s2orc_128d_dot -p num_epochs=1 (one 128-d epoch, 2 workers,
              + link-prediction eval of the test split + export)
+  prone      cli_graph.py embed_graph --method prone --dimension 128 (ProNE, paper defaults; the whole
+             embedding, no epochs: compare with 20 x epoch, PBG's paper setting, measured in the same run)
+  fastrp     cli_graph.py embed_graph --method fastrp --dimension 128 (FastRP, paper defaults)
   export     cli_graph.py export_embeddings (checkpoint -> embeddings.h5)
   faiss      cli_graph.py build_faiss (Flat, inner product)
   mine       cli_triples.py get_knn_triples, 10k queries, k = 4000 (--ann_backend exact; bench_triples.py
@@ -58,7 +61,8 @@ SHARD_PAPERS = 10_000
 MEAN_REFERENCES = 10
 QUERIES = 10_000
 K_HARD = 4000
-ALL_STAGES = ("extract", "import", "import_pbg", "epoch", "export", "faiss", "mine", "metadata")
+ALL_STAGES = ("extract", "import", "import_pbg", "epoch", "prone", "fastrp", "export", "faiss", "mine", "metadata")
+EMBEDDER_STAGES = ("prone", "fastrp")  # cli_graph.py embed_graph --method <stage> (issue 30)
 ONCE_STAGES = ("tokenize", "embed", "train")
 DEFAULT_RESULTS = REPO_ROOT / "docs" / "scale" / "results.json"
 # S2ORC at the paper's scale (SciNCL §4.1 / Table 5): papers, train edges, index rows, queries.
@@ -157,6 +161,8 @@ def stage_commands(n: int, meta: Path, work: Path, queries_count: int = QUERIES)
                        str(work / "biggraph_pbg"), "--importer", "pbg", "--override"],
         "epoch": [py, "cli_graph.py", "train_biggraph", "s2orc_128d_dot", "--output_dir", str(bg), "--override",
                   "--random_baseline", "False", "-p", "num_epochs=1", "workers=2"],
+        **{method: [py, "cli_graph.py", "embed_graph", str(train), str(work / f"embed_{method}"), "--method", method,
+                    "--config", "s2orc_128d_dot", "--dimension", "128", "--override"] for method in EMBEDDER_STAGES},
         "export": [py, "cli_graph.py", "export_embeddings", str(bg / "checkpoints"), str(export)],
         "faiss": [py, "cli_graph.py", "build_faiss", str(export / "embeddings.h5"), str(work / "index.faiss"),
                   "--string_factory", "Flat", "--override"],
@@ -284,6 +290,9 @@ def main() -> None:
             if stage in ("import", "import_pbg"):  # the import itself, without the CLI's start-up
                 manifest = work / ("biggraph" if stage == "import" else "biggraph_pbg") / "graph" / "import_manifest.json"
                 record["inner_s"] = json.loads(manifest.read_text())["seconds"]
+            if stage in EMBEDDER_STAGES:  # the embedding itself, without the CLI's start-up and file writing
+                run_record = json.loads((work / f"embed_{stage}" / "embed_graph_run.json").read_text())
+                record.update(inner_s=run_record["embed_seconds"], inner_cpu_s=run_record["embed_cpu_seconds"])
             print(json.dumps(record), flush=True)
             records = [r for r in load(results_path) if not (r["stage"] == stage and r["papers"] == n)]
             save(results_path, records + [record])

@@ -24,6 +24,8 @@ UNITS = {
     "import": ("edges", "edges", "train edges"),
     "import_pbg": ("edges", "edges", "train edges"),
     "epoch": ("edges", "edges", "train edges"),
+    "prone": ("edges", "edges", "train edges"),
+    "fastrp": ("edges", "edges", "train edges"),
     "export": ("papers", "papers", "papers"),
     "faiss": ("papers", "index", "index rows"),
     "mine": ("papers", "index", "index rows (x queries)"),
@@ -37,6 +39,8 @@ SINGLE_THREADED = {"import_pbg"}
 LABELS = {
     "extract": "citation extraction (get_citations)", "import": "edge import, fast (import_edges)",
     "import_pbg": "edge import, PBG's importer (--importer pbg)", "epoch": "one BigGraph epoch, 128-d (train_biggraph)",
+    "prone": "ProNE, 128-d, whole embedding (embed_graph --method prone)",
+    "fastrp": "FastRP, 128-d, whole embedding (embed_graph --method fastrp)",
     "export": "export (export_embeddings)", "faiss": "FAISS Flat build (build_faiss)",
     "mine": "kNN mining, k = 4000 (get_knn_triples --ann_backend exact)",
     "metadata": "metadata extraction (get_metadata)", "tokenize": "tokenisation (MiniLM tokenizer, 256 tokens)",
@@ -128,7 +132,41 @@ def write_report(records: List[dict], out_dir: Path, s2orc: Optional[Dict[str, i
                          f"{per * n / 3600:,.1f} for {n:,} | {human(per * n / 2)} | {human(per * n / TARGET_CORES)} |")
     path = out_dir / "SCALE_TABLE.md"
     path.write_text("\n".join(lines) + "\n")
+    if any(r["stage"] in ("prone", "fastrp") for r in records):
+        (out_dir / "GRAPH_METHODS_TABLE.md").write_text(method_ratios(records, s2orc))
     return path
+
+
+PBG_EPOCHS = 20  # SciNCL §4.2: 20 epochs
+
+
+def method_ratios(records: List[dict], s2orc: Optional[Dict[str, int]] = None) -> str:
+    """Each embedder against PBG's 20 epochs (epoch x 20, the same run's records): core-seconds per size,
+    the S2ORC extrapolation (linear in the edges from that size, as the main table), the ratio, and the
+    peak RSS at S2ORC's paper count (the per-paper growth since the previous size; linear for the first)."""
+    from benchmarks.bench_scale import EMBEDDER_STAGES, S2ORC
+
+    s2orc = s2orc or S2ORC
+    epochs = {r["papers"]: r for r in records if r["stage"] == "epoch" and r.get("papers")}
+    lines = [f"| method | papers | core-s (CPU) | wall | peak RSS | PBG {PBG_EPOCHS} epochs core-s | ratio PBG / method | "
+             "S2ORC core-hours (linear) | PBG S2ORC core-hours | peak RSS at S2ORC (marginal per paper) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for method in EMBEDDER_STAGES:
+        rows = sorted((r for r in records if r["stage"] == method and r.get("papers")), key=lambda r: r["papers"])
+        for k, r in enumerate(rows):
+            epoch = epochs.get(r["papers"])
+            pbg = epoch["cpu_s"] * PBG_EPOCHS if epoch else float("nan")
+            s2orc_cpu = r["cpu_s"] * s2orc["edges"] / r["edges"]
+            pbg_s2orc = pbg * s2orc["edges"] / epoch["edges"] if epoch else float("nan")
+            if k:  # the memory per paper between this size and the previous one (the interpreter's fixed part out)
+                slope = (r["peak_rss_mib"] - rows[k - 1]["peak_rss_mib"]) / (r["papers"] - rows[k - 1]["papers"])
+                rss_gib = (r["peak_rss_mib"] + slope * (s2orc["papers"] - r["papers"])) / 1024
+            else:
+                rss_gib = r["peak_rss_mib"] * s2orc["papers"] / r["papers"] / 1024
+            lines.append(f"| {method} | {r['papers']:,} | {r['cpu_s']:.1f} | {human(r['wall_s'])} | "
+                         f"{r['peak_rss_mib']:,.0f} MiB | {pbg:,.0f} | {pbg / r['cpu_s']:.1f}x | "
+                         f"{s2orc_cpu / 3600:,.2f} | {pbg_s2orc / 3600:,.1f} | {rss_gib:,.0f} GiB |")
+    return "\n".join(lines) + "\n"
 
 
 def _plot(plt, stage: str, rows: List[dict], ex: Optional[dict], s2orc: Dict[str, int], out_dir: Path) -> None:

@@ -48,3 +48,15 @@ def test_report_writes_table_and_plots(tmp_path):
     assert "| 1.00; 1.00 |" in extract and "7.3; 7.3" in extract  # 52.6M papers x 0.5 ms = 7.3 core-hours
     assert any(line.startswith("| embedding") and "50.00 ms per paper" in line for line in table)
     assert (tmp_path / "extract.png").stat().st_size > 5_000
+
+
+def test_method_ratios_compare_each_embedder_with_20_pbg_epochs_of_the_same_run():
+    from benchmarks.scale_report import method_ratios
+
+    records = [{"stage": "epoch", "papers": 1000, "edges": 10_000, "cpu_s": 5.0, "wall_s": 9.0, "peak_rss_mib": 100},
+               {"stage": "fastrp", "papers": 1000, "edges": 10_000, "cpu_s": 2.0, "wall_s": 3.0, "peak_rss_mib": 50}]
+    table = method_ratios(records, {"papers": 1_000_000, "edges": 10_000_000})
+    row = table.splitlines()[2].split(" | ")
+    assert row[0] == "| fastrp" and row[5] == "100" and row[6] == "50.0x"  # 20 x 5 s / 2 s
+    assert row[7] == "0.56" and row[8] == "27.8"  # 2 s x 1000 / 3600; 100 s x 1000 / 3600
+    assert row[9] == "49 GiB |"  # 50 MiB x 1000 / 1024

@@ -2,6 +2,7 @@
 
 Subcommands (each `--help` shows its docstring):
   train_biggraph            import + train + evaluate + export a BigGraph config (link-prediction table)
+  embed_graph               the same outputs with --method pbg|prone|fastrp (ProNE, FastRP: minutes, no training)
   import_edges              only the import step (e.g. before starting distributed ranks)
   export_embeddings         PBG checkpoint -> embeddings.h5|npy + entity_names_paper_id_0.json
   make_edges_bidirectional  add the reverse of every edge (co-citation graphs)
@@ -55,6 +56,47 @@ def train_biggraph(config: str, train_edges: Optional[str] = None, test_edges: O
                  seed=int(seed), override=override, random_baseline=random_baseline, export_format=export_format,
                  importer=importer)
     return {k: v for k, v in result.items() if k != "metrics"}
+
+
+def embed_graph(train_edges: str, output_dir: str, method: str = "pbg", config: Optional[str] = None,
+                test_edges: Optional[str] = None, dimension: Optional[int] = None, settings: Optional[str] = None,
+                overrides: Optional[str] = None, seed: int = 0, override: bool = False, random_baseline: bool = True,
+                export_format: str = "h5") -> dict:
+    """Citation-graph embeddings with --method pbg (PyTorch-BigGraph, the paper's), prone or fastrp.
+
+    python cli_graph.py embed_graph citations.train.tsv out/graph --method fastrp \\
+        --test_edges citations.test.tsv --dimension 128 --settings "normalization_strength=-0.5"
+
+    Every method writes what train_biggraph exports: OUTPUT_DIR/embeddings.{h5,npy} +
+    entity_names_paper_id_0.json (every paper of the train + test edges), and with --test_edges
+    link_prediction.json/.md under PBG's protocol (the config's comparator and negatives), so
+    build_faiss, get_knn and the triples are unchanged. --method pbg: train_biggraph with --config
+    (default s2orc_768d_dot, paper §4.2) and -p overrides; --dimension sets PBG's dimension.
+    --method prone|fastrp: --dimension (default: the config's) and --settings "key=value ..."
+    (their paper defaults otherwise; embed_graph_run.json records method, settings, timings):
+    {settings}
+    An output made with other inputs, method or settings is refused unless --override.
+    """
+    from scincl.graph.embed import embed_graph as run
+
+    result = run(train_edges, output_dir, method=method, config=config, test_edges=test_edges,
+                 dimension=None if dimension is None else int(dimension), settings=settings, overrides=overrides,
+                 seed=int(seed), override=override, random_baseline=random_baseline, export_format=export_format)
+    return {k: v for k, v in result.items() if k != "metrics"}
+
+
+def _method_settings_help() -> str:
+    from scincl.graph.embedders import EMBEDDERS
+    from scincl.graph.embedders.settings import settings_help
+
+    lines = []
+    for name, embedder in EMBEDDERS.items():
+        lines.append(f"{name} ({embedder.paper}):")
+        lines.extend("  " + line.strip() for line in settings_help(embedder.settings).splitlines())
+    return "\n    ".join(lines)
+
+
+embed_graph.__doc__ = embed_graph.__doc__.replace("{settings}", _method_settings_help())
 
 
 def import_edges(config: str, train_edges: str, test_edges: Optional[str] = None, output_dir: Optional[str] = None,
@@ -191,4 +233,4 @@ def evaluate_graph_retrieval(embeddings_path: str, pairs_path: str, output_path:
 
 # The subcommands of cli_graph.py, in the order --help lists them.
 COMMANDS = {command.__name__: command for command in (
-    train_biggraph, import_edges, export_embeddings, make_edges_bidirectional, get_largest_connected_subgraph, extract_ids_in_graph, build_faiss, get_knn, evaluate_graph_retrieval)}
+    train_biggraph, embed_graph, import_edges, export_embeddings, make_edges_bidirectional, get_largest_connected_subgraph, extract_ids_in_graph, build_faiss, get_knn, evaluate_graph_retrieval)}

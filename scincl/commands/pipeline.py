@@ -241,6 +241,9 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             guard then reports them without refusing).
         biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
         biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
+        graph_method: pbg (PyTorch-BigGraph, the paper's; default), prone or fastrp (cli_graph.py
+            embed_graph: same files, minutes instead of epochs; dimension = the config's unless
+            --biggraph_overrides "dimension=N"); graph_method_settings: their "key=value ..." settings.
         ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index (an existing
             --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
         triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).

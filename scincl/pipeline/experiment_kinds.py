@@ -26,7 +26,7 @@ from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
 from scincl.pipeline.flags import parse_int_list, parse_seeds
-from scincl.pipeline.real_corpus import ARM_NAMES, ARMS, Recipe, Reproduction
+from scincl.pipeline.real_corpus import ARM_NAMES, ARMS, DEFAULT_ARMS, Recipe, Reproduction
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -39,7 +39,7 @@ RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph compa
 
 # ---------------------------------------------------------------------- experiments
 def main_comparison(rep: Reproduction, recipe: Recipe, seeds: Sequence[int], split: str = "test",
-                    arms: Sequence[str] = ARMS) -> Path:
+                    arms: Sequence[str] = DEFAULT_ARMS) -> Path:
     """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage")."""
     exp = rep.out / f"main_{split}" / recipe.key()
     timings = Timings(exp / "timings.json")
@@ -431,7 +431,7 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
 
 
 def _main(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    return main_comparison(rep, recipe, exp.seeds, split=split, arms=exp.arms or ARMS)
+    return main_comparison(rep, recipe, exp.seeds, split=split, arms=exp.arms or DEFAULT_ARMS)
 
 
 def _tuning(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:

@@ -66,8 +66,13 @@ ARM_SETTINGS = {arm.name: arm for arm in (
     Arm("specter_like", "SPECTER-like (citations)", "specter_like"),
     Arm("scincl", "SciNCL (kNN on citation embeddings)", "knn", graph="cite"),
     Arm("cocite", "continuous co-citation (kNN)", "knn", graph="cocite"),
+    # issue 30: SciNCL's sampling on the citation graph embedded by another method (paper defaults)
+    Arm("scincl_fastrp", "SciNCL (kNN on FastRP citation embeddings)", "knn", graph="cite_fastrp"),
+    Arm("scincl_prone", "SciNCL (kNN on ProNE citation embeddings)", "knn", graph="cite_prone"),
 )}
 ARMS = tuple(ARM_SETTINGS)
+DEFAULT_ARMS = ("specter_like", "scincl", "cocite")  # the main comparison (docs/results.md §2)
+GRAPH_METHOD_KINDS = {"cite_fastrp": "fastrp", "cite_prone": "prone"}  # graph kind -> embed_graph --method
 ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
 
 
@@ -253,6 +258,15 @@ class Reproduction:
             config, train, test = "cocitations_768d_dot", self.cocitations(), None
         elif kind == "transductive":
             config, train, test = f"s2orc_128d_{comparator}", self.transductive_citations(), None
+        elif kind in GRAPH_METHOD_KINDS:
+            from scincl.graph.embed import embed_graph
+
+            method, train, test = GRAPH_METHOD_KINDS[kind], self.citations(), self.citations_test
+            self.stage(result["embeddings"], lambda: embed_graph(
+                train, directory, method=method, config=f"s2orc_128d_{comparator}", test_edges=test, dimension=dim,
+                seed=0, override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
+                description=f"{method} {kind} {dim}d")
+            return result
         else:
             raise InputError(f"unknown graph kind {kind!r}")
         self.stage(result["embeddings"], lambda: train_biggraph(

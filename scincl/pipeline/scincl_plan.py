@@ -153,11 +153,12 @@ class SciNCLPlan:
                                         override=True, corpus_format=self.corpus_format)
 
     def train_graph(self) -> Dict[str, Any]:
-        from scincl.graph.biggraph import train_biggraph
+        from scincl.graph.embed import embed_graph
 
-        return train_biggraph(self.s.biggraph_config, train_edges=self.p.citations_train,
-                              test_edges=self.p.citations_test, output_dir=self.p.graph_dir, seed=self.s.seed,
-                              overrides=self.s.biggraph_overrides, override=True)
+        result = embed_graph(self.p.citations_train, self.p.graph_dir, method=self.s.graph_method,
+                             config=self.s.biggraph_config, test_edges=self.p.citations_test, seed=self.s.seed,
+                             settings=self.s.graph_method_settings, overrides=self.s.biggraph_overrides, override=True)
+        return result
 
     def select_queries(self) -> Dict[str, int]:
         from scincl.pipeline.corpus import read_id_mapping, read_specter_ids, select_training_corpus
@@ -335,7 +336,9 @@ class SciNCLPlan:
     @property
     def graph_records(self) -> List[Path]:
         """The graph stage's files beside the embeddings: link prediction (with a test split) and the run record."""
-        records = [self.p.graph_dir / "biggraph_run.json"]
+        from scincl.graph.embed import RUN_RECORD
+
+        records = [self.p.graph_dir / ("biggraph_run.json" if self.s.graph_method == "pbg" else RUN_RECORD)]
         if self.s.graph_test_ratio:
             records += [self.p.graph_dir / "link_prediction.json", self.p.graph_dir / "link_prediction.md"]
         return records
@@ -386,8 +389,12 @@ class SciNCLPlan:
         if self.builds_graph:
             out.append(Stage("graph", [p.graph_embeddings, p.graph_ids, *self.graph_records], self.train_graph,
                              inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
-                             output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})",
-                             settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed}))
+                             output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
+                             if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
+                             settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
+                                       **({"graph_method": s.graph_method,
+                                           "graph_method_settings": s.graph_method_settings}
+                                          if s.graph_method != "pbg" else {})}))
         if self.metadata_dir is not None:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
                              description="which papers have texts in the corpus",

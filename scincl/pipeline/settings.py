@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from scincl.errors import InputError
+from scincl.graph.embed import GRAPH_METHODS
+from scincl.graph.embedders import EMBEDDERS
+from scincl.graph.embedders.settings import parse_settings
 from scincl.pipeline.corpus import GRAPH_LIMITS
 from scincl.triples.sources import TRIPLES_SOURCES
 from scincl.triples.config import (DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT,
@@ -87,6 +90,8 @@ class RunSettings:
     graph_leakage: bool = False
     biggraph_config: Optional[str] = None
     biggraph_overrides: Optional[Any] = None  # PBG "key=value" overrides, e.g. "num_epochs=5 dimension=64"
+    graph_method: str = "pbg"  # paper §4.2: PyTorch-BigGraph; prone | fastrp (scincl/graph/embed.py)
+    graph_method_settings: Optional[Any] = None  # "key=value ..." of prone/fastrp (scincl/graph/embedders/)
     graph_test_ratio: Optional[float] = None
     ann_metric: str = "inner_product"
     ann_backend: str = "faiss"
@@ -291,6 +296,7 @@ CHOICES = {  # the values a field takes (validated before any stage runs)
     "val_or_test_or_both": ("val", "test", "both"),
     "ann_metric": ("inner_product", "l2", "cosine"),
     "pooling_strategy": ("cls", "mean"),
+    "graph_method": GRAPH_METHODS,  # scincl/graph/embed.py
 }
 
 
@@ -299,6 +305,10 @@ def check_ranges(s: RunSettings) -> RunSettings:
     for name, choices in CHOICES.items():
         if getattr(s, name) not in choices:
             raise InputError(f"--{name} {getattr(s, name)!r}: choose one of {', '.join(choices)}")
+    if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
+        parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
+    elif s.graph_method_settings:
+        raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
     for name in ("triples_per_query", "easy_positives_count", "easy_negatives_count", "hard_negatives_count",
                  "demo_papers"):
         if getattr(s, name) < 0:

@@ -1,0 +1,150 @@
+"""One entry point for every citation-graph embedder: ``embed_graph(..., method=pbg|prone|fastrp)``.
+
+Every method writes the files of a PBG export into ``output_dir``, so the FAISS index, the kNN
+miner and everything after them are unchanged:
+
+    OUT/embeddings.{h5,npy}             dataset ``embeddings``, row i = paper i of ...
+    OUT/entity_names_paper_id_0.json    ... this id list (every paper of the train + test edges)
+    OUT/link_prediction.{json,md}       with test edges: PBG's protocol (same negatives as PBG)
+    OUT/embed_graph_run.json            method, dimension, settings, seed, inputs, timings
+
+``pbg`` is :func:`scincl.graph.biggraph.train_biggraph` (its config and ``-p`` overrides; it also
+writes ``biggraph_run.json``). The other methods take the dimension from ``dimension`` or the PBG
+config (so ``--method prone`` with the same config embeds in the same size) and their settings
+from ``settings`` (``"key=value ..."``, :mod:`scincl.graph.embedders`). An existing output made
+with the same method, settings, seed and input files is reused; a different one needs ``override``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import resource
+import time
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import numpy as np
+
+from scincl.errors import InputError
+from scincl.graph.embedders import EMBEDDERS
+from scincl.graph.embedders.settings import parse_settings
+from scincl.io import PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
+from scincl.provenance import check_reuse, made_by, read_record, record_path, write_record
+
+logger = logging.getLogger(__name__)
+
+GRAPH_METHODS = ("pbg", *EMBEDDERS)  # pbg: the paper's PyTorch-BigGraph (SciNCL §4.2), the default
+DEFAULT_GRAPH_METHOD = "pbg"
+RUN_RECORD = "embed_graph_run.json"
+
+
+def fill_isolated(vectors: np.ndarray, degrees: np.ndarray, seed: int) -> np.ndarray:
+    """Rows of papers without a training edge get seeded random vectors at the mean row norm.
+
+    PBG leaves such papers at their random initialisation; an all-zero row instead would tie every
+    score and turn a normalised (cosine) index's row into NaN.
+    """
+    isolated = degrees == 0
+    if isolated.any():
+        norms = np.linalg.norm(vectors[~isolated], axis=1)
+        scale = float(norms.mean()) if norms.size else 1.0
+        noise = np.random.default_rng(seed).standard_normal((int(isolated.sum()), vectors.shape[1]))
+        vectors[isolated] = (noise / np.linalg.norm(noise, axis=1, keepdims=True) * scale).astype(vectors.dtype)
+    return vectors
+
+
+def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAULT_GRAPH_METHOD,
+                config: Optional[PathLike] = None, test_edges: Optional[PathLike] = None,
+                dimension: Optional[int] = None, settings: Optional[Any] = None, overrides: Optional[Any] = None,
+                seed: int = 0, override: bool = False, random_baseline: bool = True,
+                export_format: str = "h5") -> Dict[str, Any]:
+    """Embed the citation graph of ``train_edges`` with ``method``; returns the output paths (and metrics)."""
+    from scincl.graph.biggraph import train_biggraph
+    from scincl.graph.pbg_config import (load_config_dict, load_config_dict_overrides, resolve_config_path,
+                                         with_output_dir)
+
+    if method not in GRAPH_METHODS:
+        raise InputError(f"--method {method!r} is not one of {', '.join(GRAPH_METHODS)}")
+    if dimension is not None and not 1 <= int(dimension) <= 4096:
+        raise InputError(f"--dimension {dimension} is outside [1, 4096]")
+    config = config or "s2orc_768d_dot"  # paper §4.2: 768-d dot product
+    if method == "pbg":
+        if settings:
+            raise InputError("--method pbg takes its settings as PBG overrides (-p key=value), not --settings")
+        extra = f"dimension={int(dimension)}" if dimension is not None else None
+        all_overrides = " ".join(x for x in (_as_text(overrides), extra) if x) or None
+        return train_biggraph(config, train_edges, test_edges, overrides=all_overrides, output_dir=output_dir,
+                              seed=seed, override=override, random_baseline=random_baseline,
+                              export_format=export_format)
+
+    embedder = EMBEDDERS[method]
+    method_settings = parse_settings(embedder.settings, settings)
+    config_path = resolve_config_path(config)
+    config_dict = load_config_dict_overrides(with_output_dir(load_config_dict(config_path), output_dir), overrides,
+                                             config_path)
+    dim = int(dimension if dimension is not None else config_dict["dimension"])
+    out = Path(output_dir)
+    emb_path = out / f"embeddings.{export_format}"
+    record = made_by({"method": method, "dimension": dim, "seed": int(seed),
+                      "settings": dataclasses.asdict(method_settings), "export_format": export_format,
+                      "evaluated_with": str(config_path) if test_edges else None},
+                     [Path(train_edges), Path(test_edges) if test_edges else None])
+    names_path = entity_names_path(out)
+    if emb_path.exists() and names_path.exists() and check_reuse(emb_path, read_record(record_path(emb_path)), record,
+                                                                 override):
+        logger.info("embed_graph: %s exists, made with the same method, settings and inputs: reused", emb_path)
+        return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path), "reused": True}
+
+    from scincl.graph.embedders.adjacency import read_graph
+
+    started, cpu_started = time.perf_counter(), time.process_time()
+    graph = read_graph(train_edges, [test_edges])
+    logger.info("embed_graph: %s, %d-d, on %d papers / %d undirected edges", method, dim, len(graph.ids),
+                graph.adjacency.nnz // 2)
+    vectors = fill_isolated(embedder.embed(graph, dim, method_settings, int(seed)), graph.degrees, int(seed))
+    embed_seconds, embed_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    if not np.isfinite(vectors).all():
+        raise InputError(f"{method} produced non-finite embeddings (check its settings)")
+    out.mkdir(parents=True, exist_ok=True)
+    ids = [str(pid) for pid in graph.ids]
+    if export_format == "h5":
+        write_embeddings_h5(emb_path, vectors)
+    elif export_format == "npy":
+        with atomic_path(emb_path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, vectors)
+    else:
+        raise InputError(f"unknown export format {export_format!r}; choose h5 or npy")
+    write_id_list(names_path, ids)
+    result: Dict[str, Any] = {"embeddings_path": str(emb_path), "entity_names_path": str(names_path)}
+    if test_edges is not None:
+        result.update(_link_prediction(config_dict, ids, vectors, train_edges, test_edges, seed, random_baseline, out))
+    run = {"method": method, "paper": embedder.paper, "dimension": dim, "settings": dataclasses.asdict(method_settings),
+           "seed": int(seed), "train_edges": str(train_edges), "test_edges": str(test_edges) if test_edges else None,
+           "papers": len(ids), "undirected_edges": int(graph.adjacency.nnz // 2),
+           "embed_seconds": round(embed_seconds, 3), "embed_cpu_seconds": round(embed_cpu, 3),
+           "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    write_json(out / RUN_RECORD, run)
+    write_record(record_path(emb_path), record)
+    result["manifest_path"] = str(out / RUN_RECORD)
+    logger.info("embed_graph: %s embeddings in %.1f s (%.1f CPU s) -> %s", method, embed_seconds, embed_cpu, emb_path)
+    return result
+
+
+def _link_prediction(config_dict, ids, vectors, train_edges, test_edges, seed, random_baseline, out) -> Dict[str, Any]:
+    from scincl.graph.embedding_link_prediction import evaluate_embeddings
+    from scincl.graph.link_prediction import metrics_markdown, write_metrics
+    from scincl.graph.pbg_import import import_edges
+
+    import_edges(config_dict, train_edges, test_edges, seed=int(seed), override=True)
+    test_path = config_dict["edge_paths"][1]
+    rows = evaluate_embeddings(config_dict, ids, vectors, test_path, seed=int(seed), random_baseline=random_baseline)
+    json_path, md_path = write_metrics(out, rows, {"test_edges": test_path, "comparator": config_dict["comparator"]})
+    logger.info("embed_graph: link prediction on %s\n%s", test_path, metrics_markdown(rows))
+    return {"metrics": rows, "metrics_json": str(json_path), "metrics_md": str(md_path)}
+
+
+def _as_text(overrides: Optional[Any]) -> Optional[str]:
+    if overrides is None:
+        return None
+    return " ".join(overrides) if isinstance(overrides, (list, tuple)) else str(overrides)
