@@ -135,6 +135,12 @@ def embed(
                 max_sequence_length, target)
     vectors = encode_texts(encoder, tokenizer, texts, batch_size=batch_size,
                            max_sequence_length=max_sequence_length, device=target, bf16=bf16)
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():  # a diverged model: refuse, never write null embeddings (issue 29)
+        row = int(np.flatnonzero(~finite)[0])
+        raise InputError(f"the model gives NaN or infinite embeddings for {int((~finite).sum())} of {len(finite)} "
+                         f"papers, the first paper {paper_ids[row]!r} (row {row} of {metadata_path}); a diverged "
+                         "training?", path=model_dir_or_name)
     count = write_embeddings_jsonl(out, paper_ids, vectors)
     write_record(record_path(out), record)  # written last: the embeddings are complete
     logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)
