@@ -105,6 +105,27 @@ def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
         raise unknown_flag_error(name, argv[0], valid)
 
 
+WAIT_FLAG = "--wait"  # every command: wait for the run holding an output's lock (scincl/output_lock.py)
+
+
+def take_wait_flag(argv: List[str]) -> bool:
+    """Remove ``--wait`` (``--wait=true|false``) from ``argv`` in place; True when it asks to wait.
+
+    ``--wait``: a command whose output another run is writing waits for it instead of stopping with
+    the holder's name (:mod:`scincl.output_lock`). Tokens after a bare ``--`` are fire's.
+    """
+    wait = False
+    end = argv.index("--") if "--" in argv else len(argv)
+    for i in reversed(range(1, end)):
+        flag, eq, value = argv[i].partition("=")
+        if flag == WAIT_FLAG:
+            if eq and value.strip().lower() not in ("true", "1", "yes", "false", "0", "no"):
+                raise InputError(f"--wait={value}: expected true or false")
+            wait = wait or not eq or value.strip().lower() in ("true", "1", "yes")
+            del argv[i]
+    return wait
+
+
 def run_cli(component: Any, name: str | None = None) -> None:
     """Run a fire component; user errors become one line on stderr and exit code 2.
 
@@ -119,9 +140,10 @@ def run_cli(component: Any, name: str | None = None) -> None:
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
     try:
+        wait = take_wait_flag(sys.argv)
         if isinstance(component, dict):
             check_flags(component, sys.argv[1:])
-            component = {command: checked_command(function) for command, function in component.items()}
+            component = {command: checked_command(function, wait=wait) for command, function in component.items()}
         fire.Fire(component, name=prog)
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
