@@ -205,7 +205,7 @@ def _decode_references(line: bytes) -> Tuple[Any, Any]:
         rec = _REFERENCES_DECODER.decode(line)
     except msgspec.ValidationError:  # valid JSON, but not an object
         raise _BadLine(SKIP_NOT_AN_OBJECT, "expected a JSON object") from None
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # invalid UTF-8 too (issue 29)
         raise _BadLine(SKIP_MALFORMED_JSON, f"malformed JSON ({exc})") from None
     return rec.paper_id, rec.outbound_citations
 
@@ -310,7 +310,7 @@ def iter_reference_batches(shard_path: PathLike, strict: bool = False,
             n_lines = count_lines(block)
             try:
                 records = _REFERENCE_LIST_DECODER.decode_lines(block)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, UnicodeDecodeError):
                 records = None
             if records is not None and len(records) == n_lines:
                 stats.lines += n_lines
