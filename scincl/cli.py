@@ -9,6 +9,7 @@ import errno
 import inspect
 import logging
 import os
+import signal
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
@@ -37,7 +38,60 @@ def os_error_message(exc: OSError) -> str:
         return f"no such file or directory: {target}"
     if exc.errno == errno.EROFS:
         return f"read-only file system: {target}"
-    return f"{exc.strerror or exc}: {target}".strip()
+    if exc.errno == errno.EDQUOT:
+        return f"disk quota exceeded while writing {target}".strip()
+    if exc.errno == errno.EFBIG:
+        return f"file too large (the file system's or the process's file size limit) while writing {target}".strip()
+    return f"{exc.strerror or exc}" + (f": {target}" if target else "")
+
+
+class Terminated(BaseException):
+    """SIGTERM (Slurm's time limit, ``kill``): raised in the main thread so ``finally`` blocks remove
+    temporary files and locks are released before the process exits (rc 143)."""
+
+
+_MAIN_PID = [0]  # the process that installed the handler (forked workers inherit it and just die)
+
+
+def _raise_terminated(signum, frame):  # noqa: ARG001 - signal handler signature
+    if os.getpid() != _MAIN_PID[0]:  # a forked worker: die as by default, its parent cleans up
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    raise Terminated()
+
+
+def _catch_sigterm() -> Any:
+    """Install :func:`_raise_terminated` for SIGTERM (main thread only); returns the previous handler."""
+    _MAIN_PID[0] = os.getpid()
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread
+        return None
+
+
+def os_error_behind(exc: BaseException) -> Optional[OSError]:
+    """The OS error that caused ``exc`` (itself, or one in its ``__cause__``/``__context__`` chain); a
+    library error that only says so in words (torch.save's ``basic_ios::clear: iostream error`` and
+    ``inline_container.cc`` errors, h5py's ``Can't write data``) counts as a failed write, ``None``
+    otherwise."""
+    chain = []
+    current: Optional[BaseException] = exc
+    while current is not None and all(current is not c for c in chain):
+        chain.append(current)
+        if isinstance(current, OSError) and current.errno is not None:
+            return current
+        current = current.__cause__ or current.__context__
+    text = " ".join(str(c) for c in chain)
+    for phrase, code in (("No space left on device", errno.ENOSPC), ("Disk quota exceeded", errno.EDQUOT),
+                         ("File too large", errno.EFBIG), ("file write failed", errno.EIO),
+                         ("Can't write data", errno.EIO), ("iostream error", errno.EIO),
+                         ("inline_container.cc", errno.EIO)):  # torch.save's zip writer after a short write
+        if phrase in text:
+            failed = OSError(code, os.strerror(code) if code != errno.EIO else "a write failed (disk full?)")
+            failed.filename = ""
+            return failed
+    return None
 
 
 PBG_OVERRIDE_FLAGS = ("-p", "--p", "--param", "--overrides")
@@ -139,6 +193,7 @@ def run_cli(component: Any, name: str | None = None) -> None:
 
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
+    previous_sigterm = _catch_sigterm()
     try:
         wait = take_wait_flag(sys.argv)
         if isinstance(component, dict):
@@ -153,6 +208,22 @@ def run_cli(component: Any, name: str | None = None) -> None:
             sys.exit(1)
         print(f"{prog}: error: {os_error_message(exc)}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted (Ctrl-C); temporary files removed, rerun the command to resume", file=sys.stderr)
+        sys.exit(130)
+    except Terminated:
+        print(f"{prog}: terminated (SIGTERM); temporary files removed, rerun the command to resume", file=sys.stderr)
+        sys.exit(143)
+    except Exception as exc:  # a write that failed inside a library (torch.save, h5py) on a full disk
+        failed = os_error_behind(exc)
+        if failed is None:
+            raise
+        print(f"{prog}: error: {os_error_message(failed)} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+              file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
 
 
 def commands_of(source: Any) -> Dict[str, Callable]:

@@ -302,7 +302,12 @@ def train(
     if args.process_index == 0:  # after every input was read: a bad input leaves no output dir
         out.mkdir(parents=True, exist_ok=True)
         write_record(out / RUN_FINGERPRINT_FILE, record)
-    result = trainer.train(resume_from_checkpoint=resume)
+    try:
+        result = trainer.train(resume_from_checkpoint=resume)
+    except BaseException:
+        if args.process_index == 0:  # a full disk, Ctrl-C or SIGTERM mid-save: leave only resumable checkpoints
+            last_complete_checkpoint(out, remove_incomplete=True)
+        raise
     trainer.save_state()
     _destroy_process_group_at_exit()
 
