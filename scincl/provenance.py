@@ -231,10 +231,13 @@ def check_reuse(output: PathLike, stored: Optional[Mapping[str, Any]], wanted: M
                 override: bool) -> bool:
     """The reuse rule of a standalone command whose ``output`` exists.
 
-    True: same inputs and settings, reuse it. False: ``override`` was given, rebuild it (logged).
-    Otherwise an :class:`InputError` naming the differing input or setting.
+    True: same inputs and settings (and, when ``stored`` lists ``outputs``, ``output`` unchanged
+    since), reuse it. False: ``override`` was given, rebuild it (logged). Otherwise an
+    :class:`InputError` naming the differing input or setting, or the changed output.
     """
     why = difference(stored, wanted)
+    if why is None and stored is not None and "outputs" in stored:  # the output as it was made (issue 29)
+        why = outputs_changed(stored["outputs"], [output])
     if why is None:
         if override:
             logger.info("%s: --override given, rebuilding", output)

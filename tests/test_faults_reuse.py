@@ -152,3 +152,14 @@ def test_train_does_not_reuse_a_finished_run_whose_weights_were_deleted(toy_trai
     (out / "tokenizer.json").unlink()
     train(str(root / "train.csv"), str(root / "metadata.jsonl"), str(out), **args)  # repaired from checkpoint-2
     assert (out / "model.safetensors").read_bytes() == weights and (out / "tokenizer.json").exists()
+
+
+def test_embed_refuses_to_reuse_an_edited_embeddings_file(toy_train_files, tmp_path):
+    from scincl.model.embed import embed
+
+    args = (str(toy_train_files["bert"]), str(toy_train_files["root"] / "metadata.jsonl"), str(tmp_path / "e.jsonl"))
+    out = embed(*args, max_sequence_length=24)
+    assert embed(*args, max_sequence_length=24) == out  # unchanged: reused
+    _edit_in_place(out, 40)
+    with pytest.raises(InputError, match="e.jsonl changed since it was made"):
+        embed(*args, max_sequence_length=24)
