@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import re
+import signal
 import threading
 import zlib
 from collections import Counter
@@ -354,6 +355,13 @@ def _pool_context() -> Any:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
+def _ignore_interrupts() -> None:
+    """Pool workers leave Ctrl-C (sent to the whole process group) and SIGTERM to their parent, which
+    stops the pool and reports it in one line (issue 29: each worker printed a KeyboardInterrupt traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: int = 1,
                desc: str = "shards") -> List[Any]:
     """``[fn(shard) for shard in shards]`` over a process pool, in shard order, with a progress bar.
@@ -371,7 +379,7 @@ def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: i
                 results.append(fn(shard))
                 bar.update(1)
             return results
-    with _pool_context().Pool(workers) as pool:
+    with _pool_context().Pool(workers, initializer=_ignore_interrupts) as pool:
         with tqdm(total=len(shards), desc=desc, unit="shard", disable=None) as bar:
             results = []
             for result in pool.imap(fn, shards, chunksize=1):
