@@ -40,8 +40,6 @@ def os_error_message(exc: OSError) -> str:
         return f"read-only file system: {target}"
     if exc.errno == errno.EDQUOT:
         return f"disk quota exceeded while writing {target}".strip()
-    if exc.errno == errno.EFBIG:
-        return f"file too large (the file system's or the process's file size limit) while writing {target}".strip()
     return f"{exc.strerror or exc}" + (f": {target}" if target else "")
 
 

@@ -96,7 +96,7 @@ def test_disk_full_in_the_biggraph_import_is_one_line_without_partial_buckets(de
     argv = ["cli_graph.py", "train_biggraph", "demo", "--train_edges", str(demo_citations["train"]),
             "--test_edges", str(demo_citations["test"]), "--output_dir", str(tmp_path / "graph")]
     done = _run(argv, file_size_limit=50_000)
-    assert done.returncode == 2 and "file too large" in _one_error_line(done.stderr)
+    assert done.returncode == 2 and "File too large" in _one_error_line(done.stderr)
     assert not list(tmp_path.rglob("*.h5"))  # no bucket, partial or renamed
 
 

@@ -114,6 +114,7 @@ def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = N
     if mapping_path is not None:
         full = mapping_from_file(mapping_path, mapping_key)
         mapping = {i: full[i] for i in scidocs_ids if i in full}
+        check_one_to_one(mapping, f"{mapping_path}" + (f" [{mapping_key}]" if mapping_key else ""))
         counts["source"] = f"{mapping_path}" + (f" [{mapping_key}]" if mapping_key else "")
     else:
         if corpus_dir is None:
@@ -123,7 +124,6 @@ def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = N
         counts.update({"source": f"external ids of the {corpus.format} corpus {corpus_dir}",
                        "ambiguous": len(ambiguous), "ambiguous_examples": dict(list(ambiguous.items())[:5]),
                        "papers_read": stats.papers})
-    check_one_to_one(mapping, counts["source"])
     counts["mapped"] = len(mapping)
     counts["unmapped"] = len(scidocs_ids) - len(mapping)
     return mapping, counts
