@@ -49,8 +49,8 @@ DIR_FILE_HASH_LIMIT = 8 << 20  # per file inside an input directory (model dirs,
 CONTENT_HASH_LIMIT = 1 << 30  # files up to 1 GiB: xxh3-128 of every byte too (issue 29)
 SAMPLED_BLOCKS = 64  # beyond 1 GiB: xxh3-128 of 64 evenly spread 1 MiB blocks
 CONTENT_HASH_KEYS = ("xxh3_128", "xxh3_128_of_blocks")  # absent from records written before issue 29
-IGNORED_NAMES = ("manifest.json",)
-IGNORED_SUFFIXES = (".made_by.json", ".lock", ".lock.json")  # records and locks of our own commands  # rewritten by every run (timings); never part of what an output is
+IGNORED_NAMES = ("manifest.json",)  # rewritten by every run (timings); never part of what an output is
+IGNORED_SUFFIXES = (".lock", ".lock.json")  # output locks of our commands (scincl/output_lock.py)
 MARKER_PREFIX = "stage_"  # a pipeline stage's completion marker: <output dir>/stage_<name>.done.json
 MARKER_SUFFIX = ".done.json"
 

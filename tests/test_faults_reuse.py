@@ -163,3 +163,13 @@ def test_embed_refuses_to_reuse_an_edited_embeddings_file(toy_train_files, tmp_p
     _edit_in_place(out, 40)
     with pytest.raises(InputError, match="e.jsonl changed since it was made"):
         embed(*args, max_sequence_length=24)
+
+
+def test_an_output_written_into_the_corpus_folder_is_not_part_of_the_corpus(tmp_path):
+    from scincl.corpus.stage import get_metadata_id_mapping
+
+    corpus = _plain_corpus(tmp_path / "a", [("a1", "a2")])
+    get_citations(str(corpus), str(tmp_path / "out"), workers=1)  # format detected
+    get_metadata_id_mapping(str(corpus), str(corpus / "id_mapping.json"), workers=1)  # the original README's habit
+    get_citations(str(corpus), str(tmp_path / "out"), workers=1, corpus_format="plain")  # same corpus: reused
+    get_metadata_id_mapping(str(corpus), str(corpus / "id_mapping.json"), workers=1)

@@ -4,8 +4,8 @@ Subcommands keep the names and flags of the original SciNCL README, so its comma
 Every command that reads a corpus takes `--corpus_format s2orc|s2ag|openalex|plain` (default: detected
 from the folder; see scincl/corpus/), streams its files in `--workers` processes, logs counts, writes
 its outputs atomically, reuses existing outputs unless `--override` (only when its made-by record
-`<output>.made_by.json` says they were made from the same corpus and flags and are unchanged), and turns bad input into one
-error line (malformed lines are counted and skipped unless `--strict`).
+`<output>.made_by.json` says they were made from the same corpus and flags and are unchanged), and
+turns bad input into one error line (malformed lines are counted and skipped unless `--strict`).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from scincl.corpus import check_format, write_papers
 from scincl.corpus.stage import get_citations, get_cocitations, get_metadata_id_mapping
 from scincl.corpus.stage import open_corpus_with_workers as _corpus
 from scincl.corpus.stage import OutputRecord as _Record
-from scincl.corpus.stage import nothing_read
+from scincl.corpus.stage import nothing_read, resolved_format
 from scincl.corpus.stage import worker_count as _workers
 from scincl.corpus.stage import write_json_any as _write_json_any
 from scincl.corpus.id_mapping import scidocs_id_mapping
@@ -89,7 +89,8 @@ def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] =
     :param override: rebuild an existing output
     """
     stats_path = Path(str(output_path) + ".stats.json")
-    record = _Record(output_path, stats_path, settings={"command": "get_papers", "corpus_format": corpus_format},
+    record = _Record(output_path, stats_path,
+                     settings={"command": "get_papers", "corpus_format": resolved_format(corpus_dir, corpus_format)},
                      inputs=[corpus_dir])
     if record.reusable(override):
         return
@@ -117,7 +118,8 @@ def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, worke
     :param corpus_format: s2orc (counts its inbound_citations fields), or s2ag, openalex, plain (counts the
         corpus's references); default: detected from the folder
     """
-    record = _Record(output_path, settings={"command": "get_inbound_citations_count", "corpus_format": corpus_format},
+    record = _Record(output_path, settings={"command": "get_inbound_citations_count",
+                                             "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                      inputs=[s2orc_metadata_dir])
     if record.reusable(override):
         return
@@ -148,7 +150,8 @@ def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_
     :param override: rebuild an existing output
     :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
     """
-    record = _Record(output_fp, settings={"command": "get_scidocs_title_mapping", "corpus_format": corpus_format},
+    record = _Record(output_fp, settings={"command": "get_scidocs_title_mapping",
+                                           "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                      inputs=[scidocs_dir, s2orc_metadata_dir])
     if record.reusable(override):
         return
@@ -194,8 +197,8 @@ def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optio
     :param override: rebuild an existing output
     """
     record = _Record(output_path, Path(str(output_path) + ".stats.json"),
-                     settings={"command": "get_scidocs_id_mapping", "corpus_format": corpus_format,
-                               "mapping_key": mapping_key},
+                     settings={"command": "get_scidocs_id_mapping", "mapping_key": mapping_key,
+                               "corpus_format": resolved_format(corpus_dir, corpus_format)},
                      inputs=[scidocs_dir, corpus_dir, mapping_path, paper_ids])
     if record.reusable(override):
         return

@@ -18,7 +18,8 @@ from scincl.corpus.regroup import corpus_cocitations
 from scincl.graph.citations import citation_output_paths, extract_citations
 from scincl.errors import InputError
 from scincl.io import atomic_open, dumps_json, write_json
-from scincl.provenance import difference, made_by, outputs_changed, outputs_record, read_record, record_path, write_record
+from scincl.provenance import (difference, made_by, outputs_changed, outputs_record, read_record, record_path,
+                               write_record)
 from scincl.s2orc import load_id_set
 from scincl.s2orc_mappings import metadata_id_mapping
 
@@ -36,6 +37,28 @@ def open_corpus_with_workers(corpus_dir: str, corpus_format: Optional[str], work
     return open_corpus(corpus_dir, corpus_format, workers=worker_count(workers), strict=strict)
 
 
+def resolved_format(corpus_dir: Optional[Union[str, Path]], corpus_format: Optional[str]) -> Optional[str]:
+    """The format a corpus is read as (``--corpus_format``, else detected): what a made-by record keeps,
+    so ``--corpus_format s2orc`` and its detection on an S2ORC folder make the same record."""
+    from scincl.corpus import check_format, detect_format
+
+    try:
+        return check_format(corpus_format) or (detect_format(corpus_dir) if corpus_dir else None)
+    except InputError:
+        return corpus_format  # opening the corpus reports it
+
+
+def _outputs_of_our_commands(inputs: Sequence[Union[str, Path]]) -> list:
+    """Files inside input folders that a command of ours wrote there (each has a ``.made_by.json``
+    record beside it, e.g. ``get_metadata_id_mapping`` into the S2ORC folder): not part of the corpus."""
+    found = []
+    for folder in (Path(p) for p in inputs):
+        if folder.is_dir():
+            for record in folder.rglob("*.made_by.json"):
+                found += [record, record.with_name(record.name[:-len(".made_by.json")])]
+    return found
+
+
 class OutputRecord:
     """The made-by record of a standalone command's outputs (``<first output>.made_by.json``, issue 29).
 
@@ -48,7 +71,9 @@ class OutputRecord:
     def __init__(self, *outputs: Union[str, Path], settings: Mapping[str, Any],
                  inputs: Sequence[Optional[Union[str, Path]]] = ()) -> None:
         self.outputs = [Path(p) for p in outputs]
-        self.wanted = made_by(settings, [p for p in inputs if p], exclude=self.outputs)
+        inputs = [p for p in inputs if p]
+        self.wanted = made_by(settings, inputs, exclude=self.outputs + [record_path(p) for p in self.outputs]
+                              + _outputs_of_our_commands(inputs))
 
     @property
     def path(self) -> Path:
@@ -156,7 +181,7 @@ def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[in
     record = OutputRecord(*[p for k, p in paths.items() if k != "stats"], paths["stats"],
                           settings={"command": "get_citations", "test_ratio": float(test_ratio),
                                     "sample_n_nodes": int(sample_n_nodes or 0), "seed": int(seed),
-                                    "corpus_format": corpus_format},
+                                    "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir, included_paper_ids, excluded_paper_ids])
     if record.reusable(override):
         return
@@ -202,8 +227,9 @@ def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional
     out = Path(output_path)
     tsv = out if out.name.endswith(".tsv") else out / "cocitations.tsv"
     stats_path = stats_path_of(tsv, "cocitations.stats.json")
-    record = OutputRecord(tsv, stats_path, settings={"command": "get_cocitations", "min_count": int(min_count),
-                                                      "corpus_format": corpus_format},
+    record = OutputRecord(tsv, stats_path,
+                          settings={"command": "get_cocitations", "min_count": int(min_count),
+                                    "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir, included_paper_ids, excluded_paper_ids])
     if record.reusable(override):
         return
@@ -233,7 +259,8 @@ def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: 
     :param override: rebuild an existing output
     :param corpus_format: s2orc, s2ag (positions in papers/ files), openalex or plain (default: detected)
     """
-    record = OutputRecord(output_path, settings={"command": "get_metadata_id_mapping", "corpus_format": corpus_format},
+    record = OutputRecord(output_path, settings={"command": "get_metadata_id_mapping",
+                                                 "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir])
     if record.reusable(override):
         return

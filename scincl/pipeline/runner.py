@@ -14,7 +14,8 @@ function that writes the outputs (each stage's function writes atomically, see `
   (``stage_<name>.done.json`` beside its outputs, :mod:`scincl.provenance`) records the same
   settings (:attr:`Stage.settings`: everything that changes its bytes) and the same input
   fingerprints as now, and every output file it recorded still exists with its recorded size and
-  hash (a deleted ``model.safetensors`` or ``tokenizer.json`` reruns the stage, issue 29). The marker is removed before a stage runs and written last, after every
+  hash (a deleted ``model.safetensors`` or ``tokenizer.json`` reruns the stage, issue 29). The marker
+  is removed before a stage runs and written last, after every
   output exists, so a run killed anywhere in a stage (between BigGraph's export and its link
   prediction, during training, ...) leaves no marker and the rerun runs the stage again;
 - a stage whose marker records other settings or inputs is rebuilt (one log line naming the first
