@@ -139,21 +139,6 @@ def test_a_stage_whose_recorded_output_was_deleted_runs_again(tmp_path):
     assert run_stages(stages(), Manifest(tmp_path, {}))["train"].status == "ran"
 
 
-def test_train_does_not_reuse_a_finished_run_whose_weights_were_deleted(toy_train_files, tmp_path):
-    from scincl.model.train import train
-
-    root = toy_train_files["root"]
-    args = dict(base_model_name_or_path=str(toy_train_files["bert"]), max_steps=2, save_steps=2,
-                per_device_train_batch_size=8, max_sequence_length=24, disable_tqdm=True, bf16="false",
-                cache_dir=str(tmp_path / "cache"))
-    out = train(str(root / "train.csv"), str(root / "metadata.jsonl"), str(tmp_path / "model"), **args)
-    weights = (out / "model.safetensors").read_bytes()
-    (out / "model.safetensors").unlink()
-    (out / "tokenizer.json").unlink()
-    train(str(root / "train.csv"), str(root / "metadata.jsonl"), str(out), **args)  # repaired from checkpoint-2
-    assert (out / "model.safetensors").read_bytes() == weights and (out / "tokenizer.json").exists()
-
-
 def test_embed_refuses_to_reuse_an_edited_embeddings_file(toy_train_files, tmp_path):
     from scincl.model.embed import embed
 

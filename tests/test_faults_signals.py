@@ -120,7 +120,11 @@ def test_a_truncated_optimizer_falls_back_to_the_previous_checkpoint(tmp_path):
     assert last_complete_checkpoint(tmp_path) is None
 
 
-def test_training_resumes_from_the_checkpoint_before_a_damaged_one(toy_train_files, tmp_path):
+def test_deleted_weights_are_repaired_and_a_damaged_checkpoint_is_skipped(toy_train_files, tmp_path):
+    """One training serves both recoveries: a finished run whose weights and tokenizer were deleted
+    is not reused but finished again from its last checkpoint (issue 29: it was reused without
+    model.safetensors), and a run whose newest checkpoint has a truncated optimizer.pt resumes from
+    the one before. Both give the uninterrupted run's weights."""
     from safetensors.torch import load_file
 
     from scincl.model.train import train
@@ -131,6 +135,12 @@ def test_training_resumes_from_the_checkpoint_before_a_damaged_one(toy_train_fil
                 learning_rate=1e-3, cache_dir=str(tmp_path / "cache"))
     out = train(str(root / "train.csv"), str(root / "metadata.jsonl"), str(tmp_path / "model"), **args)
     uninterrupted = load_file(out / "model.safetensors")
+    (out / "model.safetensors").unlink()
+    (out / "tokenizer.json").unlink()
+    train(str(root / "train.csv"), str(root / "metadata.jsonl"), str(out), **args)  # from checkpoint-4: no step
+    assert (out / "tokenizer.json").exists()
+    for name, tensor in uninterrupted.items():
+        torch.testing.assert_close(load_file(out / "model.safetensors")[name], tensor)
     (out / "train_args.json").unlink()  # as if the run had died after saving checkpoint-4 ...
     optimizer = out / "checkpoint-4" / "optimizer.pt"
     optimizer.write_bytes(optimizer.read_bytes()[:100])  # ... with its optimizer state cut short
