@@ -9,6 +9,7 @@ import errno
 import inspect
 import logging
 import os
+import signal
 import sys
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
 
@@ -38,7 +39,58 @@ def os_error_message(exc: OSError) -> str:
         return f"no such file or directory: {target}"
     if exc.errno == errno.EROFS:
         return f"read-only file system: {target}"
-    return f"{exc.strerror or exc}: {target}".strip()
+    if exc.errno == errno.EDQUOT:
+        return f"disk quota exceeded while writing {target}".strip()
+    return f"{exc.strerror or exc}" + (f": {target}" if target else "")
+
+
+class Terminated(BaseException):
+    """SIGTERM (Slurm's time limit, ``kill``): raised in the main thread so ``finally`` blocks remove
+    temporary files and locks are released before the process exits (rc 143)."""
+
+
+_MAIN_PID = [0]  # the process that installed the handler (forked workers inherit it and just die)
+
+
+def _raise_terminated(signum, frame):  # noqa: ARG001 - signal handler signature
+    if os.getpid() != _MAIN_PID[0]:  # a forked worker: die as by default, its parent cleans up
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    raise Terminated()
+
+
+def _catch_sigterm() -> Any:
+    """Install :func:`_raise_terminated` for SIGTERM (main thread only); returns the previous handler."""
+    _MAIN_PID[0] = os.getpid()
+    try:
+        return signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread
+        return None
+
+
+def os_error_behind(exc: BaseException) -> Optional[OSError]:
+    """The OS error that caused ``exc`` (itself, or one in its ``__cause__``/``__context__`` chain); a
+    library error that only says so in words (torch.save's ``basic_ios::clear: iostream error`` and
+    ``inline_container.cc`` errors, h5py's ``Can't write data``) counts as a failed write, ``None``
+    otherwise."""
+    chain = []
+    current: Optional[BaseException] = exc
+    while current is not None and all(current is not c for c in chain):
+        chain.append(current)
+        if isinstance(current, OSError) and current.errno is not None:
+            return current
+        current = current.__cause__ or current.__context__
+    text = " ".join(str(c) for c in chain)
+    for phrase, code in (("No space left on device", errno.ENOSPC), ("Disk quota exceeded", errno.EDQUOT),
+                         ("File too large", errno.EFBIG), ("file write failed", errno.EIO),
+                         ("Can't write data", errno.EIO), ("iostream error", errno.EIO),
+                         ("inline_container.cc", errno.EIO)):  # torch.save's zip writer after a short write
+        if phrase in text:
+            failed = OSError(code, os.strerror(code) if code != errno.EIO else "a write failed (disk full?)")
+            failed.filename = ""
+            return failed
+    return None
 
 
 PBG_OVERRIDE_FLAGS = ("-p", "--p", "--param", "--overrides")
@@ -155,6 +207,27 @@ def check_positionals(name: str, function: Callable, tokens: Sequence[str]) -> N
                          + f"; flags are --name value (`{name} --help` lists them)")
 
 
+WAIT_FLAG = "--wait"  # every command: wait for the run holding an output's lock (scincl/output_lock.py)
+
+
+def take_wait_flag(argv: List[str]) -> bool:
+    """Remove ``--wait`` (``--wait=true|false``) from ``argv`` in place; True when it asks to wait.
+
+    ``--wait``: a command whose output another run is writing waits for it instead of stopping with
+    the holder's name (:mod:`scincl.output_lock`). Tokens after a bare ``--`` are fire's.
+    """
+    wait = False
+    end = argv.index("--") if "--" in argv else len(argv)
+    for i in reversed(range(1, end)):
+        flag, eq, value = argv[i].partition("=")
+        if flag == WAIT_FLAG:
+            if eq and value.strip().lower() not in ("true", "1", "yes", "false", "0", "no"):
+                raise InputError(f"--wait={value}: expected true or false")
+            wait = wait or not eq or value.strip().lower() in ("true", "1", "yes")
+            del argv[i]
+    return wait
+
+
 def run_cli(component: Any, name: str | None = None) -> None:
     """Run a fire component; user errors become one line on stderr and exit code 2.
 
@@ -168,13 +241,15 @@ def run_cli(component: Any, name: str | None = None) -> None:
 
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
+    previous_sigterm = _catch_sigterm()
     try:
         if isinstance(component, dict) and (help_requested(sys.argv[1:]) or not sys.argv[1:]):
             print_help(component, sys.argv[1:], prog)
             return
+        wait = take_wait_flag(sys.argv)
         if isinstance(component, dict):
             check_flags(component, sys.argv[1:])
-            component = {command: checked_command(function) for command, function in component.items()}
+            component = {command: checked_command(function, wait=wait) for command, function in component.items()}
         fire.Fire(component, name=prog)
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
@@ -184,6 +259,22 @@ def run_cli(component: Any, name: str | None = None) -> None:
             sys.exit(1)
         print(f"{prog}: error: {os_error_message(exc)}", file=sys.stderr)
         sys.exit(2)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted (Ctrl-C); temporary files removed, rerun the command to resume", file=sys.stderr)
+        sys.exit(130)
+    except Terminated:
+        print(f"{prog}: terminated (SIGTERM); temporary files removed, rerun the command to resume", file=sys.stderr)
+        sys.exit(143)
+    except Exception as exc:  # a write that failed inside a library (torch.save, h5py) on a full disk
+        failed = os_error_behind(exc)
+        if failed is None:
+            raise
+        print(f"{prog}: error: {os_error_message(failed)} ({type(exc).__name__}: {str(exc).splitlines()[0][:200]})",
+              file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if previous_sigterm is not None:
+            signal.signal(signal.SIGTERM, previous_sigterm)
 
 
 def print_help(commands: Dict[str, Callable], argv: Sequence[str], prog: str) -> None:

@@ -10,6 +10,11 @@
 * ``biggraph:imported`` - PyTorch-BigGraph edges imported, training not started.
 * ``biggraph:exported`` - embeddings exported, link prediction and the run record not written yet.
 
+* ``papers:parts_written`` - ``get_papers``: every part file written, the output not yet.
+
+``<point>=TERM`` or ``<point>=INT`` sends SIGTERM / SIGINT (Ctrl-C) instead of SIGKILL, to test
+that the process ends with one line and removes its temporary files (issue 29).
+
 Unset (the default), every call is a no-op: one environment lookup.
 """
 from __future__ import annotations
@@ -25,11 +30,15 @@ KILL_AT_ENV = "SCINCL_KILL_AT"
 def kill_point(name: str) -> None:
     """``SIGKILL`` the current process if ``$SCINCL_KILL_AT`` lists ``name``; otherwise return."""
     wanted = os.environ.get(KILL_AT_ENV)
-    if not wanted or name not in {w.strip() for w in wanted.split(",")}:
+    if not wanted:
         return
-    sys.stderr.write(f"{KILL_AT_ENV}: SIGKILL at {name}\n")
+    points = dict((w.strip().partition("=")[0], w.strip().partition("=")[2] or "KILL") for w in wanted.split(","))
+    if name not in points:
+        return
+    signum = getattr(signal, f"SIG{points[name].upper()}")
+    sys.stderr.write(f"{KILL_AT_ENV}: {signum.name} at {name}\n")
     sys.stderr.flush()
-    os.kill(os.getpid(), signal.SIGKILL)
+    os.kill(os.getpid(), signum)
 
 
 def kill_point_callback() -> Any:

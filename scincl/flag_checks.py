@@ -222,11 +222,37 @@ def check_call(function: Callable, args: tuple, kwargs: dict) -> Tuple[tuple, di
     return bound.args, bound.kwargs
 
 
-def checked_command(function: Callable) -> Callable:
-    """``function`` with its flags checked (:func:`check_call`) before it runs; same signature and help."""
+def output_flag_values(function: Callable, args: tuple, kwargs: dict) -> Tuple[list, Any]:
+    """``([paths of the output flags given or defaulted], the --rank value)`` of one call of ``function``."""
+    signature = inspect.signature(function)
+    try:
+        bound = signature.bind(*args, **kwargs)
+    except TypeError:
+        return [], None
+    bound.apply_defaults()
+    values = dict(bound.arguments)
+    for name, param in signature.parameters.items():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            values.update(values.pop(name, {}) or {})
+    outputs = [Path(str(value)) for name, value in values.items()
+               if (OUTPUT_FLAG.search(name) or name in OUTPUT_FLAGS_OF.get(function.__name__, ()))
+               and isinstance(value, (str, os.PathLike)) and str(value)]
+    return outputs, values.get("rank")
+
+
+def checked_command(function: Callable, wait: bool = False) -> Callable:
+    """``function`` with its flags checked (:func:`check_call`) before it runs, holding the lock of each of
+    its outputs (:func:`scincl.output_lock.output_lock`; ``wait``: wait for a holder) while it runs;
+    same signature and help."""
+    from scincl.output_lock import is_secondary_rank, output_lock
+
     @functools.wraps(function)
     def run(*args, **kwargs):
         args, kwargs = check_call(function, args, kwargs)
-        return function(*args, **kwargs)
+        outputs, rank = output_flag_values(function, args, kwargs)
+        if not outputs or is_secondary_rank(rank):
+            return function(*args, **kwargs)
+        with output_lock(outputs, wait=wait):
+            return function(*args, **kwargs)
 
     return run

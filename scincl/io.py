@@ -376,8 +376,8 @@ def read_embeddings_matrix(path: PathLike) -> np.ndarray:
 def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, np.ndarray]:
     """SciDocs embeddings jsonl ``{"paper_id", "embedding"}`` -> dict.
 
-    A paper id on two lines or a malformed record (NaN and infinity are not JSON: malformed) is an
-    :class:`InputError` naming the file and line.
+    A paper id on two lines, a malformed record (NaN and infinity are not JSON: malformed) or an
+    embedding holding ``null`` is an :class:`InputError` naming the file and line.
 
     ``dtype=np.float64`` keeps the JSON numbers exactly (the official SciDocs evaluator does).
     """
@@ -390,12 +390,17 @@ def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, 
         if "embedding" not in rec:
             raise InputError("record without 'embedding'", path=path, line=line_no, field="embedding")
         try:
-            vec = np.asarray(rec["embedding"], dtype=dtype)
+            with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused below
+                vec = np.asarray(rec["embedding"], dtype=dtype)
         except (TypeError, ValueError):
             raise InputError("embedding is not a flat list of numbers", path=path, line=line_no,
                              field="embedding") from None
         if vec.ndim != 1:
             raise InputError("embedding is not a flat list of numbers", path=path, line=line_no, field="embedding")
+        if not np.isfinite(vec).all():  # null reads as NaN; a diverged model writes nulls (issue 29)
+            bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+            raise InputError(f"embedding holds null, NaN or infinite values (the first at index {bad}; a diverged "
+                             "model?)", path=path, line=line_no, field="embedding")
         if dim is None:
             dim = vec.shape[0]
         elif vec.shape[0] != dim:

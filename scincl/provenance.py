@@ -11,19 +11,33 @@ commands without ``--override``: one :class:`~scincl.errors.InputError` line nam
 Fingerprints (why this is sound and cheap): a file of up to :data:`FULL_HASH_LIMIT` bytes is its
 size + the sha256 of its content, so an identical file rebuilt by a rerun (or moved elsewhere)
 still matches, and any changed byte does not. Larger files (S2ORC-scale embeddings, model weights)
-are size + mtime + the sha256 of their first :data:`FULL_HASH_LIMIT` bytes: hashing 160 GB on every
-run is not affordable, and a rewrite past the hashed head changes the mtime. A directory is the
+are size + mtime + the sha256 of their first :data:`FULL_HASH_LIMIT` bytes + (issue 29) the
+xxh3-128 of their whole content up to :data:`CONTENT_HASH_LIMIT` (1 GiB; xxh3 hashes ~20 GB/s, so
+the disk's read speed is the cost), so an edit anywhere in a file of up to 1 GiB is detected even
+when it keeps the size and the mtime. Beyond 1 GiB the xxh3 covers :data:`SAMPLED_BLOCKS` blocks
+of 1 MiB spread evenly over the file (first and last included): an edit that keeps size and mtime
+and falls between the sampled blocks of a file over 1 GiB is not detected. A directory is the
 sorted list of its files' relative paths and fingerprints (files inside directories are hashed in
-full up to :data:`DIR_FILE_HASH_LIMIT` bytes, beyond that by size + mtime + head hash). Paths
-are not part of a fingerprint: only the content decides.
+full up to :data:`DIR_FILE_HASH_LIMIT` bytes with sha256, and by the xxh3 rule above beyond).
+Paths are not part of a fingerprint: only the content decides. Records written before the xxh3
+key existed are compared on the keys they have (:func:`same_fingerprint`), so no cache is rebuilt
+for it; they gain the stronger check when their output is next rebuilt.
+
+What an output *is* (issue 29): a completion marker or made-by record also lists the fingerprints
+of the outputs it vouches for (:func:`outputs_record`); reuse checks that each recorded file still
+exists with its size and hash (:func:`outputs_changed`), so a deleted ``model.safetensors`` or an
+edited ``citations.tsv`` makes the stage or command run again instead of being reused.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import logging
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+import xxhash
 
 from scincl.errors import InputError
 from scincl.io import PathLike, read_json, write_json
@@ -32,9 +46,28 @@ logger = logging.getLogger(__name__)
 
 FULL_HASH_LIMIT = 64 << 20  # files up to 64 MiB: content hash only (the manifest's HASH_BYTES_LIMIT)
 DIR_FILE_HASH_LIMIT = 8 << 20  # per file inside an input directory (model dirs, corpus shards)
+CONTENT_HASH_LIMIT = 1 << 30  # files up to 1 GiB: xxh3-128 of every byte too (issue 29)
+SAMPLED_BLOCKS = 64  # beyond 1 GiB: xxh3-128 of 64 evenly spread 1 MiB blocks
+CONTENT_HASH_KEYS = ("xxh3_128", "xxh3_128_of_blocks")  # absent from records written before issue 29
 IGNORED_NAMES = ("manifest.json",)  # rewritten by every run (timings); never part of what an output is
+IGNORED_SUFFIXES = (".lock", ".lock.json")  # output locks of our commands (scincl/output_lock.py)
 MARKER_PREFIX = "stage_"  # a pipeline stage's completion marker: <output dir>/stage_<name>.done.json
 MARKER_SUFFIX = ".done.json"
+
+
+def _content_hash(fh, size: int) -> Dict[str, str]:
+    """xxh3-128 of the whole file up to :data:`CONTENT_HASH_LIMIT`, else of :data:`SAMPLED_BLOCKS` 1 MiB blocks."""
+    digest = xxhash.xxh3_128()
+    fh.seek(0)
+    if size <= CONTENT_HASH_LIMIT:
+        for chunk in iter(lambda: fh.read(8 << 20), b""):
+            digest.update(chunk)
+        return {"xxh3_128": digest.hexdigest()}
+    block = 1 << 20
+    for i in range(SAMPLED_BLOCKS):
+        fh.seek((size - block) * i // (SAMPLED_BLOCKS - 1))
+        digest.update(fh.read(block))
+    return {"xxh3_128_of_blocks": digest.hexdigest()}
 
 
 def _hash_file(path: Path, limit: int) -> Dict[str, Any]:
@@ -48,23 +81,87 @@ def _hash_file(path: Path, limit: int) -> Dict[str, Any]:
                 break
             digest.update(chunk)
             remaining -= len(chunk)
-    entry: Dict[str, Any] = {"size": size, "sha256": digest.hexdigest()}
-    if size > limit:
-        entry["mtime_ns"] = path.stat().st_mtime_ns
-        entry["sha256_of_first_bytes"] = limit
+        entry: Dict[str, Any] = {"size": size, "sha256": digest.hexdigest()}
+        if size > limit:
+            entry["mtime_ns"] = path.stat().st_mtime_ns
+            entry["sha256_of_first_bytes"] = limit
+            entry.update(_content_hash(fh, size))
     return entry
 
 
-def fingerprint(path: PathLike) -> Dict[str, Any]:
-    """The content fingerprint of a file or directory (see the module docstring); ``missing`` when absent."""
+def _ignored(path: Path) -> bool:
+    return path.name in IGNORED_NAMES or is_marker(path) or path.name.endswith(IGNORED_SUFFIXES)
+
+
+def fingerprint(path: PathLike, exclude: Iterable[PathLike] = ()) -> Dict[str, Any]:
+    """The content fingerprint of a file or directory (see the module docstring); ``missing`` when absent.
+
+    ``exclude``: files or directories inside a directory ``path`` left out (a command's own outputs
+    written into its input folder).
+    """
     p = Path(path)
     if p.is_file():
         return {"name": p.name, **_hash_file(p, FULL_HASH_LIMIT)}
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and f.name not in IGNORED_NAMES and not is_marker(f))
+        skip = [Path(os.path.abspath(e)) for e in exclude]
+        files = sorted(f for f in p.rglob("*") if f.is_file() and not _ignored(f)
+                       and not any(a == e or e in a.parents for a in [Path(os.path.abspath(f))] for e in skip))
         return {"name": p.name, "files": [{"path": str(f.relative_to(p)), **_hash_file(f, DIR_FILE_HASH_LIMIT)}
                                           for f in files]}
     return {"name": p.name, "missing": True}
+
+
+def same_fingerprint(old: Any, new: Any, top: bool = True) -> bool:
+    """True when two fingerprints (or lists of them) say the same content.
+
+    A content-hash key (:data:`CONTENT_HASH_KEYS`) missing from one side is not compared: records
+    written before it existed stay valid. The top-level ``name`` is not content.
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in (set(old) | set(new)) - ({"name"} if top else set()):
+            if key in CONTENT_HASH_KEYS and (key not in old or key not in new):
+                continue
+            if key not in old or key not in new or not same_fingerprint(old[key], new[key], top=False):
+                return False
+        return True
+    if isinstance(old, list) and isinstance(new, list):
+        return len(old) == len(new) and all(same_fingerprint(a, b, top=False) for a, b in zip(old, new))
+    return old == new
+
+
+def outputs_record(outputs: Sequence[PathLike]) -> List[Dict[str, Any]]:
+    """The fingerprints of the outputs a marker or made-by record vouches for (stored under ``outputs``)."""
+    return [fingerprint(p) for p in outputs]
+
+
+def outputs_changed(recorded: Sequence[Mapping[str, Any]], outputs: Sequence[PathLike]) -> Optional[str]:
+    """How ``outputs`` differ from the fingerprints ``recorded`` when they were made, or ``None``.
+
+    Every recorded file must still exist with its size and hash; files added since (another
+    stage's outputs in a shared directory) do not count.
+    """
+    if len(recorded) != len(outputs):
+        return "the recorded outputs are not the ones asked for"
+    for entry, path in zip(recorded, outputs):
+        p = Path(path)
+        if entry.get("missing"):
+            continue
+        if "files" not in entry:
+            if not p.is_file():
+                return f"output {p} was deleted since it was made"
+            if not same_fingerprint(entry, fingerprint(p)):
+                return f"output {p} changed since it was made (size or content)"
+            continue
+        if not p.is_dir():
+            return f"output {p} was deleted since it was made"
+        for item in entry["files"]:
+            f = p / item["path"]
+            if not f.is_file():
+                return f"output {f} was deleted since it was made"
+            current = {"path": item["path"], **_hash_file(f, DIR_FILE_HASH_LIMIT)}
+            if not same_fingerprint(item, current, top=False):
+                return f"output {f} changed since it was made (size or content)"
+    return None
 
 
 def is_marker(path: PathLike) -> bool:
@@ -78,9 +175,12 @@ def plain(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=str))
 
 
-def made_by(settings: Mapping[str, Any], inputs: Sequence[Optional[PathLike]] = ()) -> Dict[str, Any]:
-    """The record of an output made with ``settings`` from ``inputs`` (``None`` inputs are left out)."""
-    return {"settings": plain(dict(settings)), "inputs": [fingerprint(p) for p in inputs if p is not None]}
+def made_by(settings: Mapping[str, Any], inputs: Sequence[Optional[PathLike]] = (),
+            exclude: Iterable[PathLike] = ()) -> Dict[str, Any]:
+    """The record of an output made with ``settings`` from ``inputs`` (``None`` inputs are left out;
+    ``exclude``: paths inside an input directory that are not part of it, e.g. the outputs themselves)."""
+    exclude = list(exclude)
+    return {"settings": plain(dict(settings)), "inputs": [fingerprint(p, exclude) for p in inputs if p is not None]}
 
 
 def _short(value: Any) -> str:
@@ -102,7 +202,7 @@ def difference(stored: Optional[Mapping[str, Any]], wanted: Mapping[str, Any]) -
         return (f"inputs differ (made from {', '.join(str(i.get('name')) for i in old_inputs) or 'nothing'}; "
                 f"now {', '.join(str(i.get('name')) for i in new_inputs) or 'nothing'})")
     for old, new in zip(old_inputs, new_inputs):
-        if {k: v for k, v in old.items() if k != "name"} != {k: v for k, v in new.items() if k != "name"}:
+        if not same_fingerprint(old, new):
             return f"input {new.get('name')} differs from the one it was made from"
     return None
 
@@ -131,10 +231,13 @@ def check_reuse(output: PathLike, stored: Optional[Mapping[str, Any]], wanted: M
                 override: bool) -> bool:
     """The reuse rule of a standalone command whose ``output`` exists.
 
-    True: same inputs and settings, reuse it. False: ``override`` was given, rebuild it (logged).
-    Otherwise an :class:`InputError` naming the differing input or setting.
+    True: same inputs and settings (and, when ``stored`` lists ``outputs``, ``output`` unchanged
+    since), reuse it. False: ``override`` was given, rebuild it (logged). Otherwise an
+    :class:`InputError` naming the differing input or setting, or the changed output.
     """
     why = difference(stored, wanted)
+    if why is None and stored is not None and "outputs" in stored:  # the output as it was made (issue 29)
+        why = outputs_changed(stored["outputs"], [output])
     if why is None:
         if override:
             logger.info("%s: --override given, rebuilding", output)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import re
+import signal
 import threading
 import zlib
 from collections import Counter
@@ -205,7 +206,7 @@ def _decode_references(line: bytes) -> Tuple[Any, Any]:
         rec = _REFERENCES_DECODER.decode(line)
     except msgspec.ValidationError:  # valid JSON, but not an object
         raise _BadLine(SKIP_NOT_AN_OBJECT, "expected a JSON object") from None
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # invalid UTF-8 too (issue 29)
         raise _BadLine(SKIP_MALFORMED_JSON, f"malformed JSON ({exc})") from None
     return rec.paper_id, rec.outbound_citations
 
@@ -310,7 +311,7 @@ def iter_reference_batches(shard_path: PathLike, strict: bool = False,
             n_lines = count_lines(block)
             try:
                 records = _REFERENCE_LIST_DECODER.decode_lines(block)
-            except msgspec.DecodeError:
+            except (msgspec.DecodeError, UnicodeDecodeError):
                 records = None
             if records is not None and len(records) == n_lines:
                 stats.lines += n_lines
@@ -354,6 +355,13 @@ def _pool_context() -> Any:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
+def _ignore_interrupts() -> None:
+    """Pool workers leave Ctrl-C (sent to the whole process group) and SIGTERM to their parent, which
+    stops the pool and reports it in one line (issue 29: each worker printed a KeyboardInterrupt traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: int = 1,
                desc: str = "shards") -> List[Any]:
     """``[fn(shard) for shard in shards]`` over a process pool, in shard order, with a progress bar.
@@ -371,7 +379,7 @@ def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: i
                 results.append(fn(shard))
                 bar.update(1)
             return results
-    with _pool_context().Pool(workers) as pool:
+    with _pool_context().Pool(workers, initializer=_ignore_interrupts) as pool:
         with tqdm(total=len(shards), desc=desc, unit="shard", disable=None) as bar:
             results = []
             for result in pool.imap(fn, shards, chunksize=1):

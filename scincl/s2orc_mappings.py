@@ -180,7 +180,12 @@ def read_mapping(paths: Union[str, Sequence[str]]) -> Dict[str, str]:
         if not isinstance(data, dict):
             raise InputError("expected a JSON object mapping ids to ids", path=path)
         for k, v in data.items():
-            merged.setdefault(str(k), str(v))
+            if v is None:
+                continue  # unmapped
+            if isinstance(v, bool) or not isinstance(v, (str, int)) or not str(v).strip() or not str(k).strip():
+                raise InputError(f"id {k!r} maps to {v!r}: an id is a non-empty string or an integer "
+                                 "(issue 29: lists, objects and empty strings were written through)", path=path)
+            merged.setdefault(str(k).strip(), str(v).strip())
     if not merged and not _as_path_list(paths):
         raise InputError("no mapping files given")
     return merged

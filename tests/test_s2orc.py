@@ -255,9 +255,12 @@ def test_sample_n_nodes_keeps_edges_between_sampled_nodes(hand_corpus, tmp_path)
     assert edges == [e for e in _expected_edges() if set(e) <= nodes] and edges
     stats = json.loads((tmp_path / "o" / "citations.stats.json").read_text())
     assert stats["edges_dropped"]["not_in_node_sample"] == 13 - len(edges)
-    # an existing output is reused; --override rebuilds it
-    cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "o"), workers=1)
+    # an existing output is reused for the same flags; made with others it is refused (issue 29: it was
+    # reused); --override rebuilds it
+    cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "o"), workers=1, sample_n_nodes=5, seed=1)
     assert list(read_citations_tsv(tmp_path / "o" / "citations.tsv")) == edges
+    with pytest.raises(InputError, match="setting sample_n_nodes differs"):
+        cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "o"), workers=1)
     cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "o"), workers=1, override=True)
     assert list(read_citations_tsv(tmp_path / "o" / "citations.tsv")) == _expected_edges()
 

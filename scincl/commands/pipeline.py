@@ -351,7 +351,12 @@ def run_experiment(definition: str, output_dir: str = "results", data_dir: str =
     """
     from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
 
-    for experiment in load_experiments(definition, changes):
+    from scincl.pipeline.real_corpus import corpus_spec
+
+    experiments = load_experiments(definition, changes)
+    for experiment in experiments:  # every experiment's corpus checked before the first one runs
+        corpus_spec(experiment.corpus, data_dir)
+    for experiment in experiments:
         run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
 
 

@@ -3,8 +3,9 @@
 Subcommands keep the names and flags of the original SciNCL README, so its commands can be pasted.
 Every command that reads a corpus takes `--corpus_format s2orc|s2ag|openalex|plain` (default: detected
 from the folder; see scincl/corpus/), streams its files in `--workers` processes, logs counts, writes
-its outputs atomically, reuses existing outputs unless `--override`, and turns bad input into one
-error line (malformed lines are counted and skipped unless `--strict`).
+its outputs atomically, reuses existing outputs unless `--override` (only when its made-by record
+`<output>.made_by.json` says they were made from the same corpus and flags and are unchanged), and
+turns bad input into one error line (malformed lines are counted and skipped unless `--strict`).
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from typing import Optional, Union
 from scincl.corpus import check_format, write_papers
 from scincl.corpus.stage import get_citations, get_cocitations, get_metadata_id_mapping
 from scincl.corpus.stage import open_corpus_with_workers as _corpus
-from scincl.corpus.stage import outputs_exist as _exists
+from scincl.corpus.stage import OutputRecord as _Record
+from scincl.corpus.stage import nothing_read, resolved_format
 from scincl.corpus.stage import worker_count as _workers
 from scincl.corpus.stage import write_json_any as _write_json_any
 from scincl.corpus.id_mapping import scidocs_id_mapping
@@ -87,11 +89,17 @@ def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] =
     :param override: rebuild an existing output
     """
     stats_path = Path(str(output_path) + ".stats.json")
-    if _exists(output_path, stats_path, override=override):
+    record = _Record(output_path, stats_path,
+                     settings={"command": "get_papers", "corpus_format": resolved_format(corpus_dir, corpus_format)},
+                     inputs=[corpus_dir])
+    if record.reusable(override):
         return
-    summary = write_papers(_corpus(corpus_dir, corpus_format, workers, strict), output_path,
-                           workers=_workers(workers), strict=strict)
+    corpus = _corpus(corpus_dir, corpus_format, workers, strict)
+    summary = write_papers(corpus, output_path, workers=_workers(workers), strict=strict)
+    if not summary["papers"]:
+        raise nothing_read(corpus, "papers", [output_path])
     write_json(stats_path, summary)
+    record.write()
 
 
 def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
@@ -110,12 +118,16 @@ def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, worke
     :param corpus_format: s2orc (counts its inbound_citations fields), or s2ag, openalex, plain (counts the
         corpus's references); default: detected from the folder
     """
-    if _exists(output_path, override=override):
+    record = _Record(output_path, settings={"command": "get_inbound_citations_count",
+                                             "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
+                     inputs=[s2orc_metadata_dir])
+    if record.reusable(override):
         return
     corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
     counts, stats = inbound_citation_counts(corpus.reference_files, _workers(workers), strict,
                                             read_references=None if corpus.format == "s2orc" else corpus.read_references)
     _write_json_any(output_path, counts)
+    record.write()
     logger.info("inbound citation counts of %d papers -> %s (%s)", len(counts), output_path, stats.to_dict())
 
 
@@ -138,12 +150,16 @@ def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_
     :param override: rebuild an existing output
     :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
     """
-    if _exists(output_fp, override=override):
+    record = _Record(output_fp, settings={"command": "get_scidocs_title_mapping",
+                                           "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
+                     inputs=[scidocs_dir, s2orc_metadata_dir])
+    if record.reusable(override):
         return
     corpus = _corpus(s2orc_metadata_dir, corpus_format, workers, strict)
     mapping, ambiguous, stats = scidocs_title_mapping(scidocs_dir, corpus.text_files, _workers(workers), strict,
                                                       read_texts=corpus.read_texts)
     _write_json_any(output_fp, mapping)
+    record.write()
     logger.info("title mapping for %d SciDocs ids (%d ambiguous titles left out) -> %s",
                 len(mapping), len(ambiguous), output_fp)
 
@@ -180,12 +196,17 @@ def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optio
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild an existing output
     """
-    if _exists(output_path, override=override):
+    record = _Record(output_path, Path(str(output_path) + ".stats.json"),
+                     settings={"command": "get_scidocs_id_mapping", "mapping_key": mapping_key,
+                               "corpus_format": resolved_format(corpus_dir, corpus_format)},
+                     inputs=[scidocs_dir, corpus_dir, mapping_path, paper_ids])
+    if record.reusable(override):
         return
     mapping, counts = scidocs_id_mapping(scidocs_dir, corpus_dir, corpus_format, mapping_path, mapping_key,
                                          _workers(workers), strict, paper_ids)
     _write_json_any(output_path, mapping)
     write_json(Path(str(output_path) + ".stats.json"), counts)
+    record.write()
     logger.info("SciDocs id mapping: %d of %d SciDocs papers mapped -> %s", counts["mapped"],
                 counts["scidocs_papers"], output_path)
 
@@ -207,10 +228,13 @@ def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
     :param output_path: output JSON {s2_id: s2orc_id}
     :param override: rebuild an existing output
     """
-    if _exists(output_path, override=override):
+    record = _Record(output_path, settings={"command": "get_s2orc_scidocs_mappings"},
+                     inputs=[*_paths(s2id_to_paper_input_paths), None, *_paths(s2id_to_s2orc_paper_id_input_paths)])
+    if record.reusable(override):
         return
     merged = merge_s2id_mappings(s2id_to_paper_input_paths, s2id_to_s2orc_paper_id_input_paths)
     _write_json_any(output_path, merged)
+    record.write()
     logger.info("mappings for %d S2 ids -> %s", len(merged), output_path)
 
 
@@ -226,10 +250,12 @@ def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, overri
     :param output_path: output JSON list of S2ORC ids
     :param override: rebuild an existing output
     """
-    if _exists(output_path, override=override):
+    record = _Record(output_path, settings={"command": "get_s2orc_paper_ids_from_mapping"}, inputs=[mapping_path])
+    if record.reusable(override):
         return
     ids = paper_ids_from_mapping(read_mapping(mapping_path))
     write_id_list(output_path, ids)
+    record.write()
     logger.info("%d S2ORC paper ids -> %s", len(ids), output_path)
 
 
@@ -248,11 +274,14 @@ def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_ha
     :param strict: a malformed line or a record without _pdf_hash is an error
     :param override: rebuild existing outputs
     """
-    if _exists(paper_ids_output_path, pdf_hashes_output_path, override=override):
+    record = _Record(paper_ids_output_path, pdf_hashes_output_path, settings={"command": "get_pdf_hashes"},
+                     inputs=[s2orc_pdf_parses_dir])
+    if record.reusable(override):
         return
     to_hash, to_paper, stats = pdf_hashes(list_metadata_shards(s2orc_pdf_parses_dir), _workers(workers), strict)
     _write_json_any(paper_ids_output_path, to_hash)
     _write_json_any(pdf_hashes_output_path, to_paper)
+    record.write()
     logger.info("pdf hashes of %d papers -> %s, %s (%s)", len(to_hash), paper_ids_output_path,
                 pdf_hashes_output_path, stats.to_dict())
 
@@ -299,7 +328,10 @@ def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_di
                                                     "s2orc_paper_ids", "excluded_s2orc_paper_ids")}
     if not skip_citations and not citations_output_dir:
         raise InputError("--citations_output_dir is required unless --skip_citations is set")
-    if not _exists(*files.values(), override=override):
+    record = _Record(*files.values(), settings={"command": "get_specter_corpus", "sample_n_nodes": str(sample_n_nodes),
+                                                "seed": int(seed)},
+                     inputs=[s2orc_paper_ids, scidocs_dir, specter_triples_path, *_paths(s2id_to_s2orc_input_path)])
+    if not record.reusable(override):
         scidocs_ids = {pid for meta in read_scidocs_metadata_dir(scidocs_dir).values() for pid in meta}
         if isinstance(sample_n_nodes, str) and sample_n_nodes.isdigit():
             sample_n_nodes = int(sample_n_nodes)
@@ -310,10 +342,19 @@ def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_di
         write_id_list(files["s2orc_paper_ids"], selection["train_paper_ids"])
         write_id_list(files["excluded_s2orc_paper_ids"], selection["excluded_paper_ids"])
         write_json(out / "specter_corpus.stats.json", selection["counts"])
+        record.write()
     if not skip_citations:
         get_citations(s2orc_metadata_dir, citations_output_dir, workers=workers,
                       excluded_paper_ids=str(files["excluded_s2orc_paper_ids"]), override=override,
                       corpus_format=corpus_format)
+
+
+def _paths(comma_separated: Union[str, list, tuple, None]) -> list:
+    """The files of a comma-separated path flag (fire may pass a list or tuple), for a made-by record."""
+    if not comma_separated:
+        return []
+    items = comma_separated if isinstance(comma_separated, (list, tuple)) else str(comma_separated).split(",")
+    return [str(item).strip() for item in items if str(item).strip()]
 
 
 # The subcommands of cli_s2orc.py, in the order --help lists them.

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 CORPUS_FORMATS = ("s2orc", "s2ag", "openalex", "plain")
 
@@ -46,3 +46,11 @@ class Corpus:
     def joins_abstracts(self) -> bool:
         """True when titles and abstracts come from different files (joined by paper id)."""
         return self.read_abstracts is not None
+
+
+def files_seen(root: Union[str, Path], limit: int = 8) -> str:
+    """The first ``limit`` names in a corpus folder (for an error that says what was there)."""
+    root = Path(root)
+    names = sorted(p.name + ("/" if p.is_dir() else "") for p in root.iterdir()) if root.is_dir() else [root.name]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return (", ".join(names[:limit]) + more) if names else "none"

@@ -41,7 +41,28 @@ def mapping_from_file(path: PathLike, key: Optional[str] = None) -> Dict[str, st
         data = data[key]
     if not isinstance(data, dict):
         raise InputError("expected a JSON object {SciDocs id: corpus id}", path=path)
-    return {str(k): normalize_corpus_id(v) for k, v in data.items() if v is not None}
+    out: Dict[str, str] = {}
+    for k, v in data.items():
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (str, int)) or not normalize_corpus_id(v).strip():
+            raise InputError(f"SciDocs id {k!r} maps to {v!r}: a corpus id is a non-empty string or an integer",
+                             path=path, field=key)
+        if not str(k).strip():
+            raise InputError(f"an empty SciDocs id maps to {v!r}", path=path, field=key)
+        out[str(k).strip()] = normalize_corpus_id(v).strip()
+    return out
+
+
+def check_one_to_one(mapping: Dict[str, str], source: str) -> None:
+    """Two SciDocs ids mapped to one corpus paper is an error naming both (one paper cannot be two
+    SciDocs papers: their leakage exclusion and their scores would silently merge)."""
+    first: Dict[str, str] = {}
+    for scidocs_id, corpus_id in sorted(mapping.items()):
+        if corpus_id in first:
+            raise InputError(f"SciDocs ids {first[corpus_id]!r} and {scidocs_id!r} both map to the corpus paper "
+                             f"{corpus_id!r} ({source})")
+        first[corpus_id] = scidocs_id
 
 
 def _file_keys(path: Path, read_external_ids, wanted: frozenset, strict: bool) -> Tuple[List[Tuple[str, str]], ReadStats]:
@@ -93,6 +114,7 @@ def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = N
     if mapping_path is not None:
         full = mapping_from_file(mapping_path, mapping_key)
         mapping = {i: full[i] for i in scidocs_ids if i in full}
+        check_one_to_one(mapping, f"{mapping_path}" + (f" [{mapping_key}]" if mapping_key else ""))
         counts["source"] = f"{mapping_path}" + (f" [{mapping_key}]" if mapping_key else "")
     else:
         if corpus_dir is None:

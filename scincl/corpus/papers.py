@@ -16,7 +16,6 @@ import gzip
 import logging
 import math
 import shutil
-import tempfile
 import zlib
 from collections import Counter
 from functools import partial
@@ -28,6 +27,8 @@ import orjson
 from scincl.corpus.base import Corpus
 from scincl.io import PathLike, atomic_path, is_gzip_path
 from scincl.s2orc import ReadStats, map_shards
+from scincl.temporaries import make_temporary_dir
+from scincl.faults import kill_point
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +194,7 @@ def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: boo
     """
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
-    parts_dir = Path(tempfile.mkdtemp(prefix=".papers.parts.", dir=output.parent))
+    parts_dir = make_temporary_dir(output.parent, "papers.parts")
     stats = ReadStats()
     try:
         if corpus.joins_abstracts:
@@ -224,6 +225,7 @@ def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: boo
                         skip.setdefault(part, set()).add(i)
                         stats.counted["duplicate_paper_id"] += 1
                     seen.add(pid)
+            kill_point("papers:parts_written")
             _concatenate([part for part, _, _ in results], output, skip)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)

@@ -28,7 +28,7 @@ def _decode_one(decoder: msgspec.json.Decoder, line: bytes, path: Path, line_no:
         return decoder.decode(line)
     except msgspec.ValidationError as exc:
         reason, message = SKIP_INVALID_RECORD, f"invalid record ({exc})"
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # invalid UTF-8: a counted skip (issue 29)
         reason, message = SKIP_MALFORMED_JSON, f"malformed JSON ({exc})"
     if strict:
         raise InputError(message, path=path, line=line_no)
@@ -61,7 +61,7 @@ def iter_records(path: PathLike, decoder: msgspec.json.Decoder, strict: bool = F
         n_lines = block.count(b"\n") + 1
         try:
             records = decoder.decode_lines(block)
-        except msgspec.DecodeError:  # includes ValidationError
+        except (msgspec.DecodeError, UnicodeDecodeError):  # includes ValidationError; invalid UTF-8
             records = None
         if records is not None and len(records) == n_lines:
             stats.lines += n_lines
@@ -76,24 +76,63 @@ def iter_records(path: PathLike, decoder: msgspec.json.Decoder, strict: bool = F
                 yield number, record
 
 
+SKIP_HEADER = "header_line"
+SKIP_INVALID_UTF8 = "invalid_utf8"
+# a first line of these column names is a header, not an edge (case-insensitive)
+TSV_HEADER_NAMES = frozenset({"citing", "cited", "citing_id", "cited_id", "citing_paper_id", "cited_paper_id",
+                              "source", "target", "src", "dst", "from", "to", "paper_id", "reference_id",
+                              "id1", "id2", "head", "tail", "lhs", "rhs"})
+
+
+def _tsv_problem(cols: list) -> Optional[str]:
+    """Why the columns of a citation TSV line are not two paper ids, or None."""
+    if len(cols) != 2:
+        return f"expected 2 tab-separated paper ids, got {len(cols)} column(s)"
+    if not cols[0] or not cols[1]:
+        return "expected 2 tab-separated paper ids, got an empty id"
+    if any(any(ch.isspace() for ch in col) for col in cols):
+        return "a paper id holds whitespace (ids are trimmed; a space inside one is not a tab?)"
+    return None
+
+
 def iter_tsv_lines(path: PathLike, strict: bool = False,
                    stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, str]]:
-    """``(line_number, first, second)`` of a (gzip) two-column TSV; ``#`` comments and blank lines skipped."""
+    """``(line_number, first, second)`` of a (gzip) two-column TSV; ``#`` comments and blank lines skipped.
+
+    Parsed strictly (issue 29): ids are trimmed; a line of one or three columns, an empty id or an
+    id with whitespace inside is a counted skip (``--strict``: an error naming file and line); a
+    first line whose two columns are column names (:data:`TSV_HEADER_NAMES`) is a counted header,
+    not an edge; a line that is not UTF-8 is a counted skip.
+    """
     path = Path(path)
     stats = stats if stats is not None else ReadStats()
+    first_line_seen = False
     for first, block in _numbered_blocks(path, strict, stats):
-        for number, line in enumerate(block.split(b"\n"), start=first):
-            line = line.rstrip(b"\r")
-            if not line or line.startswith(b"#"):
+        for number, raw in enumerate(block.split(b"\n"), start=first):
+            raw = raw.rstrip(b"\r")
+            if not raw.strip() or raw.startswith(b"#"):
                 continue
             stats.lines += 1
-            cols = line.split(b"\t")
-            if len(cols) < 2 or not cols[0] or not cols[1]:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
                 if strict:
-                    raise InputError("expected two tab-separated paper ids", path=path, line=number)
-                stats.skip(SKIP_INVALID_RECORD, path, number, "expected two tab-separated paper ids")
+                    raise InputError(f"not UTF-8 ({exc.reason} at byte {exc.start})", path=path, line=number)
+                stats.skip(SKIP_INVALID_UTF8, path, number, f"not UTF-8 ({exc.reason} at byte {exc.start})")
                 continue
-            yield number, cols[0].decode(), cols[1].decode()
+            cols = [col.strip() for col in line.split("\t")]
+            if not first_line_seen:
+                first_line_seen = True
+                if len(cols) == 2 and all(col.lower() in TSV_HEADER_NAMES for col in cols):
+                    stats.counted[SKIP_HEADER] += 1
+                    continue
+            problem = _tsv_problem(cols)
+            if problem is not None:
+                if strict:
+                    raise InputError(problem, path=path, line=number)
+                stats.skip(SKIP_INVALID_RECORD, path, number, problem)
+                continue
+            yield number, cols[0], cols[1]
 
 
 def strip_openalex_prefix(work_id: str) -> str:

@@ -21,6 +21,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from scincl.corpus.base import Corpus
 from scincl.io import PathLike
 from scincl.s2orc import ReadStats, map_shards
+from scincl.temporaries import make_temporary_dir
 
 REGROUP_BUCKET_BYTES = 64 << 20  # compressed citation records per bucket: ~5M edges held by one worker
 
@@ -64,7 +65,7 @@ def regrouped_references(corpus: Corpus, workers: int = 1, strict: bool = False,
     """
     size = sum(p.stat().st_size for p in corpus.reference_files)
     buckets = int(buckets or max(1, math.ceil(size / REGROUP_BUCKET_BYTES)))
-    work = Path(tempfile.mkdtemp(prefix=".regroup.", dir=work_dir))
+    work = make_temporary_dir(Path(work_dir) if work_dir else Path(tempfile.gettempdir()), "regroup")
     try:
         split = partial(_split_edges, read_references=corpus.read_references, parts_dir=work, buckets=buckets,
                         strict=strict)

@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
-from scincl.corpus.base import Corpus
+from scincl.corpus.base import Corpus, files_seen
+from scincl.corpus.plain import PAPERS_NAMES
+from scincl.errors import InputError
 from scincl.corpus.arxiv_ids import arxiv_keys
 from scincl.io import PathLike
 from scincl.s2orc import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
@@ -44,6 +46,9 @@ def read_external_ids(path: PathLike, strict: bool = False,
 
 def open_s2orc(path: PathLike) -> Corpus:
     """An S2ORC corpus (the metadata shard directory, or the release folder that holds ``metadata/``)."""
-    shards = list_metadata_shards(metadata_dir_of(path))
+    shards = [p for p in list_metadata_shards(metadata_dir_of(path)) if p.name not in PAPERS_NAMES]
+    if not shards:  # a plain corpus's papers.jsonl is not an S2ORC shard (issue 29: it read as 0 citations)
+        raise InputError(f"no S2ORC shards (*.jsonl.gz) in the folder (files seen: {files_seen(path)}); is "
+                         "--corpus_format s2orc right?", path=path)
     return Corpus(format="s2orc", root=Path(path), reference_files=shards, read_references=iter_paper_references,
                   text_files=shards, read_texts=read_texts, read_external_ids=read_external_ids)

@@ -24,7 +24,8 @@ from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_ret
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.scidocs_io import METADATA_FILES, scidocs_paths
 from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
-from scincl.provenance import check_reuse, local_path, made_by, read_record, record_path, write_record
+from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
+                               write_record)
 
 logger = logging.getLogger(__name__)
 
@@ -223,6 +224,6 @@ def run_evaluation(
         if link:
             results["link_prediction"] = link
     _write(out, results, name=names[0] if len(names) == 1 else f"{len(names)} runs")
-    write_record(record_path(results_path), record)  # written last: the results are complete
+    write_record(record_path(results_path), {**record, "outputs": outputs_record([results_path])})  # last: complete
     logger.info("wrote %s and %s", out / "results.json", out / "results.md")
     return results

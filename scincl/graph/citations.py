@@ -15,7 +15,6 @@ import contextlib
 import logging
 import random
 import shutil
-import tempfile
 from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, 
 from scincl.errors import InputError
 from scincl.io import PathLike, atomic_path, iter_tsv
 from scincl.s2orc import ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards
+from scincl.temporaries import make_temporary_dir
 
 logger = logging.getLogger(__name__)
 
@@ -367,7 +367,7 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
     splits = [k for k in ("all", "train", "test") if k in paths]
     base = paths["stats"].parent
     base.mkdir(parents=True, exist_ok=True)
-    parts_dir = Path(tempfile.mkdtemp(prefix=".citations.parts.", dir=base))
+    parts_dir = make_temporary_dir(base, "citations.parts")
     try:
         worker = partial(extract_shard_citations, parts_dir=parts_dir, included=included, excluded=excluded,
                          strict=strict, test_ratio=0.0 if sample_n_nodes else test_ratio, seed=seed,

@@ -39,6 +39,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.io import PathLike
+from scincl.disk_space import check_room
 
 logger = logging.getLogger(__name__)
 
@@ -230,6 +231,17 @@ class _BucketWriter:
             ds.resize(ds.shape[0] + n, axis=0)
             ds[-n:] = values
 
+    def abort(self) -> None:
+        """Close and delete every ``.tmp.h5`` bucket file (a failed import leaves no partial bucket)."""
+        for hf in self.files.values():
+            tmp = Path(hf.filename)
+            try:
+                hf.close()
+            except Exception:  # noqa: BLE001 - the write that failed is the error being raised
+                pass
+            tmp.unlink(missing_ok=True)
+        self.files = {}
+
     def close(self) -> Dict[tuple, int]:
         """Close and rename every bucket file; returns the edge count per bucket."""
         counts = {}
@@ -272,9 +284,12 @@ def write_edge_buckets(path_in: Path, edge_path_out: PathLike, lhs: EntityTable,
     lf = lf.select("lhs_index", "rhs_index")
     n_buckets = lhs.num_parts * rhs.num_parts
     chunk = max(1024, min(PBG_H5_CHUNK, math.ceil(num_edges / n_buckets)))
+    # lhs, rhs, rel as int64: check the room first (HDF5 reports a failed write late, then crashes)
+    check_room(Path(edge_path_out), 3 * 8 * int(num_edges) + 8 * chunk * n_buckets)
     writer = _BucketWriter(edge_path_out, chunk)
     batches = [lf.collect()] if engine == "in-memory" else lf.collect_batches(chunk_size=int(chunk_edges),
                                                                               engine="streaming")
+    completed = False
     try:
         for batch in batches:
             li = batch["lhs_index"].to_numpy()
@@ -290,9 +305,11 @@ def write_edge_buckets(path_in: Path, edge_path_out: PathLike, lhs: EntityTable,
                 rows = order[start:end]
                 writer.append(divmod(key, rhs.num_parts), lhs.offset_of_first[li[rows]],
                               rhs.offset_of_first[ri[rows]])
+        completed = True
     finally:
-        counts = writer.close()
-    return counts
+        if not completed:
+            writer.abort()  # never rename a partial bucket to its final name
+    return writer.close()
 
 
 def convert_edges(

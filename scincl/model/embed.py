@@ -18,7 +18,8 @@ from scincl.io import write_embeddings_jsonl
 from scincl.model.data import iter_metadata, paper_text
 from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
 from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
-from scincl.provenance import check_reuse, local_path, made_by, read_record, record_path, write_record
+from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
+                               write_record)
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +136,13 @@ def embed(
                 max_sequence_length, target)
     vectors = encode_texts(encoder, tokenizer, texts, batch_size=batch_size,
                            max_sequence_length=max_sequence_length, device=target, bf16=bf16)
+    finite = np.isfinite(vectors).all(axis=1)
+    if not finite.all():  # a diverged model: refuse, never write null embeddings (issue 29)
+        row = int(np.flatnonzero(~finite)[0])
+        raise InputError(f"the model gives NaN or infinite embeddings for {int((~finite).sum())} of {len(finite)} "
+                         f"papers, the first paper {paper_ids[row]!r} (row {row} of {metadata_path}); a diverged "
+                         "training?", path=model_dir_or_name)
     count = write_embeddings_jsonl(out, paper_ids, vectors)
-    write_record(record_path(out), record)  # written last: the embeddings are complete
+    write_record(record_path(out), {**record, "outputs": outputs_record([out])})  # last: the embeddings are complete
     logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)
     return out

@@ -22,7 +22,7 @@ from scincl.io import file_fingerprint, write_json
 from scincl.leakage import guard_training
 from scincl.model import data as model_data
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
-from scincl.provenance import difference, made_by, read_record, write_record
+from scincl.provenance import difference, made_by, outputs_changed, outputs_record, read_record, write_record
 from scincl.model.device import check_gpu_usable, resolve_bf16
 from scincl.model.encoder import (
     DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
@@ -270,6 +270,10 @@ def train(
     if override or why is not None:
         logger.info("%s: %s; starting over", out, why or "--override given")
         _discard_run(out)
+    elif _finished_run(out) and not explicit_resume and _finished_files_changed(out):
+        logger.info("%s: %s; training again (from its last checkpoint when there is one)", out,
+                    _finished_files_changed(out))
+        (out / RUN_ARGUMENTS_FILE).unlink()  # no longer a finished run
     elif _finished_run(out) and not explicit_resume:
         logger.info("%s holds a finished run of the same inputs and settings; reusing it (pass --override to "
                     "retrain)", out)
@@ -331,7 +335,12 @@ def train(
     if args.process_index == 0:  # after every input was read: a bad input leaves no output dir
         out.mkdir(parents=True, exist_ok=True)
         write_record(out / RUN_FINGERPRINT_FILE, record)
-    result = trainer.train(resume_from_checkpoint=resume)
+    try:
+        result = trainer.train(resume_from_checkpoint=resume)
+    except BaseException:
+        if args.process_index == 0:  # a full disk, Ctrl-C or SIGTERM mid-save: leave only resumable checkpoints
+            last_complete_checkpoint(out, remove_incomplete=True)
+        raise
     trainer.save_state()
     _destroy_process_group_at_exit()
 
@@ -366,6 +375,7 @@ def train(
             "versions": _versions(),
         }
         write_json(out / RUN_ARGUMENTS_FILE, run)
+        write_record(out / RUN_FINGERPRINT_FILE, {**record, "outputs": _run_files(out)})  # what "finished" means
         logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,
                     result.training_loss)
     return out
@@ -395,6 +405,20 @@ def _other_run(out: Path, record: Dict[str, Any]) -> Optional[str]:
     if not (_finished_run(out) or last_complete_checkpoint(out, remove_incomplete=False) is not None):
         return None  # nothing to reuse or resume (an interrupted checkpoint-N is removed, not resumed)
     return difference(read_record(out / RUN_FINGERPRINT_FILE), record)
+
+
+def _run_files(out: Path) -> list:
+    """The fingerprints of a finished run's files (its record file left out: it holds them)."""
+    entry = outputs_record([out])[0]
+    entry["files"] = [f for f in entry.get("files", []) if f["path"] != RUN_FINGERPRINT_FILE]
+    return [entry]
+
+
+def _finished_files_changed(out: Path) -> Optional[str]:
+    """How the files of the finished run in ``out`` changed since it finished (e.g. a deleted
+    ``model.safetensors``), or ``None``; a run recorded before issue 29 lists no files and is trusted."""
+    stored = read_record(out / RUN_FINGERPRINT_FILE) or {}
+    return outputs_changed(stored["outputs"], [out]) if stored.get("outputs") else None
 
 
 def _discard_run(out: Path) -> None:

@@ -5,6 +5,7 @@ checkpoints, resume, W&B) stays the ``Trainer``'s. Overridden are only:
 
 * ``compute_loss``: the model returns ``{"loss", <components>}``; components are averaged into
   the training logs (``contrastive_loss``, ``mlm_loss``, ``graph_distillation_loss``);
+* the first non-finite loss, gradient or weight stops training (:mod:`scincl.model.finite_checks`);
 * ``prediction_step``: evaluation reports the contrastive loss (there are no labels/logits);
 * ``_get_train_sampler``: shuffle whole queries (:class:`QueryBlockSampler`) so the triplets of a
   query share a batch and the dedup collator encodes the query once; ``--group_by_length`` or
@@ -20,6 +21,7 @@ from transformers import Trainer
 
 from scincl.faults import kill_point_callback
 from scincl.model.collator import QueryBlockSampler
+from scincl.model.finite_checks import check_loss, finite_check_callback
 
 
 class ContrastiveTrainer(Trainer):
@@ -29,6 +31,7 @@ class ContrastiveTrainer(Trainer):
         super().__init__(*args, **kwargs)
         self.keep_query_triplets_together = keep_query_triplets_together
         self.add_callback(kill_point_callback())  # SCINCL_KILL_AT=train:step:<N> (crash tests)
+        self.add_callback(finite_check_callback())  # a NaN gradient or weight stops training (issue 29)
         self._component_sums: Dict[str, float] = defaultdict(float)
         self._component_counts: Dict[str, int] = defaultdict(int)
 
@@ -42,6 +45,7 @@ class ContrastiveTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
         outputs = model(**inputs)
         if model.training:
+            check_loss(outputs["loss"], self.state.global_step + 1, self.args.output_dir)
             for name, value in outputs.items():
                 if name != "loss":
                     self._component_sums[name] += float(value)

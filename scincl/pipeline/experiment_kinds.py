@@ -414,6 +414,22 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
     if exp.values is not None:
         changes["values"] = tuple(parse_int_list(exp.values, "values"))
     changes["graph_dims"] = tuple(parse_int_list(exp.graph_dims, "graph_dims"))
+    for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
+        values = changes.get(name) or ()
+        if any(v <= 0 for v in values) or len(set(values)) != len(values):
+            raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
+    if exp.split is not None and exp.split not in ("val", "test"):
+        raise InputError(f"--split {exp.split!r}: choose val or test")
+    from scincl.flag_checks import check_value
+    from scincl.model.losses import LOSS_NAMES
+
+    for loss in changes["losses"] + ((str(exp.recipe["loss"]),) if "loss" in exp.recipe else ()):
+        if loss not in LOSS_NAMES:
+            raise InputError(f"unknown loss {loss!r}: choose from {', '.join(LOSS_NAMES)}")
+    for name in ("cocitation_min_count", "eval_max_sequence_length"):
+        check_value(name, getattr(exp, name), int)
+    for name, value in changes["recipe"].items():  # checked by the flag table; the value is kept as given
+        check_value(name, value, None)              # (a run's directory name follows it)
     exp = dataclasses.replace(exp, **changes)
     exp.full_recipe()  # recipe fields checked before any work
     return exp
@@ -492,12 +508,22 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
         raise InputError(f"no experiment definition {str(path_or_name)!r} (experiments/: {', '.join(known)})")
     spec = importlib.util.spec_from_file_location(f"scincl_experiment_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    if not hasattr(module, "get_experiment"):
-        raise InputError("defines no get_experiment()", path=path)
-    definitions = module.get_experiment()
-    return [make_experiment(with_changes(d, changes or {}, "run_experiment"))
-            for d in (definitions if isinstance(definitions, list) else [definitions])]
+    try:  # a broken definition is one line naming the file, before any stage (issue 29: a traceback)
+        spec.loader.exec_module(module)
+        if not hasattr(module, "get_experiment"):
+            raise InputError("defines no get_experiment()", path=path)
+        definitions = module.get_experiment()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - user code: SyntaxError, NameError, ...
+        line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+        raise InputError(f"cannot load the experiment definition ({type(exc).__name__}: {exc})", path=path,
+                         line=line) from None
+    items = definitions if isinstance(definitions, list) else [definitions]
+    if not items or not all(isinstance(d, dict) for d in items):
+        raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
+                         f"{type(definitions).__name__}", path=path)
+    return [make_experiment(with_changes(d, changes or {}, "run_experiment")) for d in items]
 
 EXPERIMENTS = tuple(KINDS)
 

@@ -147,7 +147,21 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     settings = RunSettings(output_dir=output_dir, **check_types(named), miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
                            override=sorted(routed.override))
-    return check_ranges(resolve(settings))
+    return check_training_choices(check_ranges(resolve(settings)))
+
+
+def check_training_choices(settings):
+    """The loss and its flags build (``--loss hinge`` was refused only after the citation and graph
+    stages ran, issue 29): one :class:`InputError` line before any stage."""
+    from scincl.model.losses import LOSS_NAMES, build_loss
+
+    if settings.loss not in LOSS_NAMES:
+        raise InputError(f"unknown --loss {settings.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    try:
+        build_loss(settings.loss, **dict(settings.training_options))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--loss {settings.loss}: {exc}") from None
+    return settings
 
 
 
@@ -161,8 +175,8 @@ def parse_seeds(seeds: SeedsArg) -> List[int]:
     if isinstance(seeds, bool):
         raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}")
     if isinstance(seeds, int):
-        return [seeds]
-    if isinstance(seeds, str):
+        values = [seeds]
+    elif isinstance(seeds, str):
         text = seeds.strip()
         try:
             if ".." in text:
@@ -176,6 +190,8 @@ def parse_seeds(seeds: SeedsArg) -> List[int]:
         values = [int(x) for x in seeds]
     if not values or len(set(values)) != len(values):
         raise InputError(f"--seeds: expected distinct seeds, got {seeds!r}")
+    if any(not 0 <= v < 2 ** 32 for v in values):  # numpy's and torch's seed range (issue 29: -1 crashed in training)
+        raise InputError(f"--seeds {seeds!r}: seeds must be >= 0 and < 2**32")
     return values
 
 

@@ -13,7 +13,9 @@ function that writes the outputs (each stage's function writes atomically, see `
 - a stage is reused (logged) only when all its outputs exist *and* its completion marker
   (``stage_<name>.done.json`` beside its outputs, :mod:`scincl.provenance`) records the same
   settings (:attr:`Stage.settings`: everything that changes its bytes) and the same input
-  fingerprints as now. The marker is removed before a stage runs and written last, after every
+  fingerprints as now, and every output file it recorded still exists with its recorded size and
+  hash (a deleted ``model.safetensors`` or ``tokenizer.json`` reruns the stage, issue 29). The marker
+  is removed before a stage runs and written last, after every
   output exists, so a run killed anywhere in a stage (between BigGraph's export and its link
   prediction, during training, ...) leaves no marker and the rerun runs the stage again;
 - a stage whose marker records other settings or inputs is rebuilt (one log line naming the first
@@ -36,7 +38,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from scincl.errors import InputError
 from scincl.faults import kill_point
 from scincl.pipeline.manifest import Manifest, fingerprint_paths
-from scincl.provenance import difference, made_by, marker_path, read_record, write_record
+from scincl.provenance import (difference, made_by, marker_path, outputs_changed, outputs_record, read_record,
+                               write_record)
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +147,13 @@ def reuse_decision(stage: Stage, manifest: Optional[Manifest] = None) -> Optiona
     why = difference(stored, stage.made_by())
     if why is not None:
         return why
+    if "outputs" not in stored:  # a marker from before issue 29: record what its outputs are now
+        write_record(stage.marker, {**stored, "outputs": outputs_record(stage.outputs)})
+        logger.info("stage %s: recorded the fingerprints of its outputs in %s", stage.name, stage.marker.name)
+    else:
+        why = outputs_changed(stored["outputs"], stage.outputs)
+        if why is not None:
+            return why
     if stage.reusable is not None and not stage.reusable():
         return "the existing output does not hold what is asked for"
     return None
@@ -234,7 +244,7 @@ def run_stages(
             manifest.write_all()
             raise RuntimeError(f"stage {stage.name} finished without writing {', '.join(missing)}")
         kill_point(f"{stage.name}:after")
-        write_record(stage.marker, stage.made_by())
+        write_record(stage.marker, {**stage.made_by(), "outputs": outputs_record(stage.outputs)})
         results[stage.name] = StageResult(stage.name, STATUS_RAN, seconds, value)
         manifest.record_stage(stage, STATUS_RAN, seconds, result=value)
         manifest.write_all()

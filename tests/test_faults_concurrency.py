@@ -1,0 +1,99 @@
+"""Issue 29, class 2: one process per output. A second command on an output another process is
+writing stops with one line naming the holder (pid, host, command), or waits with ``--wait``."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scincl.cli import take_wait_flag
+from scincl.errors import InputError
+from scincl.output_lock import OutputLocked, is_secondary_rank, output_lock
+
+REPO = Path(__file__).resolve().parent.parent
+HOLD = ("import sys\nfrom scincl.output_lock import output_lock\n"
+        "with output_lock([sys.argv[1]], command=['holder-of-the-test']):\n"
+        "    print('held', flush=True)\n    sys.stdin.read()\n")
+
+
+def _ids_command(tmp_path: Path, *extra: str) -> list:
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps({"s1": "p1", "s2": "p2", "s3": "p1"}))
+    return [sys.executable, "cli_s2orc.py", "get_s2orc_paper_ids_from_mapping", "--mapping_path", str(mapping),
+            "--output_path", str(tmp_path / "ids.json"), *extra]
+
+
+@pytest.fixture()
+def holder(tmp_path):
+    """A process holding the lock of ``tmp_path/ids.json`` until its stdin closes."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / "ids.json")], cwd=REPO, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == "held"
+    yield proc
+    if proc.poll() is None:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+
+
+def test_a_second_run_names_the_holder_and_writes_nothing(tmp_path, holder):
+    done = subprocess.run(_ids_command(tmp_path), cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if "error:" in line]
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert f"another run is writing it (pid {holder.pid} on " in lines[0] and "holder-of-the-test" in lines[0]
+    assert not (tmp_path / "ids.json").exists()
+
+
+def test_wait_runs_after_the_holder_finishes(tmp_path, holder):
+    waiter = subprocess.Popen(_ids_command(tmp_path, "--wait"), cwd=REPO, text=True, stderr=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    for line in waiter.stderr:  # the waiter says whom it waits for, then the holder finishes
+        if "waiting for" in line:
+            assert f"pid {holder.pid}" in line
+            break
+    assert not (tmp_path / "ids.json").exists()
+    holder.stdin.close()
+    holder.wait(timeout=60)
+    waiter.stderr.read()
+    assert waiter.wait(timeout=120) == 0
+    assert json.loads((tmp_path / "ids.json").read_text()) == ["p1", "p2"]
+
+
+def test_the_lock_is_released_after_an_error_and_in_process(tmp_path):
+    target = tmp_path / "out"
+    with pytest.raises(ValueError):
+        with output_lock([target]):
+            raise ValueError("boom")
+    with output_lock([target, tmp_path / "other"]):  # free again; re-entry from another process is refused
+        done = subprocess.run([sys.executable, "-c", HOLD, str(target)], cwd=REPO, capture_output=True, text=True,
+                              timeout=60, input="")
+        assert done.returncode == 1 and "OutputLocked" in done.stderr
+        assert str(os.getpid()) in done.stderr
+    assert not target.exists()  # the lock lives beside the output, never creates it
+
+
+@pytest.mark.parametrize("argv, wait, rest", [
+    (["x", "cmd", "--wait"], True, ["x", "cmd"]),
+    (["x", "cmd", "--wait=false", "--a", "1"], False, ["x", "cmd", "--a", "1"]),
+    (["x", "cmd", "--", "--wait"], False, ["x", "cmd", "--", "--wait"]),
+])
+def test_wait_flag_is_taken_out_of_argv(argv, wait, rest):
+    assert take_wait_flag(argv) is wait and argv == rest
+
+
+def test_a_bad_wait_value_is_an_error():
+    with pytest.raises(InputError, match="--wait=maybe"):
+        take_wait_flag(["x", "--wait=maybe"])
+
+
+def test_secondary_ranks_take_no_lock(monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("SLURM_PROCID", raising=False)
+    assert not is_secondary_rank() and not is_secondary_rank(0) and is_secondary_rank(1)
+    monkeypatch.setenv("RANK", "1")
+    assert is_secondary_rank()
+    assert issubclass(OutputLocked, InputError)
