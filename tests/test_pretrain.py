@@ -143,3 +143,20 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
         for s in starts:  # super ##con ##duct ##ivity: all masked or none
             assert len(set(pieces[row, s:s + 4].tolist())) == 1
     assert pieces.any() and (batch["input_ids"][pieces] == tokenizer.mask_token_id).all()
+
+
+def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path):
+    from scincl.cli import gather_repeated_flags
+    from scincl.commands import pipeline as commands
+
+    argv = ["pretrain", "--corpus_dir", "a b", "--size", "tiny", "--corpus_dir=c", "--corpus_format", "s2orc"]
+    assert gather_repeated_flags({"pretrain": commands.pretrain}, argv) == [
+        "pretrain", "--size", "tiny", "--corpus_dir=['a b', 'c']", "--corpus_format=s2orc"]
+    assert gather_repeated_flags({"train": commands.train}, ["train", "--x", "1", "--x", "2"]) == \
+        ["train", "--x", "1", "--x", "2"]  # only commands that declare repeatable flags
+    with pytest.raises(InputError, match="--vocab_size must be in 100..200000"):
+        pretrain([str(tmp_path)], str(tmp_path / "out"), vocab_size=50)
+    with pytest.raises(InputError, match="unknown --size 'huge'"):
+        pretrain([str(tmp_path)], str(tmp_path / "out"), size="huge")
+    with pytest.raises(InputError, match="2 --corpus_format for 3 --corpus_dir"):
+        pretrain([str(tmp_path)] * 3, str(tmp_path / "out"), corpus_formats=["s2orc", "plain"])

@@ -168,7 +168,10 @@ def pretrain(corpus_dirs: Sequence[str], output_dir: str, corpus_formats: Sequen
         "vocab_size": vocab_size, "size": size, "config": SIZE_PRESETS[size],
         "max_sequence_length": max_sequence_length, "mlm_probability": mlm_probability,
         "whole_word_masking": whole_word_masking, "val_ratio": val_ratio,
-        "training": {k: v for k, v in training_args.items() if k not in LOGGING_ONLY_ARGS},
+        # the defaults too: a changed default must not resume or reuse a run made with the old one
+        "training": {k: v for k, v in {**PRETRAIN_TRAINING_DEFAULTS, **training_args}.items()
+                     if k not in LOGGING_ONLY_ARGS},
+        "text": "title [SEP] abstract, windows of max_sequence_length",
     }
     record = made_by(settings, [*corpus_dirs, excluded_paper_ids])
     finished = (out / RUN_ARGUMENTS_FILE).exists()
