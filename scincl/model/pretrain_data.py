@@ -6,7 +6,9 @@
   kept once.
 * The vocabulary is an uncased WordPiece one learned from these texts with ``tokenizers`` (SciBERT's
   SciVocab idea: a vocabulary of the domain's own text), saved as ``vocab.txt`` and wrapped in a
-  ``BertTokenizerFast``.
+  ``BertTokenizerFast``. ``tokenizers``' WordPiece trainer is not deterministic (hash-map order breaks
+  count ties: huggingface/tokenizers#1794, fix proposed in PR #2066): two runs from scratch can learn
+  vocabularies that differ in a few entries, so a resumed run reloads the saved ``vocab.txt``.
 * Each paper is cut into consecutive windows of at most ``max_sequence_length`` tokens
   (``[CLS] ... [SEP]`` each; the tokenizer's overflowing tokens), so no text is thrown away.
 * A seeded share of the papers (never of windows: no paper is in both) is held out for the MLM loss.
