@@ -145,9 +145,12 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
     assert pieces.any() and (batch["input_ids"][pieces] == tokenizer.mask_token_id).all()
 
 
-def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path):
+def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys):
     from scincl.cli import gather_repeated_flags
     from scincl.commands import pipeline as commands
+
+    commands.pretrain(help=True)  # fire hands --help to the **training_args of the command
+    assert "vocab_size" in capsys.readouterr().out
 
     argv = ["pretrain", "--corpus_dir", "a b", "--size", "tiny", "--corpus_dir=c", "--corpus_format", "s2orc"]
     assert gather_repeated_flags({"pretrain": commands.pretrain}, argv) == [

@@ -121,6 +121,8 @@ def pretrain(corpus_dir=None, output_dir: str = None, corpus_format=None, exclud
         workers: processes reading the corpora (default: all CPUs).
         override: start over even if OUTPUT_DIR holds this run (or another).
     """
+    if training_args.pop("help", False):  # fire hands --help to **kwargs functions
+        return _print_help(pretrain)
     from scincl.eval.evaluate import as_list
     from scincl.model.pretrain import pretrain as pretrain_encoder
     from scincl.corpus.stage import worker_count
