@@ -116,6 +116,49 @@ def gather_pbg_overrides(argv: List[str]) -> List[str]:
     return out + (["--overrides", " ".join(collected)] if collected else [])
 
 
+def repeatable_flags(*names: str):
+    """Mark a command whose flags ``names`` may be given several times (``--corpus_dir A --corpus_dir B``)."""
+    def mark(function):
+        function._repeatable_flags = tuple(names)
+        return function
+
+    return mark
+
+
+def gather_repeated_flags(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
+    """The repeatable flags of the chosen command gathered into one list value each (fire keeps only the last).
+
+    ``--corpus_dir A --corpus_dir=B`` becomes ``--corpus_dir=['A', 'B']`` (a Python literal fire reads as a
+    list); a flag given once is left as it is.
+    """
+    if not argv or argv[0] not in commands:
+        return argv
+    names = getattr(commands[argv[0]], "_repeatable_flags", ())
+    if not names:
+        return argv
+    values: Dict[str, List[str]] = {}
+    rest: List[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        flag, eq, inline = token.partition("=")
+        name = flag[2:].replace("-", "_") if flag.startswith("--") else None
+        if name in names:
+            if eq:
+                values.setdefault(name, []).append(inline)
+            elif i + 1 < len(argv):
+                i += 1
+                values.setdefault(name, []).append(argv[i])
+            else:
+                rest.append(token)
+        else:
+            rest.append(token)
+        i += 1
+    for name, given in values.items():
+        rest.append(f"--{name}={given[0]}" if len(given) == 1 else f"--{name}={given!r}")
+    return rest
+
+
 def accepts_flags(names: Callable[[], Iterable[str]], describe: Optional[Callable[[], list]] = None):
     """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
     for ``--help``, a ``describe()`` returning their :class:`scincl.cli_help.FlagInfo` rows (type,
@@ -248,6 +291,7 @@ def run_cli(component: Any, name: str | None = None) -> None:
             return
         wait = take_wait_flag(sys.argv)
         if isinstance(component, dict):
+            sys.argv[1:] = gather_repeated_flags(component, sys.argv[1:])
             check_flags(component, sys.argv[1:])
             component = {command: checked_command(function, wait=wait) for command, function in component.items()}
         fire.Fire(component, name=prog)

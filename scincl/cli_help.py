@@ -146,19 +146,22 @@ def miner_flags() -> List[FlagInfo]:
     return out
 
 
-def training_flags(exclude: Iterable[str] = ()) -> List[FlagInfo]:
-    """``transformers.TrainingArguments`` fields with the defaults ``train`` applies (SPECTER's set-up)."""
+def training_flags(exclude: Iterable[str] = (), defaults: Optional[Dict[str, Any]] = None,
+                   defaults_source: str = "scincl/model/train.py:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
+    """``transformers.TrainingArguments`` fields with the defaults a command applies over transformers'
+    (``train``'s SPECTER set-up unless ``defaults``/``defaults_source`` name another, e.g. ``pretrain``'s)."""
     from transformers import TrainingArguments
 
-    from scincl.model.train import PAPER_TRAINING_DEFAULTS
+    if defaults is None:
+        from scincl.model.train import PAPER_TRAINING_DEFAULTS as defaults
 
     exclude = set(exclude)
     out = []
     for f in dataclasses.fields(TrainingArguments):
         if not f.init or f.name in exclude:
             continue
-        if f.name in PAPER_TRAINING_DEFAULTS:
-            default, source = _default_text(PAPER_TRAINING_DEFAULTS[f.name]), "scincl/model/train.py:PAPER_TRAINING_DEFAULTS"
+        if f.name in defaults:
+            default, source = _default_text(defaults[f.name]), defaults_source
         else:
             value = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else inspect.Parameter.empty)  # type: ignore[misc]

@@ -89,6 +89,8 @@ RANGES: Dict[str, Rule] = {
     "graph_test_ratio": Rule(float, low=0, high=1, high_open=True),
     "sample_queries_ratio": Rule(float, low=0, high=1, low_open=True),
     "mlm_probability": OPEN_SHARE,
+    "vocab_size": Rule(int, low=100, high=200_000),  # pretrain: scincl.model.pretrain.VOCAB_SIZE_RANGE
+    "val_ratio": Rule(float, low=0, high=0.5, high_open=True),
     "mlm_weight": NON_NEGATIVE,
     "graph_distillation_weight": NON_NEGATIVE,
     "triplet_margin": NON_NEGATIVE,

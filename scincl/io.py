@@ -373,11 +373,31 @@ def read_embeddings_matrix(path: PathLike) -> np.ndarray:
     return check_finite(read_embeddings_h5(path), path)
 
 
+def _sparse_row(record: Any, dtype: Any, path: PathLike, line_no: int) -> Any:
+    """A sparse embedding ``{"dim", "indices", "values"}`` as a ``1 x dim`` CSR row."""
+    import scipy.sparse as sp
+
+    try:
+        dim = int(record["dim"])
+        indices = np.asarray(record["indices"], dtype=np.int64)
+        values = np.asarray(record["values"], dtype=dtype)
+        if indices.ndim != 1 or indices.shape != values.shape or (indices.size and
+                                                                  (indices.min() < 0 or indices.max() >= dim)):
+            raise ValueError
+    except (KeyError, TypeError, ValueError):
+        raise InputError("sparse embedding needs 'dim' and equally long 'indices' (0..dim-1) and 'values'",
+                         path=path, line=line_no, field="embedding") from None
+    return sp.csr_matrix((values, indices, [0, indices.size]), shape=(1, dim))
+
+
 def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, np.ndarray]:
     """SciDocs embeddings jsonl ``{"paper_id", "embedding"}`` -> dict.
 
+    ``embedding`` is a list of numbers, or (lexical encoders, :mod:`scincl.eval.lexical`) a sparse
+    ``{"dim", "indices", "values"}``, read as a ``1 x dim`` ``scipy.sparse`` CSR row.
+
     A paper id on two lines, a malformed record (NaN and infinity are not JSON: malformed) or an
-    embedding holding ``null`` is an :class:`InputError` naming the file and line.
+    embedding holding ``null`` (dense or sparse) is an :class:`InputError` naming the file and line.
 
     ``dtype=np.float64`` keeps the JSON numbers exactly (the official SciDocs evaluator does).
     """
@@ -389,22 +409,28 @@ def read_embeddings_jsonl(path: PathLike, dtype: Any = np.float32) -> Dict[str, 
             raise InputError("record without 'paper_id'", path=path, line=line_no, field="paper_id")
         if "embedding" not in rec:
             raise InputError("record without 'embedding'", path=path, line=line_no, field="embedding")
-        try:
-            with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused below
-                vec = np.asarray(rec["embedding"], dtype=dtype)
-        except (TypeError, ValueError):
-            raise InputError("embedding is not a flat list of numbers", path=path, line=line_no,
-                             field="embedding") from None
-        if vec.ndim != 1:
-            raise InputError("embedding is not a flat list of numbers", path=path, line=line_no, field="embedding")
-        if not np.isfinite(vec).all():  # null reads as NaN; a diverged model writes nulls (issue 29)
-            bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+        if isinstance(rec["embedding"], dict):  # sparse: a lexical encoder's {"dim", "indices", "values"}
+            vec = _sparse_row(rec["embedding"], dtype, path, line_no)
+            values = vec.data
+        else:
+            try:
+                with np.errstate(over="ignore"):  # a value beyond float32 becomes inf, refused below
+                    vec = np.asarray(rec["embedding"], dtype=dtype)
+            except (TypeError, ValueError):
+                raise InputError("embedding is not a flat list of numbers", path=path, line=line_no,
+                                 field="embedding") from None
+            if vec.ndim != 1:
+                raise InputError("embedding is not a flat list of numbers", path=path, line=line_no,
+                                 field="embedding")
+            values = vec
+        if not np.isfinite(values).all():  # null reads as NaN; a diverged model writes nulls (issue 29)
+            bad = int(np.flatnonzero(~np.isfinite(values))[0])
             raise InputError(f"embedding holds null, NaN or infinite values (the first at index {bad}; a diverged "
                              "model?)", path=path, line=line_no, field="embedding")
         if dim is None:
-            dim = vec.shape[0]
-        elif vec.shape[0] != dim:
-            raise InputError(f"embedding dimension {vec.shape[0]} differs from the first one ({dim})",
+            dim = vec.shape[-1]
+        elif vec.shape[-1] != dim:
+            raise InputError(f"embedding dimension {vec.shape[-1]} differs from the first one ({dim})",
                              path=path, line=line_no, field="embedding")
         paper_id = str(rec["paper_id"])
         if paper_id in first_line:

@@ -136,7 +136,8 @@ def test_every_experiment_definition_is_valid_data():
     experiments = Path(__file__).resolve().parent.parent / "experiments"
     names = sorted(p.stem for p in experiments.glob("*.py") if p.stem != "choose_recipe")
     assert names == ["citeseer_main", "hepth_budget", "hepth_collisions", "hepth_graph", "hepth_k_hard",
-                     "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_tuning"]
+                     "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_pretrained", "hepth_pretrained_val",
+                     "hepth_tuning"]
     for name in names:
         for exp in load_experiments(name):
             assert exp.kind in KINDS and exp.corpus in ("hepth", "citeseer")

@@ -1,7 +1,7 @@
 """Commands of `cli_pipeline.py`: train, embed, evaluate, compare, and the pipelines and experiments (`--help` shows each docstring)."""
 from __future__ import annotations
 
-from scincl.cli import accepts_flags
+from scincl.cli import accepts_flags, repeatable_flags
 from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
 
 
@@ -87,16 +87,84 @@ def train(train_triples_path: str, train_metadata_path: str, output_dir: str, ba
         **training_args))
 
 
+@repeatable_flags("corpus_dir", "corpus_format")
+@accepts_flags(lambda: _training_flag_names(), lambda: _pretrain_flag_info())
+def pretrain(corpus_dir=None, output_dir: str = None, corpus_format=None, excluded_paper_ids: str = None,
+             vocab_size: int = None, size: str = None, max_sequence_length: int = None,
+             mlm_probability: float = None, whole_word_masking: bool = False, val_ratio: float = None,
+             workers: int = None, override: bool = False, **training_args) -> str:
+    """Pre-train a BERT from random initialisation by masked-language modelling on corpora's titles + abstracts; prints OUTPUT_DIR.
+
+    SciBERT's recipe at a size this machine affords: the text is `title [SEP] abstract` of every
+    paper (as in fine-tuning) cut into windows of --max_sequence_length tokens; an uncased WordPiece
+    vocabulary of --vocab_size is learned from it (tokenizers); BertForMaskedLM from a --size preset
+    (tiny 2x128, mini 4x256, small 4x512: the BERT miniatures; base 12x768 = SciBERT, for a GPU);
+    DataCollatorForLanguageModeling masks --mlm_probability of the tokens (whole words with
+    --whole_word_masking); the transformers Trainer trains it (bf16 where native, tqdm, checkpoints
+    every --save_steps, --report_to wandb when asked). A --val_ratio share of the papers is held out
+    for an MLM loss every --eval_steps. Every transformers.TrainingArguments flag passes through
+    (defaults: scincl.model.pretrain.PRETRAIN_TRAINING_DEFAULTS: lr 5e-4, batch 32, 1 epoch, weight
+    decay 0.01, 5 % warm-up, linear decay; --max_steps N stops earlier).
+
+    OUTPUT_DIR loads with AutoModel/AutoTokenizer and is a --base_model_name_or_path of `train`
+    and `run_specter` and a --base_model of `reproduce` (BASE_MODEL= of experiments/*.sh). It holds
+    run_fingerprint.json (corpora and excluded ids fingerprinted, every setting): rerun with the same
+    ones, a finished run is reused and an interrupted one resumes from its newest complete
+    checkpoint; anything else is refused unless --override. pretrain_log.jsonl and mlm_loss.png:
+    loss, held-out loss, tokens, wall seconds and tokens/s; pretrain_args.json (written last): cost
+    and counts.
+
+    Example: python cli_pipeline.py pretrain --corpus_dir ../shared/data/hepth/s2orc/metadata
+        --corpus_dir ../shared/data/citeseer/s2orc/metadata --corpus_format s2orc
+        --excluded_paper_ids ../shared/data/hepth/scidocs_paper_ids.json --output_dir runs/pretrain
+        --size mini --vocab_size 16000 --max_steps 3000
+
+    Args:
+        corpus_dir: a corpus folder (repeat the flag, or comma-separate, for several corpora).
+        output_dir: the model dir (checkpoints in OUTPUT_DIR/checkpoint-N).
+        corpus_format: s2orc | s2ag | openalex | plain (default: detected); one for all corpora or one each.
+        excluded_paper_ids: JSON list of paper ids whose text is kept out (e.g. SciDocs query papers).
+        vocab_size: WordPiece vocabulary size (31090: SciBERT's SciVocab).
+        size: tiny | mini | small | base (mini).
+        max_sequence_length: tokens per window (128: BERT's and SciBERT's first phase).
+        mlm_probability: share of tokens masked (0.15, BERT).
+        whole_word_masking: mask all pieces of a word together.
+        val_ratio: share of papers held out for the MLM loss (0.01; 0: none).
+        Unset flags take the defaults of scincl.model.pretrain.
+        workers: processes reading the corpora (default: all CPUs).
+        override: start over even if OUTPUT_DIR holds this run (or another).
+    """
+    from scincl.eval.evaluate import as_list
+    from scincl.model.pretrain import pretrain as pretrain_encoder
+    from scincl.corpus.stage import worker_count
+
+    if not output_dir:
+        from scincl.errors import InputError
+
+        raise InputError("give --output_dir")
+    given = {name: value for name, value in (("vocab_size", vocab_size), ("size", size),
+                                              ("max_sequence_length", max_sequence_length),
+                                              ("mlm_probability", mlm_probability), ("val_ratio", val_ratio))
+             if value is not None}
+    return str(pretrain_encoder(
+        as_list(corpus_dir), output_dir, corpus_formats=[f or None for f in as_list(corpus_format)],
+        excluded_paper_ids=excluded_paper_ids, whole_word_masking=whole_word_masking,
+        workers=worker_count(workers), override=override, **given, **training_args))
+
+
 def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
           max_sequence_length: int = 512, pooling_strategy: str = None, device: str = None,
-          override: bool = False, bf16: str = "false") -> str:
+          override: bool = False, bf16: str = "false", fit_corpus: str = None) -> str:
     """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
 
     Batched longest-first under torch.inference_mode; fp32 unless --bf16 auto|true (auto: bf16 autocast
-    only where the device has native bf16).
+    only where the device has native bf16). MODEL_DIR_OR_NAME tfidf or bm25: the lexical baselines
+    (scincl/eval/lexical.py: scikit-learn TF-IDF with sublinear tf / BM25 k1 1.2 b 0.75, English stop
+    words, l2-normalised), fitted on the papers being embedded or on --fit_corpus; their embeddings are
+    sparse records {"paper_id", "embedding": {"dim", "indices", "values"}}, which `evaluate` reads.
 
     Args:
-        model_dir_or_name: a `train` output dir or an HF checkpoint (e.g. malteos/scincl when cached).
+        model_dir_or_name: a `train` output dir, an HF checkpoint (e.g. malteos/scincl when cached), tfidf or bm25.
         metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or a SciDocs paper_metadata_*.json.
         output_path: embeddings jsonl(.gz), one line per paper in input order.
         batch_size: papers per forward pass.
@@ -105,8 +173,19 @@ def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_si
         device: cuda | cpu (default: cuda when available).
         override: recompute an existing OUTPUT_PATH.
         bf16: false (fp32, default: scincl.model.embed.EMBED_BF16) | auto | true.
+        fit_corpus: tfidf/bm25 only: metadata jsonl(.gz) or SciDocs json whose papers the vocabulary and
+            idf are learned from (default: the papers being embedded).
     """
+    from scincl.eval.lexical import embed_lexical, is_lexical
     from scincl.model.embed import embed as embed_papers
+
+    if is_lexical(model_dir_or_name):
+        return str(embed_lexical(model_dir_or_name, metadata_path, output_path, fit_corpus=fit_corpus,
+                                 override=override))
+    if fit_corpus:
+        from scincl.errors import InputError
+
+        raise InputError("--fit_corpus goes with the lexical encoders (tfidf, bm25) only")
 
     return str(embed_papers(model_dir_or_name, metadata_path, output_path, batch_size=batch_size,
                             max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
@@ -117,7 +196,7 @@ def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model
              cls_embeddings: str = None, recomm_embeddings: str = None, batch_size: int = 32,
              max_sequence_length: int = 512, link_prediction_metrics: str = None, retrieval_pairs: str = None, retrieval_embeddings: str = None,
              classifier: str = "auto", n_jobs: int = -1, device: str = None, override: bool = False,
-             pooling_strategy: str = None) -> None:
+             pooling_strategy: str = None, fit_corpus: str = None) -> None:
     """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
 
     Give either --model_dir M (the SciDocs paper_metadata_*.json files are embedded with the embed
@@ -130,7 +209,8 @@ def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model
         scidocs_dir: official SciDocs layout (mag/, mesh/, coview/, coread/, cite/, cocite/, recomm/).
         output_dir: where results.json, results.md (paper Table 1 layout) and embeddings go.
         val_or_test: val | test | both.
-        model_dir: trained model folder(s) or HF name(s), comma-separated.
+        model_dir: trained model folder(s) or HF name(s), comma-separated; tfidf / bm25: the lexical
+            baselines (see `embed --help`), fitted on the SciDocs papers embedded or on --fit_corpus.
         embeddings: SciDocs embeddings jsonl file(s), comma-separated.
         cls_embeddings: separate embeddings for MAG/MeSH (paper_metadata_mag_mesh papers).
         recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
@@ -147,6 +227,7 @@ def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model
         override: recompute an existing results.json / embeddings.
         pooling_strategy: cls | mean for --model_dir (default: the pooling saved in each model dir, cls
             without one; give the training's pooling to score a base checkpoint as it will be trained).
+        fit_corpus: the corpus a tfidf / bm25 --model_dir is fitted on (metadata jsonl(.gz) or SciDocs json).
     """
     from scincl.eval.evaluate import as_list, run_evaluation
 
@@ -156,7 +237,7 @@ def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model
                    link_prediction_metrics=link_prediction_metrics,
                    retrieval_pairs=retrieval_pairs, retrieval_embeddings=retrieval_embeddings,
                    classifier_backend=classifier, n_jobs=n_jobs, device=device, override=override,
-                   pooling_strategy=pooling_strategy)
+                   pooling_strategy=pooling_strategy, fit_corpus=fit_corpus)
 
 
 def compare_results(*results: str, output_dir: str = "comparison", names=None, split: str = "test",
@@ -374,6 +455,15 @@ def _training_flag_info() -> list:
     from scincl.cli_help import training_flags
 
     return training_flags(exclude={"output_dir"})
+
+
+def _pretrain_flag_info() -> list:
+    """``pretrain --help``: the TrainingArguments fields with pretrain's defaults (scincl/model/pretrain.py)."""
+    from scincl.cli_help import training_flags
+    from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS
+
+    return training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
+                          defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")
 
 
 def _sweep_band_flags() -> list:

@@ -67,17 +67,21 @@ class ClassificationData:
 
 def split_matrix(labels: Mapping[str, int], embeddings: Mapping[str, np.ndarray], dim: int) -> ClassificationData:
     """Stack embeddings in label-file order; a paper without embedding gets a zero vector (protocol)."""
+    import scipy.sparse as sp
+
     rows: List[np.ndarray] = []
     missing = 0
-    zeros = np.zeros(dim)
+    sparse = sp.issparse(next(iter(embeddings.values()), None))
+    zeros = sp.csr_matrix((1, dim)) if sparse else np.zeros(dim)
     for pid in labels:
         vec = embeddings.get(pid)
         if vec is None:
             missing += 1
             vec = zeros
         rows.append(vec)
-    return ClassificationData(np.asarray(rows, dtype=np.float64), np.fromiter(labels.values(), dtype=np.int64),
-                              missing)
+    # sparse rows (lexical encoders) stay sparse: both LinearSVC backends take CSR input
+    features = sp.vstack(rows, format="csr", dtype=np.float64) if sparse else np.asarray(rows, dtype=np.float64)
+    return ClassificationData(features, np.fromiter(labels.values(), dtype=np.int64), missing)
 
 
 def fit_and_score(train: ClassificationData, test: ClassificationData, backend: str = "auto",
@@ -126,7 +130,7 @@ def evaluate_classification_task(
         if label not in known:
             raise InputError(f"unknown class label {label} of paper {pid!r}: not among the train labels "
                              f"{sorted(known)} of {train_csv}", path=eval_csv, field="class_label")
-    dim = len(next(iter(embeddings.values())))
+    dim = next(iter(embeddings.values())).shape[-1]
     train = split_matrix(train_labels, embeddings, dim)
     test = split_matrix(eval_labels, embeddings, dim)
     result = fit_and_score(train, test, backend=backend, n_jobs=n_jobs)

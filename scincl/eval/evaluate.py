@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
 import numpy as np
 
 from scincl.errors import InputError
+from scincl.eval.lexical import embed_lexical, is_lexical, is_sparse
 from scincl.eval.report import aggregate_runs, average, results_markdown, runs_average
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
@@ -52,21 +53,30 @@ def run_names(paths: Sequence[str]) -> List[str]:
 def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Path, batch_size: int,
                            device: Optional[str], override: bool,
                            max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH,
-                           pooling_strategy: Optional[str] = None) -> EmbeddingFiles:
+                           pooling_strategy: Optional[str] = None,
+                           fit_corpus: Optional[str] = None) -> EmbeddingFiles:
     """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each).
 
     ``pooling_strategy`` (``cls`` | ``mean``): default the one saved in the model dir (``cls`` without one).
+    ``model_dir`` tfidf / bm25: the lexical encoders (:mod:`scincl.eval.lexical`), each file fitted on its
+    own papers (the SciDocs papers of the tasks it serves) or on ``fit_corpus``.
     """
-    try:
-        from scincl.model.embed import embed
-    except ImportError as exc:
-        raise InputError(f"--model_dir needs the embed stage (scincl.model.embed), which is not available: {exc}") \
-            from None
     paths = scidocs_paths(scidocs_dir)
     made: Dict[str, Path] = {}
+    if is_lexical(model_dir):
+        for group in METADATA_FILES:
+            if paths.metadata(group).exists():
+                made[group] = embed_lexical(model_dir, paths.metadata(group), output_dir / f"{group}.jsonl",
+                                            fit_corpus=fit_corpus, override=override)
+    else:
+        try:
+            from scincl.model.embed import embed
+        except ImportError as exc:
+            raise InputError(f"--model_dir needs the embed stage (scincl.model.embed), which is not available: "
+                             f"{exc}") from None
     for group in METADATA_FILES:
         metadata = paths.metadata(group)
-        if not metadata.exists():
+        if not metadata.exists() or group in made:
             continue
         made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{group}.jsonl"), batch_size=batch_size,
                                  max_sequence_length=max_sequence_length, device=device, override=override,
@@ -117,6 +127,9 @@ def evaluate_full_pool(pairs_path: PathLike, embeddings_path: PathLike, metric: 
     """
     relevant = read_retrieval_pairs(pairs_path)
     vectors = read_embeddings_jsonl(embeddings_path)
+    if is_sparse(next(iter(vectors.values()))):
+        raise InputError("full-pool retrieval takes dense embeddings, not a lexical encoder's sparse ones",
+                         path=embeddings_path)
     paper_ids = list(vectors)
     matrix = np.stack([vectors[p] for p in paper_ids])
     queries = list(relevant)
@@ -166,10 +179,12 @@ def run_evaluation(
     device: Optional[str] = None,
     override: bool = False,
     pooling_strategy: Optional[str] = None,
+    fit_corpus: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Evaluate one or several runs (models or embedding files) and write ``results.json`` + ``results.md``.
 
-    ``pooling_strategy`` applies to ``model_dirs`` (default: each model dir's saved pooling).
+    ``pooling_strategy`` applies to ``model_dirs`` (default: each model dir's saved pooling);
+    ``fit_corpus`` to the lexical ones (``tfidf``, ``bm25``: fitted on it instead of the SciDocs papers).
     """
     out = Path(output_dir)
     parse_splits(val_or_test)
@@ -184,8 +199,9 @@ def run_evaluation(
             raise InputError("file not found", path=given)
     record = made_by({"val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length),
                       "pooling_strategy": pooling_strategy, "classifier_backend": classifier_backend,
-                      "models": [m if local_path(m) is None else None for m in model_dirs]},
-                     [scidocs_dir, *(local_path(m) for m in model_dirs), *embeddings, cls_embeddings,
+                      "models": [m if local_path(m) is None else None for m in model_dirs],
+                      **({"fit_corpus": "given"} if fit_corpus else {})},
+                     [scidocs_dir, *(local_path(m) for m in model_dirs), fit_corpus, *embeddings, cls_embeddings,
                       recomm_embeddings, link_prediction_metrics, retrieval_pairs, retrieval_embeddings])
     results_path = out / "results.json"
     if results_path.exists() and check_reuse(results_path, read_record(record_path(results_path)), record, override):
@@ -199,7 +215,8 @@ def run_evaluation(
     for name, source in zip(names, sources):
         if model_dirs:
             files = embed_scidocs_metadata(source, scidocs_dir, out / "embeddings" / name, batch_size, device, override,
-                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy)
+                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
+                                           fit_corpus=fit_corpus)
         else:
             files = EmbeddingFiles(Path(source), Path(cls_embeddings) if cls_embeddings else None,
                                    Path(recomm_embeddings) if recomm_embeddings else None)

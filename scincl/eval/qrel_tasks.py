@@ -11,7 +11,9 @@ Exactly the official protocol (docs/scidocs_protocol.md, allenai/scidocs ``user_
   arithmetically over queries, ×100, rounded to 2 decimals.
 
 The computation is vectorised over queries (one padded ``queries × candidates`` array per
-chunk) instead of writing and parsing a trec run file.
+chunk) instead of writing and parsing a trec run file. Embeddings may be dense arrays or
+``scipy.sparse`` rows (lexical encoders, :mod:`scincl.eval.lexical`): sparse ones are stacked
+sparse and densified one chunk of queries at a time, so the arithmetic is the same.
 """
 from __future__ import annotations
 
@@ -67,13 +69,37 @@ def trec_map_ndcg(scores: np.ndarray, id_order: np.ndarray, relevance: np.ndarra
     return {"map": ap, "ndcg": ndcg}
 
 
+def embedding_dim(vector) -> int:
+    """Dimension of one embedding: a dense vector or a ``1 x dim`` sparse row."""
+    return int(vector.shape[-1]) if hasattr(vector, "shape") else len(vector)
+
+
+def stack_embeddings(vectors):
+    """Rows of one matrix: float64 ndarray, or CSR when the vectors are sparse rows."""
+    import scipy.sparse as sp
+
+    if vectors and sp.issparse(vectors[0]):
+        return sp.vstack(vectors, format="csr", dtype=np.float64)
+    return np.stack([np.asarray(v, dtype=np.float64) for v in vectors])
+
+
+def dense_rows(matrix, rows: np.ndarray) -> np.ndarray:
+    """``matrix[rows]`` as a dense float64 array of shape ``rows.shape + (dim,)``."""
+    import scipy.sparse as sp
+
+    if not sp.issparse(matrix):
+        return matrix[rows]
+    flat = matrix[rows.ravel()].toarray()
+    return flat.reshape(*rows.shape, matrix.shape[1])
+
+
 def evaluate_qrel_task(qrels: Mapping[str, Mapping[str, int]],
                        embeddings: Mapping[str, np.ndarray]) -> Dict[str, float]:
     """MAP and nDCG (×100, 2 decimals) of one qrel task, plus counts of what was dropped/missing.
 
     Returns ``{"map", "ndcg", "queries", "dropped_queries", "missing_candidates"}``.
     """
-    dim = len(next(iter(embeddings.values())))
+    dim = embedding_dim(next(iter(embeddings.values())))
     queries = [q for q in qrels if q in embeddings and any(p in embeddings for p in qrels[q])]
     dropped = len(qrels) - len(queries)
     n_candidates = max(len(c) for c in qrels.values())
@@ -88,7 +114,7 @@ def evaluate_qrel_task(qrels: Mapping[str, Mapping[str, int]],
     # one matrix of the embedded papers of this task; -1 marks padding / no embedding
     embedded = [pid for pid in dict.fromkeys([*queries, *(p for q in queries for p in qrels[q])]) if pid in embeddings]
     row_of = {pid: i for i, pid in enumerate(embedded)}
-    matrix = np.stack([np.asarray(embeddings[pid], dtype=np.float64) for pid in embedded])
+    matrix = stack_embeddings([embeddings[pid] for pid in embedded])
     rows = np.full((len(queries), n_candidates), -1, dtype=np.int64)
     relevance = np.zeros((len(queries), n_candidates), dtype=np.int64)
     id_order = np.full((len(queries), n_candidates), -1, dtype=np.int64)
@@ -104,7 +130,8 @@ def evaluate_qrel_task(qrels: Mapping[str, Mapping[str, int]],
     for start in range(0, len(queries), chunk):
         block = slice(start, start + chunk)
         valid = rows[block] >= 0
-        scores = candidate_scores(matrix[query_rows[block]], matrix[np.maximum(rows[block], 0)], valid)
+        scores = candidate_scores(dense_rows(matrix, query_rows[block]), dense_rows(matrix, np.maximum(rows[block], 0)),
+                                  valid)
         for name, values in trec_map_ndcg(scores, id_order[block], relevance[block], valid).items():
             per_query[name].append(values)
 

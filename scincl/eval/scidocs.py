@@ -15,6 +15,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.eval.classification import evaluate_classification_task
+from scincl.eval.lexical import is_sparse
 from scincl.eval.qrel_tasks import evaluate_qrel_task
 from scincl.eval.recomm import evaluate_recommendation
 from scincl.scidocs_io import (CLASSIFICATION_TASKS, QREL_TASKS, ScidocsPaths, read_propensity_scores,
@@ -102,6 +103,9 @@ def _recommendation(paths: ScidocsPaths, split: str, load, files: EmbeddingFiles
         absent["recomm"] = f"no recomm/val.csv in {paths.root}"
         return
     # official: on test, val.csv selects the epoch; on val, no model selection (VALID_PATH="")
+    if is_sparse(next(iter(load(files.for_group("recomm")).values()))):
+        absent["recomm"] = "the recommendation ranker takes dense embeddings (a lexical encoder's are sparse)"
+        return
     val_clicks = read_recomm_clicks(val_path) if split == "test" and val_path.exists() else None
     result = evaluate_recommendation(
         read_recomm_clicks(paths.recomm("train.csv")), val_clicks, read_recomm_clicks(paths.recomm(f"{split}.csv")),

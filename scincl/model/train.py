@@ -15,7 +15,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
@@ -56,8 +56,13 @@ BITFIT_LEARNING_RATE = 1e-4  # paper §7.2
 
 
 def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bitfit: bool = False,
-                             has_eval: bool = False):
-    """``TrainingArguments`` from the paper defaults + user flags (unknown flags: one-line error)."""
+                             has_eval: bool = False, defaults: Optional[Dict[str, Any]] = None,
+                             label_names: Sequence[str] = ()):
+    """``TrainingArguments`` from the defaults (the paper's unless given) + user flags (unknown flags: one-line error).
+
+    ``label_names``: the batch keys the Trainer treats as labels (none for the contrastive model; ``labels``
+    for a masked-LM, so its evaluation loss is computed).
+    """
     from transformers import TrainingArguments
 
     known = {f.name for f in dataclasses.fields(TrainingArguments)}
@@ -65,7 +70,7 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     if unknown:
         raise InputError(f"unknown training argument(s): {', '.join('--' + k for k in unknown)} "
                          "(see transformers.TrainingArguments)")
-    merged = dict(PAPER_TRAINING_DEFAULTS)
+    merged = dict(PAPER_TRAINING_DEFAULTS if defaults is None else defaults)
     if bitfit:
         merged["learning_rate"] = BITFIT_LEARNING_RATE
     if has_eval:
@@ -80,7 +85,7 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     merged.update(
         output_dir=str(output_dir),
         remove_unused_columns=False,  # the collator needs the row-number columns
-        label_names=[],
+        label_names=list(label_names),
         ddp_find_unused_parameters=merged.get("ddp_find_unused_parameters", False),
     )
     report_to = merged.get("report_to")
