@@ -97,3 +97,18 @@ def test_secondary_ranks_take_no_lock(monkeypatch):
     monkeypatch.setenv("RANK", "1")
     assert is_secondary_rank()
     assert issubclass(OutputLocked, InputError)
+
+
+def test_run_specter_without_output_dir_locks_the_demo_output_it_writes(tmp_path):
+    """The demo's default output (``demo_output`` in the working directory) is locked like a given one."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / "demo_output")], cwd=REPO, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = subprocess.run([sys.executable, str(REPO / "cli_pipeline.py"), "run_specter"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and f"pid {holder.pid} on " in done.stderr and "Traceback" not in done.stderr
+        assert not (tmp_path / "demo_output").exists()
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
