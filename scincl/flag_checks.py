@@ -236,7 +236,7 @@ def output_flag_values(function: Callable, args: tuple, kwargs: dict) -> Tuple[l
     for name, param in signature.parameters.items():
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             values.update(values.pop(name, {}) or {})
-    for name, default in _resolved_output_defaults(function.__name__).items():
+    for name, default in getattr(function, "_default_outputs", {}).items():  # see default_outputs()
         if values.get(name) is None:
             values[name] = default
     outputs = [Path(str(value)) for name, value in values.items()
@@ -245,15 +245,15 @@ def output_flag_values(function: Callable, args: tuple, kwargs: dict) -> Tuple[l
     return outputs, values.get("rank")
 
 
-def _resolved_output_defaults(command: str) -> Dict[str, str]:
-    """Output flags whose ``None`` default a command resolves itself, so the lock covers the real output:
-    ``run_specter`` (``run_specter_like``, ``sweep``) without ``--output_dir`` writes the demo's
-    ``demo_output`` (scincl/pipeline/settings.py: ``DEFAULT_DEMO_OUTPUT_DIR``)."""
-    if command in ("run_specter", "run_specter_like", "sweep"):
-        from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
 
-        return {"output_dir": DEFAULT_DEMO_OUTPUT_DIR}
-    return {}
+def default_outputs(**outputs: str) -> Callable:
+    """Mark a command whose output flags default to ``None`` but which then writes these paths (``run_specter``
+    without ``--output_dir`` writes ``demo_output``), so its lock covers the output it really writes."""
+    def mark(function: Callable) -> Callable:
+        function._default_outputs = dict(outputs)
+        return function
+
+    return mark
 
 
 def checked_command(function: Callable, wait: bool = False) -> Callable:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from scincl.cli import accepts_flags, repeatable_flags
+from scincl.flag_checks import default_outputs
 from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
+from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
 
 
 @accepts_flags(lambda: _training_flag_names(), lambda: _training_flag_info())
@@ -267,6 +269,7 @@ def compare_results(*results: str, output_dir: str = "comparison", names=None, s
 
 # --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
 
+@default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
     """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
@@ -355,6 +358,7 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         print("\n" + result["table"])
 
 
+@default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter_like(output_dir: str = None, **kwargs) -> None:
     """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
@@ -365,6 +369,7 @@ def run_specter_like(output_dir: str = None, **kwargs) -> None:
     run_specter(output_dir, triples_source="specter_like", **kwargs)
 
 
+@default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"},
                lambda: run_specter_flag_info() + _sweep_band_flags())
 def sweep(output_dir: str = None, k_pos=(), k_hard=(), **kwargs) -> None:
