@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from scincl.cli import accepts_flags
-from scincl.cli_help import miner_flags, signature_flags
+from scincl.cli import accepts_flags, command_flags
+from scincl.cli_help import command_flags_info, miner_flags
 from scincl.errors import InputError
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
@@ -55,16 +55,13 @@ accepts_flags(miner_option_names, miner_flags)(get_knn_triples)
 
 
 def _continuous_cocitation_flags():
-    """The continuous co-citation command's extra flags: get_knn_triples' own flags and miner options."""
-    import inspect
-
-    own = {n for n, p in inspect.signature(get_knn_triples).parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD}
-    return own | set(miner_option_names())
+    """The continuous co-citation command's extra flags: every flag get_knn_triples takes (its own and the miner's)."""
+    return command_flags(get_knn_triples)
 
 
 def _continuous_cocitation_flag_rows():
-    """``--help`` rows of those extra flags: get_knn_triples' signature and the miner's options."""
-    return signature_flags(get_knn_triples) + miner_flags()
+    """``--help`` rows of those extra flags: the ones ``get_knn_triples --help`` shows."""
+    return command_flags_info(get_knn_triples)
 
 
 accepts_flags(_continuous_cocitation_flags, _continuous_cocitation_flag_rows)(get_continuous_cocitation_triples)
