@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_embeddings_h5, write_id_list
 
@@ -66,7 +66,7 @@ def test_ivf_factory_trains_on_seeded_sample_and_is_exact_with_full_probe(vector
 
 
 def test_gpu_request_without_gpu_falls_back_to_cpu(vectors, caplog):
-    caplog.set_level(logging.INFO, logger="scincl.ann")
+    caplog.set_level(logging.INFO, logger="scincl.knn.ann")
     index = ann.build_index(vectors, "Flat", device=0)
     assert not ann.is_gpu_index(index) or ann.gpu_available()
     if not ann.gpu_available():
