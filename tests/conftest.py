@@ -114,24 +114,23 @@ def demo_biggraph(demo_citations, tmp_path_factory, python_exe):
 
 
 @pytest.fixture(scope="session")
-def toy_bert(tmp_path_factory) -> Path:
-    """A tiny randomly initialised BERT (2 layers, width 32, seed 0) over the toy topic corpus' words: ``.../bert``.
-
-    Shared read-only by every test that trains or embeds on the toy corpus (scincl.model.tiny.toy_topic_corpus).
-    """
-    from scincl.model.tiny import build_tiny_bert, toy_vocabulary
-
-    return build_tiny_bert(tmp_path_factory.mktemp("toy_bert") / "bert", toy_vocabulary())
-
-
-@pytest.fixture(scope="session")
-def toy_train_files(tmp_path_factory, toy_bert):
+def toy_train_files(tmp_path_factory):
     """A tiny BERT and toy triplets + metadata (4 topics x 6 papers, 3 triplets each) for training runs."""
     from scincl.io import write_jsonl, write_triples_csv
-    from scincl.model.tiny import toy_topic_corpus, toy_triplets
+    from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
 
     root = tmp_path_factory.mktemp("toy_train")
     papers = toy_topic_corpus(papers_per_topic=6, seed=0)
     write_jsonl(root / "metadata.jsonl", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
     write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=3))
-    return {"root": root, "bert": toy_bert}
+    return {"root": root, "bert": build_tiny_bert(root / "bert", toy_vocabulary())}
+
+
+@pytest.fixture(scope="session")
+def toy_bert(toy_train_files) -> Path:
+    """A tiny randomly initialised BERT (2 layers, width 32, seed 0) over the toy topic corpus' words: ``.../bert``.
+
+    One build shared read-only by every test that trains or embeds on the toy corpus
+    (scincl.model.tiny.toy_topic_corpus); the same model as ``toy_train_files["bert"]``.
+    """
+    return toy_train_files["bert"]

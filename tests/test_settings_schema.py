@@ -50,6 +50,11 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert {k: PAPER_TRAINING_DEFAULTS[k] for k in ("learning_rate", "per_device_train_batch_size",
                                                    "gradient_accumulation_steps", "num_train_epochs")} == {
         "learning_rate": 2e-5, "per_device_train_batch_size": 8, "gradient_accumulation_steps": 4, "num_train_epochs": 2}
+    from scincl.model.encoder import DEFAULT_POOLING, POOLING_STRATEGIES
+
+    assert DEFAULT_POOLING == PAPER_DEFAULTS["pooling_strategy"] == inspect.signature(train).parameters[
+        "pooling_strategy"].default == "cls" and POOLING_STRATEGIES == ("cls", "mean")
+    assert inspect.signature(train).parameters["loss"].default == "triplet"
     defaults = {f.name: f.default for f in dataclasses.fields(RunSettings)}
     assert (defaults["triples_per_query"], defaults["hard_negatives_count"], defaults["seed"]) == (5, 2, 0)
     for name in FIELDS:  # the CLI's range of every schema field is the schema's

@@ -10,7 +10,8 @@ from scincl.settings.schema import SCINCL
 
 @accepts_flags(lambda: _training_flag_names(), lambda: _training_flag_info())
 def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
-          loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = SCINCL.max_sequence_length,
+          loss: str = SCINCL.loss, pooling_strategy: str = SCINCL.pooling_strategy, bitfit: bool = False,
+          max_sequence_length: int = SCINCL.max_sequence_length,
           eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
           temperature: float = None, infonce_negatives: str = None, similarity: str = None,
           ranking_scale: float = None, cosine_weight: float = None, ibn_weight: float = None,

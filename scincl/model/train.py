@@ -155,7 +155,7 @@ def train(
     train_metadata_path: str,
     output_dir: str,
     base_model_name_or_path: Optional[str] = None,
-    loss: str = "triplet",
+    loss: str = SCINCL.loss,
     pooling_strategy: str = DEFAULT_POOLING,
     bitfit: bool = False,
     max_sequence_length: int = SCINCL.max_sequence_length,
