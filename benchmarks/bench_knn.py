@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""kNN benchmark: our batched search (scincl.ann / get_knn) vs one bare faiss ``index.search`` call.
+"""kNN benchmark: our batched search (scincl.knn.ann / get_knn) vs one bare faiss ``index.search`` call.
 
 Setting of the paper's hard-negative mining (SciNCL §3.2: negatives at kNN ranks up to 4000):
 100k x 128-d float32 vectors (normal, L2-normalised, inner product = cosine; a Flat index), k = 4000,
@@ -38,8 +38,8 @@ def _run_variant(variant: str, n: int, dim: int, k: int, queries: int, batch_siz
     import faiss
     import numpy as np
 
-    from scincl import ann
-    from scincl.graph.knn import knn_for_papers
+    from scincl.knn import ann
+    from scincl.knn.papers import knn_for_papers
 
     rng = np.random.default_rng(seed)
     vectors = rng.standard_normal((n, dim), dtype=np.float32)
@@ -74,7 +74,7 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--k", type=int, default=4000)
     parser.add_argument("--queries", type=int, default=5000)
-    parser.add_argument("--batch_size", type=int, default=4096)  # scincl.ann.DEFAULT_SEARCH_BATCH_SIZE
+    parser.add_argument("--batch_size", type=int, default=4096)  # scincl.knn.ann.DEFAULT_SEARCH_BATCH_SIZE
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()

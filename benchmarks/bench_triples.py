@@ -8,9 +8,9 @@ negatives, 5 triples per query, 10k queries.
 
 - baseline: one ``index.search(queries, k + 1)`` call (the kNN matrix alone), run before and after
   ours (the mean is the baseline; the two runs show how noisy the machine is);
-- ours: :func:`mine_knn_triples` with :func:`scincl.ann.knn_search` (block-wise search + band
+- ours: :func:`mine_knn_triples` with :func:`scincl.knn.ann.knn_search` (block-wise search + band
   selection + random_without_knn sampling) and writing the triples CSV;
-- exact: the same mining with :class:`scincl.knn_exact.ExactKnn` (torch matrix products, selects
+- exact: the same mining with :class:`scincl.knn.exact.ExactKnn` (torch matrix products, selects
   only the top-k set and the sorted bands), the same seed; its bands (n_21..n_25, n_3999..n_4000)
   are compared with faiss' for every query: identical, or differing only where the two similarities
   are within float32 rounding of each other (faiss and torch sum the products with different BLAS).
@@ -33,8 +33,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scincl import ann  # noqa: E402
-from scincl.knn_exact import ExactKnn  # noqa: E402
+from scincl.knn import ann  # noqa: E402
+from scincl.knn.exact import ExactKnn  # noqa: E402
 from scincl.triples.knn_miner import bands_of  # noqa: E402
 from scincl.triples import strategies as st  # noqa: E402
 from scincl.triples.config import make_config  # noqa: E402

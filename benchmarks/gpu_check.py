@@ -294,7 +294,7 @@ class GpuCheck:
     def knn(self) -> None:
         from gpu_check_knn import knn_checks
 
-        from scincl import ann
+        from scincl.knn import ann
 
         s = self.sizes
         faiss_gpu = bool(self.gpus) and ann.gpu_available()

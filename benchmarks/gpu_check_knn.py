@@ -8,7 +8,7 @@ counts as a float32 near-tie when the two similarities agree to 1e-5 (faiss and 
 different BLAS), as in ``benchmarks/bench_triples.py``.
 
 - faiss CPU: ``ann.build_index(..., "Flat")`` + ``ann.knn_search`` (the miner's ``--ann_backend faiss``);
-- exact: :class:`scincl.knn_exact.ExactKnn` on the device (``--ann_backend exact --ann_device N``);
+- exact: :class:`scincl.knn.exact.ExactKnn` on the device (``--ann_backend exact --ann_device N``);
 - faiss GPU: ``ann.build_index(..., device=N)`` (``index_cpu_to_gpu``) searched at faiss' GPU limit
   (``ann.GPU_MAX_SELECTION_K``), plus ``ann.knn_search`` at the full k on a few queries, which must
   fall back to a CPU copy (``index_gpu_to_cpu``) and match faiss CPU.
@@ -53,8 +53,8 @@ def knn_checks(n: int, dim: int, queries: int, k: int, device: Optional[int], fa
                out: Dict[str, Dict[str, Any]], seed: int = 0) -> None:
     """Fill ``out`` with ``{"faiss_cpu", "exact", "faiss_gpu"}`` figures as each finishes (faiss_gpu only
     when ``faiss_gpu``; ``{"error": ...}`` when its GPU calls fail, so the other two still count)."""
-    from scincl import ann
-    from scincl.knn_exact import ExactKnn
+    from scincl.knn import ann
+    from scincl.knn.exact import ExactKnn
     from scincl.triples.config import make_config
     from scincl.triples.knn_miner import bands_of
 
@@ -95,7 +95,7 @@ def knn_checks(n: int, dim: int, queries: int, k: int, device: Optional[int], fa
 def _faiss_gpu_check(x: np.ndarray, query_rows: np.ndarray, cpu_raw: np.ndarray, bands: Sequence[Tuple[int, int]],
                      k: int, device: int) -> Dict[str, Any]:
     """faiss GPU at its selection limit vs faiss CPU, and the CPU fallback beyond it."""
-    from scincl import ann
+    from scincl.knn import ann
 
     started = time.perf_counter()
     gpu_index = ann.build_index(x, "Flat", metric="inner_product", device=device)

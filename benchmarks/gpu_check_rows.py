@@ -49,7 +49,7 @@ def environment_row(gpus: int, why_no_gpu: Optional[str]) -> Row:
     import faiss
     import torch
 
-    from scincl import ann
+    from scincl.knn import ann
     from scincl.model.device import choose_bf16, detect_cpu_flags
 
     parts = [f"torch {torch.__version__}, CUDA {torch.version.cuda or 'none'}, driver {driver_version()}"]

@@ -10,7 +10,8 @@ none of its flags. The flags come from one place each:
   ``describe`` callable returning :class:`FlagInfo` rows built from the settings where they are
   defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``;
   :func:`miner_flags` for the triplet miner's slots; :func:`training_flags` for the Trainer);
-- the value range of :data:`scincl.flag_checks.RANGES`, where the flag has one.
+- the value range of :data:`scincl.flag_checks.RANGES`, where the flag has one (a SciNCL setting's
+  range and help text: :mod:`scincl.settings.schema`).
 """
 from __future__ import annotations
 
@@ -171,7 +172,13 @@ def training_flags(exclude: Iterable[str] = (), defaults: Optional[Dict[str, Any
 
 
 def command_flags_info(function: Callable) -> List[FlagInfo]:
-    """Every flag a command takes: its signature, then what :func:`scincl.cli.accepts_flags` registered."""
+    """Every flag a command takes: its signature, then what :func:`scincl.cli.accepts_flags` registered.
+
+    A SciNCL setting's help text (what it is, the paper's default and its source) comes from
+    :mod:`scincl.settings.schema`; the default shown is the command's own.
+    """
+    from scincl.settings.schema import help_of
+
     rows = signature_flags(function)
     describe = getattr(function, "_describe_flags", None)
     if describe is not None:
@@ -180,6 +187,8 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
             if row.name not in seen:
                 rows.append(row)
                 seen.add(row.name)
+    for row in rows:
+        row.help = help_of(row.name) or row.help
     return rows
 
 

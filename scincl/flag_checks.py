@@ -12,76 +12,35 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 import os
 import re
 import typing
 from pathlib import Path
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from scincl.errors import InputError
+from scincl.settings.rules import (AT_LEAST_ONE, NON_NEGATIVE, NON_NEGATIVE_INT, OPEN_SHARE, POSITIVE, SHARE, Rule,
+                                   check_band, check_rule)
+from scincl.settings.schema import ranges as schema_ranges
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A flag's kind (``int`` or ``float``) and the interval its value must lie in."""
-
-    kind: type
-    low: Optional[float] = None
-    high: Optional[float] = None
-    low_open: bool = False  # True: value > low (else >= low)
-    high_open: bool = False  # True: value < high (else <= high)
-    hint: str = ""  # what to do instead, for values a user might mean
-
-    def describe(self) -> str:
-        parts = []
-        if self.low is not None:
-            parts.append(f"{'>' if self.low_open else '>='} {_number(self.low)}")
-        if self.high is not None:
-            parts.append(f"{'<' if self.high_open else '<='} {_number(self.high)}")
-        return " and ".join(parts)
-
-    def holds(self, value: float) -> bool:
-        if not math.isfinite(value):
-            return False
-        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
-            return False
-        return not (self.high is not None and (value >= self.high if self.high_open else value > self.high))
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
-
-
-AT_LEAST_ONE = Rule(int, low=1)
-NON_NEGATIVE_INT = Rule(int, low=0)
-NON_NEGATIVE = Rule(float, low=0)
-POSITIVE = Rule(float, low=0, low_open=True)
-SHARE = Rule(float, low=0, high=1)  # a fraction of something, 0..1
-OPEN_SHARE = Rule(float, low=0, high=1, low_open=True, high_open=True)
-
-# One rule per flag name, whichever command takes it.
+# One rule per flag name, whichever command takes it: the SciNCL settings' rules come from their
+# schema (scincl/settings/schema.py: triples_per_query, the slot counts and k bands, seed, learning_rate,
+# num_train_epochs, batch size, max_sequence_length, ...), the other flags' are here.
 RANGES: Dict[str, Rule] = {
     # sizes of batches, sequences, corpora: at least one
     **{name: AT_LEAST_ONE for name in (
-        "batch_size", "per_device_train_batch_size", "per_device_eval_batch_size", "ann_batch_size",
-        "gradient_accumulation_steps", "max_sequence_length", "eval_max_sequence_length", "papers", "topics",
-        "demo_papers", "k", "triples_per_query", "min_count", "min_cocitation_count", "min_coupling_count",
-        "max_queries", "train_size", "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count",
-        "k_means_clusters")},
+        "batch_size", "per_device_eval_batch_size", "ann_batch_size", "eval_max_sequence_length", "papers", "topics",
+        "demo_papers", "k", "min_count", "min_cocitation_count", "min_coupling_count", "max_queries", "train_size",
+        "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count", "k_means_clusters")},
     # counts and neighbour ranks: zero allowed (an empty slot, the nearest neighbour)
     **{name: NON_NEGATIVE_INT for name in (
-        "easy_positives_count", "easy_negatives_count", "hard_negatives_count", "medium_positives_count",
-        "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min", "easy_negatives_k_max",
-        "easy_positives_k_min", "easy_positives_k_max", "hard_negatives_k_min", "hard_negatives_k_max",
-        "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min", "medium_positives_k_max",
-        "hard_positives_k_min", "hard_positives_k_max", "positives_count", "negatives_count", "largest_n",
-        "rank", "seed", "corpus_seed", "sample_n_nodes", "sample_classification_triples", "save_total_limit")},
-    # a learning rate of 0 trains nothing: the "finished" model is the base model, byte for byte
-    "learning_rate": Rule(float, low=0, low_open=True,
-                          hint="to score the base model untrained, run `evaluate --model_dir BASE_MODEL`"),
-    "num_train_epochs": NON_NEGATIVE,
+        "medium_positives_count", "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min",
+        "easy_negatives_k_max", "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min",
+        "medium_positives_k_max", "hard_positives_k_min", "hard_positives_k_max", "positives_count",
+        "negatives_count", "largest_n", "rank", "corpus_seed", "sample_n_nodes", "sample_classification_triples",
+        "save_total_limit")},
+    **schema_ranges(),
     "warmup_ratio": SHARE,
     "weight_decay": NON_NEGATIVE,
     "max_grad_norm": NON_NEGATIVE,
@@ -102,10 +61,9 @@ RANGES: Dict[str, Rule] = {
     "power": NON_NEGATIVE,
 }
 
-# (k_min, k_max) flag pairs: a band of neighbour ranks needs k_min < k_max.
-K_BANDS: Tuple[Tuple[str, str], ...] = tuple(
-    (f"{difficulty}_{role}_k_min", f"{difficulty}_{role}_k_max")
-    for difficulty in ("easy", "medium", "hard") for role in ("positives", "negatives"))
+# the miner's slots (flags <slot>_k_min, <slot>_k_max): a band of neighbour ranks needs k_min < k_max
+K_BANDS: Tuple[str, ...] = tuple(f"{difficulty}_{role}" for difficulty in ("easy", "medium", "hard")
+                                 for role in ("positives", "negatives"))
 
 BOOLEAN_WORDS = {"true": True, "false": False}
 
@@ -167,19 +125,14 @@ def check_value(name: str, value: Any, kind: Optional[type]) -> Any:
         if not numeric:
             raise InputError(f"--{name}: expected a number, got {value!r}")
         value = int(value) if kind is int else value
-    if rule is not None and isinstance(value, (int, float)) and not isinstance(value, bool) \
-            and not rule.holds(value):
-        hint = f" ({rule.hint})" if rule.hint else ""
-        raise InputError(f"--{name} {value}: must be {rule.describe()}{hint}")
+    check_rule(name, value, rule)
     return value
 
 
 def check_bands(values: Dict[str, Any]) -> None:
     """Every (k_min, k_max) pair given with both ends: k_min < k_max."""
-    for low_name, high_name in K_BANDS:
-        low, high = values.get(low_name), values.get(high_name)
-        if isinstance(low, int) and isinstance(high, int) and not low < high:
-            raise InputError(f"--{low_name} {low} / --{high_name} {high}: need k_min < k_max")
+    for band in K_BANDS:
+        check_band(band, values.get(f"{band}_k_min"), values.get(f"{band}_k_max"))
 
 
 def check_training_length(values: Dict[str, Any]) -> None:

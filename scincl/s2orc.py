@@ -418,3 +418,45 @@ def iter_all_papers(shards: Iterable[PathLike], strict: bool = False,
     """Records of several shards in order (single process; see :func:`map_shards` for parallel)."""
     for shard in shards:
         yield from iter_papers(shard, strict=strict, stats=stats)
+
+
+# --- S2ORC record fields and shard names shared by the citation readers (scincl/graph/citations.py) and
+# the id mappings (scincl/corpus/s2orc_mappings.py)
+
+SKIP_BAD_OUTBOUND = "bad_outbound_citations"
+
+
+def unit_name(path: Path) -> str:
+    """A corpus file's name, with its Hive-style partition folder (``updated_date=…/part_000.gz``) when it has one.
+
+    Names the part files and the seeded split stream of a file; unique across an OpenAlex snapshot,
+    and the plain file name for S2ORC shards (so their splits are unchanged).
+    """
+    return f"{path.parent.name}/{path.name}" if "=" in path.parent.name else path.name
+
+
+def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = None,
+                         strict: bool = False, stats: Optional[ReadStats] = None) -> Optional[List[str]]:
+    """An ``outbound_citations`` value as distinct string ids (see :func:`scincl.graph.citations.outbound_references`)."""
+    if refs is None:
+        return []
+    if type(refs) is list:
+        try:
+            "".join(refs)  # C-speed check that every id is a string (the S2ORC case)
+        except TypeError:
+            if all(isinstance(r, (str, int)) and not isinstance(r, bool) for r in refs):
+                refs = [str(r) for r in refs]
+            else:
+                refs = None
+    else:
+        refs = None
+    if refs is None:
+        if strict:
+            raise InputError("'outbound_citations' is not a list of paper ids", path=path, line=line,
+                             field="outbound_citations")
+        if stats is not None:
+            stats.skip(SKIP_BAD_OUTBOUND, path, line)
+        return None
+    if len(set(refs)) != len(refs):
+        refs = list(dict.fromkeys(refs))
+    return refs

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
 from pathlib import Path
+from typing import Mapping, Optional
 
 import pytest
 
@@ -12,6 +15,28 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+# --- helpers shared by test modules (import them: ``from tests.conftest import free_port, run_front_end``)
+
+def free_port() -> int:
+    """A free TCP port on localhost (torchrun's and PBG's rendezvous, the local Slurm daemons)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_front_end(front_end: str, *args, timeout: int = 300, check: bool = False,
+                  env: Optional[Mapping[str, str]] = None) -> subprocess.CompletedProcess:
+    """``python <front_end> ARGS...`` in the repository root (args as strings), output captured as text.
+
+    ``check``: assert exit code 0 (the assertion shows stderr). ``env``: variables added to this process's.
+    """
+    proc = subprocess.run([sys.executable, front_end, *map(str, args)], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
 
 
 @pytest.fixture(scope="session")
@@ -99,3 +124,13 @@ def toy_train_files(tmp_path_factory):
     write_jsonl(root / "metadata.jsonl", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
     write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=3))
     return {"root": root, "bert": build_tiny_bert(root / "bert", toy_vocabulary())}
+
+
+@pytest.fixture(scope="session")
+def toy_bert(toy_train_files) -> Path:
+    """A tiny randomly initialised BERT (2 layers, width 32, seed 0) over the toy topic corpus' words: ``.../bert``.
+
+    One build shared read-only by every test that trains or embeds on the toy corpus
+    (scincl.model.tiny.toy_topic_corpus); the same model as ``toy_train_files["bert"]``.
+    """
+    return toy_train_files["bert"]

@@ -12,11 +12,12 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+
+from tests.conftest import free_port
 
 DAEMONS = ("munged", "mungekey", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "srun", "squeue", "scontrol", "scancel", "sinfo")
@@ -37,12 +38,6 @@ def unavailable_reason() -> Optional[str]:
     if missing:
         return f"Slurm/munge not installed ({', '.join(missing)} missing): run `make slurm-test-deps` as root"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def node_line(memory_share: float = 0.8) -> str:

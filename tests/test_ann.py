@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 
 import numpy as np
 import pytest
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_embeddings_h5, write_id_list
+from tests.conftest import run_front_end
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +66,7 @@ def test_ivf_factory_trains_on_seeded_sample_and_is_exact_with_full_probe(vector
 
 
 def test_gpu_request_without_gpu_falls_back_to_cpu(vectors, caplog):
-    caplog.set_level(logging.INFO, logger="scincl.ann")
+    caplog.set_level(logging.INFO, logger="scincl.knn.ann")
     index = ann.build_index(vectors, "Flat", device=0)
     assert not ann.is_gpu_index(index) or ann.gpu_available()
     if not ann.gpu_available():
@@ -119,11 +119,6 @@ def test_drop_self_matches():
 
 # ----------------------------------------------------------------------------------- CLI
 
-def run_cli(python_exe, repo_root, *args):
-    return subprocess.run([python_exe, "cli_graph.py", *map(str, args)], cwd=repo_root, capture_output=True,
-                          text=True, timeout=120)
-
-
 @pytest.fixture(scope="module")
 def embeddings_dir(tmp_path_factory, vectors):
     d = tmp_path_factory.mktemp("emb")
@@ -136,9 +131,9 @@ def test_cli_build_faiss_subset_and_get_knn(python_exe, repo_root, embeddings_di
     subset = [f"p{i}" for i in (7, 3, 100, 42, 0, 250, 499, 12)]
     write_id_list(tmp_path / "subset.json", subset)
     index_path = tmp_path / "idx" / "Flat.faiss"
-    proc = run_cli(python_exe, repo_root, "build_faiss", embeddings_dir / "embeddings.h5", index_path,
-                   "--string_factory", "Flat", "--include_paper_ids", tmp_path / "subset.json", "--do_normalize",
-                   "--batch_size", 3, "--workers", 1, "--device", -1)
+    proc = run_front_end("cli_graph.py", "build_faiss", embeddings_dir / "embeddings.h5", index_path,
+                         "--string_factory", "Flat", "--include_paper_ids", tmp_path / "subset.json", "--do_normalize",
+                         "--batch_size", 3, "--workers", 1, "--device", -1)
     assert proc.returncode == 0, proc.stderr
     index, ids = ann.read_index(index_path)
     assert ids == subset  # row i of the index is the i-th id of the subset
@@ -149,7 +144,7 @@ def test_cli_build_faiss_subset_and_get_knn(python_exe, repo_root, embeddings_di
     assert config["do_normalize"] is True and config["ntotal"] == 8
 
     out = tmp_path / "knn"
-    proc = run_cli(python_exe, repo_root, "get_knn", index_path, out, "--k", 3)
+    proc = run_front_end("cli_graph.py", "get_knn", index_path, out, "--k", 3)
     assert proc.returncode == 0, proc.stderr
     knn_ids = np.load(out / "knn_ids.npy")
     knn_indices = np.load(out / "knn_indices.npy")
@@ -164,7 +159,7 @@ def test_cli_build_faiss_subset_and_get_knn(python_exe, repo_root, embeddings_di
     assert knn_ids.tolist() == [[subset[j] for j in row] for row in expected]
     assert np.all(np.diff(distances, axis=1) <= 1e-6)
 
-    proc = run_cli(python_exe, repo_root, "get_knn", index_path, out, "--k", 8)  # 8 + self > 8 rows
+    proc = run_front_end("cli_graph.py", "get_knn", index_path, out, "--k", 8)  # 8 + self > 8 rows
     assert proc.returncode == 2
     assert "k=8 (+1 for the query itself) is larger than the index (8 vectors)" in proc.stderr
 
@@ -180,7 +175,7 @@ def test_cli_build_faiss_errors(python_exe, repo_root, embeddings_dir, tmp_path)
         (["--include_paper_ids", tmp_path / "empty.json"], "the paper id subset is empty"),
     ]
     for extra, message in cases:
-        proc = run_cli(python_exe, repo_root, "build_faiss", emb, tmp_path / "x.faiss", *extra)
+        proc = run_front_end("cli_graph.py", "build_faiss", emb, tmp_path / "x.faiss", *extra)
         assert proc.returncode == 2, proc.stderr
         assert proc.stderr.strip().splitlines()[-1].startswith("cli_graph.py: error:")
         assert message in proc.stderr

@@ -12,20 +12,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 
-
 from scincl.graph import biggraph
+from tests.conftest import free_port
 
 RANK_TIMEOUT_S = 240  # generous: the whole machine may be busy; a healthy run takes a fraction of it
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def group_alive(pgid: int) -> bool:

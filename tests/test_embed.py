@@ -14,20 +14,20 @@ from scincl.errors import InputError
 from scincl.io import read_embeddings_jsonl, write_json, write_jsonl
 from scincl.model.embed import embed
 from scincl.model.encoder import DocumentEncoder, load_backbone, pool, save_encoder
-from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_vocabulary
+from scincl.model.tiny import toy_topic_corpus
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("embed")
     papers = toy_topic_corpus(papers_per_topic=3, seed=5)
     papers[1]["abstract"] = None  # a paper without abstract is embedded from "title[SEP]" (original input)
     records = [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers]
     write_jsonl(root / "metadata.jsonl.gz", records)
-    bert = build_tiny_bert(root / "bert", toy_vocabulary())
+    bert = toy_bert
     backbone, tokenizer = load_backbone(str(bert))
     mean_dir = save_encoder(DocumentEncoder(backbone, "mean"), tokenizer, root / "mean-model", max_seq_length=64)
     return {"root": root, "records": records, "bert": bert, "mean_dir": mean_dir}

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from scincl.errors import InputError
 from scincl.eval.evaluate import run_evaluation
 from scincl.io import write_embeddings_jsonl
+from tests.conftest import run_front_end
 
 TASKS = ("mag", "mesh", "co-view", "co-read", "cite", "co-cite")
 
@@ -43,11 +43,6 @@ def embeddings(demo_corpus, tmp_path_factory):
     return files
 
 
-def _cli(repo_root, python_exe, *args):
-    return subprocess.run([python_exe, "cli_pipeline.py", *map(str, args)], cwd=repo_root, capture_output=True,
-                          text=True, timeout=300)
-
-
 def test_evaluate_demo_dir_end_to_end(demo_corpus, embeddings, repo_root, python_exe, tmp_path):
     # held-out pairs for full-pool retrieval: the cite positives; link prediction metrics of the graph stage
     pairs = tmp_path / "pairs.tsv"
@@ -57,8 +52,8 @@ def test_evaluate_demo_dir_end_to_end(demo_corpus, embeddings, repo_root, python
     link = tmp_path / "link_prediction.json"
     link.write_text(json.dumps({"test": {"mrr": 0.61, "hits@10": 0.83, "auc": 0.9}, "note": "text"}))
     out = tmp_path / "tfidf"
-    proc = _cli(repo_root, python_exe, "evaluate", demo_corpus.scidocs_dir, out, "--embeddings", embeddings["tfidf"],
-                "--val_or_test", "both", "--retrieval_pairs", pairs, "--link_prediction_metrics", link)
+    proc = run_front_end("cli_pipeline.py", "evaluate", demo_corpus.scidocs_dir, out, "--embeddings", embeddings["tfidf"],
+                         "--val_or_test", "both", "--retrieval_pairs", pairs, "--link_prediction_metrics", link)
     assert proc.returncode == 0, proc.stderr
     results = json.loads((out / "results.json").read_text())
     for split in ("val", "test"):
@@ -117,7 +112,7 @@ def test_evaluate_bad_inputs_fail_with_one_clear_line(demo_corpus, embeddings, r
     qrel = scidocs / "cite" / "test.qrel"
     lines = qrel.read_text().splitlines()
     qrel.write_text("\n".join(lines + [lines[0]]) + "\n")
-    proc = _cli(repo_root, python_exe, "evaluate", scidocs, tmp_path / "o", "--embeddings", embeddings["tfidf"])
+    proc = run_front_end("cli_pipeline.py", "evaluate", scidocs, tmp_path / "o", "--embeddings", embeddings["tfidf"])
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith("cli_pipeline.py: error: ")
     assert f"test.qrel:{len(lines) + 1}: duplicate qrel entry" in proc.stderr
@@ -158,8 +153,8 @@ def test_compare_results_table_and_sweep_plots(demo_corpus, embeddings, repo_roo
         (sweep / "margin" / str(margin) / "collisions.json").write_text(json.dumps({"collisions": collisions}))
 
     out = tmp_path / "cmp"
-    proc = _cli(repo_root, python_exe, "compare_results", tmp_path / "tfidf", tmp_path / "scincl",
-                "--names", "TF-IDF,SciNCL", "--output_dir", out, "--sweep_dir", sweep, "--metric", "cite/map")
+    proc = run_front_end("cli_pipeline.py", "compare_results", tmp_path / "tfidf", tmp_path / "scincl",
+                         "--names", "TF-IDF,SciNCL", "--output_dir", out, "--sweep_dir", sweep, "--metric", "cite/map")
     assert proc.returncode == 0, proc.stderr
     table = (out / "comparison.md").read_text()
     assert "| TF-IDF |" in table and "| SciNCL | 71.00 ± 1.41 | n/a | n/a |" in table
@@ -168,7 +163,7 @@ def test_compare_results_table_and_sweep_plots(demo_corpus, embeddings, repo_roo
     summary = json.loads((out / "comparison.json").read_text())
     assert [row["runs"] for row in summary["rows"]] == [1, 2]
 
-    proc = _cli(repo_root, python_exe, "compare_results", tmp_path / "nope", "--output_dir", out)
+    proc = run_front_end("cli_pipeline.py", "compare_results", tmp_path / "nope", "--output_dir", out)
     assert proc.returncode == 2 and "results file or directory not found" in proc.stderr
 
 

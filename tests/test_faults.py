@@ -386,7 +386,7 @@ WORLD_FILES = {}  # filled by the `fault_world` fixture (the setup functions rea
 @pytest.fixture(scope="module")
 def fault_world(tmp_path_factory, demo_corpus, toy_train_files):
     """Valid inputs every row builds on: toy triplets + tiny BERT, a small graph + its index, SciDocs + embeddings."""
-    from scincl.graph.knn import build_faiss
+    from scincl.knn.papers import build_faiss
     from scincl.io import write_embeddings_jsonl
 
     world = tmp_path_factory.mktemp("faults")

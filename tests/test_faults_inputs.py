@@ -15,7 +15,7 @@ from scincl.errors import InputError
 from scincl.pipeline.experiment_kinds import load_experiments
 from scincl.pipeline.flags import parse_seeds
 from scincl.s2orc import ReadStats
-from scincl.s2orc_mappings import read_mapping
+from scincl.corpus.s2orc_mappings import read_mapping
 
 
 def _plain(root: Path, papers: str, citations: str) -> Path:

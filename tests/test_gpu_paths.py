@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.model.checkpoints import last_complete_checkpoint
 from scincl.model.device import (

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -15,14 +14,10 @@ from scincl.errors import InputError
 from scincl.graph import biggraph
 from scincl.graph.edges import extract_ids_in_graph, get_largest_connected_subgraph, make_edges_bidirectional
 from scincl.io import read_embeddings_h5, read_id_list
+from tests.conftest import run_front_end
 
 PAPER_CONFIGS = ["s2orc_768d_dot", "s2orc_512d_dot", "s2orc_128d_dot", "s2orc_128d_cos", "s2orc_full",
                  "s2orc_without_scidocs", "s2orc_with_specter_without_scidocs", "cocitations_768d_dot"]
-
-
-def run_cli(python_exe, repo_root, *args, timeout=120):
-    return subprocess.run([python_exe, "cli_graph.py", *map(str, args)], cwd=repo_root, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 # ------------------------------------------------------------------------------ configs
@@ -161,18 +156,18 @@ def test_demo_embeddings_put_same_topic_papers_nearer(demo_biggraph, demo_corpus
 
 def test_export_npy_from_checkpoint_dir_equals_h5(demo_biggraph, python_exe, repo_root, tmp_path):
     out = demo_biggraph["dir"]
-    proc = run_cli(python_exe, repo_root, "export_embeddings", out / "checkpoints", tmp_path, "--export_format", "npy")
+    proc = run_front_end("cli_graph.py", "export_embeddings", out / "checkpoints", tmp_path, "--export_format", "npy")
     assert proc.returncode == 0, proc.stderr
     np.testing.assert_array_equal(np.load(tmp_path / "embeddings.npy"), read_embeddings_h5(out / "embeddings.h5"))
     assert read_id_list(tmp_path / "entity_names_paper_id_0.json") == read_id_list(out / "entity_names_paper_id_0.json")
-    proc = run_cli(python_exe, repo_root, "export_embeddings", tmp_path, tmp_path / "x")
+    proc = run_front_end("cli_graph.py", "export_embeddings", tmp_path, tmp_path / "x")
     assert proc.returncode == 2 and "no config.json in BigGraph checkpoint directory" in proc.stderr
 
 
 def test_graph_retrieval_trained_beats_random(demo_biggraph, demo_citations, python_exe, repo_root, tmp_path):
     out = demo_biggraph["dir"]
-    proc = run_cli(python_exe, repo_root, "evaluate_graph_retrieval", out / "embeddings.h5", demo_citations["test"],
-                   "--output_path", tmp_path / "trained.json")
+    proc = run_front_end("cli_graph.py", "evaluate_graph_retrieval", out / "embeddings.h5", demo_citations["test"],
+                         "--output_path", tmp_path / "trained.json")
     assert proc.returncode == 0, proc.stderr
     trained = json.loads((tmp_path / "trained.json").read_text())
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval

@@ -31,7 +31,7 @@ def embedded(demo_citations, tmp_path_factory):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_outputs_are_pbg_export_and_feed_faiss_and_miner(embedded, method, tmp_path):
-    from scincl.graph.knn import build_faiss
+    from scincl.knn.papers import build_faiss
     from scincl.io import iter_triples_csv, write_id_list
     from scincl.triples.knn_miner import get_knn_triples
 

@@ -5,9 +5,9 @@ import faiss
 import numpy as np
 import pytest
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
-from scincl.graph.knn import knn_for_papers
+from scincl.knn.papers import knn_for_papers
 from scincl.io import write_embeddings_h5, write_id_list
 
 N, DIM = 200, 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scincl.knn_exact import ExactKnn, exact_order
+from scincl.knn.exact import ExactKnn, exact_order
 from scincl.triples import strategies as st
 
 BANDS = [(20, 25), (96, 100)]

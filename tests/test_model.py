@@ -14,15 +14,9 @@ from scincl.model.data import paper_text
 from scincl.model.encoder import (
     DocumentEncoder, apply_bitfit, load_backbone, pool, resolve_base_model, save_encoder, saved_pooling_strategy,
 )
-from scincl.model.tiny import build_tiny_bert, toy_vocabulary
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
-
-
-@pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory):
-    return build_tiny_bert(tmp_path_factory.mktemp("tiny") / "bert", toy_vocabulary())
 
 
 def test_paper_text_joins_title_and_abstract_with_sep_token():
@@ -42,8 +36,8 @@ def test_cls_and_mean_pooling_respect_the_attention_mask():
         pool(hidden, mask, "max")
 
 
-def test_bitfit_trains_bias_terms_only(tiny_bert):
-    model, tokenizer = load_backbone(str(tiny_bert))
+def test_bitfit_trains_bias_terms_only(toy_bert):
+    model, tokenizer = load_backbone(str(toy_bert))
     trainable, total = apply_bitfit(model)
     assert 0 < trainable < total / 10
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
@@ -86,11 +80,11 @@ def test_default_base_model_is_scibert_when_cached(monkeypatch, tmp_path, caplog
 
 
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
-def test_saved_encoder_reloads_with_automodel_and_sentence_transformers(tiny_bert, tmp_path, pooling):
+def test_saved_encoder_reloads_with_automodel_and_sentence_transformers(toy_bert, tmp_path, pooling):
     from sentence_transformers import SentenceTransformer
     from transformers import AutoModel, AutoTokenizer
 
-    model, tokenizer = load_backbone(str(tiny_bert))
+    model, tokenizer = load_backbone(str(toy_bert))
     encoder = DocumentEncoder(model, pooling)
     out = save_encoder(encoder, tokenizer, tmp_path / "saved", max_seq_length=64)
     assert json.loads((out / "modules.json").read_text())[1]["path"] == "1_Pooling"
@@ -106,9 +100,9 @@ def test_saved_encoder_reloads_with_automodel_and_sentence_transformers(tiny_ber
     np.testing.assert_allclose(st_vectors, expected, atol=1e-5)
 
 
-def test_saved_pooling_of_packaged_minilm_is_mean_and_plain_dirs_default_to_cls(tiny_bert):
+def test_saved_pooling_of_packaged_minilm_is_mean_and_plain_dirs_default_to_cls(toy_bert):
     assert saved_pooling_strategy(encoder_module.packaged_minilm_path()) == "mean"
-    assert saved_pooling_strategy(str(tiny_bert)) == "cls"
+    assert saved_pooling_strategy(str(toy_bert)) == "cls"
 
 
 def test_loading_a_missing_model_is_one_input_error(tmp_path):

@@ -216,7 +216,7 @@ def test_corpus_queries_and_triples_follow_the_flags(readme_run, readme_env):
     assert usable and usable < corpus <= eligible and len(corpus) == min(len(specter_papers), len(eligible))
     assert set(queries) <= corpus
     # the FAISS index holds exactly the corpus
-    from scincl.ann import index_ids_path
+    from scincl.knn.ann import index_ids_path
 
     assert set(read_id_list(index_ids_path(readme_env["ANN_INDEX_PATH"]))) == corpus
     with gzip.open(exp / "train_triples.csv.gz", "rt") as fh:  # --gzip

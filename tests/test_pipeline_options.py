@@ -41,7 +41,7 @@ def test_flags_are_routed_to_stages_and_training():
     ({"hard_negatives_k_max": "abc"}, "--hard_negatives_k_max: expected an integer, got 'abc'"),
     ({"gzip": "yes"}, "--gzip: expected true or false, got 'yes'"),
     ({"gzip": "flase"}, "--gzip: expected true or false, got 'flase'"),
-    ({"sample_queries_ratio": 1.5}, "--sample_queries_ratio must be in (0, 1], got 1.5"),
+    ({"sample_queries_ratio": 1.5}, "--sample_queries_ratio 1.5: must be > 0 and <= 1"),
     ({"hard_negatives_k_min": 400, "hard_negatives_k_max": 300}, "--hard_negatives_k_min 400 / --hard_negatives_k_max 300"),
     ({"triples_source": "knnn"}, "--triples_source 'knnn': choose one of knn, specter_like"),
     ({"skip_tripels": True}, "--skip_tripels: unknown stage 'tripels' (stages: demo, scidocs_ids"),

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scincl.ann import index_config_path
+from scincl.knn.ann import index_config_path
 from scincl.errors import InputError
-from scincl.graph.knn import build_faiss
+from scincl.knn.papers import build_faiss
 from scincl.io import read_json, write_embeddings_h5, write_id_list
 from scincl.provenance import difference, fingerprint, made_by
 

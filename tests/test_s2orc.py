@@ -36,6 +36,7 @@ from scincl.s2orc import (
     list_metadata_shards,
     map_shards,
 )
+from tests.conftest import run_front_end
 
 # A hand-made corpus: paper -> outbound citations ("x" is outside the corpus; "b" lists "c" twice).
 HAND_SHARDS = {
@@ -74,14 +75,6 @@ def hand_corpus(tmp_path) -> Path:
     good = gzip.decompress((d / "metadata_1.jsonl.gz").read_bytes()).splitlines(keepends=True)
     (d / "metadata_1.jsonl.gz").write_bytes(gzip.compress(b"".join([good[0], *BAD_LINES, *good[1:]]), mtime=0))
     return d
-
-
-def _run(repo_root, *args, ok=True):
-    proc = subprocess.run([sys.executable, "cli_s2orc.py", *map(str, args)], cwd=repo_root, capture_output=True,
-                          text=True, timeout=120)
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 # ------------------------------------------------------------------------------------ shards
@@ -192,7 +185,7 @@ def test_map_shards_keeps_shard_order_with_workers(hand_corpus):
 
 def test_get_citations_matches_independent_computation(hand_corpus, tmp_path, repo_root):
     out = tmp_path / "out"
-    _run(repo_root, "get_citations", hand_corpus, out, "--workers", 2)
+    run_front_end("cli_s2orc.py", "get_citations", hand_corpus, out, "--workers", 2, check=True)
     assert list(read_citations_tsv(out / "citations.tsv")) == _expected_edges()
     lines = (out / "citations.tsv").read_text().splitlines()
     assert lines[0] == "a\tb" and all(line.count("\t") == 1 for line in lines)
@@ -205,10 +198,11 @@ def test_get_citations_matches_independent_computation(hand_corpus, tmp_path, re
     ids.mkdir()
     (ids / "inc.json").write_text(json.dumps(["a", "d", "e"]))
     (ids / "exc.json").write_text(json.dumps(["c", "e"]))
-    _run(repo_root, "get_citations", hand_corpus, tmp_path / "inc", "--included_paper_ids", ids / "inc.json")
+    run_front_end("cli_s2orc.py", "get_citations", hand_corpus, tmp_path / "inc", "--included_paper_ids", ids / "inc.json",
+                  check=True)
     assert list(read_citations_tsv(tmp_path / "inc" / "citations.tsv")) == _expected_edges(included={"a", "d", "e"})
-    _run(repo_root, "get_citations", hand_corpus, tmp_path / "exc" / "graph.tsv", "--excluded_paper_ids",
-         ids / "exc.json", "--workers", 1)
+    run_front_end("cli_s2orc.py", "get_citations", hand_corpus, tmp_path / "exc" / "graph.tsv", "--excluded_paper_ids",
+                  ids / "exc.json", "--workers", 1, check=True)
     exc_edges = list(read_citations_tsv(tmp_path / "exc" / "graph.tsv"))  # a .tsv output is the file itself
     assert exc_edges == _expected_edges(excluded={"c", "e"})
     assert not {"c", "e"} & {n for edge in exc_edges for n in edge}
@@ -218,7 +212,8 @@ def test_get_citations_matches_independent_computation(hand_corpus, tmp_path, re
 
 def test_test_ratio_split_is_a_seeded_partition(hand_corpus, tmp_path, repo_root):
     full = _expected_edges()
-    _run(repo_root, "get_citations", hand_corpus, tmp_path / "s1", "--test_ratio", 0.3, "--seed", 5, "--workers", 2)
+    run_front_end("cli_s2orc.py", "get_citations", hand_corpus, tmp_path / "s1", "--test_ratio", 0.3, "--seed", 5,
+                  "--workers", 2, check=True)
     extract_citations(list_metadata_shards(hand_corpus), tmp_path / "s2", workers=1, test_ratio=0.3, seed=5)
     extract_citations(list_metadata_shards(hand_corpus), tmp_path / "s3", workers=1, test_ratio=0.3, seed=6)
     train = list(read_citations_tsv(tmp_path / "s1" / "citations.train.tsv"))
@@ -267,22 +262,23 @@ def test_sample_n_nodes_keeps_edges_between_sampled_nodes(hand_corpus, tmp_path)
 
 def test_bad_input_gives_one_line_errors(hand_corpus, tmp_path, repo_root):
     (tmp_path / "empty").mkdir()
-    proc = _run(repo_root, "get_citations", tmp_path / "empty", tmp_path / "o1", ok=False)
+    proc = run_front_end("cli_s2orc.py", "get_citations", tmp_path / "empty", tmp_path / "o1")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1].startswith(
         f"cli_s2orc.py: error: {tmp_path / 'empty'}: cannot tell the corpus format; pass --corpus_format, one of: "
         "s2orc (*.jsonl.gz shards")
-    proc = _run(repo_root, "get_citations", tmp_path / "empty", tmp_path / "o1", "--corpus_format", "s2orc", ok=False)
+    proc = run_front_end("cli_s2orc.py", "get_citations", tmp_path / "empty", tmp_path / "o1", "--corpus_format",
+                         "s2orc")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         f"cli_s2orc.py: error: {tmp_path / 'empty'}: no S2ORC shards (*.jsonl.gz) in directory")
     (tmp_path / "ids.json").write_text('{"a": 1}')
-    proc = _run(repo_root, "get_citations", hand_corpus, tmp_path / "o2", "--excluded_paper_ids",
-                tmp_path / "ids.json", ok=False)
+    proc = run_front_end("cli_s2orc.py", "get_citations", hand_corpus, tmp_path / "o2", "--excluded_paper_ids",
+                         tmp_path / "ids.json")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         f"cli_s2orc.py: error: {tmp_path / 'ids.json'}: expected a JSON list of paper ids, got dict")
-    proc = _run(repo_root, "get_citations", hand_corpus, tmp_path / "o3", "--strict", ok=False)
+    proc = run_front_end("cli_s2orc.py", "get_citations", hand_corpus, tmp_path / "o3", "--strict")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith(
         f"cli_s2orc.py: error: {hand_corpus / 'metadata_1.jsonl.gz'}:2: malformed JSON")
@@ -294,7 +290,7 @@ def test_strict_failure_inside_the_worker_pool_is_the_same_one_line_error(hand_c
     with pytest.raises(InputError, match=r"metadata_1\.jsonl\.gz:2: malformed JSON") as caught:
         cli_s2orc.get_citations(str(hand_corpus), str(tmp_path / "lib"), workers=3, strict=True)
     assert caught.value.path == str(hand_corpus / "metadata_1.jsonl.gz") and caught.value.line == 2
-    proc = _run(repo_root, "get_citations", hand_corpus, tmp_path / "o", "--strict", "--workers", "3", ok=False)
+    proc = run_front_end("cli_s2orc.py", "get_citations", hand_corpus, tmp_path / "o", "--strict", "--workers", "3")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith(
         f"cli_s2orc.py: error: {hand_corpus / 'metadata_1.jsonl.gz'}:2: malformed JSON")
@@ -346,7 +342,7 @@ def test_cocitation_and_coupling_counts_by_hand(tmp_path):
 
 
 def test_get_cocitations_cli(hand_corpus, tmp_path, repo_root):
-    _run(repo_root, "get_cocitations", hand_corpus, tmp_path / "co", "--workers", 2)
+    run_front_end("cli_s2orc.py", "get_cocitations", hand_corpus, tmp_path / "co", "--workers", 2, check=True)
     got = {(a, b): c for a, b, c in read_cocitations_tsv(tmp_path / "co" / "cocitations.tsv")}
     expected = {("b", "c"): 2, ("b", "x"): 1, ("c", "x"): 1, ("a", "b"): 2, ("a", "c"): 1, ("a", "d"): 1,
                 ("a", "e"): 1}

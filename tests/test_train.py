@@ -21,7 +21,7 @@ from scincl.model.encoder import DocumentEncoder, load_backbone, packaged_minilm
 from scincl.model.data import load_graph_teacher, load_tokenized_papers
 from scincl.model.losses import InfoNCELoss
 from scincl.model.objective import ContrastiveModel
-from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
+from scincl.model.tiny import toy_topic_corpus, toy_triplets
 from scincl.model.train import train
 
 # fp32 on every machine: the default --bf16 auto would train these tiny-BERT tests in bf16 only on CPUs
@@ -38,14 +38,14 @@ def _metadata(papers):
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory):
+def toy(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("train")
     papers = toy_topic_corpus(papers_per_topic=8, seed=0)
     held_out = [dict(p, paper_id="heldout-" + p["paper_id"]) for p in toy_topic_corpus(papers_per_topic=5, seed=1)]
     write_jsonl(root / "metadata.jsonl", _metadata(papers + held_out))
     write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=5))
     write_triples_csv(root / "eval.csv", toy_triplets(held_out, per_query=2, seed=1))
-    bert = build_tiny_bert(root / "bert", toy_vocabulary())
+    bert = toy_bert
     return {"root": root, "papers": papers, "held_out": held_out, "bert": bert, "cache": str(root / "cache")}
 
 

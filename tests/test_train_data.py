@@ -13,20 +13,19 @@ from scincl.model import data as model_data
 from scincl.model.collator import DedupCollator, QueryBlockSampler
 from scincl.model.encoder import DocumentEncoder, load_backbone
 from scincl.model.losses import SourceTargetMultiPositiveLoss, TripletMarginLoss
-from scincl.model.tiny import build_tiny_bert, toy_topic_corpus, toy_triplets, toy_vocabulary
+from scincl.model.tiny import toy_topic_corpus, toy_triplets
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def toy(tmp_path_factory):
+def toy(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("toy")
     papers = toy_topic_corpus(papers_per_topic=4)
     write_jsonl(root / "metadata.jsonl.gz", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
     write_triples_csv(root / "triples.csv", toy_triplets(papers, per_query=3))
-    model_dir = build_tiny_bert(root / "bert", toy_vocabulary())
-    backbone, tokenizer = load_backbone(str(model_dir))
+    backbone, tokenizer = load_backbone(str(toy_bert))
     return {"root": root, "papers": papers, "backbone": backbone, "tokenizer": tokenizer}
 
 

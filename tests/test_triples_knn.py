@@ -322,7 +322,7 @@ def test_collision_advisor_recommends_a_collision_free_row_on_the_demo(demo_bigg
     """`sweep_collision_margins` on the demo graph: the recommended row has no collision of either kind
     (the table's symmetric ones included), while the smallest margin of the grid has some."""
     import cli_triples
-    from scincl.graph.knn import build_faiss
+    from scincl.knn.papers import build_faiss
     from scincl.triples.margins import recommended_rows, row_collisions
 
     graph = demo_biggraph["dir"]

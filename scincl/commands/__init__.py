@@ -5,7 +5,7 @@
 :mod:`~scincl.commands.pipeline` (:func:`scincl.cli.commands_of`: a module's ``COMMANDS`` table, or
 its public functions). Each command has the subcommand's name, flags and docstring (``--help``);
 where a stage package already has the function (``scincl/triples/``, ``scincl/corpus/stage.py``,
-``scincl/graph/knn.py``) the table lists that function itself, otherwise the command here turns
+``scincl/knn/papers.py``) the table lists that function itself, otherwise the command here turns
 command-line values (comma lists, strings) into the stage APIs' arguments and prints results.
 Library code never calls a ``cli_*.py`` module; the pipelines call the stage packages directly.
 """

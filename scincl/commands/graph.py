@@ -20,7 +20,7 @@ import logging
 from pathlib import Path
 from typing import Optional
 
-from scincl.graph.knn import build_faiss
+from scincl.knn.papers import build_faiss
 
 logger = logging.getLogger(__name__)
 
@@ -191,8 +191,8 @@ def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Opti
     """
     import numpy as np
 
-    from scincl import ann
-    from scincl.graph.knn import knn_for_papers
+    from scincl.knn import ann
+    from scincl.knn.papers import knn_for_papers
     from scincl.io import write_id_list, write_json
 
     index, index_ids = ann.read_index(index_path, device=int(device))

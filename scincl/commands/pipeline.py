@@ -5,11 +5,13 @@ from scincl.cli import accepts_flags, repeatable_flags
 from scincl.flag_checks import default_outputs
 from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
 from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
+from scincl.settings.schema import SCINCL
 
 
 @accepts_flags(lambda: _training_flag_names(), lambda: _training_flag_info())
 def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
-          loss: str = "triplet", pooling_strategy: str = "cls", bitfit: bool = False, max_sequence_length: int = 512,
+          loss: str = SCINCL.loss, pooling_strategy: str = SCINCL.pooling_strategy, bitfit: bool = False,
+          max_sequence_length: int = SCINCL.max_sequence_length,
           eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
           temperature: float = None, infonce_negatives: str = None, similarity: str = None,
           ranking_scale: float = None, cosine_weight: float = None, ibn_weight: float = None,
@@ -155,7 +157,7 @@ def pretrain(corpus_dir=None, output_dir: str = None, corpus_format=None, exclud
 
 
 def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_size: int = 32,
-          max_sequence_length: int = 512, pooling_strategy: str = None, device: str = None,
+          max_sequence_length: int = SCINCL.max_sequence_length, pooling_strategy: str = None, device: str = None,
           override: bool = False, bf16: str = "false", fit_corpus: str = None) -> str:
     """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
 
@@ -196,7 +198,7 @@ def embed(model_dir_or_name: str, metadata_path: str, output_path: str, batch_si
 
 def evaluate(scidocs_dir: str, output_dir: str, val_or_test: str = "test", model_dir=None, embeddings=None,
              cls_embeddings: str = None, recomm_embeddings: str = None, batch_size: int = 32,
-             max_sequence_length: int = 512, link_prediction_metrics: str = None, retrieval_pairs: str = None, retrieval_embeddings: str = None,
+             max_sequence_length: int = SCINCL.max_sequence_length, link_prediction_metrics: str = None, retrieval_pairs: str = None, retrieval_embeddings: str = None,
              classifier: str = "auto", n_jobs: int = -1, device: str = None, override: bool = False,
              pooling_strategy: str = None, fit_corpus: str = None) -> None:
     """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
@@ -332,7 +334,7 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
         triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
         triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
-            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 398-400); --k_scale corpus sizes
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200); --k_scale corpus sizes
             k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
             (medium_*, *_range, k_means_clusters ...) pass through.
         seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).

@@ -26,7 +26,7 @@ from scincl.errors import InputError
 from scincl.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import write_id_list, write_json
 from scincl.s2orc import list_metadata_shards
-from scincl.s2orc_mappings import (
+from scincl.corpus.s2orc_mappings import (
     inbound_citation_counts,
     merge_s2id_mappings,
     paper_ids_from_mapping,

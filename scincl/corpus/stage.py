@@ -21,7 +21,7 @@ from scincl.io import atomic_open, dumps_json, write_json
 from scincl.provenance import (difference, made_by, outputs_changed, outputs_record, read_record, record_path,
                                write_record)
 from scincl.s2orc import load_id_set
-from scincl.s2orc_mappings import metadata_id_mapping
+from scincl.corpus.s2orc_mappings import metadata_id_mapping
 
 logger = logging.getLogger(__name__)
 

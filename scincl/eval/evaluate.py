@@ -24,13 +24,14 @@ from scincl.eval.report import aggregate_runs, average, results_markdown, runs_a
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.scidocs_io import METADATA_FILES, scidocs_paths
+from scincl.settings.schema import SCINCL
 from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
 from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
                                write_record)
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_SEQUENCE_LENGTH = 512  # SPECTER / SciNCL input length
+DEFAULT_MAX_SEQUENCE_LENGTH = SCINCL.max_sequence_length  # SPECTER / SciNCL input length (scincl/settings/schema.py)
 
 
 def as_list(value: Any) -> List[str]:

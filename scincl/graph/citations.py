@@ -25,27 +25,17 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, 
 
 from scincl.errors import InputError
 from scincl.io import PathLike, atomic_path, iter_tsv
-from scincl.s2orc import ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards
+from scincl.s2orc import (ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards,
+                          normalize_references, unit_name)
 from scincl.temporaries import make_temporary_dir
 
 logger = logging.getLogger(__name__)
-
-SKIP_BAD_OUTBOUND = "bad_outbound_citations"
 
 # ``read_references(path, strict=, stats=)`` -> ``(line, paper_id, outbound ids)`` of one corpus file
 ReadReferences = Callable[..., Iterator[Tuple[int, str, Any]]]
 # Readers that also come as whole blocks of records (the S2ORC shards); others are batched record by record.
 BATCH_READERS = {iter_paper_references: iter_reference_batches}
 BATCH_RECORDS = 10_000  # records per batch of a reader without a batch form (about one S2ORC block)
-
-
-def unit_name(path: Path) -> str:
-    """A corpus file's name, with its Hive-style partition folder (``updated_date=…/part_000.gz``) when it has one.
-
-    Names the part files and the seeded split stream of a file; unique across an OpenAlex snapshot,
-    and the plain file name for S2ORC shards (so their splits are unchanged).
-    """
-    return f"{path.parent.name}/{path.name}" if "=" in path.parent.name else path.name
 
 
 @dataclass
@@ -68,33 +58,6 @@ def outbound_references(record: dict, path: PathLike = "", line: Optional[int] =
     ``bad_outbound_citations`` (or raises :class:`InputError` under ``strict``).
     """
     return normalize_references(record.get("outbound_citations"), path, line, strict, stats)
-
-
-def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = None,
-                         strict: bool = False, stats: Optional[ReadStats] = None) -> Optional[List[str]]:
-    """An ``outbound_citations`` value as distinct string ids (see :func:`outbound_references`)."""
-    if refs is None:
-        return []
-    if type(refs) is list:
-        try:
-            "".join(refs)  # C-speed check that every id is a string (the S2ORC case)
-        except TypeError:
-            if all(isinstance(r, (str, int)) and not isinstance(r, bool) for r in refs):
-                refs = [str(r) for r in refs]
-            else:
-                refs = None
-    else:
-        refs = None
-    if refs is None:
-        if strict:
-            raise InputError("'outbound_citations' is not a list of paper ids", path=path, line=line,
-                             field="outbound_citations")
-        if stats is not None:
-            stats.skip(SKIP_BAD_OUTBOUND, path, line)
-        return None
-    if len(set(refs)) != len(refs):
-        refs = list(dict.fromkeys(refs))
-    return refs
 
 
 def reference_batches(read_references: ReadReferences, shard_path: PathLike, strict: bool = False,

@@ -18,6 +18,7 @@ from scincl.io import write_embeddings_jsonl
 from scincl.model.data import iter_metadata, paper_text
 from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
 from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
+from scincl.settings.schema import SCINCL
 from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
                                write_record)
 
@@ -51,7 +52,7 @@ def read_papers(metadata_path: Path) -> Tuple[List[str], List[Tuple[Optional[str
 
 def encode_texts(encoder: DocumentEncoder, tokenizer: Any, texts: Sequence[str],
                  batch_size: int = DEFAULT_EMBED_BATCH_SIZE,
-                 max_sequence_length: int = 512, device: Optional[torch.device] = None,
+                 max_sequence_length: int = SCINCL.max_sequence_length, device: Optional[torch.device] = None,
                  show_progress: bool = True, bf16: Optional[str] = None) -> np.ndarray:
     """Embed texts (longest first, in batches) and return float32 ``[len(texts), dim]`` in input order.
 
@@ -87,7 +88,7 @@ def embed(
     metadata_path: str,
     output_path: str,
     batch_size: int = DEFAULT_EMBED_BATCH_SIZE,
-    max_sequence_length: int = 512,
+    max_sequence_length: int = SCINCL.max_sequence_length,
     pooling_strategy: Optional[str] = None,
     device: Optional[str] = None,
     override: bool = False,

@@ -17,11 +17,13 @@ from typing import Any, Dict, Optional, Tuple
 import torch
 from torch import Tensor, nn
 
+from scincl.settings.schema import FIELDS, SCINCL
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_MODEL = "allenai/scibert_scivocab_uncased"  # paper §4.3: SciNCL starts from SciBERT
-POOLING_STRATEGIES = ("cls", "mean")
-DEFAULT_POOLING = "cls"  # paper §4.3 / SPECTER: [CLS] token as the document embedding
+POOLING_STRATEGIES = FIELDS["pooling_strategy"].metadata["choices"]  # cls | mean (scincl/settings/schema.py)
+DEFAULT_POOLING = SCINCL.pooling_strategy  # paper §3 / SPECTER: [CLS] token as the document embedding
 
 
 # ------------------------------------------------------------------------------- model lookup

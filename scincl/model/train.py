@@ -23,6 +23,7 @@ from scincl.leakage import guard_training
 from scincl.model import data as model_data
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
 from scincl.provenance import difference, made_by, outputs_changed, outputs_record, read_record, write_record
+from scincl.settings.schema import SCINCL
 from scincl.model.device import check_gpu_usable, resolve_bf16
 from scincl.model.encoder import (
     DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
@@ -35,12 +36,13 @@ logger = logging.getLogger(__name__)
 RUN_ARGUMENTS_FILE = "train_args.json"  # written last: its presence marks a finished run
 RUN_FINGERPRINT_FILE = "run_fingerprint.json"  # inputs + settings of the run, written before step 1
 
-# SPECTER (Cohan et al. 2020) / SciNCL (paper §4.3) training set-up; any key can be overridden.
+# SPECTER (Cohan et al. 2020) / SciNCL (paper §4.3) training set-up; any key can be overridden. The
+# paper's values are in scincl/settings/schema.py (learning rate, batch 8 x 4 = 32, 2 epochs).
 PAPER_TRAINING_DEFAULTS: Dict[str, Any] = {
-    "learning_rate": 2e-5,
-    "per_device_train_batch_size": 8,
-    "gradient_accumulation_steps": 4,  # effective batch 32
-    "num_train_epochs": 2,
+    "learning_rate": SCINCL.learning_rate,
+    "per_device_train_batch_size": SCINCL.per_device_train_batch_size,
+    "gradient_accumulation_steps": SCINCL.gradient_accumulation_steps,
+    "num_train_epochs": SCINCL.num_train_epochs,
     "optim": "adamw_torch",
     "lr_scheduler_type": "linear",
     "warmup_ratio": 0.1,  # SPECTER's slanted triangular schedule (cut_frac 0.1)
@@ -153,10 +155,10 @@ def train(
     train_metadata_path: str,
     output_dir: str,
     base_model_name_or_path: Optional[str] = None,
-    loss: str = "triplet",
+    loss: str = SCINCL.loss,
     pooling_strategy: str = DEFAULT_POOLING,
     bitfit: bool = False,
-    max_sequence_length: int = 512,  # paper §4.3
+    max_sequence_length: int = SCINCL.max_sequence_length,
     eval_triples_path: Optional[str] = None,
     # loss flags: None = the loss's own default, defined (with its source) in scincl/model/losses/
     triplet_margin: Optional[float] = None,

@@ -5,8 +5,9 @@ Read in this order:
 - :mod:`scincl.pipeline.runner`: :class:`Stage`, :func:`run_stages` - the one place that decides
   skip / reuse / override and records each stage in a ``manifest.json``;
 - :mod:`scincl.pipeline.manifest`: ``manifest.json`` (arguments, input hashes, versions, git commit);
-- :mod:`scincl.pipeline.settings`: the settings schema of a SciNCL run (:class:`RunSettings`, paper
-  and demo defaults, type and range checks); :mod:`scincl.pipeline.flags`: command-line flags ->
+- :mod:`scincl.pipeline.settings`: the settings of one ``run_specter`` run (:class:`RunSettings`, paper
+  and demo presets, checks; each SciNCL setting's default, source and range come from
+  :mod:`scincl.settings.schema`); :mod:`scincl.pipeline.flags`: command-line flags ->
   settings (unknown flags name the closest valid one);
 - :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan (``run_specter``): every stage wired to its API;
   :mod:`scincl.pipeline.layout`: where each of its files goes;

@@ -58,10 +58,10 @@ class TrainingCorpus:
 
 def read_id_mapping(paths: Optional[str]) -> Optional[Dict[str, str]]:
     """``{s2_id: s2orc_paper_id}`` from one or more JSON files (comma-separated; see
-    :func:`scincl.s2orc_mappings.read_mapping`). ``None``: ids are already graph ids."""
+    :func:`scincl.corpus.s2orc_mappings.read_mapping`). ``None``: ids are already graph ids."""
     if not paths:
         return None
-    from scincl.s2orc_mappings import read_mapping
+    from scincl.corpus.s2orc_mappings import read_mapping
 
     mapping = read_mapping(str(paths))
     logger.info("id mapping: %d S2 ids -> S2ORC ids from %s", len(mapping), paths)
@@ -105,12 +105,12 @@ def _sample(candidates: Iterable[str], count: int, rng: random.Random, what: str
 
 def _specter_with_top_up(graph_paper_ids: Sequence[str], specter: SpecterIds, excluded: Set[str], seed: int,
                          stats: Dict[str, int]) -> Tuple[Set[str], Set[str]]:
-    """SPECTER's papers topped up to SPECTER's size (:func:`scincl.s2orc_mappings.select_specter_corpus`).
+    """SPECTER's papers topped up to SPECTER's size (:func:`scincl.corpus.s2orc_mappings.select_specter_corpus`).
 
     Query papers outside the selected corpus cannot be kNN queries, so the queries are SPECTER's
     queries (plus random top-ups) that are in the corpus.
     """
-    from scincl.s2orc_mappings import select_specter_corpus
+    from scincl.corpus.s2orc_mappings import select_specter_corpus
 
     allowed = sorted(set(graph_paper_ids) - excluded)  # SciDocs papers never enter the corpus
     selection = select_specter_corpus(allowed, set(), specter.triples_path, specter.mapping or _Identity(),

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scincl.corpus import stage as corpus_stage
-from scincl.graph.knn import build_faiss
+from scincl.knn.papers import build_faiss
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.leakage import recorded_report

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from scincl.corpus import stage as corpus_stage
-from scincl.graph.knn import build_faiss
+from scincl.knn.papers import build_faiss
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.leakage import guard_training, recorded_report
@@ -403,7 +403,7 @@ class SciNCLPlan:
         if queries is not None:
             out.append(queries)
         if s.triples_source == "knn":
-            from scincl.ann import index_config_path, index_ids_path
+            from scincl.knn.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
             ann = Stage("ann", ann_files, self.build_ann_index, inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],

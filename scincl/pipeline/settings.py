@@ -15,30 +15,33 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from scincl.errors import InputError
+from scincl.flag_checks import RANGES
 from scincl.graph.embed import GRAPH_METHODS
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.pipeline.corpus import GRAPH_LIMITS
+from scincl.settings.rules import check_rule
+from scincl.settings.schema import FIELDS as SCHEMA_FIELDS, SCINCL, check_settings
 from scincl.triples.sources import TRIPLES_SOURCES
-from scincl.triples.config import (DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT,
-                                   HARD_NEGATIVES_BAND, HARD_NEGATIVES_K, POSITIVES_BAND, POSITIVES_K)
+from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
 DEMO_HARD_NEGATIVES_K = 200  # demo budget: beyond the ~130-paper topic of the 1.5k-paper demo corpus
 
-# Full-scale defaults (paper §4 and the original README command).
+# Full-scale defaults (paper §4 and the original README command); the SciNCL settings' values and
+# sources are in scincl/settings/schema.py.
 PAPER_DEFAULTS: Dict[str, Any] = {
     "graph_limit": "specter",  # original default; "graph" when no SPECTER triples are given
     "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "s2orc_768d_dot.py"),  # paper §4.2: 768d dot
     "graph_test_ratio": 0.01,  # README: 1% of the edges held out for link prediction
-    "hard_negatives_k_min": HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,  # paper §4.3 (scincl/triples/config.py)
-    "hard_negatives_k_max": HARD_NEGATIVES_K,
-    "easy_positives_k_min": POSITIVES_K - POSITIVES_BAND,
-    "easy_positives_k_max": POSITIVES_K,
+    "hard_negatives_k_min": SCINCL.hard_negatives_k_min,
+    "hard_negatives_k_max": SCINCL.hard_negatives_k_max,
+    "easy_positives_k_min": SCINCL.easy_positives_k_min,
+    "easy_positives_k_max": SCINCL.easy_positives_k_max,
     "sample_queries_ratio": 1.0,
-    "max_sequence_length": 512,  # SPECTER / SciNCL input length
-    "pooling_strategy": "cls",  # paper §3: [CLS] token
+    "max_sequence_length": SCINCL.max_sequence_length,
+    "pooling_strategy": SCINCL.pooling_strategy,
     "training": {},  # the train stage's own defaults (SPECTER: lr 2e-5, batch 8 x 4, 2 epochs)
 }
 
@@ -54,9 +57,9 @@ DEMO_DEFAULTS: Dict[str, Any] = {
     "graph_test_ratio": 0.05,
     # the demo corpus has ~1.3k training papers in 10 topics of ~130 (4 sub-topics each): positives
     # from the same sub-topic neighbourhood, hard negatives beyond the topic (paper: k- = 4000 of 52M)
-    "easy_positives_k_min": POSITIVES_K - POSITIVES_BAND,
-    "easy_positives_k_max": POSITIVES_K,
-    "hard_negatives_k_min": DEMO_HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,
+    "easy_positives_k_min": SCINCL.easy_positives_k_min,
+    "easy_positives_k_max": SCINCL.easy_positives_k_max,
+    "hard_negatives_k_min": DEMO_HARD_NEGATIVES_K - SCINCL.hard_negatives_count,
     "hard_negatives_k_max": DEMO_HARD_NEGATIVES_K,
     "sample_queries_ratio": 0.1,
     "max_sequence_length": 64,  # title + the start of the abstract: CPU budget
@@ -90,7 +93,7 @@ class RunSettings:
     graph_leakage: bool = False
     biggraph_config: Optional[str] = None
     biggraph_overrides: Optional[Any] = None  # PBG "key=value" overrides, e.g. "num_epochs=5 dimension=64"
-    graph_method: str = "pbg"  # paper §4.2: PyTorch-BigGraph; prone | fastrp (scincl/graph/embed.py)
+    graph_method: str = SCINCL.graph_method  # prone | fastrp (scincl/graph/embed.py); scincl/settings/schema.py
     graph_method_settings: Optional[Any] = None  # "key=value ..." of prone/fastrp (scincl/graph/embedders/)
     graph_test_ratio: Optional[float] = None
     ann_metric: str = "inner_product"
@@ -101,19 +104,19 @@ class RunSettings:
     ann_device: int = 0  # first GPU when faiss has one, else CPU
     device: Optional[str] = None  # cuda | cpu for training, the faiss index and embedding; None: CUDA when available
     triples_source: str = "knn"
-    triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY  # paper §4.3 (scincl/triples/config.py)
-    easy_positives_count: int = POSITIVES_BAND
+    triples_per_query: int = SCINCL.triples_per_query  # scincl/settings/schema.py (paper §3.2)
+    easy_positives_count: int = SCINCL.easy_positives_count
     easy_positives_strategy: str = "knn"
     easy_positives_k_min: Optional[int] = None  # paper or demo default, see resolve()
     easy_positives_k_max: Optional[int] = None
-    easy_negatives_count: int = EASY_NEGATIVES_COUNT
-    easy_negatives_strategy: str = "random_without_knn"
-    hard_negatives_count: int = HARD_NEGATIVES_BAND
+    easy_negatives_count: int = SCINCL.easy_negatives_count
+    easy_negatives_strategy: str = SCINCL.easy_negatives_strategy
+    hard_negatives_count: int = SCINCL.hard_negatives_count
     hard_negatives_strategy: str = "knn"
     hard_negatives_k_min: Optional[int] = None
     hard_negatives_k_max: Optional[int] = None
     k_scale: str = "paper"  # paper: the k flags as given; corpus: sized for the index (scincl/triples/k_scale.py)
-    seed: int = 0
+    seed: int = SCINCL.seed
     corpus_seed: Optional[int] = None
     sample_queries_ratio: Optional[float] = None
     workers: Optional[int] = None
@@ -121,7 +124,7 @@ class RunSettings:
     auto_output_dir: bool = False
     bitfit: bool = False
     pooling_strategy: Optional[str] = None
-    loss: str = "triplet"
+    loss: str = SCINCL.loss
     max_sequence_length: Optional[int] = None
     eval_max_sequence_length: Optional[int] = None  # None: the evaluator's default (full SciDocs inputs)
     val_or_test_or_both: str = "both"
@@ -295,13 +298,15 @@ CHOICES = {  # the values a field takes (validated before any stage runs)
     "graph_limit": GRAPH_LIMITS,
     "val_or_test_or_both": ("val", "test", "both"),
     "ann_metric": ("inner_product", "l2", "cosine"),
-    "pooling_strategy": ("cls", "mean"),
+    "pooling_strategy": SCHEMA_FIELDS["pooling_strategy"].metadata["choices"],
     "graph_method": GRAPH_METHODS,  # scincl/graph/embed.py
 }
 
 
 def check_ranges(s: RunSettings) -> RunSettings:
-    """Obvious range errors of resolved settings, before any stage runs (one-line :class:`InputError`)."""
+    """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
+    field and miner/training option by the rule of its flag (:data:`scincl.flag_checks.RANGES`; a SciNCL
+    setting's rule, choices and band from :mod:`scincl.settings.schema`), the same line as the CLI's check."""
     for name, choices in CHOICES.items():
         if getattr(s, name) not in choices:
             raise InputError(f"--{name} {getattr(s, name)!r}: choose one of {', '.join(choices)}")
@@ -309,19 +314,11 @@ def check_ranges(s: RunSettings) -> RunSettings:
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
-    for name in ("triples_per_query", "easy_positives_count", "easy_negatives_count", "hard_negatives_count",
-                 "demo_papers"):
-        if getattr(s, name) < 0:
-            raise InputError(f"--{name} must be >= 0, got {getattr(s, name)}")
-    for band in ("easy_positives", "hard_negatives"):
-        low, high = getattr(s, f"{band}_k_min"), getattr(s, f"{band}_k_max")
-        if low is not None and high is not None and not 0 <= low < high:
-            raise InputError(f"--{band}_k_min {low} / --{band}_k_max {high}: need 0 <= k_min < k_max")
-    if s.sample_queries_ratio is not None and not 0 < s.sample_queries_ratio <= 1:
-        raise InputError(f"--sample_queries_ratio must be in (0, 1], got {s.sample_queries_ratio}")
-    for name in ("max_sequence_length", "eval_max_sequence_length"):
-        if getattr(s, name) is not None and getattr(s, name) <= 0:
-            raise InputError(f"--{name} must be > 0, got {getattr(s, name)}")
+    values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
+    check_settings({**values, **s.miner_options, **s.training_options})  # the SciNCL settings (schema)
+    for name, value in {**values, **s.miner_options, **s.training_options}.items():
+        if name not in SCHEMA_FIELDS:
+            check_rule(name, value, RANGES.get(name))  # the other flags' rules
     if s.device is not None and s.device not in DEVICES:
         raise InputError(f"--device {s.device!r}: choose one of {', '.join(DEVICES)}")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later

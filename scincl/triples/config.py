@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
+from scincl.settings.rules import check_band, check_rule
+from scincl.settings.schema import SCINCL, rule_of
 
 KNN = "knn"
 RANDOM = "random"
@@ -29,15 +31,16 @@ BAND_STRATEGIES = (KNN, KMEANS)
 ROLES = ("positives", "negatives")
 DIFFICULTIES = ("easy", "medium", "hard")
 
-# SciNCL defaults (paper §4.3 / Table 3 best setting, original README `run_specter` command):
-# c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard negatives at
-# k- = 4000, 5 triples per query.
-DEFAULT_TRIPLES_PER_QUERY = 5
-POSITIVES_K = 25  # k+: positives end at the k+-th neighbour (paper §4.3)
-POSITIVES_BAND = 5  # c+: positives are n_{k+ - c+ + 1} .. n_{k+} (paper §4.3)
-HARD_NEGATIVES_K = 4000  # k-hard: hard negatives end at the k-hard-th neighbour (paper §4.3)
-HARD_NEGATIVES_BAND = 2  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-} (paper §4.3)
-EASY_NEGATIVES_COUNT = 3  # random papers outside the kNN set (paper §4.3, original README)
+# SciNCL defaults (values and sources in scincl/settings/schema.py; the original README `run_specter`
+# command): c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard
+# negatives at k- = 4000, 5 triples per query. The paper's names of these quantities, for the
+# modules that compute with them:
+DEFAULT_TRIPLES_PER_QUERY = SCINCL.triples_per_query
+POSITIVES_K = SCINCL.easy_positives_k_max  # k+: positives end at the k+-th neighbour
+POSITIVES_BAND = SCINCL.easy_positives_count  # c+: positives are n_{k+ - c+ + 1} .. n_{k+}
+HARD_NEGATIVES_K = SCINCL.hard_negatives_k_max  # k-hard: hard negatives end at the k-hard-th neighbour
+HARD_NEGATIVES_BAND = SCINCL.hard_negatives_count  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-}
+EASY_NEGATIVES_COUNT = SCINCL.easy_negatives_count  # random papers outside the kNN set
 
 # Normalise graph embeddings before the faiss search (inner product = cosine): the original README
 # builds its index with `build_faiss ... --do_normalize`. One default for get_knn_triples and run_specter.
@@ -103,13 +106,15 @@ class MinerConfig:
 
 # default slot values: SciNCL's best configuration (paper Table 3, README run_specter)
 SCINCL_SLOT_DEFAULTS: Dict[str, Dict[str, Any]] = {
-    "easy_positives": dict(count=POSITIVES_BAND, strategy=KNN, k_min=POSITIVES_K - POSITIVES_BAND, k_max=POSITIVES_K),
+    "easy_positives": dict(count=SCINCL.easy_positives_count, strategy=KNN, k_min=SCINCL.easy_positives_k_min,
+                           k_max=SCINCL.easy_positives_k_max),
     "medium_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
     "hard_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "easy_negatives": dict(count=EASY_NEGATIVES_COUNT, strategy=RANDOM_WITHOUT_KNN, k_min=0, k_max=0),
+    "easy_negatives": dict(count=SCINCL.easy_negatives_count, strategy=SCINCL.easy_negatives_strategy, k_min=0,
+                           k_max=0),
     "medium_negatives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "hard_negatives": dict(count=HARD_NEGATIVES_BAND, strategy=KNN, k_min=HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,
-                           k_max=HARD_NEGATIVES_K),
+    "hard_negatives": dict(count=SCINCL.hard_negatives_count, strategy=KNN, k_min=SCINCL.hard_negatives_k_min,
+                           k_max=SCINCL.hard_negatives_k_max),
 }
 SLOT_FIELDS = ("count", "strategy", "k_min", "k_max", "range")
 
@@ -156,20 +161,17 @@ def make_config(triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY, **options: A
 
 def validate_config(config: MinerConfig) -> None:
     """Raise :class:`InputError` for settings that cannot produce ``triples_per_query`` triples."""
-    if config.triples_per_query < 1:
-        raise InputError(f"--triples_per_query must be at least 1, got {config.triples_per_query}")
+    check_rule("triples_per_query", config.triples_per_query, rule_of("triples_per_query"))
     for slot in config.slots:
-        if slot.count < 0:
-            raise InputError(f"--{slot.name}_count must not be negative, got {slot.count}")
+        check_rule(f"{slot.name}_count", slot.count, rule_of("easy_positives_count"))  # every count: >= 0
         if slot.count == 0:
             continue
         if slot.strategy not in STRATEGIES:
             raise InputError(f"--{slot.name}_strategy {slot.strategy!r} is unknown; choose one of "
                              f"{', '.join(STRATEGIES)}")
         if slot.strategy in BAND_STRATEGIES:
-            if slot.k_min < 0 or slot.k_max <= slot.k_min:
-                raise InputError(f"--{slot.name}_k_min/--{slot.name}_k_max must satisfy 0 <= k_min < k_max, "
-                                 f"got {slot.k_min}, {slot.k_max}")
+            check_rule(f"{slot.name}_k_min", slot.k_min, rule_of("easy_positives_k_min"))  # every rank: >= 0
+            check_band(slot.name, slot.k_min, slot.k_max)
             if slot.k_max - slot.k_min < slot.count:
                 raise InputError(f"--{slot.name}: the interval ({slot.k_min}, {slot.k_max}] holds "
                                  f"{slot.k_max - slot.k_min} neighbours, fewer than the count {slot.count}")

@@ -20,14 +20,16 @@ from __future__ import annotations
 from typing import Dict
 
 from scincl.errors import InputError
+from scincl.settings.schema import SCINCL
 
 PAPER_INDEX_SIZE = 680_967  # paper §4.3: papers in the kNN index the k were tuned on
-PAPER_POSITIVES_K = 25  # paper §4.3: k+
-PAPER_HARD_NEGATIVES_K = 4000  # paper §4.3: k-hard
+PAPER_POSITIVES_K = SCINCL.easy_positives_k_max  # k+ (scincl/settings/schema.py)
+PAPER_HARD_NEGATIVES_K = SCINCL.hard_negatives_k_max  # k-hard (scincl/settings/schema.py)
 K_SCALES = ("paper", "corpus")
 
 
-def corpus_k(n_papers: int, positives_count: int = 5, hard_negatives_count: int = 2) -> Dict[str, int]:
+def corpus_k(n_papers: int, positives_count: int = SCINCL.easy_positives_count,
+             hard_negatives_count: int = SCINCL.hard_negatives_count) -> Dict[str, int]:
     """The four band flags for an index of ``n_papers`` (see the module docstring for the rule).
 
     >>> corpus_k(680_967)

@@ -2,7 +2,7 @@
 
 The I/O around :func:`scincl.triples.miner.mine_knn_triples`: read the graph embeddings and their
 ids (``entity_names_paper_id_0.json`` + ``embeddings.h5``), build or reuse the faiss index at
-``--ann_index_path`` (:mod:`scincl.ann`), choose the query papers, mine, write the triples CSV and
+``--ann_index_path`` (:mod:`scincl.knn.ann`), choose the query papers, mine, write the triples CSV and
 ``<output>.args.json`` (settings + counts, so a result says how it was made).
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
@@ -31,7 +31,7 @@ from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_q
 
 logger = logging.getLogger(__name__)
 
-# faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn_exact (torch, any k on CPU or GPU)
+# faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
 ANN_BACKENDS = ("faiss", "exact")
 
 
@@ -202,7 +202,7 @@ def mine_from_graph_corpus(
 ) -> MinedTriples:
     """Run the array miner with a kNN search over ``graph`` (and k-means when a slot needs it).
 
-    ``ann_backend``: ``faiss`` searches ``graph.index``; ``exact`` uses :class:`scincl.knn_exact.ExactKnn`
+    ``ann_backend``: ``faiss`` searches ``graph.index``; ``exact`` uses :class:`scincl.knn.exact.ExactKnn`
     over the index rows' vectors on ``ann_device`` (-1 = CPU), any k.
     """
     n = len(graph.paper_ids)
@@ -222,7 +222,7 @@ def mine_from_graph_corpus(
                               show_progress=False)[1]
 
     if ann_backend == "exact":
-        from scincl.knn_exact import ExactKnn
+        from scincl.knn.exact import ExactKnn
 
         search = ExactKnn(graph.all_vectors() if vectors is None else vectors, metric=graph.metric,
                           bands=bands_of(config), device=ann_device).search
@@ -295,7 +295,7 @@ def get_knn_triples(
     matches (see :func:`load_graph_corpus`); a mismatch is an error naming it unless ``override``
     (which rebuilds). ``k_scale="corpus"`` replaces the four k flags by the paper's k/N
     ratios for this corpus (:func:`scincl.triples.k_scale.corpus_k`). ``ann_backend``: ``faiss``
-    (the index; any factory) or ``exact`` (:mod:`scincl.knn_exact`: torch matrix products over the
+    (the index; any factory) or ``exact`` (:mod:`scincl.knn.exact`: torch matrix products over the
     index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
     ascending row).
     """

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json
 from scincl.triples.collisions import collision_counts

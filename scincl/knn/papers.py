@@ -8,7 +8,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from scincl import ann
+from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, entity_names_path, read_id_list
 from scincl.provenance import check_reuse, made_by

@@ -21,7 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 from scincl.errors import InputError
 from scincl.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import PathLike, iter_triples_csv, read_json
-from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards
+from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards, normalize_references, unit_name
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +45,6 @@ def _shard_inbound_counts(shard: Path, strict: bool = False) -> Tuple[List[Tuple
 
 
 def _file_cited_counts(path: Path, read_references, strict: bool = False) -> Tuple[Counter, ReadStats]:
-    from scincl.graph.citations import normalize_references
-
     stats = ReadStats()
     counts: Counter = Counter()
     for line_no, _, refs in read_references(path, strict=strict, stats=stats):
@@ -94,8 +92,6 @@ def metadata_id_mapping(shards: Sequence[Path], workers: int = 1, strict: bool =
     """
     results = map_shards(partial(_shard_positions, strict=strict, read_texts=read_texts), shards, workers,
                          desc="id mapping")
-    from scincl.graph.citations import unit_name  # file names, with the partition folder of OpenAlex parts
-
     mapping = {unit_name(Path(shard)): rows for shard, (rows, _) in zip(shards, results)}
     return mapping, _merge_stats(results)
 

@@ -1,0 +1,72 @@
+"""Value ranges of settings and flags: a :class:`Rule` per quantity, and the one error line for a value outside.
+
+:mod:`scincl.settings.schema` gives each SciNCL setting its rule; :data:`scincl.flag_checks.RANGES` adds
+the rules of the other commands' flags. :func:`check_rule` and :func:`check_band` make the error lines
+every check (CLI flags, ``RunSettings``, the miner's config) raises, so a value is judged the same
+everywhere.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from scincl.errors import InputError
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A value's kind (``int`` or ``float``) and the interval it must lie in."""
+
+    kind: type
+    low: Optional[float] = None
+    high: Optional[float] = None
+    low_open: bool = False  # True: value > low (else >= low)
+    high_open: bool = False  # True: value < high (else <= high)
+    hint: str = ""  # what to do instead, for values a user might mean
+
+    def describe(self) -> str:
+        """``>= 1``, ``> 0 and <= 1``: the interval in words (empty when unbounded)."""
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {_number(self.low)}")
+        if self.high is not None:
+            parts.append(f"{'<' if self.high_open else '<='} {_number(self.high)}")
+        return " and ".join(parts)
+
+    def holds(self, value: float) -> bool:
+        """True when ``value`` is finite and inside the interval."""
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return not (self.high is not None and (value >= self.high if self.high_open else value > self.high))
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+AT_LEAST_ONE = Rule(int, low=1)  # sizes of batches, sequences, corpora
+NON_NEGATIVE_INT = Rule(int, low=0)  # counts and neighbour ranks: zero allowed (an empty slot, the nearest neighbour)
+NON_NEGATIVE = Rule(float, low=0)
+POSITIVE = Rule(float, low=0, low_open=True)
+SHARE = Rule(float, low=0, high=1)  # a fraction of something, 0..1
+OPEN_SHARE = Rule(float, low=0, high=1, low_open=True, high_open=True)
+LEARNING_RATE = Rule(float, low=0, low_open=True,  # 0 trains nothing: the "finished" model is the base model
+                     hint="to score the base model untrained, run `evaluate --model_dir BASE_MODEL`")
+
+
+def check_rule(name: str, value: Any, rule: Optional[Rule]) -> None:
+    """``--name value: must be >= 1`` (:class:`InputError`) when a number breaks ``rule``; other values pass."""
+    if rule is None or not isinstance(value, (int, float)) or isinstance(value, bool) or rule.holds(value):
+        return
+    hint = f" ({rule.hint})" if rule.hint else ""
+    raise InputError(f"--{name} {value}: must be {rule.describe()}{hint}")
+
+
+def check_band(prefix: str, k_min: Any, k_max: Any) -> None:
+    """A band of neighbour ranks ``(k_min, k_max]`` (flags ``--<prefix>_k_min`` / ``--<prefix>_k_max``)
+    holds at least one rank: ``k_min < k_max`` (:class:`InputError` otherwise; ends not given pass)."""
+    if isinstance(k_min, int) and isinstance(k_max, int) and not k_min < k_max:
+        raise InputError(f"--{prefix}_k_min {k_min} / --{prefix}_k_max {k_max}: need k_min < k_max")

@@ -1,0 +1,103 @@
+"""The SciNCL settings schema (scincl/settings/schema.py): each field once, read by every place that
+needs its default or range; one check, one error line, before any work."""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+
+from scincl.errors import InputError
+from scincl.settings.schema import FIELDS, SCINCL, SciNCLSchema, check_settings, help_of, rule_of
+
+
+def test_every_field_has_a_source_help_and_a_validator():
+    for name, f in FIELDS.items():
+        meta = f.metadata
+        assert meta["source"] and meta["help"], name
+        assert meta["rule"] is not None or meta["choices"] or isinstance(f.default, str), name
+        assert name in help_of(name) or meta["help"] in help_of(name)
+
+
+def test_the_paper_values_and_bands_that_follow_from_them():
+    """Paper §3.2 / §5: c+ = 5 positives ending at k+ = 25, c- = 2 hard negatives ending at k- = 4000."""
+    assert (SCINCL.easy_positives_count, SCINCL.easy_positives_k_max, SCINCL.hard_negatives_count,
+            SCINCL.hard_negatives_k_max, SCINCL.easy_negatives_count, SCINCL.triples_per_query) == (5, 25, 2, 4000, 3, 5)
+    for band in ("easy_positives", "hard_negatives"):
+        assert getattr(SCINCL, f"{band}_k_min") == getattr(SCINCL, f"{band}_k_max") - getattr(SCINCL, f"{band}_count")
+    assert SCINCL.easy_positives_count == SCINCL.triples_per_query  # positives fill every triplet
+    assert SCINCL.easy_negatives_count + SCINCL.hard_negatives_count == SCINCL.triples_per_query
+
+
+def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
+    from scincl.eval.evaluate import DEFAULT_MAX_SEQUENCE_LENGTH
+    from scincl.flag_checks import RANGES
+    from scincl.model.embed import embed
+    from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
+    from scincl.pipeline.settings import PAPER_DEFAULTS, RunSettings
+    from scincl.triples import k_scale
+    from scincl.triples.config import SCINCL_SLOT_DEFAULTS, make_config
+
+    assert (k_scale.PAPER_POSITIVES_K, k_scale.PAPER_HARD_NEGATIVES_K) == (25, 4000)
+    assert SCINCL_SLOT_DEFAULTS["hard_negatives"]["k_max"] == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
+    config = make_config()
+    assert [(s.name, s.k_min, s.k_max) for s in config.active() if s.strategy == "knn"] == [
+        ("easy_positives", 20, 25), ("hard_negatives", 3998, 4000)]
+    lengths = {DEFAULT_MAX_SEQUENCE_LENGTH, PAPER_DEFAULTS["max_sequence_length"],
+               inspect.signature(train).parameters["max_sequence_length"].default,
+               inspect.signature(embed).parameters["max_sequence_length"].default}
+    assert lengths == {512}
+    assert {k: PAPER_TRAINING_DEFAULTS[k] for k in ("learning_rate", "per_device_train_batch_size",
+                                                   "gradient_accumulation_steps", "num_train_epochs")} == {
+        "learning_rate": 2e-5, "per_device_train_batch_size": 8, "gradient_accumulation_steps": 4, "num_train_epochs": 2}
+    from scincl.model.encoder import DEFAULT_POOLING, POOLING_STRATEGIES
+
+    assert DEFAULT_POOLING == PAPER_DEFAULTS["pooling_strategy"] == inspect.signature(train).parameters[
+        "pooling_strategy"].default == "cls" and POOLING_STRATEGIES == ("cls", "mean")
+    assert inspect.signature(train).parameters["loss"].default == "triplet"
+    defaults = {f.name: f.default for f in dataclasses.fields(RunSettings)}
+    assert (defaults["triples_per_query"], defaults["hard_negatives_count"], defaults["seed"]) == (5, 2, 0)
+    for name in FIELDS:  # the CLI's range of every schema field is the schema's
+        assert RANGES.get(name) is rule_of(name)
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"hard_negatives_k_min": 400, "hard_negatives_k_max": 300}, "--hard_negatives_k_min 400 / --hard_negatives_k_max 300: need k_min < k_max"),
+    ({"hard_negatives_k_max": -1}, "--hard_negatives_k_max -1: must be >= 0"),
+    ({"triples_per_query": 0}, "--triples_per_query 0: must be >= 1"),
+    ({"learning_rate": 0}, "--learning_rate 0: must be > 0"),
+    ({"pooling_strategy": "max"}, "--pooling_strategy 'max': choose one of cls, mean"),
+])
+def test_one_check_one_line_wherever_the_value_comes_from(values, message):
+    """The schema's check, the CLI flag check, the run settings and the miner's config give the same line."""
+    from scincl.flag_checks import check_call
+    from scincl.pipeline.flags import settings_from_flags
+    from scincl.triples.config import make_config
+
+    with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        check_settings(values)
+    with pytest.raises(InputError, match=message.split(":")[0]):
+        SciNCLSchema(**values)
+    with pytest.raises(InputError) as err:
+        settings_from_flags("out", {"scidocs_dir": "sd", **values})
+    assert message in str(err.value)
+    if "pooling_strategy" not in values:
+        def command(**flags):
+            return flags
+        with pytest.raises(InputError) as err:
+            check_call(command, (), dict(values))
+        assert message in str(err.value)
+    miner = {k: v for k, v in values.items() if k.startswith("hard_") or k == "triples_per_query"}
+    if miner:
+        with pytest.raises(InputError) as err:
+            make_config(**miner)
+        assert message.split(":")[0] in str(err.value)
+
+
+def test_run_specter_help_names_the_demo_band_it_uses():
+    """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200."""
+    from scincl.commands.pipeline import run_specter
+    from scincl.pipeline.settings import DEMO_DEFAULTS
+
+    band = f"{DEMO_DEFAULTS['hard_negatives_k_min']}-{DEMO_DEFAULTS['hard_negatives_k_max']}"
+    assert band == "198-200" and f"demo 20-25 / {band}" in run_specter.__doc__
