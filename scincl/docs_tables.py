@@ -47,6 +47,12 @@ TIMINGS = (
     ("hepth/collisions/timings.json", "hepth_collisions.sh"),
     ("hepth/graph/timings.json", "hepth_graph.sh"),
     ("hepth/budget_test/*/timings.json", "hepth_budget.sh"),
+    # issue 26: the domain encoder pre-trained here (docs/results.md section 8)
+    ("hepth/pretrained/tuning_val/timings.json", "hepth_pretrained_val.sh: pooling"),
+    ("hepth/pretrained/sweep_val/timings_k_hard.json", "hepth_pretrained_val.sh: k-hard"),
+    ("hepth/pretrained/sweep_val/timings_k_pos.json", "hepth_pretrained_val.sh: k+"),
+    ("hepth/pretrained/main_test/*/timings.json", "hepth_pretrained.sh: Table 1"),
+    ("hepth/pretrained/budget_test/*/timings.json", "hepth_pretrained.sh: budget"),
 )
 LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
 
