@@ -28,16 +28,16 @@ demo: setup
 test: setup slurm-test-deps
 	$(PY) -m pytest -q
 
-# tests/test_slurm.py runs sbin/ on a real single-node Slurm (munged + slurmctld + slurmd on localhost).
+# tests/slurm/test_slurm.py runs sbin/ on a real single-node Slurm (munged + slurmctld + slurmd on localhost).
 # As root with apt-get: install Debian's slurm-wlm + munge once; otherwise that module skips and says why.
 slurm-test-deps:
 	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
-	  echo "slurm-test-deps: not root or no apt-get; tests/test_slurm.py will be skipped"; \
+	  echo "slurm-test-deps: not root or no apt-get; tests/slurm/test_slurm.py will be skipped"; \
 	elif command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v munged >/dev/null; then \
 	  true; \
 	else \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    slurm-wlm munge >/dev/null) || echo "slurm-test-deps: apt-get failed; tests/test_slurm.py will be skipped"; \
+	    slurm-wlm munge >/dev/null) || echo "slurm-test-deps: apt-get failed; tests/slurm/test_slurm.py will be skipped"; \
 	fi
 
 # the docs' demo tables (docs/generated/) from a rerun of the docs' demo blocks and demo_output/ (make demo)

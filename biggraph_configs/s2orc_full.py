@@ -26,7 +26,7 @@ Import once (single machine), then train on every machine with the same config:
     torchbiggraph_import_from_tsv --lhs-col=0 --rhs-col=1 $CONFIG citations.tsv
     torchbiggraph_train $CONFIG -p edge_paths=$BIGGRAPH_DATA_DIR/train_partitioned [--rank R]
 
-``tests/test_biggraph_distributed.py`` runs exactly this distributed mode (two ranks, loopback,
+``tests/graph/test_biggraph_distributed.py`` runs exactly this distributed mode (two ranks, loopback,
 partitioned entities, partition servers) on the demo graph.
 """
 import os

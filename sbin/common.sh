@@ -51,7 +51,7 @@ fi
 # shellcheck disable=SC2034  # used by the scripts that source this file
 read -r -a PY_CMD <<< "${PY}"
 
-# run CMD...: execute, or print it when DRY_RUN=1 (used by tests/test_sbin.py and for checking paths).
+# run CMD...: execute, or print it when DRY_RUN=1 (used by tests/slurm/test_sbin.py and for checking paths).
 run() {
     if [[ "${DRY_RUN:-0}" == "1" ]]; then
         printf '+'

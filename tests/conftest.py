@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -17,7 +18,8 @@ os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-# --- helpers shared by test modules (import them: ``from tests.conftest import free_port, run_front_end``)
+# --- helpers shared by test modules (import them: ``from tests.conftest import REPO_ROOT, free_port, run_front_end``);
+# a folder's own helpers live in its conftest.py (tests/faults/conftest.py)
 
 def free_port() -> int:
     """A free TCP port on localhost (torchrun's and PBG's rendezvous, the local Slurm daemons)."""
@@ -37,6 +39,12 @@ def run_front_end(front_end: str, *args, timeout: int = 300, check: bool = False
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
+
+
+def venv_tool(name: str) -> Optional[str]:
+    """An executable from the project's venv (a pip-installed tool: hadolint, torchrun, ...) or else the PATH."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else shutil.which(name)
 
 
 @pytest.fixture(scope="session")

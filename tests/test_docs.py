@@ -72,7 +72,7 @@ def test_table_helpers_read_and_render_real_values():
     assert collisions_table([row]).splitlines()[2] == "| 25 | 30 | 5 | 1,095 | 5,475 | 338 | 660 | 12.05 |"
 
 
-def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_bert, tmp_path):
+def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_bert, tmp_path, repo_root):
     """docs/REPRODUCE.md §7's AutoModel snippet, run on a mean-pooled model dir, gives SentenceTransformer's
     vectors (the [CLS] vector of such a model is another one)."""
     import json
@@ -91,7 +91,7 @@ def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_be
     for name, content in sentence_transformers_files("mean", config["hidden_size"], 64).items():
         (model_dir / name).parent.mkdir(parents=True, exist_ok=True)
         (model_dir / name).write_text(json.dumps(content))
-    text = (Path(__file__).resolve().parent.parent / "docs" / "REPRODUCE.md").read_text()
+    text = (repo_root / "docs" / "REPRODUCE.md").read_text()
     section = text[text.index("## 7. Using a trained model"):]
     snippet = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     snippet = re.sub(r'^model_dir = .*$', f'model_dir = "{model_dir}"', snippet, count=1, flags=re.M)

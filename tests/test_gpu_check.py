@@ -9,7 +9,6 @@ import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,9 +16,10 @@ from scincl.model.throughput import (
     PAPER_TRIPLETS, batch_matmul_flops, matmul_flops_per_token, model_flops_utilisation, projected_seconds,
     published_bf16_peak_tflops,
 )
+from tests.conftest import REPO_ROOT
 
 DOCS_TABLE = "docs/generated/gpu_check_dry_run.md"
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 CHECKS = ["environment", "train fp32", "train bf16", "train gradient checkpointing",
           "train torchrun (2 CPU processes)", "kNN exact backend", "kNN faiss GPU", "kNN faiss CPU",
           "embedding (evaluation)", "run_specter demo"]

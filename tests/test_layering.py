@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from scincl.cli import commands_of
+from tests.conftest import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parent.parent
 FRONT_ENDS = ("cli_s2orc", "cli_graph", "cli_triples", "cli_pipeline")
 
 

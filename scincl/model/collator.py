@@ -29,7 +29,7 @@ class DedupCollator:
             (``query, positives, negatives``).
         deduplicate: encode each distinct paper once (True) or every row separately (False: the
             baseline of ``benchmarks/bench_train.py``). Triplet-margin and mpt losses and their
-            gradients are identical either way (see tests/test_train_data.py); in-batch losses
+            gradients are identical either way (see tests/model/test_train_data.py); in-batch losses
             (InfoNCE) recognise a shared query by its encoded row, so use them deduplicated.
         mlm_probability: when set, also return BERT-style masked copies (``mlm_input_ids``,
             ``mlm_labels``) of the batch's papers for the auxiliary MLM loss (paper A.7.8).

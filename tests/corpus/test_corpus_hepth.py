@@ -17,8 +17,9 @@ import cli_s2orc
 from scincl.corpus.records import strip_openalex_prefix
 from scincl.graph.citations import read_citations_tsv
 from scincl.io import read_json, read_jsonl
+from tests.conftest import REPO_ROOT
 
-HEPTH = Path(os.environ.get("SCINCL_SHARED_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data")) \
+HEPTH = Path(os.environ.get("SCINCL_SHARED_DATA", REPO_ROOT / ".." / "shared" / "data")) \
     / "hepth"
 pytestmark = pytest.mark.skipif(not (HEPTH / "id_maps.json").exists(), reason="../shared/data/hepth not present")
 

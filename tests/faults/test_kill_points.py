@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from scincl.faults import KILL_AT_ENV
+from tests.conftest import REPO_ROOT as REPO
+from tests.faults.conftest import child_env
 
-REPO = Path(__file__).resolve().parent.parent
 STAGES = ["demo", "citations", "graph", "metadata_ids", "queries", "ann", "triples", "metadata", "train",
           "eval_base", "eval", "compare"]
 INSIDE = {"graph": ["biggraph:imported", "biggraph:exported"], "train": ["train:step:3"]}
@@ -37,11 +37,7 @@ TIMING_KEYS = {"seconds", "train_runtime", "train_samples_per_second", "train_st
 
 
 def _run(argv, kill_at=None):
-    env = {k: v for k, v in os.environ.items() if k != KILL_AT_ENV}
-    env.update(HF_HUB_OFFLINE="1", WANDB_MODE="offline", TOKENIZERS_PARALLELISM="false")
-    if kill_at:
-        env[KILL_AT_ENV] = kill_at
-    return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(argv, cwd=REPO, env=child_env(kill_at), capture_output=True, text=True, timeout=600)
 
 
 def _without_timings(value, top=True):

@@ -14,8 +14,7 @@ from scincl.triples.queries import sample_query_ids as sample_queries
 from scincl.pipeline.flags import parse_seeds, settings_from_flags
 from scincl.pipeline.settings import experiment_dir, model_dir_name
 from scincl.pipeline.scincl_plan import SciNCLPlan
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT as REPO
 
 
 # ------------------------------------------------------------------------------- flag routing

@@ -1,6 +1,6 @@
 """Every sbin/ script submitted with sbatch to a real single-node Slurm, on the demo corpus.
 
-The cluster (munged + slurmctld + slurmd, :mod:`tests.slurm_local`) lives in a temp dir for this
+The cluster (munged + slurmctld + slurmd, :mod:`tests.slurm.slurm_local`) lives in a temp dir for this
 module and is stopped and removed at the end, whatever happened. The scripts run unedited, from
 the repository root, exactly as docs/REPRODUCE.md's cluster walk-through: CPU settings come from
 environment variables and ``sbatch -c/--mem/--gres`` overrides of the headers, the demo's scale
@@ -22,9 +22,9 @@ import pytest
 
 from scincl.io import read_id_list, write_json
 from scincl.model.data import iter_metadata
-from tests.slurm_local import LocalSlurm, unavailable_reason
+from tests.conftest import REPO_ROOT as REPO
+from tests.slurm.slurm_local import LocalSlurm, unavailable_reason
 
-REPO = Path(__file__).resolve().parent.parent
 SBIN = REPO / "sbin"
 REASON = unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"local Slurm: {REASON}")

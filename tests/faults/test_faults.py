@@ -1,7 +1,6 @@
 """``SCINCL_KILL_AT`` kill points: SIGKILL exactly at the named point, a no-op everywhere else."""
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -9,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scincl.faults import KILL_AT_ENV
+from tests.conftest import REPO_ROOT as REPO
+from tests.faults.conftest import child_env
 
-REPO = Path(__file__).resolve().parent.parent
 SCRIPT = ("from scincl.faults import kill_point\n"
           "for name in ('a:before', 'a:after', 'b:before'):\n"
           "    kill_point(name)\n"
@@ -25,11 +24,8 @@ SCRIPT = ("from scincl.faults import kill_point\n"
     ("a", ["a:before", "a:after", "b:before"], False),  # names match exactly, not by prefix
 ])
 def test_kill_point_sigkills_at_the_named_point_only(kill_at, passed, killed):
-    env = {k: v for k, v in os.environ.items() if k != KILL_AT_ENV}
-    if kill_at is not None:
-        env[KILL_AT_ENV] = kill_at
-    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=REPO, env=child_env(kill_at), capture_output=True,
+                          text=True, timeout=60)
     assert [line.split(" ", 1)[1] for line in done.stdout.splitlines()] == passed
     assert done.returncode == (-signal.SIGKILL if killed else 0), done.stderr
     assert ("SIGKILL at" in done.stderr) == killed
@@ -416,8 +412,7 @@ def run_fault(fault: Fault, world: Path, case: Path) -> Tuple[int, str]:
         fault.setup(case)
     argv = _argv(fault, world, case)
     if fault.subprocess:
-        env = {k: v for k, v in os.environ.items() if k != KILL_AT_ENV}
-        done = subprocess.run([sys.executable, *argv], cwd=REPO, env=env, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, *argv], cwd=REPO, env=child_env(), capture_output=True, text=True,
                               timeout=300)
         return done.returncode, done.stderr
     from scincl.cli import gather_pbg_overrides, run_cli

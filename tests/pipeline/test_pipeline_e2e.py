@@ -12,7 +12,7 @@ budget flags are appended. The budget is one a randomly initialised tiny BERT le
 seconds (mean pooling, learning rate 1e-3, 5 epochs over 750 triplets), so the tuned encoder must
 beat the untuned one on the demo's cite and co-cite tasks (issue 18).
 The README's standalone ``build_faiss`` step is not replayed (run_specter's ``ann`` stage builds
-the same index at ``--ann_index_path``; test_sbin.py checks that command's flags).
+the same index at ``--ann_index_path``; tests/slurm/test_sbin.py checks that command's flags).
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ import pytest
 
 from scincl.faults import KILL_AT_ENV
 from scincl.io import read_id_list, read_json, write_json
+from tests.conftest import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parent.parent
 
 # Verbatim from the original SciNCL README ("Contrastive language model").
 README_RUN_SPECTER = r"""

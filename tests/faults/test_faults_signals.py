@@ -4,7 +4,6 @@ to the previous complete one."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import resource
 import signal
@@ -19,15 +18,15 @@ import torch
 
 from scincl.faults import KILL_AT_ENV
 from scincl.model.checkpoints import damaged_file, last_complete_checkpoint
+from tests.conftest import REPO_ROOT as REPO
+from tests.faults.conftest import child_env
 
-REPO = Path(__file__).resolve().parent.parent
 FAST_TRAIN = ["--max_steps", "4", "--save_steps", "2", "--per_device_train_batch_size", "8", "--bf16", "false",
               "--disable_tqdm", "true", "--max_sequence_length", "24", "--report_to", "none"]
 
 
 def _run(argv, env_extra=None, file_size_limit=None, **kwargs):
-    env = {k: v for k, v in os.environ.items() if k != KILL_AT_ENV}
-    env.update({"HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", **(env_extra or {})})
+    env = child_env(**(env_extra or {}))
 
     def limit():  # a full disk, as the process sees it: writes past the limit fail with EFBIG
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

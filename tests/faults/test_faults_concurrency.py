@@ -13,8 +13,8 @@ import pytest
 from scincl.cli import take_wait_flag
 from scincl.errors import InputError
 from scincl.output_lock import OutputLocked, is_secondary_rank, output_lock
+from tests.conftest import REPO_ROOT as REPO
 
-REPO = Path(__file__).resolve().parent.parent
 HOLD = ("import sys\nfrom scincl.output_lock import output_lock\n"
         "with output_lock([sys.argv[1]], command=['holder-of-the-test']):\n"
         "    print('held', flush=True)\n    sys.stdin.read()\n")
