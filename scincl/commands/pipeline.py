@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from scincl.cli import accepts_flags, repeatable_flags
-from scincl.flag_checks import default_outputs
+from scincl.flag_checks import default_outputs, settings_checked_by_library
 from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
 from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
 from scincl.settings.schema import SCINCL
@@ -271,6 +271,7 @@ def compare_results(*results: str, output_dir: str = "comparison", names=None, s
 
 # --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
 
+@settings_checked_by_library
 @default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
@@ -360,6 +361,7 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         print("\n" + result["table"])
 
 
+@settings_checked_by_library
 @default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter_like(output_dir: str = None, **kwargs) -> None:
@@ -371,6 +373,7 @@ def run_specter_like(output_dir: str = None, **kwargs) -> None:
     run_specter(output_dir, triples_source="specter_like", **kwargs)
 
 
+@settings_checked_by_library
 @default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"},
                lambda: run_specter_flag_info() + _sweep_band_flags())
