@@ -339,10 +339,12 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             grid); --variants field=value,... (tuning); --arms specter_like,scincl,cocite;
             --losses triplet,infonce,cosent,angle; --cocitation_min_count 2;
             --eval_max_sequence_length 128; --graph_dims 64,128 (graph study); recipe: --triplets 1000
-            (5 per query) --k_pos 25 --k_hard 500 (positives n_{k+-4}..n_{k+}, hard negatives
-            n_{k--1}..n_{k-}) --pooling mean --learning_rate 5e-5 --loss triplet --max_sequence_length 64
-            --batch_size 16 --epochs 1 --graph_dim 64 --base_model "" (the packaged all-MiniLM-L6-v2;
-            else a hub name or a model dir, e.g. allenai/scibert_scivocab_uncased with --pooling cls).
+            (5 per query) --easy_positives_k_max 25 --hard_negatives_k_max 500 (k+, k-hard: positives
+            n_{k+-4}..n_{k+}, hard negatives n_{k--1}..n_{k-}) --pooling_strategy mean --learning_rate 5e-5
+            --loss triplet --max_sequence_length 64 --per_device_train_batch_size 16 --num_train_epochs 1
+            --graph_dim 64 --base_model_name_or_path "" (the packaged all-MiniLM-L6-v2; else a hub name or a
+            model dir, e.g. allenai/scibert_scivocab_uncased with --pooling_strategy cls). The recipe's former
+            names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model are accepted too.
     """
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
 

@@ -135,18 +135,18 @@ class MinerConfig:
     def slots(self) -> Tuple[Slot, ...]:
         """The six slots, positives then negatives, each easy, medium, hard, with the flags that fill them."""
         return (
-            Slot("positives", "easy", self.easy_positives_count, self.easy_positives_strategy, self.easy_positives_k_min, self.easy_positives_k_max,
-                 self.easy_positives_range),
-            Slot("positives", "medium", self.medium_positives_count, self.medium_positives_strategy, self.medium_positives_k_min, self.medium_positives_k_max,
-                 self.medium_positives_range),
-            Slot("positives", "hard", self.hard_positives_count, self.hard_positives_strategy, self.hard_positives_k_min, self.hard_positives_k_max,
-                 self.hard_positives_range),
-            Slot("negatives", "easy", self.easy_negatives_count, self.easy_negatives_strategy, self.easy_negatives_k_min, self.easy_negatives_k_max,
-                 self.easy_negatives_range),
-            Slot("negatives", "medium", self.medium_negatives_count, self.medium_negatives_strategy, self.medium_negatives_k_min, self.medium_negatives_k_max,
-                 self.medium_negatives_range),
-            Slot("negatives", "hard", self.hard_negatives_count, self.hard_negatives_strategy, self.hard_negatives_k_min, self.hard_negatives_k_max,
-                 self.hard_negatives_range),
+            Slot("positives", "easy", self.easy_positives_count, self.easy_positives_strategy,
+                 self.easy_positives_k_min, self.easy_positives_k_max, self.easy_positives_range),
+            Slot("positives", "medium", self.medium_positives_count, self.medium_positives_strategy,
+                 self.medium_positives_k_min, self.medium_positives_k_max, self.medium_positives_range),
+            Slot("positives", "hard", self.hard_positives_count, self.hard_positives_strategy,
+                 self.hard_positives_k_min, self.hard_positives_k_max, self.hard_positives_range),
+            Slot("negatives", "easy", self.easy_negatives_count, self.easy_negatives_strategy,
+                 self.easy_negatives_k_min, self.easy_negatives_k_max, self.easy_negatives_range),
+            Slot("negatives", "medium", self.medium_negatives_count, self.medium_negatives_strategy,
+                 self.medium_negatives_k_min, self.medium_negatives_k_max, self.medium_negatives_range),
+            Slot("negatives", "hard", self.hard_negatives_count, self.hard_negatives_strategy,
+                 self.hard_negatives_k_min, self.hard_negatives_k_max, self.hard_negatives_range),
         )
 
     def active(self, role: Optional[str] = None) -> List[Slot]:
