@@ -257,7 +257,8 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
         triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
         triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
-            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200); --k_scale corpus sizes
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200; a band's *_k_min not given
+            is its *_k_max minus its count: --hard_negatives_k_max 500 samples 498-500); --k_scale corpus sizes
             k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
             (medium_*, *_range, k_means_clusters ...) pass through.
         seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
