@@ -4,4 +4,5 @@ smaller budget and neighbourhood (600 triplets, k+ 10, k-hard 100) and co-citati
 
 def get_experiment():
     return {"kind": "main", "corpus": "citeseer", "seeds": [0, 1, 2], "split": "test",
-            "recipe": {"triplets": 600, "k_pos": 10, "k_hard": 100}, "cocitation_min_count": 1}
+            "recipe": {"triplets": 600, "easy_positives_k_max": 10, "hard_negatives_k_max": 100},
+            "cocitation_min_count": 1}

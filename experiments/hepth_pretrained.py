@@ -8,7 +8,8 @@ Avg over the paper's [CLS] on val: the MLM never trains [CLS]), k-hard 500, k+ 1
 (`_mhepth_citeseer_mini-<sha8>`): nothing of the MiniLM runs is reused."""
 
 # chosen on val (experiments/hepth_pretrained_val.py): mean pooling, k+ 10; k-hard 500 is the default
-ENCODER = {"base_model": "results/pretrain/hepth_citeseer_mini", "pooling": "mean", "k_pos": 10}
+ENCODER = {"base_model_name_or_path": "results/pretrain/hepth_citeseer_mini", "pooling_strategy": "mean",
+           "easy_positives_k_max": 10}
 
 
 def get_experiment():

@@ -7,13 +7,13 @@ docs/results.md section 8). The encoder is `results/pretrain/hepth_citeseer_mini
 dir, copied or linked there; `BASE_MODEL=DIR` points elsewhere). Its choices are written into
 `experiments/hepth_pretrained.py`."""
 
-ENCODER = {"base_model": "results/pretrain/hepth_citeseer_mini", "pooling": "cls"}
+ENCODER = {"base_model_name_or_path": "results/pretrain/hepth_citeseer_mini", "pooling_strategy": "cls"}
 
 
 def get_experiment():
     return [{"kind": "tuning", "corpus": "hepth", "seeds": [0], "split": "val", "arms": ["scincl"],
              "recipe": ENCODER, "variants": ["pooling=mean"]},
             {"kind": "k_hard", "corpus": "hepth", "seeds": [0], "split": "val", "values": [100, 500, 2000],
-             "recipe": {**ENCODER, "pooling": "mean"}},
+             "recipe": {**ENCODER, "pooling_strategy": "mean"}},
             {"kind": "k_pos", "corpus": "hepth", "seeds": [0], "split": "val", "values": [10, 25, 50],
-             "recipe": {**ENCODER, "pooling": "mean"}}]
+             "recipe": {**ENCODER, "pooling_strategy": "mean"}}]

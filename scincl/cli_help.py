@@ -9,7 +9,7 @@ none of its flags. The flags come from one place each:
 - for a ``**kwargs`` command, what :func:`scincl.cli.accepts_flags` registered with it: a
   ``describe`` callable returning :class:`FlagInfo` rows built from the settings where they are
   defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``;
-  :func:`miner_flags` for the triplet miner's slots; :func:`training_flags` for the Trainer);
+  :func:`miner_flags` for the triplet miner's flags; :func:`training_flags` for the Trainer);
 - the value range of :data:`scincl.flag_checks.RANGES`, where the flag has one (a SciNCL setting's
   range and help text: :mod:`scincl.settings.schema`).
 """
@@ -129,22 +129,15 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
 
 
 def miner_flags() -> List[FlagInfo]:
-    """The triplet miner's flags: per slot (``easy_positives_k_max``, ...) and the strategy options."""
+    """The triplet miner's flags: per slot (``easy_positives_k_max``, ...) and the strategy options, from the
+    fields of :class:`scincl.triples.config.MinerConfig` (one per flag)."""
     from scincl.triples import config
 
-    source = "scincl/triples/config.py:SCINCL_SLOT_DEFAULTS"
-    out = []
-    for role in config.ROLES:
-        for difficulty in config.DIFFICULTIES:
-            slot = f"{difficulty}_{role}"
-            defaults = {**dict(count=0, strategy=config.KNN, k_min=0, k_max=0, range=None),
-                        **config.SCINCL_SLOT_DEFAULTS.get(slot, {})}
-            kinds = {"count": "int", "strategy": "str", "k_min": "int", "k_max": "int", "range": "float"}
-            for name in config.SLOT_FIELDS:
-                out.append(FlagInfo(f"{slot}_{name}", kinds[name], _default_text(defaults[name]), source,
-                                    f"strategies: {', '.join(config.STRATEGIES)}" if name == "strategy" else ""))
-    out += dataclass_flags(config.MinerConfig, exclude={"slots"})
-    return out
+    rows = dataclass_flags(config.MinerConfig, source="scincl/triples/config.py:MinerConfig")
+    for row in rows:
+        if row.name.endswith("_strategy"):
+            row.help = f"strategies: {', '.join(config.STRATEGIES)}"
+    return rows
 
 
 def training_flags(exclude: Iterable[str] = (), defaults: Optional[Dict[str, Any]] = None,

@@ -2,8 +2,8 @@
 
 Every ``cli_*.py`` subcommand goes through :func:`checked_command` (see :func:`scincl.cli.run_cli`):
 before the library function runs, each flag's value is checked against the function's type hint
-(``int``, ``float``, ``bool``, ``str``, ``Optional[...]`` of those) and, by flag name, against
-:data:`RANGES`; the names are the same in every command (a ``--batch_size`` is a batch size
+(``int``, ``float``, ``bool``, ``str``, ``Optional[...]`` of those) and then, once, by flag name against
+:data:`RANGES` (:func:`scincl.settings.schema.check_settings`: rules, choices, bands); the names are the same in every command (a ``--batch_size`` is a batch size
 everywhere), so one table serves them all, including flags that reach a command through
 ``**kwargs`` (``train``'s ``TrainingArguments``, ``run_specter``'s miner and training flags).
 A bad value is one :class:`~scincl.errors.InputError` line naming the flag, the value and the rule.
@@ -19,51 +19,13 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from scincl.errors import InputError
-from scincl.settings.rules import (AT_LEAST_ONE, NON_NEGATIVE, NON_NEGATIVE_INT, OPEN_SHARE, POSITIVE, SHARE, Rule,
-                                   check_band, check_rule)
-from scincl.settings.schema import ranges as schema_ranges
+from scincl.settings.rules import Rule, check_rule
+from scincl.settings.schema import check_settings, ranges as schema_ranges
 
 
-# One rule per flag name, whichever command takes it: the SciNCL settings' rules come from their
-# schema (scincl/settings/schema.py: triples_per_query, the slot counts and k bands, seed, learning_rate,
-# num_train_epochs, batch size, max_sequence_length, ...), the other flags' are here.
-RANGES: Dict[str, Rule] = {
-    # sizes of batches, sequences, corpora: at least one
-    **{name: AT_LEAST_ONE for name in (
-        "batch_size", "per_device_eval_batch_size", "ann_batch_size", "eval_max_sequence_length", "papers", "topics",
-        "demo_papers", "k", "min_count", "min_cocitation_count", "min_coupling_count", "max_queries", "train_size",
-        "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count", "k_means_clusters")},
-    # counts and neighbour ranks: zero allowed (an empty slot, the nearest neighbour)
-    **{name: NON_NEGATIVE_INT for name in (
-        "medium_positives_count", "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min",
-        "easy_negatives_k_max", "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min",
-        "medium_positives_k_max", "hard_positives_k_min", "hard_positives_k_max", "positives_count",
-        "negatives_count", "largest_n", "rank", "corpus_seed", "sample_n_nodes", "sample_classification_triples",
-        "save_total_limit")},
-    **schema_ranges(),
-    "warmup_ratio": SHARE,
-    "weight_decay": NON_NEGATIVE,
-    "max_grad_norm": NON_NEGATIVE,
-    "test_ratio": Rule(float, low=0, high=1, high_open=True),
-    "graph_test_ratio": Rule(float, low=0, high=1, high_open=True),
-    "sample_queries_ratio": Rule(float, low=0, high=1, low_open=True),
-    "mlm_probability": OPEN_SHARE,
-    "vocab_size": Rule(int, low=100, high=200_000),  # pretrain: scincl.model.pretrain.VOCAB_SIZE_RANGE
-    "val_ratio": Rule(float, low=0, high=0.5, high_open=True),
-    "mlm_weight": NON_NEGATIVE,
-    "graph_distillation_weight": NON_NEGATIVE,
-    "triplet_margin": NON_NEGATIVE,
-    "temperature": POSITIVE,
-    "ranking_scale": POSITIVE,
-    "cosine_weight": NON_NEGATIVE,
-    "ibn_weight": NON_NEGATIVE,
-    "angle_weight": NON_NEGATIVE,
-    "power": NON_NEGATIVE,
-}
-
-# the miner's slots (flags <slot>_k_min, <slot>_k_max): a band of neighbour ranks needs k_min < k_max
-K_BANDS: Tuple[str, ...] = tuple(f"{difficulty}_{role}" for difficulty in ("easy", "medium", "hard")
-                                 for role in ("positives", "negatives"))
+# One rule per flag name, whichever command takes it: the SciNCL settings' from their schema
+# (scincl/settings/schema.py), the other flags' from scincl/settings/rules.py:FLAG_RULES.
+RANGES: Dict[str, Rule] = schema_ranges()
 
 BOOLEAN_WORDS = {"true": True, "false": False}
 
@@ -100,8 +62,9 @@ def _simple_type(hint: Any) -> Optional[type]:
     return None
 
 
-def check_value(name: str, value: Any, kind: Optional[type]) -> Any:
-    """``value`` of flag ``--name`` checked as ``kind`` and against :data:`RANGES`; returns it (converted).
+def check_value(name: str, value: Any, kind: Optional[type], check_range: bool = True) -> Any:
+    """``value`` of flag ``--name`` checked as ``kind`` and (``check_range``) against :data:`RANGES`; returns it
+    (converted).
 
     Conversions: a number given for a string flag (``--output_dir 2024``) becomes that string,
     ``true``/``false`` for a boolean flag become booleans, an integer for a float flag a float.
@@ -125,14 +88,9 @@ def check_value(name: str, value: Any, kind: Optional[type]) -> Any:
         if not numeric:
             raise InputError(f"--{name}: expected a number, got {value!r}")
         value = int(value) if kind is int else value
-    check_rule(name, value, rule)
+    if check_range:
+        check_rule(name, value, rule)
     return value
-
-
-def check_bands(values: Dict[str, Any]) -> None:
-    """Every (k_min, k_max) pair given with both ends: k_min < k_max."""
-    for band in K_BANDS:
-        check_band(band, values.get(f"{band}_k_min"), values.get(f"{band}_k_max"))
 
 
 def check_training_length(values: Dict[str, Any]) -> None:
@@ -150,7 +108,9 @@ def _hints(function: Callable) -> Dict[str, Any]:
 
 
 def check_call(function: Callable, args: tuple, kwargs: dict) -> Tuple[tuple, dict]:
-    """The arguments of one call of ``function``, checked and converted (see :func:`check_value`).
+    """The arguments of one call of ``function``, converted to their types (see :func:`check_value`) and
+    range-checked once by :func:`scincl.settings.schema.check_settings` (not when ``function`` checks its
+    resolved settings itself: :func:`settings_checked_by_library`).
 
     Arguments ``function`` cannot take are left for the call itself to reject.
     """
@@ -164,15 +124,17 @@ def check_call(function: Callable, args: tuple, kwargs: dict) -> Tuple[tuple, di
     for name, value in list(bound.arguments.items()):
         kind = signature.parameters[name].kind
         if kind is inspect.Parameter.VAR_KEYWORD:
-            checked = {key: check_value(key, item, None) for key, item in value.items()}
+            checked = {key: check_value(key, item, None, check_range=False) for key, item in value.items()}
             bound.arguments[name] = checked
             seen.update(checked)
         elif kind is not inspect.Parameter.VAR_POSITIONAL:
-            bound.arguments[name] = seen[name] = check_value(name, value, _simple_type(hints.get(name)))
+            bound.arguments[name] = seen[name] = check_value(name, value, _simple_type(hints.get(name)),
+                                                             check_range=False)
             if OUTPUT_FLAG.search(name) or name in OUTPUT_FLAGS_OF.get(function.__name__, ()):
                 check_writable(name, seen[name])
     defaults = {n: p.default for n, p in signature.parameters.items() if p.default is not inspect.Parameter.empty}
-    check_bands({**defaults, **seen})
+    if not getattr(function, "_checks_settings", False):
+        check_settings(seen, bands={**defaults, **seen})
     check_training_length(seen)
     return bound.args, bound.kwargs
 
@@ -197,6 +159,14 @@ def output_flag_values(function: Callable, args: tuple, kwargs: dict) -> Tuple[l
                and isinstance(value, (str, os.PathLike)) and str(value)]
     return outputs, values.get("rank")
 
+
+
+def settings_checked_by_library(function: Callable) -> Callable:
+    """Mark a command whose library checks its resolved settings before any work (``run_specter``: the flags
+    with the paper's or the demo's presets, :func:`scincl.pipeline.settings.check_ranges`): the CLI converts
+    the flags' types and leaves the range check to it, so each value is checked once."""
+    function._checks_settings = True
+    return function
 
 
 def default_outputs(**outputs: str) -> Callable:

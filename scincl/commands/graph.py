@@ -20,6 +20,7 @@ import logging
 from pathlib import Path
 from typing import Optional
 
+from scincl.graph.edges import extract_ids_in_graph, get_largest_connected_subgraph, make_edges_bidirectional
 from scincl.knn.papers import build_faiss
 
 logger = logging.getLogger(__name__)
@@ -141,36 +142,6 @@ def export_embeddings(source: str, output_dir: str, export_format: str = "h5", o
         config_dict = biggraph.load_config_dict(source, overrides)
     names_path, emb_path = run(config_dict, output_dir, fmt=export_format, entity_type=entity_type)
     return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path)}
-
-
-def make_edges_bidirectional(input_path: str, output_path: str, deduplicate: bool = False) -> dict:
-    """Write each edge a->b and its reverse b->a (for symmetric graphs such as co-citations).
-
-    python cli_graph.py make_edges_bidirectional cocitations.tsv cocitations.bidirectional.tsv [--deduplicate]
-    """
-    from scincl.graph.edges import make_edges_bidirectional as run
-
-    return run(input_path, output_path, deduplicate=deduplicate)
-
-
-def get_largest_connected_subgraph(input_path: str, output_path: str, largest_n: int = 0) -> dict:
-    """Keep only the edges of the largest (or --largest_n-th largest) weakly connected component.
-
-    python cli_graph.py get_largest_connected_subgraph citations.tsv largest/citations.tsv
-    """
-    from scincl.graph.edges import get_largest_connected_subgraph as run
-
-    return run(input_path, output_path, largest_n=int(largest_n))
-
-
-def extract_ids_in_graph(input_path: str, output_path: str) -> int:
-    """Write the sorted unique paper ids of an edge list as a JSON list (e.g. the papers with embeddings).
-
-    python cli_graph.py extract_ids_in_graph citations.tsv graph_paper_ids.json
-    """
-    from scincl.graph.edges import extract_ids_in_graph as run
-
-    return run(input_path, output_path)
 
 
 def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Optional[str] = None,

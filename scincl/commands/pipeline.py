@@ -1,94 +1,16 @@
-"""Commands of `cli_pipeline.py`: train, embed, evaluate, compare, and the pipelines and experiments (`--help` shows each docstring)."""
+"""Commands of `cli_pipeline.py`: train, embed, evaluate, compare, and the pipelines and experiments (`--help` shows each docstring).
+
+`train` is the library's :func:`scincl.model.train.train` itself (same name, flags, defaults and docstring;
+its ``**training_args`` are the ``transformers.TrainingArguments`` fields); :data:`COMMANDS` is the table.
+"""
 from __future__ import annotations
 
 from scincl.cli import accepts_flags, repeatable_flags
-from scincl.flag_checks import default_outputs
+from scincl.model.train import train
+from scincl.flag_checks import default_outputs, settings_checked_by_library
 from scincl.pipeline.flags import run_specter_flag_info, run_specter_flag_names
 from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
 from scincl.settings.schema import SCINCL
-
-
-@accepts_flags(lambda: _training_flag_names(), lambda: _training_flag_info())
-def train(train_triples_path: str, train_metadata_path: str, output_dir: str, base_model_name_or_path: str = None,
-          loss: str = SCINCL.loss, pooling_strategy: str = SCINCL.pooling_strategy, bitfit: bool = False,
-          max_sequence_length: int = SCINCL.max_sequence_length,
-          eval_triples_path: str = None, triplet_margin: float = None, distance: str = None,
-          temperature: float = None, infonce_negatives: str = None, similarity: str = None,
-          ranking_scale: float = None, cosine_weight: float = None, ibn_weight: float = None,
-          angle_weight: float = None, angle_in_batch: str = None, mlm_weight: float = 0.0,
-          mlm_probability: float = 0.15, graph_embeddings_path: str = None, graph_entity_names_path: str = None,
-          graph_distillation_weight: float = 0.0, deduplicate_papers: bool = True,
-          keep_query_triplets_together: bool = True, cache_dir: str = None, override: bool = False,
-          excluded_paper_ids: str = None, graph_paper_ids_path: str = None, citations_path: str = None,
-          graph_leakage: bool = False, **training_args) -> str:
-    """Contrastive fine-tuning of a BERT-style encoder on triplets (transformers Trainer); prints OUTPUT_DIR.
-
-    SciNCL/SPECTER defaults: triplet margin loss (L2, margin 1), [CLS] pooling, 512 tokens of
-    title [SEP] abstract, lr 2e-5, batch 8 x gradient accumulation 4, 2 epochs, AdamW, linear
-    warmup (10%) and decay, seed 0. Every transformers.TrainingArguments flag passes through
-    (--fp16, --bf16 auto|true|false (auto: bf16 only where the device has it natively), --save_steps,
-    --eval_steps, --report_to wandb (offline unless WANDB_MODE is set), --resume_from_checkpoint
-    PATH|true|auto (auto: the newest complete checkpoint if any), --gradient_checkpointing, --max_steps,
-    ...). A GPU requested (CUDA_VISIBLE_DEVICES, Slurm) but unusable is an error. Multi-GPU/multi-node: run the same command
-    under `torchrun --nproc_per_node N cli_pipeline.py train ...`.
-    OUTPUT_DIR gets the model (save_pretrained: AutoModel.from_pretrained works), its tokenizer,
-    sentence-transformers files (SentenceTransformer(OUTPUT_DIR) uses the same pooling) and
-    train_args.json; a finished OUTPUT_DIR is reused unless --override.
-
-    Args:
-        train_triples_path: triples CSV(.gz) query_paper_id,positive_id,negative_id, or groups
-            jsonl(.gz) {"query_paper_id", "positives", "negatives"} (first positive = the target; mpt-* losses).
-        train_metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or SciDocs paper_metadata json.
-        output_dir: model output dir (checkpoints in OUTPUT_DIR/checkpoint-N).
-        base_model_name_or_path: HF checkpoint (default: allenai/scibert_scivocab_uncased when in the local
-            HF cache, else the packaged all-MiniLM-L6-v2; the log says which).
-        loss: triplet | infonce | cosent | angle-term | angle | mpt-tgt | mpt-src | mpt-src-tgt
-            (README's loss table: equation, paper, defaults). Loss flags left unset take the loss's default.
-        pooling_strategy: cls | mean.
-        bitfit: train bias terms only (paper §7.2; lr 1e-4 unless --learning_rate).
-        max_sequence_length: tokens per paper.
-        eval_triples_path: held-out triples/groups; eval loss each epoch (or every --eval_steps).
-        triplet_margin: margin of the triplet loss (1; the mpt-* losses have none).
-        distance: l2 | cosine, for the triplet and mpt-* losses (l2).
-        temperature: InfoNCE temperature (0.1, thesis).
-        infonce_negatives: explicit (the query's own negatives, thesis default) | in-batch.
-        similarity: cos (thesis default) | dot (OpenMSD), for InfoNCE.
-        ranking_scale: CoSENT / AnglE scale τ (20).
-        cosine_weight / ibn_weight / angle_weight: weights of AnglE's cosine, in-batch-negative and
-            angle terms (angle-emb defaults 0, 1, 0.02).
-        angle_in_batch: AnglE's in-batch term: average (angle-emb AngleLoss: the mean of the term without
-            and with the explicit negatives, default) | with-negatives (before issue 25) | without-negatives.
-        mlm_weight: weight of the auxiliary MLM loss (paper A.7.8; 0 = off).
-        mlm_probability: share of masked tokens for the MLM loss.
-        graph_embeddings_path: PBG embeddings h5 for the student-teacher loss (paper A.7.9).
-        graph_entity_names_path: PBG entity names json (default: next to the h5).
-        graph_distillation_weight: weight of the text/graph similarity MSE (0 = off).
-        deduplicate_papers: encode each distinct paper of a batch once.
-        keep_query_triplets_together: shuffle whole queries so a query's triplets share a batch.
-        cache_dir: datasets cache for tokenised papers (default HF_DATASETS_CACHE).
-        override: retrain even if OUTPUT_DIR holds a finished run.
-        excluded_paper_ids: JSON list of the evaluation papers (SciDocs queries; as in get_citations): the
-            leakage guard counts them in the triplets, --graph_paper_ids_path and --citations_path, writes
-            OUTPUT_DIR/leakage_report.json and refuses to train when any is found.
-        graph_paper_ids_path: the graph's paper ids (BigGraph entity_names_paper_id_0.json) the triplets came from.
-        citations_path: citation TSV(s) the graph or the triplets came from, comma-separated.
-        graph_leakage: train even when evaluation papers are found (the paper's "w/ leakage" setting).
-    """
-    from scincl.model.train import train as train_encoder
-
-    return str(train_encoder(
-        train_triples_path, train_metadata_path, output_dir, base_model_name_or_path=base_model_name_or_path,
-        loss=loss, pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
-        eval_triples_path=eval_triples_path, triplet_margin=triplet_margin, distance=distance,
-        temperature=temperature, infonce_negatives=infonce_negatives, similarity=similarity,
-        ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
-        angle_weight=angle_weight, angle_in_batch=angle_in_batch, mlm_weight=mlm_weight,
-        mlm_probability=mlm_probability, graph_embeddings_path=graph_embeddings_path,
-        graph_entity_names_path=graph_entity_names_path, graph_distillation_weight=graph_distillation_weight,
-        deduplicate_papers=deduplicate_papers, keep_query_triplets_together=keep_query_triplets_together,
-        cache_dir=cache_dir, override=override, excluded_paper_ids=excluded_paper_ids,
-        graph_paper_ids_path=graph_paper_ids_path, citations_path=citations_path, graph_leakage=graph_leakage,
-        **training_args))
 
 
 @repeatable_flags("corpus_dir", "corpus_format")
@@ -271,6 +193,7 @@ def compare_results(*results: str, output_dir: str = "comparison", names=None, s
 
 # --- issue 7: the whole pipeline (logic in scincl/pipeline/) ------------------------------------
 
+@settings_checked_by_library
 @default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
@@ -334,7 +257,8 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
             --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
         triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
         triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
-            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200); --k_scale corpus sizes
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200; a band's *_k_min not given
+            is its *_k_max minus its count: --hard_negatives_k_max 500 samples 498-500); --k_scale corpus sizes
             k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
             (medium_*, *_range, k_means_clusters ...) pass through.
         seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
@@ -360,6 +284,7 @@ def run_specter(output_dir: str = None, seeds=None, **flags) -> None:
         print("\n" + result["table"])
 
 
+@settings_checked_by_library
 @default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(run_specter_flag_names, run_specter_flag_info)
 def run_specter_like(output_dir: str = None, **kwargs) -> None:
@@ -371,6 +296,7 @@ def run_specter_like(output_dir: str = None, **kwargs) -> None:
     run_specter(output_dir, triples_source="specter_like", **kwargs)
 
 
+@settings_checked_by_library
 @default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 @accepts_flags(lambda: run_specter_flag_names() | {"positives_band", "hard_negatives_band"},
                lambda: run_specter_flag_info() + _sweep_band_flags())
@@ -414,10 +340,12 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             grid); --variants field=value,... (tuning); --arms specter_like,scincl,cocite;
             --losses triplet,infonce,cosent,angle; --cocitation_min_count 2;
             --eval_max_sequence_length 128; --graph_dims 64,128 (graph study); recipe: --triplets 1000
-            (5 per query) --k_pos 25 --k_hard 500 (positives n_{k+-4}..n_{k+}, hard negatives
-            n_{k--1}..n_{k-}) --pooling mean --learning_rate 5e-5 --loss triplet --max_sequence_length 64
-            --batch_size 16 --epochs 1 --graph_dim 64 --base_model "" (the packaged all-MiniLM-L6-v2;
-            else a hub name or a model dir, e.g. allenai/scibert_scivocab_uncased with --pooling cls).
+            (5 per query) --easy_positives_k_max 25 --hard_negatives_k_max 500 (k+, k-hard: positives
+            n_{k+-4}..n_{k+}, hard negatives n_{k--1}..n_{k-}) --pooling_strategy mean --learning_rate 5e-5
+            --loss triplet --max_sequence_length 64 --per_device_train_batch_size 16 --num_train_epochs 1
+            --graph_dim 64 --base_model_name_or_path "" (the packaged all-MiniLM-L6-v2; else a hub name or a
+            model dir, e.g. allenai/scibert_scivocab_uncased with --pooling_strategy cls). The recipe's former
+            names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model are accepted too.
     """
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
 
@@ -487,3 +415,8 @@ def _experiment_kinds():
 
     return experiment_kinds
 
+
+accepts_flags(_training_flag_names, _training_flag_info)(train)
+
+COMMANDS = {command.__name__: command for command in (
+    train, pretrain, embed, evaluate, compare_results, run_specter, run_specter_like, sweep, reproduce, run_experiment)}

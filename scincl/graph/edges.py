@@ -20,7 +20,9 @@ logger = logging.getLogger(__name__)
 
 
 def make_edges_bidirectional(input_path: PathLike, output_path: PathLike, deduplicate: bool = False) -> Dict[str, int]:
-    """Write every edge ``a -> b`` followed by its reverse ``b -> a`` (streaming).
+    """Write every edge ``a -> b`` followed by its reverse ``b -> a`` (streaming; co-citations and other symmetric graphs).
+
+    python cli_graph.py make_edges_bidirectional cocitations.tsv cocitations.bidirectional.tsv [--deduplicate]
 
     For symmetric relations (co-citation, bibliographic coupling) whose edge list holds one
     direction, so PBG learns both. Self-loops are written once. ``deduplicate`` drops repeated
@@ -84,6 +86,8 @@ def connected_components(num_nodes: int, edges: np.ndarray) -> np.ndarray:
 def get_largest_connected_subgraph(input_path: PathLike, output_path: PathLike, largest_n: int = 0) -> Dict[str, int]:
     """Keep the edges of the ``largest_n``-th largest (weakly) connected component (0 = the largest).
 
+    python cli_graph.py get_largest_connected_subgraph citations.tsv largest/citations.tsv
+
     Edges keep their input order. Returns counts (components, nodes/edges kept and in total).
     """
     names, edges = _read_indexed_edges(input_path)
@@ -103,7 +107,10 @@ def get_largest_connected_subgraph(input_path: PathLike, output_path: PathLike, 
 
 
 def extract_ids_in_graph(input_path: PathLike, output_path: PathLike) -> int:
-    """Write the sorted unique paper ids that occur in an edge list as a JSON list; returns their number."""
+    """Write the sorted unique paper ids that occur in an edge list as a JSON list; returns their number.
+
+    python cli_graph.py extract_ids_in_graph citations.tsv graph_paper_ids.json
+    """
     ids = set()
     for a, b in read_citations_tsv(input_path):
         ids.add(a)

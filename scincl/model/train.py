@@ -25,11 +25,6 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
 from scincl.provenance import difference, made_by, outputs_changed, outputs_record, read_record, write_record
 from scincl.settings.schema import SCINCL
 from scincl.model.device import check_gpu_usable, resolve_bf16
-from scincl.model.encoder import (
-    DEFAULT_POOLING, POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler, load_backbone,
-    resolve_base_model, save_encoder,
-)
-from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +151,7 @@ def train(
     output_dir: str,
     base_model_name_or_path: Optional[str] = None,
     loss: str = SCINCL.loss,
-    pooling_strategy: str = DEFAULT_POOLING,
+    pooling_strategy: str = SCINCL.pooling_strategy,
     bitfit: bool = False,
     max_sequence_length: int = SCINCL.max_sequence_length,
     eval_triples_path: Optional[str] = None,
@@ -187,7 +182,19 @@ def train(
     graph_leakage: bool = False,
     **training_args: Any,
 ) -> Path:
-    """Fine-tune an encoder on triplets (CSV) or multi-positive groups (jsonl); returns ``output_dir``.
+    """Contrastive fine-tuning of a BERT-style encoder on triplets (transformers Trainer); prints OUTPUT_DIR.
+
+    SciNCL/SPECTER defaults (scincl/settings/schema.py, :data:`PAPER_TRAINING_DEFAULTS`): triplet margin
+    loss (L2, margin 1), [CLS] pooling, 512 tokens of title [SEP] abstract, lr 2e-5, batch 8 x gradient
+    accumulation 4, 2 epochs, AdamW, linear warmup (10%) and decay, seed 0. Every
+    transformers.TrainingArguments flag passes through (--fp16, --bf16 auto|true|false (auto: bf16 only
+    where the device has it natively), --save_steps, --eval_steps, --report_to wandb (offline unless
+    WANDB_MODE is set), --resume_from_checkpoint PATH|true|auto (auto: the newest complete checkpoint if
+    any), --gradient_checkpointing, --max_steps, ...). A GPU requested (CUDA_VISIBLE_DEVICES, Slurm) but
+    unusable is an error. Multi-GPU/multi-node: run the same command under
+    `torchrun --nproc_per_node N cli_pipeline.py train ...`. OUTPUT_DIR gets the model (save_pretrained:
+    AutoModel.from_pretrained works), its tokenizer, sentence-transformers files (SentenceTransformer(OUTPUT_DIR)
+    uses the same pooling) and train_args.json; returns OUTPUT_DIR.
 
     Args:
         train_triples_path: ``query_paper_id,positive_id,negative_id`` CSV(.gz), or groups
@@ -235,6 +242,9 @@ def train(
     from transformers import set_seed
 
     from scincl.model.collator import DedupCollator
+    from scincl.model.encoder import (POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler,
+                                      load_backbone, resolve_base_model, save_encoder)
+    from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings
     from scincl.model.objective import ContrastiveModel
     from scincl.model.trainer import ContrastiveTrainer
 

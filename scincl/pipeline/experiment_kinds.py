@@ -26,7 +26,8 @@ from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
 from scincl.pipeline.flags import parse_int_list, parse_seeds
-from scincl.pipeline.real_corpus import ARM_NAMES, ARMS, DEFAULT_ARMS, Recipe, Reproduction
+from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
+                                         recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -106,12 +107,14 @@ def tuning(rep: Reproduction, recipe: Recipe, variants: Sequence[str], seeds: Se
     """Recipe variants (``field=value``, e.g. ``pooling=cls``) of the trained arms, on val."""
     exp = rep.out / f"tuning_{split}"
     timings = Timings(exp / "timings.json")
-    rows = [(f"{ARM_NAMES['base']} ({recipe.pooling} pooling)", [finished_scores(timings.run("base", rep.run_base, split, recipe), split)])]
+    rows = [(f"{ARM_NAMES['base']} ({recipe.pooling_strategy} pooling)",
+             [finished_scores(timings.run("base", rep.run_base, split, recipe), split)])]
     for variant in ["default"] + list(variants):
         changed = recipe if variant == "default" else _apply(recipe, variant)
-        if changed.pooling != recipe.pooling:
-            rows.append((f"{ARM_NAMES['base']} ({changed.pooling} pooling)",
-                         [finished_scores(timings.run(f"base_{changed.pooling}", rep.run_base, split, changed), split)]))
+        if changed.pooling_strategy != recipe.pooling_strategy:
+            rows.append((f"{ARM_NAMES['base']} ({changed.pooling_strategy} pooling)",
+                         [finished_scores(timings.run(f"base_{changed.pooling_strategy}", rep.run_base, split, changed),
+                                          split)]))
         for arm in arms:
             runs = []
             for seed in seeds:
@@ -133,10 +136,10 @@ def sampling_sweep(rep: Reproduction, recipe: Recipe, family: str, values: Seque
     timings = Timings(exp / f"timings_{family}.json")
     rows = []
     for value in values:
-        changed = dataclasses.replace(recipe, **{family: int(value)})
-        if changed.k_pos + POSITIVES_BAND > changed.k_hard - HARD_NEGATIVES_BAND:
+        changed = dataclasses.replace(recipe, **recipe_fields({family: int(value)}))  # k_pos: easy_positives_k_max
+        if changed.easy_positives_k_max + POSITIVES_BAND > changed.hard_negatives_k_max - HARD_NEGATIVES_BAND:
             logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", family, value,
-                           changed.k_pos, changed.k_hard)
+                           changed.easy_positives_k_max, changed.hard_negatives_k_max)
         runs = []
         for seed in seeds:
             run = timings.run(f"{family}={value}/seed_{seed}", rep.run_arm, "scincl", seed, changed, split)
@@ -328,6 +331,7 @@ def _apply(recipe: Recipe, variant: str) -> Recipe:
         raise InputError(f"--variants: expected field=value (e.g. pooling=cls), got {variant!r}")
     key, value = (x.strip() for x in variant.split("=", 1))
     fields = {f.name: f.type for f in dataclasses.fields(Recipe)}
+    key = RECIPE_ALIASES.get(key, key)  # pooling=cls: pooling_strategy=cls
     if key not in fields:
         raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(fields)})")
     current = getattr(recipe, key)
@@ -360,9 +364,9 @@ class Experiment:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
         fields = {f.name for f in dataclasses.fields(Recipe)}
         for name in self.recipe:
-            if name not in fields:
+            if RECIPE_ALIASES.get(name, name) not in fields:
                 raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", fields)
-        return dataclasses.replace(Recipe(), **self.recipe)
+        return dataclasses.replace(Recipe(), **recipe_fields(self.recipe))
 
 
 DEFAULT_SPLIT = {"main": "test", "graph": "test", "budget": "test"}  # the studies choose on val (docs/results.md)
@@ -378,15 +382,15 @@ def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: s
     """``definition`` with command-line ``changes``: :class:`Experiment` fields, or :class:`Recipe`
     fields (merged into its recipe). Unknown flags name the closest valid one."""
     own = {f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}
-    recipe_fields = {f.name for f in dataclasses.fields(Recipe)}
-    changed = {**definition, "recipe": dict(definition.get("recipe", {}))}
+    names = {f.name for f in dataclasses.fields(Recipe)}
+    changed = {**definition, "recipe": recipe_fields(dict(definition.get("recipe", {})))}
     for name, value in changes.items():
         if name in own:
             changed[name] = value
-        elif name in recipe_fields:
-            changed["recipe"][name] = value
-        else:
-            raise unknown_flag_error(name, command, own | recipe_fields)
+        elif RECIPE_ALIASES.get(name, name) not in names:
+            raise unknown_flag_error(name, command, own | names | set(RECIPE_ALIASES))
+    # a flag given under both its names with two values is an error; a given flag replaces the definition's value
+    changed["recipe"].update(recipe_fields({k: v for k, v in changes.items() if k not in own}))
     return changed
 
 
@@ -465,7 +469,8 @@ def _losses(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> P
 
 
 def _collisions(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    return collisions(rep, recipe, k_pos=sorted({10, recipe.k_pos, 50}), k_hard=list(exp.values or DEFAULT_HARD_NEGATIVES_K))
+    return collisions(rep, recipe, k_pos=sorted({10, recipe.easy_positives_k_max, 50}),
+                      k_hard=list(exp.values or DEFAULT_HARD_NEGATIVES_K))
 
 
 def _budget(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
@@ -529,13 +534,18 @@ EXPERIMENTS = tuple(KINDS)
 
 
 def reproduce_flag_names() -> Set[str]:
-    """Every setting ``reproduce`` and ``run_experiment`` take: the experiment's fields and the recipe's."""
+    """Every setting ``reproduce`` and ``run_experiment`` take: the experiment's fields and the recipe's (and
+    the recipe fields' former names, :data:`~scincl.pipeline.real_corpus.RECIPE_ALIASES`)."""
     return ({f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}) | {
-        f.name for f in dataclasses.fields(Recipe)}
+        f.name for f in dataclasses.fields(Recipe)} | set(RECIPE_ALIASES)
 
 
 def reproduce_flag_info() -> list:
     """``reproduce`` / ``run_experiment --help``: the experiment's and the recipe's fields, defaults defined there."""
-    from scincl.cli_help import dataclass_flags
+    from scincl.cli_help import FlagInfo, dataclass_flags
 
-    return dataclass_flags(Experiment, exclude={"kind", "recipe"}) + dataclass_flags(Recipe)
+    recipe = dataclass_flags(Recipe)
+    rows = {row.name: row for row in recipe}
+    aliases = [FlagInfo(alias, rows[name].type, rows[name].default, "scincl/pipeline/real_corpus.py:RECIPE_ALIASES",
+                        f"the former name of --{name}") for alias, name in RECIPE_ALIASES.items()]
+    return dataclass_flags(Experiment, exclude={"kind", "recipe"}) + recipe + aliases

@@ -75,14 +75,16 @@ def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table
     exp.mkdir(parents=True, exist_ok=True)
     triplets = ("Budget: the table's triplets per run (5 per query)" if budget_varies else
                 f"Budget: {recipe.triplets} triplets per run (5 per query)")
-    steps = "" if budget_varies else f" ({-(-recipe.triplets // recipe.batch_size) * recipe.epochs} steps)"
+    batch, epochs = recipe.per_device_train_batch_size, recipe.num_train_epochs
+    steps = "" if budget_varies else f" ({-(-recipe.triplets // batch) * epochs} steps)"
     precision = recipe.precision_key()
-    budget = (f"{triplets}, {recipe.epochs} epoch(s), batch {recipe.batch_size}{steps}, "
+    budget = (f"{triplets}, {epochs} epoch(s), batch {batch}{steps}, "
               f"{'bf16' if '_bf16' in precision else 'fp32'} training, "
               f"{'bf16' if '_ebf16' in precision else 'fp32'} evaluation embeddings, "
               f"{recipe.max_sequence_length} training tokens, {rep.eval_max_sequence_length} evaluation tokens, "
-              f"{recipe.pooling} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, k+ = {recipe.k_pos} "
-              f"(c+ = {POSITIVES_BAND}), k-hard = {recipe.k_hard} (c- = {HARD_NEGATIVES_BAND}), graph "
+              f"{recipe.pooling_strategy} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, "
+              f"k+ = {recipe.easy_positives_k_max} (c+ = {POSITIVES_BAND}), "
+              f"k-hard = {recipe.hard_negatives_k_max} (c- = {HARD_NEGATIVES_BAND}), graph "
               f"{recipe.graph_dim}-d; seeds "
               f"{', '.join(map(str, seeds))}. Encoder: {recipe.encoder_label()}.")
     body = [f"# {title}", "", budget, "", table]

@@ -116,21 +116,30 @@ def corpus_spec(name: str, data_dir: PathLike) -> CorpusSpec:
 
 @dataclass(frozen=True)
 class Recipe:
-    """The experiment's variables: sampling (k+, k-hard), budget and training of one arm."""
+    """The experiment's variables: sampling (k+, k-hard), budget and training of one arm.
+
+    Fields carry the settings' own names (scincl/settings/schema.py: ``easy_positives_k_max`` is k+); the
+    names they had before (``k_pos``, ``k_hard``, ``pooling``, ``batch_size``, ``epochs``, ``base_model``:
+    :data:`RECIPE_ALIASES`) are accepted as flags and experiment keys and are what a run's ``recipe.json``
+    records (:func:`recipe_record`), so runs cached under them keep their folders and records.
+    """
 
     triplets: int = 1000
-    k_pos: int = 25  # positives n_{k+-c+ +1} .. n_{k+} (c+ = POSITIVES_BAND); chosen on hep-th val
-    k_hard: int = 500  # hard negatives n_{k- -c- +1} .. n_{k-} (c- = HARD_NEGATIVES_BAND); hep-th val
-    pooling: str = "mean"
+    # k+: positives n_{k+-c+ +1} .. n_{k+} (c+ = POSITIVES_BAND); chosen on hep-th val
+    easy_positives_k_max: int = 25
+    # k-hard: hard negatives n_{k- -c- +1} .. n_{k-} (c- = HARD_NEGATIVES_BAND); hep-th val
+    hard_negatives_k_max: int = 500
+    pooling_strategy: str = "mean"
     learning_rate: float = 5e-5
     loss: str = "triplet"
     max_sequence_length: int = 64
-    batch_size: int = 16
-    epochs: int = 1
+    per_device_train_batch_size: int = 16
+    num_train_epochs: int = 1
     graph_dim: int = 64
     bf16: str = "auto"  # training precision: auto (bf16 where native) | true | false (train's default)
     eval_bf16: str = "false"  # evaluation embeddings: fp32 unless asked (scincl.model.embed.EMBED_BF16)
-    base_model: str = ""  # the encoder to fine-tune: "" = the packaged all-MiniLM-L6-v2, else a hub name or dir
+    # the encoder to fine-tune: "" = the packaged all-MiniLM-L6-v2, else a hub name or dir
+    base_model_name_or_path: str = ""
 
     def __post_init__(self) -> None:
         from scincl.model.device import parse_bf16_request
@@ -142,25 +151,26 @@ class Recipe:
         """The Trainer arguments of this recipe (the fixed CPU ones from scincl/pipeline/settings.py)."""
         from scincl.pipeline.settings import CPU_TRAINING
 
-        return {"learning_rate": self.learning_rate, "num_train_epochs": self.epochs,
-                "per_device_train_batch_size": self.batch_size, "bf16": self.bf16, **CPU_TRAINING}
+        return {"learning_rate": self.learning_rate, "num_train_epochs": self.num_train_epochs,
+                "per_device_train_batch_size": self.per_device_train_batch_size, "bf16": self.bf16, **CPU_TRAINING}
 
     def encoder_path(self) -> str:
         """What ``train`` and the base evaluation load: ``--base_model``, or the packaged MiniLM."""
-        return self.base_model or base_model_path()
+        return self.base_model_name_or_path or base_model_path()
 
     def encoder_label(self) -> str:
         """The encoder as the tables name it."""
-        return self.base_model or "all-MiniLM-L6-v2 (packaged)"
+        return self.base_model_name_or_path or "all-MiniLM-L6-v2 (packaged)"
 
     def encoder_key(self) -> str:
         """``""`` for the packaged MiniLM (the runs keep their names), else ``_m<name>-<hash>``: the
         last path component of ``--base_model`` and 8 hex digits of its sha256, so two models with
         the same name in different places never share a run."""
-        if not self.base_model:
+        model = self.base_model_name_or_path
+        if not model:
             return ""
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.base_model.rstrip("/")).name).strip("-") or "model"
-        return f"_m{name}-{hashlib.sha256(self.base_model.encode()).hexdigest()[:8]}"
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(model.rstrip("/")).name).strip("-") or "model"
+        return f"_m{name}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
 
     def precision_key(self) -> str:
         """``""`` for fp32 training and embedding, else ``_bf16`` (training) / ``_ebf16`` (embedding).
@@ -184,9 +194,41 @@ class Recipe:
 
     def key(self) -> str:
         """Directory name of everything that depends on this recipe (precision included)."""
-        return (f"t{self.triplets}_kp{self.k_pos}_kh{self.k_hard}_{self.pooling}_lr{self.learning_rate:g}"
-                f"_{self.loss_key()}_len{self.max_sequence_length}_bs{self.batch_size}_ep{self.epochs}_g{self.graph_dim}"
+        return (f"t{self.triplets}_kp{self.easy_positives_k_max}_kh{self.hard_negatives_k_max}_{self.pooling_strategy}"
+                f"_lr{self.learning_rate:g}_{self.loss_key()}_len{self.max_sequence_length}"
+                f"_bs{self.per_device_train_batch_size}_ep{self.num_train_epochs}_g{self.graph_dim}"
                 + self.encoder_key() + self.precision_key())
+
+
+# the recipe fields' names before they took the settings' own (issue 27): accepted as flags, experiment keys and
+# --variants, and kept in each run's recipe.json (its provenance record), so cached runs stay as they were
+RECIPE_ALIASES: Dict[str, str] = {"k_pos": "easy_positives_k_max", "k_hard": "hard_negatives_k_max",
+                                  "pooling": "pooling_strategy", "batch_size": "per_device_train_batch_size",
+                                  "epochs": "num_train_epochs", "base_model": "base_model_name_or_path"}
+
+
+def recipe_fields(values: Dict[str, Any]) -> Dict[str, Any]:
+    """``values`` with :data:`RECIPE_ALIASES` names replaced by the fields' names (one name given twice with
+    different values is an :class:`InputError`)."""
+    out: Dict[str, Any] = {}
+    for name, value in values.items():
+        field_name = RECIPE_ALIASES.get(name, name)
+        if field_name in out and out[field_name] != value:
+            raise InputError(f"--{name} {value!r} and --{field_name} {out[field_name]!r} name one setting; give one")
+        out[field_name] = value
+    return out
+
+
+def recipe_record(recipe: Recipe) -> Dict[str, Any]:
+    """The recipe as a run's ``recipe.json`` records it: under the names it had when the cached runs were made."""
+    names = {field_name: alias for alias, field_name in RECIPE_ALIASES.items()}
+    return {names.get(name, name): value for name, value in sorted(dataclasses.asdict(recipe).items(),
+                                                                   key=lambda item: names.get(item[0], item[0]))}
+
+
+def recipe_from_record(record: Dict[str, Any]) -> Recipe:
+    """The :class:`Recipe` of a ``recipe.json`` (its fields, under either name)."""
+    return Recipe(**recipe_fields(record))
 
 
 class Reproduction:
@@ -401,8 +443,10 @@ class Reproduction:
         return self.stage(path, lambda: mine_triples(
             setting.triples_source, path, str(queries), **sources, triples_count=recipe.triplets,
             bidirectional=self.corpus.bidirectional, seed=seed, override=True,
-            easy_positives_k_min=recipe.k_pos - POSITIVES_BAND, easy_positives_k_max=recipe.k_pos,
-            hard_negatives_k_min=recipe.k_hard - HARD_NEGATIVES_BAND, hard_negatives_k_max=recipe.k_hard,
+            easy_positives_k_min=recipe.easy_positives_k_max - POSITIVES_BAND,
+            easy_positives_k_max=recipe.easy_positives_k_max,
+            hard_negatives_k_min=recipe.hard_negatives_k_max - HARD_NEGATIVES_BAND,
+            hard_negatives_k_max=recipe.hard_negatives_k_max,
             ann_normalize_embeddings=True, workers=self.workers, show_progress=False),
             inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
@@ -420,7 +464,7 @@ class Reproduction:
                                                       workers=self.workers or 1, override=True),
                        inputs=[triples], description="texts of the triplets' papers")
             train(str(triples), str(metadata), str(model), base_model_name_or_path=recipe.encoder_path(),
-                  loss=recipe.loss, pooling_strategy=recipe.pooling, max_sequence_length=recipe.max_sequence_length,
+                  loss=recipe.loss, pooling_strategy=recipe.pooling_strategy, max_sequence_length=recipe.max_sequence_length,
                   **self.leakage_inputs(arm, recipe), **recipe.training_arguments(), seed=seed, save_strategy="no")
             return recorded_report(model)  # the stage's result in manifest.json
 
@@ -490,10 +534,10 @@ class Reproduction:
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""
         embedding = "_ebf16" if recipe.precision_key().endswith("_ebf16") else ""
-        name = f"{recipe.pooling}_len{self.eval_max_sequence_length}{embedding}{recipe.encoder_key()}"
+        name = f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}{embedding}{recipe.encoder_key()}"
         run_dir = self.shared / "base" / name / split
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.evaluate(recipe.encoder_path(), run_dir, split, pooling=recipe.pooling, bf16=recipe.eval_bf16)
+        self.evaluate(recipe.encoder_path(), run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
         return run_dir
 
     def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
@@ -510,7 +554,7 @@ class Reproduction:
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
                                              "eval_max_sequence_length": self.eval_max_sequence_length,
-                                             **dataclasses.asdict(recipe)})
+                                             **recipe_record(recipe)})
         model = self.train(arm, seed, recipe, run_dir)
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
         return run_dir

@@ -12,16 +12,14 @@ import os
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional
 
 from scincl.errors import InputError
-from scincl.flag_checks import RANGES
 from scincl.graph.embed import GRAPH_METHODS
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.pipeline.corpus import GRAPH_LIMITS
-from scincl.settings.rules import check_rule
-from scincl.settings.schema import FIELDS as SCHEMA_FIELDS, SCINCL, check_settings
+from scincl.settings.schema import FIELDS as SCHEMA_FIELDS, SCINCL, check_settings, derive_bands
 from scincl.triples.sources import TRIPLES_SOURCES
 from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
 
@@ -30,14 +28,13 @@ DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
 DEMO_HARD_NEGATIVES_K = 200  # demo budget: beyond the ~130-paper topic of the 1.5k-paper demo corpus
 
 # Full-scale defaults (paper §4 and the original README command); the SciNCL settings' values and
-# sources are in scincl/settings/schema.py.
+# sources are in scincl/settings/schema.py. A band's start (*_k_min) is derived from its end and count there
+# (k_max - count: 20-25 and 3998-4000 here, 198-200 for the demo) unless given.
 PAPER_DEFAULTS: Dict[str, Any] = {
     "graph_limit": "specter",  # original default; "graph" when no SPECTER triples are given
     "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "s2orc_768d_dot.py"),  # paper §4.2: 768d dot
     "graph_test_ratio": 0.01,  # README: 1% of the edges held out for link prediction
-    "hard_negatives_k_min": SCINCL.hard_negatives_k_min,
     "hard_negatives_k_max": SCINCL.hard_negatives_k_max,
-    "easy_positives_k_min": SCINCL.easy_positives_k_min,
     "easy_positives_k_max": SCINCL.easy_positives_k_max,
     "sample_queries_ratio": 1.0,
     "max_sequence_length": SCINCL.max_sequence_length,
@@ -57,9 +54,7 @@ DEMO_DEFAULTS: Dict[str, Any] = {
     "graph_test_ratio": 0.05,
     # the demo corpus has ~1.3k training papers in 10 topics of ~130 (4 sub-topics each): positives
     # from the same sub-topic neighbourhood, hard negatives beyond the topic (paper: k- = 4000 of 52M)
-    "easy_positives_k_min": SCINCL.easy_positives_k_min,
     "easy_positives_k_max": SCINCL.easy_positives_k_max,
-    "hard_negatives_k_min": DEMO_HARD_NEGATIVES_K - SCINCL.hard_negatives_count,
     "hard_negatives_k_max": DEMO_HARD_NEGATIVES_K,
     "sample_queries_ratio": 0.1,
     "max_sequence_length": 64,  # title + the start of the abstract: CPU budget
@@ -107,13 +102,13 @@ class RunSettings:
     triples_per_query: int = SCINCL.triples_per_query  # scincl/settings/schema.py (paper §3.2)
     easy_positives_count: int = SCINCL.easy_positives_count
     easy_positives_strategy: str = "knn"
-    easy_positives_k_min: Optional[int] = None  # paper or demo default, see resolve()
+    easy_positives_k_min: Optional[int] = None  # None: easy_positives_k_max - easy_positives_count, see resolve()
     easy_positives_k_max: Optional[int] = None
     easy_negatives_count: int = SCINCL.easy_negatives_count
     easy_negatives_strategy: str = SCINCL.easy_negatives_strategy
     hard_negatives_count: int = SCINCL.hard_negatives_count
     hard_negatives_strategy: str = "knn"
-    hard_negatives_k_min: Optional[int] = None
+    hard_negatives_k_min: Optional[int] = None  # None: hard_negatives_k_max - hard_negatives_count
     hard_negatives_k_max: Optional[int] = None
     k_scale: str = "paper"  # paper: the k flags as given; corpus: sized for the index (scincl/triples/k_scale.py)
     seed: int = SCINCL.seed
@@ -194,6 +189,9 @@ def resolve(settings: RunSettings) -> RunSettings:
             s.training_options = {**value, **s.training_options}
         elif getattr(s, name) is None:
             setattr(s, name, value)
+    if s.k_scale != "corpus":  # --k_scale corpus sizes the bands for the index (scincl/triples/k_scale.py)
+        for name, value in derive_bands(vars(s)).items():
+            setattr(s, name, value)
     if s.graph_limit == "specter" and s.specter_triples_path is None and "graph_limit" not in _explicit(settings):
         s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
     if s.corpus_seed is None:
@@ -258,38 +256,15 @@ def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
     return name
 
 
-def _expected(annotation: Any) -> Optional[tuple]:
-    """The Python types a field accepts (``None`` when any value goes: dicts, lists, ``Any``)."""
-    if annotation in (bool, int, float, str):
-        return {bool: (bool,), int: (int,), float: (int, float), str: (str,)}[annotation]
-    args = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
-    return _expected(args[0]) if getattr(annotation, "__origin__", None) is Union and len(args) == 1 else None
-
-
-BOOLEAN_WORDS = {"true": True, "false": False}
-
-
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
-    """Flags named like :class:`RunSettings` fields, checked against the field types (one-line errors).
+    """Flags named like :class:`RunSettings` fields converted to the field types by the CLI's converter
+    (:func:`scincl.flag_checks.check_value`: ``--output_dir 2024`` a string, ``true``/``false`` booleans,
+    a wrong type one line); ranges are :func:`check_ranges`'. ``None`` keeps a field's default."""
+    from scincl.flag_checks import _simple_type, check_value
 
-    Paths given as numbers by the command line (``--output_dir 2024``) become strings, ``true`` /
-    ``false`` (any case) become booleans; ``None`` keeps a field's default.
-    """
     hints = typing.get_type_hints(RunSettings)
-    checked = {}
-    for name, value in flags.items():
-        expected = _expected(hints[name])
-        if value is not None and expected is not None:
-            if expected == (str,) and isinstance(value, (int, float)) and not isinstance(value, bool):
-                value = str(value)
-            elif expected == (bool,) and isinstance(value, str) and value.lower() in BOOLEAN_WORDS:
-                value = BOOLEAN_WORDS[value.lower()]  # fire passes --flag false through as the string 'false'
-            elif not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
-                kind = {(bool,): "true or false", (int,): "an integer", (int, float): "a number",
-                        (str,): "a string"}[expected]
-                raise InputError(f"--{name}: expected {kind}, got {value!r}")
-        checked[name] = value
-    return checked
+    return {name: check_value(name, value, _simple_type(hints[name]) or object, check_range=False)
+            for name, value in flags.items()}
 
 
 DEVICES = ("cuda", "cpu")  # --device: the stages' own default (None) is CUDA when available
@@ -305,8 +280,11 @@ CHOICES = {  # the values a field takes (validated before any stage runs)
 
 def check_ranges(s: RunSettings) -> RunSettings:
     """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
-    field and miner/training option by the rule of its flag (:data:`scincl.flag_checks.RANGES`; a SciNCL
-    setting's rule, choices and band from :mod:`scincl.settings.schema`), the same line as the CLI's check."""
+    field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
+    of its flag, a SciNCL setting's choices, the bands), the same line as the CLI's check; then the choices
+    of the other fields, the graph method's settings and the device."""
+    values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
+    check_settings({**values, **s.miner_options, **s.training_options})
     for name, choices in CHOICES.items():
         if getattr(s, name) not in choices:
             raise InputError(f"--{name} {getattr(s, name)!r}: choose one of {', '.join(choices)}")
@@ -314,11 +292,6 @@ def check_ranges(s: RunSettings) -> RunSettings:
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
-    values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
-    check_settings({**values, **s.miner_options, **s.training_options})  # the SciNCL settings (schema)
-    for name, value in {**values, **s.miner_options, **s.training_options}.items():
-        if name not in SCHEMA_FIELDS:
-            check_rule(name, value, RANGES.get(name))  # the other flags' rules
     if s.device is not None and s.device not in DEVICES:
         raise InputError(f"--device {s.device!r}: choose one of {', '.join(DEVICES)}")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later

@@ -1,15 +1,15 @@
 """Value ranges of settings and flags: a :class:`Rule` per quantity, and the one error line for a value outside.
 
-:mod:`scincl.settings.schema` gives each SciNCL setting its rule; :data:`scincl.flag_checks.RANGES` adds
-the rules of the other commands' flags. :func:`check_rule` and :func:`check_band` make the error lines
-every check (CLI flags, ``RunSettings``, the miner's config) raises, so a value is judged the same
-everywhere.
+:mod:`scincl.settings.schema` gives each SciNCL setting its rule; :data:`FLAG_RULES` holds the rules of the
+other commands' flags. :func:`check_rule` and :func:`check_band` make the error lines that the one check,
+:func:`scincl.settings.schema.check_settings`, raises at an entry point (the CLI's flags, ``run_specter``'s
+resolved settings), so a value is judged the same everywhere and once, before any work.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from scincl.errors import InputError
 
@@ -55,6 +55,41 @@ SHARE = Rule(float, low=0, high=1)  # a fraction of something, 0..1
 OPEN_SHARE = Rule(float, low=0, high=1, low_open=True, high_open=True)
 LEARNING_RATE = Rule(float, low=0, low_open=True,  # 0 trains nothing: the "finished" model is the base model
                      hint="to score the base model untrained, run `evaluate --model_dir BASE_MODEL`")
+
+# The rules of the flags that are not SciNCL settings (those have theirs in scincl/settings/schema.py), one per
+# flag name whichever command takes it (a --batch_size is a batch size everywhere).
+FLAG_RULES: Dict[str, Rule] = {
+    # sizes of batches, sequences, corpora: at least one
+    **{name: AT_LEAST_ONE for name in (
+        "batch_size", "per_device_eval_batch_size", "ann_batch_size", "eval_max_sequence_length", "papers", "topics",
+        "demo_papers", "k", "min_count", "min_cocitation_count", "min_coupling_count", "max_queries", "train_size",
+        "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count", "k_means_clusters")},
+    # counts and neighbour ranks: zero allowed (an empty slot, the nearest neighbour)
+    **{name: NON_NEGATIVE_INT for name in (
+        "medium_positives_count", "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min",
+        "easy_negatives_k_max", "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min",
+        "medium_positives_k_max", "hard_positives_k_min", "hard_positives_k_max", "positives_count",
+        "negatives_count", "largest_n", "rank", "corpus_seed", "sample_n_nodes", "sample_classification_triples",
+        "save_total_limit")},
+    "warmup_ratio": SHARE,
+    "weight_decay": NON_NEGATIVE,
+    "max_grad_norm": NON_NEGATIVE,
+    "test_ratio": Rule(float, low=0, high=1, high_open=True),
+    "graph_test_ratio": Rule(float, low=0, high=1, high_open=True),
+    "sample_queries_ratio": Rule(float, low=0, high=1, low_open=True),
+    "mlm_probability": OPEN_SHARE,
+    "vocab_size": Rule(int, low=100, high=200_000),  # pretrain: scincl.model.pretrain.VOCAB_SIZE_RANGE
+    "val_ratio": Rule(float, low=0, high=0.5, high_open=True),
+    "mlm_weight": NON_NEGATIVE,
+    "graph_distillation_weight": NON_NEGATIVE,
+    "triplet_margin": NON_NEGATIVE,
+    "temperature": POSITIVE,
+    "ranking_scale": POSITIVE,
+    "cosine_weight": NON_NEGATIVE,
+    "ibn_weight": NON_NEGATIVE,
+    "angle_weight": NON_NEGATIVE,
+    "power": NON_NEGATIVE,
+}
 
 
 def check_rule(name: str, value: Any, rule: Optional[Rule]) -> None:

@@ -4,10 +4,13 @@ The shape of PyTorch-BigGraph's ``ConfigSchema``: one frozen dataclass whose fie
 (:func:`setting`). ``SCINCL.hard_negatives_k_max`` is the paper's k-hard (4000); every module that needs a
 SciNCL default reads it here, under the flag's own name:
 
-- the CLI's flag check (:data:`scincl.flag_checks.RANGES`) and ``--help`` rows (:mod:`scincl.cli_help`)
-  take the range and help text of these fields from :func:`rule_of` / :func:`help_of`;
-- ``run_specter``'s ``RunSettings`` and its paper preset (:mod:`scincl.pipeline.settings`) are checked by
-  :func:`check_settings` before any stage runs;
+- :func:`check_settings` is the one range check of every flag (these fields' rules and
+  :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
+  (:mod:`scincl.flag_checks`), by ``run_specter``'s settings for its resolved values
+  (:mod:`scincl.pipeline.settings`); ``--help`` rows (:mod:`scincl.cli_help`) take the range and help text
+  of these fields from :func:`rule_of` / :func:`help_of`;
+- a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
+  it is not given: here, in ``RunSettings`` and in the miner's config;
 - the triplet miner's slot defaults (:mod:`scincl.triples.config`), ``--k_scale corpus``
   (:mod:`scincl.triples.k_scale`), the trainer's paper set-up (:mod:`scincl.model.train`) and the
   encoders' input length (``max_sequence_length``) take their defaults from :data:`SCINCL`.
@@ -22,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from scincl.errors import InputError
-from scincl.settings.rules import AT_LEAST_ONE, LEARNING_RATE, NON_NEGATIVE, NON_NEGATIVE_INT, Rule, check_band, check_rule
+from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_NEGATIVE, NON_NEGATIVE_INT, Rule,
+                                   check_band, check_rule)
 
 
 def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
@@ -43,8 +47,9 @@ class SciNCLSchema:
         "triplets per query paper; the positive counts and the negative counts each add up to it", AT_LEAST_ONE)
     easy_positives_count: int = setting(
         5, "paper §3.2: c+ = 5", "c+: positives per query, from the k+ band", NON_NEGATIVE_INT)
-    easy_positives_k_min: int = setting(
-        20, "k+ - c+ (paper §3.2 band (k+ - c+; k+])", "positives start after the k_min-th neighbour",
+    easy_positives_k_min: Optional[int] = setting(
+        None, "derived: k+ - c+ = easy_positives_k_max - easy_positives_count (paper §3.2 band (k+ - c+; k+])",
+        "positives start after the k_min-th neighbour (default: easy_positives_k_max - easy_positives_count)",
         NON_NEGATIVE_INT)
     easy_positives_k_max: int = setting(
         25, "paper §5 / §6.1 (Fig. 2): best k+ = 25 on SciDocs val",
@@ -56,8 +61,9 @@ class SciNCLSchema:
         "how easy negatives are drawn (strategies of scincl/triples/strategies.py)")
     hard_negatives_count: int = setting(
         2, "paper §3.2: c-hard = 2", "c-: hard negatives per query, from the k-hard band", NON_NEGATIVE_INT)
-    hard_negatives_k_min: int = setting(
-        3998, "k-hard - c-hard (paper §3.2 band (k- - c-; k-])", "hard negatives start after the k_min-th neighbour",
+    hard_negatives_k_min: Optional[int] = setting(
+        None, "derived: k- - c- = hard_negatives_k_max - hard_negatives_count (paper §3.2 band (k- - c-; k-])",
+        "hard negatives start after the k_min-th neighbour (default: hard_negatives_k_max - hard_negatives_count)",
         NON_NEGATIVE_INT)
     hard_negatives_k_max: int = setting(
         4000, "paper §5 / §6.2 (Fig. 3): best k-hard = 4000 on SciDocs val",
@@ -85,11 +91,33 @@ class SciNCLSchema:
                                 "citation-graph embeddings: pbg, prone or fastrp (scincl/graph/embed.py)")
 
     def __post_init__(self) -> None:
+        for name, value in derive_bands(dataclasses.asdict(self)).items():
+            object.__setattr__(self, name, value)  # frozen: the derived band starts, set once here
         check_settings(dataclasses.asdict(self))
 
 
 FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(SciNCLSchema)}
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the schema
+# every slot of the miner (scincl/triples/config.py): a (k_min, k_max] band needs k_min < k_max in each
+SLOTS: Tuple[str, ...] = tuple(f"{difficulty}_{role}" for difficulty in ("easy", "medium", "hard")
+                               for role in ("positives", "negatives"))
+
+
+def derive_bands(values: Mapping[str, Any]) -> Dict[str, int]:
+    """``{<band>_k_min: k_max - count}`` for each schema band whose start is not given (``None`` or absent) and
+    whose end is: paper §3.2 samples the c nearest-but-k ranks (k - c; k]. ``count`` is the value's own
+    ``<band>_count``, else the schema default. Returns only the derived entries.
+
+    >>> derive_bands({"hard_negatives_k_max": 500})
+    {'hard_negatives_k_min': 498}
+    """
+    derived = {}
+    for band in BANDS:
+        k_max = values.get(f"{band}_k_max")
+        if values.get(f"{band}_k_min") is None and isinstance(k_max, int) and not isinstance(k_max, bool):
+            count = values.get(f"{band}_count")
+            derived[f"{band}_k_min"] = k_max - (FIELDS[f"{band}_count"].default if count is None else count)
+    return derived
 
 
 def rule_of(name: str) -> Optional[Rule]:
@@ -102,26 +130,31 @@ def help_of(name: str) -> str:
     if name not in FIELDS:
         return ""
     meta = FIELDS[name].metadata
-    return f"{meta['help']} (SciNCL default {FIELDS[name].default!r}: {meta['source']})"
+    return f"{meta['help']} (SciNCL default {getattr(SCINCL, name)!r}: {meta['source']})"
 
 
 def ranges() -> Dict[str, Rule]:
-    """``{name: Rule}`` of every schema field with a range."""
-    return {name: f.metadata["rule"] for name, f in FIELDS.items() if f.metadata["rule"] is not None}
+    """``{name: Rule}`` of every flag with a range: the schema fields' rules, then the other flags'
+    (:data:`scincl.settings.rules.FLAG_RULES`)."""
+    return {**FLAG_RULES, **{name: f.metadata["rule"] for name, f in FIELDS.items() if f.metadata["rule"] is not None}}
 
 
-def check_settings(values: Mapping[str, Any]) -> None:
-    """The schema fields among ``values`` checked (ranges, choices, bands): one :class:`InputError` line
-    naming the flag; names the schema does not know and ``None`` values are left alone."""
-    for name, value in values.items():
-        if name not in FIELDS or value is None:
+def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]] = None) -> None:
+    """The one range check of settings and flags, before any work: each value by its rule (a schema field's,
+    else :data:`scincl.settings.rules.FLAG_RULES`), a schema field's choices, and every slot's band
+    ``k_min < k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``).
+    One :class:`InputError` line naming the flag; unknown names and ``None`` values are left alone."""
+    # a band's start after everything else: it may be derived from its end (derive_bands), whose error comes first
+    for name, value in sorted(values.items(), key=lambda item: item[0].endswith("_k_min")):
+        if value is None:
             continue
-        check_rule(name, value, FIELDS[name].metadata["rule"])
-        choices = FIELDS[name].metadata["choices"]
+        check_rule(name, value, FIELDS[name].metadata["rule"] if name in FIELDS else FLAG_RULES.get(name))
+        choices = FIELDS[name].metadata["choices"] if name in FIELDS else ()
         if choices and value not in choices:
             raise InputError(f"--{name} {value!r}: choose one of {', '.join(choices)}")
-    for band in BANDS:
-        check_band(band, values.get(f"{band}_k_min"), values.get(f"{band}_k_max"))
+    bands = values if bands is None else bands
+    for slot in SLOTS:
+        check_band(slot, bands.get(f"{slot}_k_min"), bands.get(f"{slot}_k_max"))
 
 
 SCINCL = SciNCLSchema()  # the paper's settings

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
-from scincl.settings.rules import check_band, check_rule
-from scincl.settings.schema import SCINCL, rule_of
+from scincl.settings.schema import SCINCL, derive_bands
 
 KNN = "knn"
 RANDOM = "random"
@@ -79,14 +78,76 @@ class Slot:
 
 @dataclass(frozen=True)
 class MinerConfig:
-    """All slot settings plus the options of the strategies that need them."""
+    """The miner's flags, one field per flag under its own name (the schema's: ``hard_negatives_k_max``), with
+    SciNCL's values by default (paper Table 3, README run_specter; scincl/settings/schema.py). A band's start
+    left ``None`` is derived from its end and count (``k_max - count``, :func:`~scincl.settings.schema.derive_bands`);
+    :attr:`slots` says which flags fill which slot. Built from flat flags by :func:`make_config`."""
 
     triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY
-    slots: Tuple[Slot, ...] = field(default_factory=tuple)
+    easy_positives_count: int = SCINCL.easy_positives_count
+    easy_positives_strategy: str = KNN
+    easy_positives_k_min: Optional[int] = None  # None: k_max - count (schema)
+    easy_positives_k_max: int = SCINCL.easy_positives_k_max
+    easy_positives_range: Optional[float] = None
+    medium_positives_count: int = 0
+    medium_positives_strategy: str = KNN
+    medium_positives_k_min: int = 0
+    medium_positives_k_max: int = 0
+    medium_positives_range: Optional[float] = None
+    hard_positives_count: int = 0
+    hard_positives_strategy: str = KNN
+    hard_positives_k_min: int = 0
+    hard_positives_k_max: int = 0
+    hard_positives_range: Optional[float] = None
+    easy_negatives_count: int = SCINCL.easy_negatives_count
+    easy_negatives_strategy: str = SCINCL.easy_negatives_strategy
+    easy_negatives_k_min: int = 0
+    easy_negatives_k_max: int = 0
+    easy_negatives_range: Optional[float] = None
+    medium_negatives_count: int = 0
+    medium_negatives_strategy: str = KNN
+    medium_negatives_k_min: int = 0
+    medium_negatives_k_max: int = 0
+    medium_negatives_range: Optional[float] = None
+    hard_negatives_count: int = SCINCL.hard_negatives_count
+    hard_negatives_strategy: str = KNN
+    hard_negatives_k_min: Optional[int] = None  # None: k_max - count (schema)
+    hard_negatives_k_max: int = SCINCL.hard_negatives_k_max
+    hard_negatives_range: Optional[float] = None
     random_sorted_sample_n: int = 100  # candidates drawn per query by random_sorted (original default)
     min_range_results_count: int = 10  # range results required beyond the count (original default)
     range_fallback_to_random: bool = True  # too few range results -> random_without_knn (original)
     k_means_clusters: Optional[int] = None  # default: about sqrt(corpus size)
+
+    def __post_init__(self) -> None:
+        values = {**vars(self), **derive_bands(vars(self))}
+        for name, value in values.items():  # flags as their kinds (a numpy int, a float from a sweep)
+            if name.endswith(("_count", "_k_min", "_k_max")) or name == "triples_per_query":
+                value = int(value)
+            elif name.endswith("_range") and value is not None:
+                value = float(value)
+            elif name.endswith("_strategy"):
+                value = str(value)
+            object.__setattr__(self, name, value)
+        validate_config(self)
+
+    @property
+    def slots(self) -> Tuple[Slot, ...]:
+        """The six slots, positives then negatives, each easy, medium, hard, with the flags that fill them."""
+        return (
+            Slot("positives", "easy", self.easy_positives_count, self.easy_positives_strategy,
+                 self.easy_positives_k_min, self.easy_positives_k_max, self.easy_positives_range),
+            Slot("positives", "medium", self.medium_positives_count, self.medium_positives_strategy,
+                 self.medium_positives_k_min, self.medium_positives_k_max, self.medium_positives_range),
+            Slot("positives", "hard", self.hard_positives_count, self.hard_positives_strategy,
+                 self.hard_positives_k_min, self.hard_positives_k_max, self.hard_positives_range),
+            Slot("negatives", "easy", self.easy_negatives_count, self.easy_negatives_strategy,
+                 self.easy_negatives_k_min, self.easy_negatives_k_max, self.easy_negatives_range),
+            Slot("negatives", "medium", self.medium_negatives_count, self.medium_negatives_strategy,
+                 self.medium_negatives_k_min, self.medium_negatives_k_max, self.medium_negatives_range),
+            Slot("negatives", "hard", self.hard_negatives_count, self.hard_negatives_strategy,
+                 self.hard_negatives_k_min, self.hard_negatives_k_max, self.hard_negatives_range),
+        )
 
     def active(self, role: Optional[str] = None) -> List[Slot]:
         """Slots with a positive count (of one role when given), in easy, medium, hard order."""
@@ -104,18 +165,6 @@ class MinerConfig:
         return max([s.k_max for s in self.active() if s.strategy in uses_matrix], default=0)
 
 
-# default slot values: SciNCL's best configuration (paper Table 3, README run_specter)
-SCINCL_SLOT_DEFAULTS: Dict[str, Dict[str, Any]] = {
-    "easy_positives": dict(count=SCINCL.easy_positives_count, strategy=KNN, k_min=SCINCL.easy_positives_k_min,
-                           k_max=SCINCL.easy_positives_k_max),
-    "medium_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "hard_positives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "easy_negatives": dict(count=SCINCL.easy_negatives_count, strategy=SCINCL.easy_negatives_strategy, k_min=0,
-                           k_max=0),
-    "medium_negatives": dict(count=0, strategy=KNN, k_min=0, k_max=0),
-    "hard_negatives": dict(count=SCINCL.hard_negatives_count, strategy=KNN, k_min=SCINCL.hard_negatives_k_min,
-                           k_max=SCINCL.hard_negatives_k_max),
-}
 SLOT_FIELDS = ("count", "strategy", "k_min", "k_max", "range")
 
 
@@ -126,52 +175,32 @@ def slot_option_names() -> List[str]:
 
 def miner_option_names() -> Set[str]:
     """Every miner flag beyond the output/input paths: the slot flags and the strategy options."""
-    return set(slot_option_names()) | {f.name for f in dataclasses.fields(MinerConfig)} - {"slots"}
+    return {f.name for f in dataclasses.fields(MinerConfig)}
 
 
-def make_config(triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY, **options: Any) -> MinerConfig:
-    """Build and validate a :class:`MinerConfig` from flat flags (``easy_positives_count=5, ...``).
+def make_config(**options: Any) -> MinerConfig:
+    """A :class:`MinerConfig` from flat flags (``easy_positives_count=5, ...``), validated.
 
-    Unset slot flags take SciNCL's defaults. Unknown flags, unknown strategy names, counts that do
-    not add up to ``triples_per_query`` and intervals narrower than their count are
-    :class:`InputError`.
+    Unset flags (absent or ``None``) take SciNCL's defaults. Unknown flags, unknown strategy names, counts
+    that do not add up to ``triples_per_query`` and intervals narrower than their count are :class:`InputError`.
     """
-    miner_fields = {f.name for f in dataclasses.fields(MinerConfig)} - {"slots", "triples_per_query"}
-    known = set(slot_option_names()) | miner_fields
-    unknown = sorted(set(options) - known)
+    unknown = sorted(set(options) - miner_option_names())
     if unknown:
         raise InputError(f"unknown option(s) {', '.join('--' + u for u in unknown)}")
-    slots = []
-    for role in ROLES:
-        for difficulty in DIFFICULTIES:
-            prefix = f"{difficulty}_{role}"
-            values = dict(SCINCL_SLOT_DEFAULTS[prefix])
-            for f in SLOT_FIELDS:
-                if options.get(f"{prefix}_{f}") is not None:
-                    values[f] = options[f"{prefix}_{f}"]
-            slots.append(Slot(role=role, difficulty=difficulty, count=int(values["count"]),
-                              strategy=str(values["strategy"]), k_min=int(values["k_min"]),
-                              k_max=int(values["k_max"]),
-                              range=None if values.get("range") is None else float(values["range"])))
-    extra = {k: v for k, v in options.items() if k in miner_fields and v is not None}
-    config = MinerConfig(triples_per_query=int(triples_per_query), slots=tuple(slots), **extra)
-    validate_config(config)
-    return config
+    return MinerConfig(**{k: v for k, v in options.items() if v is not None})
 
 
 def validate_config(config: MinerConfig) -> None:
-    """Raise :class:`InputError` for settings that cannot produce ``triples_per_query`` triples."""
-    check_rule("triples_per_query", config.triples_per_query, rule_of("triples_per_query"))
+    """Raise :class:`InputError` for settings that cannot produce ``triples_per_query`` triples: how the slots
+    fit together (strategies, counts, bands against counts). The flags' ranges are checked once before, by
+    the entry point (the CLI, run_specter's settings: :func:`scincl.settings.schema.check_settings`)."""
     for slot in config.slots:
-        check_rule(f"{slot.name}_count", slot.count, rule_of("easy_positives_count"))  # every count: >= 0
-        if slot.count == 0:
+        if slot.count <= 0:
             continue
         if slot.strategy not in STRATEGIES:
             raise InputError(f"--{slot.name}_strategy {slot.strategy!r} is unknown; choose one of "
                              f"{', '.join(STRATEGIES)}")
         if slot.strategy in BAND_STRATEGIES:
-            check_rule(f"{slot.name}_k_min", slot.k_min, rule_of("easy_positives_k_min"))  # every rank: >= 0
-            check_band(slot.name, slot.k_min, slot.k_max)
             if slot.k_max - slot.k_min < slot.count:
                 raise InputError(f"--{slot.name}: the interval ({slot.k_min}, {slot.k_max}] holds "
                                  f"{slot.k_max - slot.k_min} neighbours, fewer than the count {slot.count}")

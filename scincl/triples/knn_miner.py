@@ -7,6 +7,7 @@ ids (``entity_names_paper_id_0.json`` + ``embeddings.h5``), build or reuse the f
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
@@ -22,8 +23,7 @@ from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.triples.config import (
     DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT, HARD_NEGATIVES_BAND,
     HARD_NEGATIVES_K, KMEANS, KNN, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE,
-    MinerConfig,
-    make_config,
+    MinerConfig, make_config,
 )
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
@@ -31,6 +31,7 @@ from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_q
 
 logger = logging.getLogger(__name__)
 
+BAND_FLAGS = ("easy_positives_k_min", "easy_positives_k_max", "hard_negatives_k_min", "hard_negatives_k_max")
 # faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
 ANN_BACKENDS = ("faiss", "exact")
 
@@ -252,13 +253,13 @@ def get_knn_triples(
     triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY,
     easy_positives_count: int = POSITIVES_BAND,
     easy_positives_strategy: str = "knn",
-    easy_positives_k_min: int = POSITIVES_K - POSITIVES_BAND,
+    easy_positives_k_min: Optional[int] = None,
     easy_positives_k_max: int = POSITIVES_K,
     easy_negatives_count: int = EASY_NEGATIVES_COUNT,
     easy_negatives_strategy: str = "random_without_knn",
     hard_negatives_count: int = HARD_NEGATIVES_BAND,
     hard_negatives_strategy: str = "knn",
-    hard_negatives_k_min: int = HARD_NEGATIVES_K - HARD_NEGATIVES_BAND,
+    hard_negatives_k_min: Optional[int] = None,
     hard_negatives_k_max: int = HARD_NEGATIVES_K,
     ann_metric: str = "inner_product",
     ann_backend: str = "faiss",
@@ -284,7 +285,8 @@ def get_knn_triples(
     ``(k+ - c+; k+]``, hard negatives ``(k-_hard - c-_hard; k-_hard]``.
 
     Defaults are the paper's best setting: 5 positives n_21..n_25 (k+ = 25, c+ = 5), 3 easy
-    negatives random outside the kNN set, 2 hard negatives n_3999..n_4000 (k- = 4000, c- = 2).
+    negatives random outside the kNN set, 2 hard negatives n_3999..n_4000 (k- = 4000, c- = 2); a band's
+    ``*_k_min`` not given is its ``*_k_max`` minus its count.
     ``strategy_options`` takes the remaining slot flags (``medium_positives_*``,
     ``hard_positives_*``, ``medium_negatives_*``, ``*_range``, ``easy_*_k_min/k_max`` of random
     strategies) and ``random_sorted_sample_n``, ``min_range_results_count``,
@@ -303,8 +305,14 @@ def get_knn_triples(
     if ann_backend not in ANN_BACKENDS:
         raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
     out = output_with_gzip(output_path, gzip)
-    bands = {"easy_positives_k_min": easy_positives_k_min, "easy_positives_k_max": easy_positives_k_max,
-             "hard_negatives_k_min": hard_negatives_k_min, "hard_negatives_k_max": hard_negatives_k_max}
+    config = make_config(  # the flags by their names, validated before the index is loaded; k_min derived
+        triples_per_query=triples_per_query,
+        easy_positives_count=easy_positives_count, easy_positives_strategy=easy_positives_strategy,
+        easy_positives_k_min=easy_positives_k_min, easy_positives_k_max=easy_positives_k_max,
+        easy_negatives_count=easy_negatives_count, easy_negatives_strategy=easy_negatives_strategy,
+        hard_negatives_count=hard_negatives_count, hard_negatives_strategy=hard_negatives_strategy,
+        hard_negatives_k_min=hard_negatives_k_min, hard_negatives_k_max=hard_negatives_k_max, **strategy_options)
+    bands = {name: getattr(config, name) for name in BAND_FLAGS}
     id_inputs = {"query_papers": query_papers, "include_paper_ids": include_paper_ids}
     record = made_by({
         "triples_per_query": triples_per_query, "easy_positives_count": easy_positives_count,
@@ -320,15 +328,6 @@ def get_knn_triples(
         logger.info("%s exists and was made from the same inputs and settings; reusing it", out)
         return out
 
-    def configure(k_bands: Dict[str, int]) -> MinerConfig:
-        return make_config(
-            triples_per_query=triples_per_query,
-            easy_positives_count=easy_positives_count, easy_positives_strategy=easy_positives_strategy,
-            easy_negatives_count=easy_negatives_count, easy_negatives_strategy=easy_negatives_strategy,
-            hard_negatives_count=hard_negatives_count, hard_negatives_strategy=hard_negatives_strategy,
-            **k_bands, **strategy_options)
-
-    config = configure(bands)  # validates the flags before the index is loaded
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
     started = time.perf_counter()
     with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
@@ -340,7 +339,7 @@ def get_knn_triples(
         if k_scale == "corpus":
             bands = corpus_k(len(graph.paper_ids), easy_positives_count, hard_negatives_count)
             logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
-            config = configure(bands)
+            config = dataclasses.replace(config, **bands)
         query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
         mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
                                        show_progress=show_progress, ann_backend=ann_backend, ann_device=ann_device)

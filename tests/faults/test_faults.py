@@ -194,7 +194,7 @@ FAULTS = [
           absent=("model",)),
     Fault("train misspelled training flag", TRAIN + " --learning_rat 1e-5", "--learning_rat", absent=("model",)),
     Fault("train unknown loss", TRAIN + " --loss hinge", "unknown --loss 'hinge'", absent=("model",)),
-    Fault("train unknown pooling", TRAIN + " --pooling_strategy max", "unknown --pooling_strategy 'max'",
+    Fault("train unknown pooling", TRAIN + " --pooling_strategy max", "--pooling_strategy 'max': choose one of cls, mean",
           absent=("model",)),
     Fault("train output under a file", TRAIN.replace("{c}/model", "{w}/toy/train.csv/model"),
           "train.csv is a file, not a directory"),

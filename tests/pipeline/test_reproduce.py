@@ -30,7 +30,8 @@ def _corpus_folder(demo_corpus, root: Path) -> Path:
 
 def test_recipe_variants_and_table_formatting():
     recipe = Recipe()
-    assert studies._apply(recipe, "pooling=cls").pooling == "cls"
+    assert studies._apply(recipe, "pooling=cls").pooling_strategy == "cls"  # the former name, an alias
+    assert studies._apply(recipe, "pooling_strategy=cls") == studies._apply(recipe, "pooling=cls")
     assert studies._apply(recipe, "learning_rate=2e-5").learning_rate == 2e-5
     assert studies._apply(recipe, "triplets=2000").key() != recipe.key()
     # a revised loss definition (issue 25) gets its own runs; unrevised losses keep their run names
@@ -143,8 +144,12 @@ def test_every_experiment_definition_is_valid_data():
         for exp in load_experiments(name):
             assert exp.kind in KINDS and exp.corpus in ("hepth", "citeseer")
             assert (experiments / f"{name}.sh").read_text().rstrip().endswith(f"experiment {name} \"$@\"")
-    main = load_experiments("hepth_main", {"k_hard": 2000, "seeds": "0..1"})[0]
-    assert main.seeds == (0, 1) and main.full_recipe().k_hard == 2000 and main.full_recipe().k_pos == 25
+    main = load_experiments("hepth_main", {"k_hard": 2000, "seeds": "0..1"})[0]  # --k_hard: the former name
+    assert main.seeds == (0, 1) and main.full_recipe().hard_negatives_k_max == 2000
+    assert main.full_recipe().easy_positives_k_max == 25
+    assert load_experiments("hepth_main", {"hard_negatives_k_max": 2000})[0].full_recipe() == main.full_recipe()
+    with pytest.raises(InputError, match="--k_hard 100 and --hard_negatives_k_max 2000 name one setting"):
+        load_experiments("hepth_main", {"hard_negatives_k_max": 2000, "k_hard": 100})[0].full_recipe()
     graph = load_experiments("hepth_graph")[0]
     assert graph.graph_dims == (64, 128) and load_experiments("hepth_graph", {"graph_dims": "16"})[0].graph_dims == (16,)
     with pytest.raises(InputError, match="--graph_dims: expected integers"):
@@ -153,7 +158,7 @@ def test_every_experiment_definition_is_valid_data():
     assert (budget.kind, budget.values, budget.seeds, budget.arms) == ("budget", (1000, 2500, 6840), (0, 1, 2),
                                                                         ("specter_like", "scincl"))
     citeseer = load_experiments("citeseer_main")[0].full_recipe()
-    assert (citeseer.triplets, citeseer.k_pos, citeseer.k_hard) == (600, 10, 100)
+    assert (citeseer.triplets, citeseer.easy_positives_k_max, citeseer.hard_negatives_k_max) == (600, 10, 100)
     with pytest.raises(InputError, match=r"--k_hrad: unknown flag for run_experiment \(did you mean --k_hard\?\)"):
         load_experiments("hepth_main", {"k_hrad": 3})
     with pytest.raises(InputError, match="no experiment definition 'hepth_mian'"):
@@ -368,7 +373,7 @@ def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, 
     # the test split keeps this run out of the val runs the other tests count
     _study(reproduced, repo_root, "main", "--arms", "scincl", "--split", "test", "--base_model", str(tiny))
     out = reproduced["out"] / "hepth"
-    key = Recipe(base_model=str(tiny)).encoder_key()
+    key = Recipe(base_model_name_or_path=str(tiny)).encoder_key()
     assert key.startswith("_mtiny_bert-") and len(key) == len("_mtiny_bert-") + 8
     run = next((out / "runs" / "test").glob(f"t20_*{key}*/scincl/seed_0"))
     assert json.loads((run / "model" / "train_args.json").read_text())["arguments"]["base_model_name_or_path"] == str(tiny)

@@ -36,11 +36,11 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
     from scincl.pipeline.settings import PAPER_DEFAULTS, RunSettings
     from scincl.triples import k_scale
-    from scincl.triples.config import SCINCL_SLOT_DEFAULTS, make_config
+    from scincl.triples.config import make_config
 
     assert (k_scale.PAPER_POSITIVES_K, k_scale.PAPER_HARD_NEGATIVES_K) == (25, 4000)
-    assert SCINCL_SLOT_DEFAULTS["hard_negatives"]["k_max"] == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
     config = make_config()
+    assert config.hard_negatives_k_max == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
     assert [(s.name, s.k_min, s.k_max) for s in config.active() if s.strategy == "knn"] == [
         ("easy_positives", 20, 25), ("hard_negatives", 3998, 4000)]
     lengths = {DEFAULT_MAX_SEQUENCE_LENGTH, PAPER_DEFAULTS["max_sequence_length"],
@@ -69,7 +69,8 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     ({"pooling_strategy": "max"}, "--pooling_strategy 'max': choose one of cls, mean"),
 ])
 def test_one_check_one_line_wherever_the_value_comes_from(values, message):
-    """The schema's check, the CLI flag check, the run settings and the miner's config give the same line."""
+    """The schema's check gives the same line to the CLI flag check and the run settings; the miner's config
+    does not check ranges again (its entry points did), only how the slots fit together."""
     from scincl.flag_checks import check_call
     from scincl.pipeline.flags import settings_from_flags
     from scincl.triples.config import make_config
@@ -87,17 +88,35 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
         with pytest.raises(InputError) as err:
             check_call(command, (), dict(values))
         assert message in str(err.value)
-    miner = {k: v for k, v in values.items() if k.startswith("hard_") or k == "triples_per_query"}
-    if miner:
-        with pytest.raises(InputError) as err:
-            make_config(**miner)
-        assert message.split(":")[0] in str(err.value)
+    if values == {"hard_negatives_k_min": 400, "hard_negatives_k_max": 300}:  # a slot that cannot be filled
+        with pytest.raises(InputError, match=r"--hard_negatives: the interval \(400, 300\] holds -100 neighbours"):
+            make_config(**values)
+
+
+def test_a_band_start_not_given_is_its_end_minus_its_count():
+    """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the
+    schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
+    from scincl.pipeline.settings import RunSettings, resolve
+    from scincl.settings.schema import derive_bands
+    from scincl.triples.config import make_config
+
+    assert (SCINCL.easy_positives_k_min, SCINCL.hard_negatives_k_min) == (20, 3998)
+    assert SciNCLSchema(hard_negatives_k_max=500).hard_negatives_k_min == 498
+    assert derive_bands({"easy_positives_k_max": 10, "easy_positives_count": 3, "hard_negatives_k_min": 7}) == {
+        "easy_positives_k_min": 7}
+    paper = resolve(RunSettings(output_dir="out", scidocs_dir="sd", hard_negatives_k_max=500))
+    demo = resolve(RunSettings())
+    assert (paper.hard_negatives_k_min, paper.easy_positives_k_min) == (498, 20)
+    assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
+    config = make_config(hard_negatives_k_max=500, hard_negatives_count=1, easy_negatives_count=4)
+    assert (config.slots[-1].k_min, config.slots[-1].k_max, config.slots[0].k_min) == (499, 500, 20)
 
 
 def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200."""
     from scincl.commands.pipeline import run_specter
-    from scincl.pipeline.settings import DEMO_DEFAULTS
+    from scincl.pipeline.settings import RunSettings, resolve
 
-    band = f"{DEMO_DEFAULTS['hard_negatives_k_min']}-{DEMO_DEFAULTS['hard_negatives_k_max']}"
+    demo = resolve(RunSettings())
+    band = f"{demo.hard_negatives_k_min}-{demo.hard_negatives_k_max}"
     assert band == "198-200" and f"demo 20-25 / {band}" in run_specter.__doc__
