@@ -11,6 +11,7 @@ Read in this order:
   settings (unknown flags name the closest valid one);
 - :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan (``run_specter``): every stage wired to its API;
   :mod:`scincl.pipeline.layout`: where each of its files goes;
+- :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once (so far: training);
 - :mod:`scincl.pipeline.seeds_and_sweeps`: one plan, one per seed, or one per k+/k-hard value;
 - :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
   stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md`` and

@@ -36,7 +36,6 @@ from scincl.corpus import stage as corpus_stage
 from scincl.knn.papers import build_faiss
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
-from scincl.leakage import recorded_report
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
@@ -254,11 +253,18 @@ class Reproduction:
         The stage is named by its output's path below OUTPUT_DIR; ``outputs`` adds further files
         that must exist for a reuse, ``reusable`` a further condition (e.g. the split is scored).
         """
-        name = str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
-        stage = Stage(name, [output, *outputs], run, inputs=[p for p in inputs if p is not None],
+        stage = Stage(self.stage_name(output), [output, *outputs], run, inputs=[p for p in inputs if p is not None],
                       output_dir=output_dir, description=description, reusable=reusable)
-        run_stages([stage], self.manifest)
+        self.run_stage(stage)
         return output
+
+    def stage_name(self, output: Path) -> str:
+        """A stage's name: its output's path below OUTPUT_DIR (the name its completion marker records)."""
+        return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
+
+    def run_stage(self, stage: Stage) -> None:
+        """Run (or reuse) one stage, recorded in OUTPUT_DIR/manifest.json."""
+        run_stages([stage], self.manifest)
 
     # ------------------------------------------------------------------ shared inputs
     @property
@@ -452,25 +458,31 @@ class Reproduction:
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """Fine-tune the recipe's encoder on the arm's triplets (reused when ``train_args.json`` exists)."""
-        from scincl.model.train import train
+        self.run_stage(self.train_stage(arm, seed, recipe, run_dir))
+        return run_dir / "model"
+
+    def train_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
+        """The arm's training stage (scincl/pipeline/stages.py:train_stage): its triplets and their texts are
+        made only when the model is, so a finished model is reused without them."""
+        from scincl.pipeline.stages import train_stage
         from scincl.triples.metadata import get_metadata
 
         model = run_dir / "model"
         triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
 
-        def fine_tune() -> Optional[Dict[str, Any]]:  # a finished model is reused without its triplets and texts
+        def triples_and_texts() -> None:
             self.triples(arm, seed, recipe, run_dir)
             self.stage(metadata, lambda: get_metadata(triples, metadata, s2orc_metadata_dir=self.corpus.metadata_dir,
                                                       workers=self.workers or 1, override=True),
                        inputs=[triples], description="texts of the triplets' papers")
-            train(str(triples), str(metadata), str(model), base_model_name_or_path=recipe.encoder_path(),
-                  loss=recipe.loss, pooling_strategy=recipe.pooling_strategy, max_sequence_length=recipe.max_sequence_length,
-                  **self.leakage_inputs(arm, recipe), **recipe.training_arguments(), seed=seed, save_strategy="no")
-            return recorded_report(model)  # the stage's result in manifest.json
 
-        self.stage(model / "train_args.json", fine_tune, inputs=[triples, metadata], output_dir=model,
-                   description=f"train {arm} seed {seed}")
-        return model
+        return train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
+                           base_model=recipe.encoder_path(), loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
+                           max_sequence_length=recipe.max_sequence_length,
+                           training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+                           leakage=lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
+                           outputs=[model / "train_args.json"], inputs=[triples, metadata],
+                           description=f"train {arm} seed {seed}")
 
     def leakage_inputs(self, arm: str, recipe: Recipe) -> Dict[str, Any]:
         """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query

@@ -277,19 +277,20 @@ class SciNCLPlan:
         get_metadata(self.p.triples, self.p.metadata, s2orc_metadata_dir=self.metadata_dir, workers=self.s.workers,
                      override=True, corpus_format=self.corpus_format)
 
-    def train_model(self) -> None:
-        from scincl.model.train import train
+    def train_stage(self) -> Stage:
+        """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
+        from scincl.pipeline.stages import train_stage
 
-        reset_torch_threads(self.torch_threads)
         options = dict(self.s.training_options)
         options.setdefault("seed", self.s.seed)
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
         options.setdefault("other_run", "restart")
-        train(str(self.p.triples), str(self.p.metadata), str(self.p.model),
-              base_model_name_or_path=self.base_model, loss=self.s.loss, pooling_strategy=self.s.pooling_strategy,
-              bitfit=self.s.bitfit, max_sequence_length=self.s.max_sequence_length,
-              **self.training_leakage_inputs(), **options)
-        return recorded_report(self.p.model)
+        return train_stage("train", self.p.triples, self.p.metadata, self.p.model, base_model=self.base_model,
+                           loss=self.s.loss, pooling_strategy=self.s.pooling_strategy,
+                           max_sequence_length=self.s.max_sequence_length, bitfit=self.s.bitfit, training=options,
+                           leakage=self.training_leakage_inputs, threads=self.torch_threads,
+                           outputs=[self.p.model], inputs=[self.p.triples, self.p.metadata, local_path(self.base_model)],
+                           settings=self.train_settings(), description=f"fine-tune {self.base_model}")
 
     def leakage_record(self) -> Optional[Dict[str, Any]]:
         """The trained model's leakage report (checked now when a model made before the guard is reused)."""
@@ -422,10 +423,7 @@ class SciNCLPlan:
         out.append(Stage("metadata", [p.metadata], self.extract_metadata, inputs=[p.triples, self.metadata_dir],
                          description="titles and abstracts of the triplets' papers",
                          settings={"corpus_format": self.corpus_format}))
-        out.append(Stage("train", [p.model], self.train_model,
-                         inputs=[p.triples, p.metadata, local_path(self.base_model)],
-                         output_dir=p.model, description=f"fine-tune {self.base_model}",
-                         settings=self.train_settings()))
+        out.append(self.train_stage())
         if self.scidocs_dir is not None:
             if s.evaluate_base_model:
                 out.append(Stage("eval_base", [p.base_eval / "results.json"],

@@ -292,6 +292,22 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
     assert rows[1] == f"| {ARM_NAMES['scincl']} | 50.0 | 50.0 | 100.0 | 0.0 | 0.0 | 50.0 |"
 
 
+def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
+    """The training stage is built by scincl/pipeline/stages.py (as run_specter's) but records what the markers
+    of cached runs hold: named by its output below OUTPUT_DIR, no settings, the triplets and texts as inputs."""
+    from scincl.pipeline.real_corpus import CorpusSpec
+
+    rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
+    recipe = Recipe()
+    run_dir = rep.run_dir("scincl", 1, recipe, "test")
+    stage = rep.train_stage("scincl", 1, recipe, run_dir)
+    assert stage.name == f"runs/test/{recipe.key()}/scincl/seed_1/model/train_args.json"
+    assert stage.settings == {}
+    assert stage.inputs == [run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"]
+    assert stage.outputs == [run_dir / "model" / "train_args.json"]
+    assert stage.marker == run_dir / "model" / f"stage_{stage.name}.done.json"  # where the cached runs hold it
+
+
 def test_graph_study_runs_link_prediction_retrieval_and_the_graph_alone(reproduced, repo_root):
     # --graph_dims 16: the main run's 16-d graph (reused) and its cos variant, on the demo corpus
     _study(reproduced, repo_root, "graph", "--graph_dims", "16")

@@ -1,0 +1,52 @@
+"""The stages every planner builds, each implemented once (issue 27: one planner).
+
+``run_specter`` (:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`) and the real-corpus experiments
+(:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
+a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
+completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
+reused. The other stages (citations, graph, index, queries, triples, texts, evaluation) move here one at a time.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+
+from scincl.pipeline.runner import Stage
+
+
+def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_model: str, loss: str,
+                pooling_strategy: str, max_sequence_length: int, training: Mapping[str, Any],
+                leakage: Callable[[], Dict[str, Any]], outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
+                settings: Optional[Dict[str, Any]] = None, bitfit: bool = False, threads: Optional[int] = None,
+                before: Optional[Callable[[], Any]] = None, description: str = "") -> Stage:
+    """The contrastive fine-tuning stage: ``model.train.train`` on ``triples`` + ``metadata`` into ``model``.
+
+    Args:
+        name, outputs, inputs, settings, description: the :class:`Stage` as the planner records it.
+        base_model, loss, pooling_strategy, max_sequence_length, bitfit: the encoder and objective.
+        training: the Trainer arguments (seed included) passed to ``train`` as they are.
+        leakage: returns the leakage guard's inputs (``excluded_paper_ids``, ``graph_paper_ids_path``,
+            ``citations_path``, ...); called when the stage runs, after ``before``.
+        threads: torch's start-up thread count to restore before training (``None``: leave it).
+        before: runs first when the stage runs (the stages that make ``triples`` and ``metadata``, when a
+            finished model is to be reused without them).
+
+    The stage's result is the model's leakage report (scincl/leakage.py).
+    """
+    def run() -> Optional[Dict[str, Any]]:
+        from scincl.leakage import recorded_report
+        from scincl.model.train import train
+        from scincl.pipeline.threads import reset_torch_threads
+
+        if before is not None:
+            before()
+        guard = leakage()
+        if threads is not None:
+            reset_torch_threads(threads)
+        train(str(triples), str(metadata), str(model), base_model_name_or_path=base_model, loss=loss,
+              pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
+              **guard, **training)
+        return recorded_report(model)
+
+    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=model, description=description,
+                 settings=dict(settings or {}))
