@@ -38,6 +38,7 @@ from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
+from scincl.pipeline.stages import texts_stage, train_stage
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.queries import is_eligible_query, sample_eligible_queries
 from scincl.triples.sources import SPECTER_LIKE, mine_triples
@@ -464,17 +465,12 @@ class Reproduction:
     def train_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
         """The arm's training stage (scincl/pipeline/stages.py:train_stage): its triplets and their texts are
         made only when the model is, so a finished model is reused without them."""
-        from scincl.pipeline.stages import train_stage
-        from scincl.triples.metadata import get_metadata
-
         model = run_dir / "model"
         triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
 
         def triples_and_texts() -> None:
             self.triples(arm, seed, recipe, run_dir)
-            self.stage(metadata, lambda: get_metadata(triples, metadata, s2orc_metadata_dir=self.corpus.metadata_dir,
-                                                      workers=self.workers or 1, override=True),
-                       inputs=[triples], description="texts of the triplets' papers")
+            self.run_stage(self.texts_stage(run_dir))
 
         return train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
                            base_model=recipe.encoder_path(), loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
@@ -483,6 +479,12 @@ class Reproduction:
                            leakage=lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
                            outputs=[model / "train_args.json"], inputs=[triples, metadata],
                            description=f"train {arm} seed {seed}")
+
+    def texts_stage(self, run_dir: Path) -> Stage:
+        """The texts of the run's triplets' papers (scincl/pipeline/stages.py:texts_stage)."""
+        triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
+        return texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
+                           workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers")
 
     def leakage_inputs(self, arm: str, recipe: Recipe) -> Dict[str, Any]:
         """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query

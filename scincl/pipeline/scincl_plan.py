@@ -41,6 +41,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
+from scincl.pipeline.stages import texts_stage, train_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -268,19 +269,8 @@ class SciNCLPlan:
                      include_paper_ids=str(self.p.corpus_ids),  # a reused index must cover this run's corpus
                      show_progress=True, k_scale=self.s.k_scale, **self.s.miner_options)
 
-    def extract_metadata(self) -> None:
-        from scincl.triples.metadata import get_metadata
-
-        if self.metadata_dir is None:
-            raise InputError("the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
-                             f"{self.p.metadata.name})")
-        get_metadata(self.p.triples, self.p.metadata, s2orc_metadata_dir=self.metadata_dir, workers=self.s.workers,
-                     override=True, corpus_format=self.corpus_format)
-
     def train_stage(self) -> Stage:
         """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
-        from scincl.pipeline.stages import train_stage
-
         options = dict(self.s.training_options)
         options.setdefault("seed", self.s.seed)
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
@@ -420,9 +410,10 @@ class SciNCLPlan:
                           if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
         out.append(Stage("triples", [p.triples], self.mine_triples, inputs=triples_inputs,
                          description=f"{s.triples_source} triplets", settings=self.triples_settings()))
-        out.append(Stage("metadata", [p.metadata], self.extract_metadata, inputs=[p.triples, self.metadata_dir],
-                         description="titles and abstracts of the triplets' papers",
-                         settings={"corpus_format": self.corpus_format}))
+        out.append(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
+                               corpus_format=self.corpus_format, keep_counts=False,
+                               inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
+                               description="titles and abstracts of the triplets' papers"))
         out.append(self.train_stage())
         if self.scidocs_dir is not None:
             if s.evaluate_base_model:

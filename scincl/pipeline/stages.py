@@ -4,13 +4,14 @@
 (:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
-reused. The other stages (citations, graph, index, queries, triples, texts, evaluation) move here one at a time.
+reused. The other stages (citations, graph, index, queries, triples, evaluation) move here one at a time.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
+from scincl.errors import InputError
 from scincl.pipeline.runner import Stage
 
 
@@ -50,3 +51,22 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=model, description=description,
                  settings=dict(settings or {}))
+
+
+def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional[Path], *, workers: int,
+                inputs: Sequence[Optional[Path]], corpus_format: Optional[str] = None,
+                settings: Optional[Dict[str, Any]] = None, keep_counts: bool = True, description: str = "") -> Stage:
+    """The texts stage: ``triples.metadata.get_metadata`` writes the titles and abstracts of the papers of ``triples``
+    (from the shards in ``metadata_dir``, read with ``workers``, ``corpus_format``) to ``metadata``; ``name``,
+    ``inputs``, ``settings``, ``description``: the :class:`Stage` as the planner records it. The stage's result is
+    ``get_metadata``'s counts (kept in the run's manifest) when ``keep_counts``, else nothing."""
+    def run() -> Optional[Dict[str, int]]:
+        from scincl.triples.metadata import get_metadata
+
+        if metadata_dir is None:
+            raise InputError(f"the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
+                             f"{metadata.name})")
+        counts = get_metadata(triples, metadata, metadata_dir, workers, override=True, corpus_format=corpus_format)
+        return counts if keep_counts else None
+
+    return Stage(name, [metadata], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
