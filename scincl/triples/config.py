@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
 from scincl.settings.schema import SCINCL, derive_bands
@@ -28,7 +28,6 @@ STRATEGIES = (KNN, RANDOM, RANDOM_WITHOUT_KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN
 BAND_STRATEGIES = (KNN, KMEANS)
 
 ROLES = ("positives", "negatives")
-DIFFICULTIES = ("easy", "medium", "hard")
 
 # SciNCL defaults (values and sources in scincl/settings/schema.py; the original README `run_specter`
 # command): c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard
@@ -163,14 +162,6 @@ class MinerConfig:
         fallback exclude ``n_1 .. n_K``, and their own ``k_max`` can widen ``K``)."""
         uses_matrix = (KNN, RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED, RANGE)
         return max([s.k_max for s in self.active() if s.strategy in uses_matrix], default=0)
-
-
-SLOT_FIELDS = ("count", "strategy", "k_min", "k_max", "range")
-
-
-def slot_option_names() -> List[str]:
-    """All per-slot flag names, e.g. ``easy_positives_count``, ``hard_negatives_range``."""
-    return [f"{d}_{r}_{f}" for r in ROLES for d in DIFFICULTIES for f in SLOT_FIELDS]
 
 
 def miner_option_names() -> Set[str]:
