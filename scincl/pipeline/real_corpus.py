@@ -38,10 +38,9 @@ from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import texts_stage, train_stage
-from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
+from scincl.pipeline.stages import texts_stage, train_stage, triples_stage
 from scincl.triples.queries import is_eligible_query, sample_eligible_queries
-from scincl.triples.sources import SPECTER_LIKE, mine_triples
+from scincl.triples.sources import SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
 
@@ -431,12 +430,19 @@ class Reproduction:
     # ------------------------------------------------------------------ arms
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """The arm's triplets CSV (5 per query: 5 positives, 2 hard + 3 easy negatives)."""
+        self.run_stage(self.triples_stage(arm, seed, recipe, run_dir))
+        return run_dir / "train_triples.csv"
+
+    def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
+        """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source reads are staged
+        first. The miner's arguments come from the recipe; the other slots keep the miner's defaults (SciNCL's),
+        the bands start at k_max - count (scincl/settings/schema.py:derive_bands)."""
         if arm not in ARM_SETTINGS:
             raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
         setting = ARM_SETTINGS[arm]
         path = run_dir / "train_triples.csv"
         queries = self.queries(seed, -(-recipe.triplets // 5), recipe.graph_dim)
-        if setting.triples_source == SPECTER_LIKE:  # the inputs each source reads, staged first
+        if setting.triples_source == SPECTER_LIKE:
             citations = self.citations()
             sources: Dict[str, Any] = {"citations_path": citations}
             inputs = [citations, queries]
@@ -447,15 +453,12 @@ class Reproduction:
             sources = {"graph_paper_ids_path": graph["ids"], "graph_embeddings_path": graph["embeddings"],
                        "ann_index_path": index, "include_paper_ids": str(corpus)}
             inputs = [graph["embeddings"], index, queries]
-        return self.stage(path, lambda: mine_triples(
-            setting.triples_source, path, str(queries), **sources, triples_count=recipe.triplets,
-            bidirectional=self.corpus.bidirectional, seed=seed, override=True,
-            easy_positives_k_min=recipe.easy_positives_k_max - POSITIVES_BAND,
-            easy_positives_k_max=recipe.easy_positives_k_max,
-            hard_negatives_k_min=recipe.hard_negatives_k_max - HARD_NEGATIVES_BAND,
-            hard_negatives_k_max=recipe.hard_negatives_k_max,
-            ann_normalize_embeddings=True, workers=self.workers, show_progress=False),
-            inputs=inputs, description=f"{arm} triplets, seed {seed}")
+        miner = {**sources, "triples_count": recipe.triplets, "bidirectional": self.corpus.bidirectional, "seed": seed,
+                 "easy_positives_k_max": recipe.easy_positives_k_max,
+                 "hard_negatives_k_max": recipe.hard_negatives_k_max, "ann_normalize_embeddings": True,
+                 "workers": self.workers, "show_progress": False}
+        return triples_stage(self.stage_name(path), setting.triples_source, path, queries, miner=miner, inputs=inputs,
+                             description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """Fine-tune the recipe's encoder on the arm's triplets (reused when ``train_args.json`` exists)."""

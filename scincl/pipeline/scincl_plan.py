@@ -41,7 +41,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import texts_stage, train_stage
+from scincl.pipeline.stages import texts_stage, train_stage, triples_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -241,33 +241,21 @@ class SciNCLPlan:
         """An existing --ann_index_path: an input of the triples stage, checked by the miner, never rebuilt."""
         return bool(self.s.ann_index_path) and self.p.ann_index.exists()
 
-    def mine_triples(self) -> None:
-        plain = Path(str(self.p.triples)[:-3]) if str(self.p.triples).endswith(".gz") else self.p.triples
-        from scincl.triples.sources import mine_triples
-
-        if self.given_index:  # the runner decided to (re)write the triples; the user's index may not be rebuilt
-            for stale in (plain, self.p.triples):
-                stale.unlink(missing_ok=True)
-
-        mine_triples(self.s.triples_source, plain, str(self.p.query_ids), citations_path=self.citations_for_triples,
-                     graph_paper_ids_path=self.p.graph_ids, graph_embeddings_path=self.p.graph_embeddings,
-                     seed=self.s.seed, gzip=self.s.gzip, override=not self.given_index,
-                     triples_per_query=self.s.triples_per_query,
-                     easy_positives_count=self.s.easy_positives_count,
-                     easy_positives_strategy=self.s.easy_positives_strategy,
-                     easy_positives_k_min=self.s.easy_positives_k_min,
-                     easy_positives_k_max=self.s.easy_positives_k_max,
-                     easy_negatives_count=self.s.easy_negatives_count,
-                     easy_negatives_strategy=self.s.easy_negatives_strategy,
-                     hard_negatives_count=self.s.hard_negatives_count,
-                     hard_negatives_strategy=self.s.hard_negatives_strategy,
-                     hard_negatives_k_min=self.s.hard_negatives_k_min,
-                     hard_negatives_k_max=self.s.hard_negatives_k_max,
-                     ann_metric=self.s.ann_metric, ann_backend=self.s.ann_backend, ann_index_path=self.p.ann_index,
-                     ann_normalize_embeddings=self.s.ann_do_normalize, ann_device=self.s.ann_device,
-                     faiss_string_factory=self.s.faiss_string_factory, workers=self.s.workers,
-                     include_paper_ids=str(self.p.corpus_ids),  # a reused index must cover this run's corpus
-                     show_progress=True, k_scale=self.s.k_scale, **self.s.miner_options)
+    def miner_arguments(self) -> Dict[str, Any]:
+        """The arguments of ``triples.sources.mine_triples`` besides the source, output and queries: the run's flags."""
+        s, p = self.s, self.p
+        return dict(citations_path=self.citations_for_triples, graph_paper_ids_path=p.graph_ids,
+                    graph_embeddings_path=p.graph_embeddings, seed=s.seed, gzip=s.gzip,
+                    triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
+                    easy_positives_strategy=s.easy_positives_strategy, easy_positives_k_min=s.easy_positives_k_min,
+                    easy_positives_k_max=s.easy_positives_k_max, easy_negatives_count=s.easy_negatives_count,
+                    easy_negatives_strategy=s.easy_negatives_strategy, hard_negatives_count=s.hard_negatives_count,
+                    hard_negatives_strategy=s.hard_negatives_strategy, hard_negatives_k_min=s.hard_negatives_k_min,
+                    hard_negatives_k_max=s.hard_negatives_k_max, ann_metric=s.ann_metric, ann_backend=s.ann_backend,
+                    ann_index_path=p.ann_index, ann_normalize_embeddings=s.ann_do_normalize, ann_device=s.ann_device,
+                    faiss_string_factory=s.faiss_string_factory, workers=s.workers,
+                    include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
+                    show_progress=True, k_scale=s.k_scale, **s.miner_options)
 
     def train_stage(self) -> Stage:
         """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
@@ -408,8 +396,10 @@ class SciNCLPlan:
                 out.append(ann)
         triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                           if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
-        out.append(Stage("triples", [p.triples], self.mine_triples, inputs=triples_inputs,
-                         description=f"{s.triples_source} triplets", settings=self.triples_settings()))
+        # an --ann_index_path that exists when the stage runs is checked by the miner, never rebuilt
+        out.append(triples_stage("triples", s.triples_source, p.triples, p.query_ids, miner=self.miner_arguments(),
+                                 override=lambda: not self.given_index, inputs=triples_inputs,
+                                 description=f"{s.triples_source} triplets", settings=self.triples_settings()))
         out.append(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
                                corpus_format=self.corpus_format, keep_counts=False,
                                inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},

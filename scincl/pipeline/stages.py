@@ -4,12 +4,12 @@
 (:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
-reused. The other stages (citations, graph, index, queries, triples, evaluation) move here one at a time.
+reused. The other stages (citations, graph, index, queries, evaluation) move here one at a time.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from scincl.errors import InputError
 from scincl.pipeline.runner import Stage
@@ -70,3 +70,31 @@ def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional
         return counts if keep_counts else None
 
     return Stage(name, [metadata], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
+
+
+def triples_stage(name: str, source: str, triples: Path, queries: Path, *, miner: Mapping[str, Any],
+                  inputs: Sequence[Optional[Path]], override: Union[bool, Callable[[], bool]] = True,
+                  settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
+    """The triplets stage: ``triples.sources.mine_triples(source, ...)`` for the query papers listed in ``queries``,
+    written to ``triples`` (a ``.gz`` name is written gzipped: ``miner["gzip"]``).
+
+    Args:
+        name, inputs, settings, description: the :class:`Stage` as the planner records it.
+        miner: every other argument of ``mine_triples`` as the planner chose it (the source's input paths, seed,
+            counts, bands, ANN options, ...), passed as it is: the miner records what they make in its
+            ``.args.json``, so two planners passing the same values write the same record.
+        override: the miner may rebuild what does not match (the triplets, the index). ``False`` keeps a given
+            ``ann_index_path`` as it is: the triplets, which the runner decided to (re)make, are deleted first.
+            A function is asked when the stage runs (an index an earlier stage made exists by then).
+    """
+    def run() -> None:
+        from scincl.triples.sources import mine_triples
+
+        plain = Path(str(triples)[:-3]) if str(triples).endswith(".gz") else triples
+        rebuild = override() if callable(override) else override
+        if not rebuild:
+            for stale in (plain, triples):
+                stale.unlink(missing_ok=True)
+        mine_triples(source, plain, str(queries), override=rebuild, **miner)
+
+    return Stage(name, [triples], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
