@@ -33,12 +33,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from scincl.corpus import stage as corpus_stage
-from scincl.knn.papers import build_faiss
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import texts_stage, train_stage, triples_stage
+from scincl.pipeline.stages import index_stage, texts_stage, train_stage, triples_stage
 from scincl.triples.queries import is_eligible_query, sample_eligible_queries
 from scincl.triples.sources import SPECTER_LIKE
 
@@ -360,10 +359,12 @@ class Reproduction:
         graph = self.graph(kind, dim)
         path = self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
-        return self.stage(path, lambda: build_faiss(
-            str(graph["embeddings"]), str(path), string_factory="Flat", metric="inner_product", do_normalize=True,
-            paper_ids=str(graph["ids"]), include_paper_ids=str(corpus), workers=self.workers, override=True),
-            inputs=[graph["embeddings"], corpus], description=f"FAISS index of the {kind} graph ({dim}d)")
+        faiss = {"string_factory": "Flat", "metric": "inner_product", "do_normalize": True,
+                 "paper_ids": str(graph["ids"]), "workers": self.workers}  # batch size, device, seed: the defaults
+        self.run_stage(index_stage(self.stage_name(path), graph["embeddings"], path, corpus, faiss=faiss,
+                                   inputs=[graph["embeddings"], corpus], keep_result=True,
+                                   description=f"FAISS index of the {kind} graph ({dim}d)"))
+        return path
 
     def graph_papers_with_text(self, kind: str, dim: int) -> Path:
         """The graph's papers that have a text: the kNN arms' corpus (index, positives, negatives)."""

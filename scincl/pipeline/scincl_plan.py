@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from scincl.corpus import stage as corpus_stage
-from scincl.knn.papers import build_faiss
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.leakage import guard_training, recorded_report
@@ -41,7 +40,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import texts_stage, train_stage, triples_stage
+from scincl.pipeline.stages import index_stage, texts_stage, train_stage, triples_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -228,14 +227,6 @@ class SciNCLPlan:
         corpus_stage.get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids), workers=self.s.workers,
                                              override=True, corpus_format=self.corpus_format)
 
-    def build_ann_index(self) -> None:
-        build_faiss(str(self.p.graph_embeddings), str(self.p.ann_index),
-                                      string_factory=self.s.faiss_string_factory, metric=self.s.ann_metric,
-                                      do_normalize=self.s.ann_do_normalize, paper_ids=str(self.p.graph_ids),
-                                      include_paper_ids=str(self.p.corpus_ids), batch_size=512,
-                                      workers=self.s.workers, device=self.s.ann_device, seed=self.s.seed,
-                                      override=True)
-
     @property
     def given_index(self) -> bool:
         """An existing --ann_index_path: an input of the triples stage, checked by the miner, never rebuilt."""
@@ -385,10 +376,14 @@ class SciNCLPlan:
             from scincl.knn.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
-            ann = Stage("ann", ann_files, self.build_ann_index, inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
-                        description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
-                        settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                                  "do_normalize": s.ann_do_normalize, "seed": s.seed})
+            faiss = {"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                     "do_normalize": s.ann_do_normalize, "paper_ids": str(p.graph_ids), "batch_size": 512,
+                     "workers": s.workers, "device": s.ann_device, "seed": s.seed}
+            ann = index_stage("ann", p.graph_embeddings, p.ann_index, p.corpus_ids, faiss=faiss, outputs=ann_files,
+                              inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                              description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                              settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                        "do_normalize": s.ann_do_normalize, "seed": s.seed})
             # an existing --ann_index_path this stage did not make from these inputs and settings (the
             # user's, or another seed's corpus) is never rebuilt unless --override_ann: the miner uses
             # it when it fits and refuses it otherwise

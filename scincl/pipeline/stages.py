@@ -4,7 +4,7 @@
 (:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
-reused. The other stages (citations, graph, index, queries, evaluation) move here one at a time.
+reused. The other stages (citations, graph, queries, evaluation) move here one at a time.
 """
 from __future__ import annotations
 
@@ -98,3 +98,24 @@ def triples_stage(name: str, source: str, triples: Path, queries: Path, *, miner
         mine_triples(source, plain, str(queries), override=rebuild, **miner)
 
     return Stage(name, [triples], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
+
+
+def index_stage(name: str, embeddings: Path, index: Path, corpus: Path, *, faiss: Mapping[str, Any],
+                inputs: Sequence[Optional[Path]], outputs: Optional[Sequence[Path]] = None,
+                settings: Optional[Dict[str, Any]] = None, keep_result: bool = False, description: str = "") -> Stage:
+    """The kNN index stage: ``knn.papers.build_faiss`` over the graph ``embeddings`` of the papers listed in ``corpus``
+    (the training corpus the triplets are mined from), written to ``index`` (rebuilt: the runner decided to).
+
+    ``faiss``: the other arguments of ``build_faiss`` as the planner chose them (factory, metric, normalisation,
+    the embeddings' ``paper_ids``, batch size, device, seed, workers), passed as they are: ``faiss_config.json``
+    records them. ``outputs`` (default ``[index]``), ``inputs``, ``settings``, ``description``: the
+    :class:`Stage` as the planner records it; its result is ``build_faiss``'s summary when ``keep_result``.
+    """
+    def run() -> Optional[Dict[str, Any]]:
+        from scincl.knn.papers import build_faiss
+
+        result = build_faiss(str(embeddings), str(index), include_paper_ids=str(corpus), override=True, **faiss)
+        return result if keep_result else None
+
+    return Stage(name, list(outputs or [index]), run, inputs=list(inputs), description=description,
+                 settings=dict(settings or {}))
