@@ -89,6 +89,14 @@ class SciNCLSchema:
     # --- graph (scincl/graph/): paper §4.2
     graph_method: str = setting("pbg", "paper §4.2: PyTorch-BigGraph",
                                 "citation-graph embeddings: pbg, prone or fastrp (scincl/graph/embed.py)")
+    # the real-corpus experiments' citation graph (scincl/pipeline/real_corpus.py), shared by every arm and seed
+    shared_graph_test_ratio: float = setting(
+        0.05, "issue 8 (docs/results.md): 5 % of the hep-th / CiteSeer edges held out to score the shared graph",
+        "share of the citation edges the real-corpus experiments hold out for link prediction",
+        FLAG_RULES["graph_test_ratio"])
+    shared_graph_seed: int = setting(
+        0, "issue 8: one edge split and one graph for every arm and seed, made with seed 0",
+        "seed of the real-corpus experiments' edge split and graph embeddings", NON_NEGATIVE_INT)
 
     def __post_init__(self) -> None:
         for name, value in derive_bands(dataclasses.asdict(self)).items():
