@@ -37,7 +37,9 @@ from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import index_stage, texts_stage, train_stage, triples_stage
+from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, texts_stage, train_stage,
+                                    triples_stage)
+from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query, sample_eligible_queries
 from scincl.triples.sources import SPECTER_LIKE
 
@@ -276,11 +278,13 @@ class Reproduction:
 
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        return self.stage(self.citations_train, lambda: corpus_stage.get_citations(
-            str(self.corpus.metadata_dir), str(self.shared / "citations"), test_ratio=0.05, seed=0,
-            excluded_paper_ids=str(self.corpus.excluded_ids), workers=self.workers, override=True),
-            inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], outputs=[self.citations_test],
-            output_dir=self.shared / "citations", description="citation edges w/o the SciDocs queries")
+        self.run_stage(citations_stage(
+            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.shared / "citations",
+            test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed, excluded=self.corpus.excluded_ids,
+            workers=self.workers, outputs=[self.citations_train, self.citations_test],
+            inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids],
+            description="citation edges w/o the SciDocs queries"))
+        return self.citations_train
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
@@ -291,13 +295,13 @@ class Reproduction:
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
-        """BigGraph embeddings of the citation (``cite``) or co-citation (``cocite``) graph."""
-        from scincl.graph.biggraph import train_biggraph
-
+        """Embeddings of the citation (``cite``), co-citation (``cocite``) or transductive citation graph by BigGraph,
+        or of the citation graph by another method (:data:`GRAPH_METHOD_KINDS`); its edges are staged first."""
         directory = self.shared / f"graph_{kind}_{dim}d_{comparator}"
         result = {"ids": directory / "entity_names_paper_id_0.json", "embeddings": directory / "embeddings.h5",
                   "metrics": directory / "link_prediction.json", "dir": directory}
-        if kind == "cite":
+        method = GRAPH_METHOD_KINDS.get(kind, "pbg")
+        if kind == "cite" or kind in GRAPH_METHOD_KINDS:
             config, train, test = f"s2orc_128d_{comparator}", self.citations(), self.citations_test
         elif kind == "cocite":
             if comparator != "dot":
@@ -305,21 +309,17 @@ class Reproduction:
             config, train, test = "cocitations_768d_dot", self.cocitations(), None
         elif kind == "transductive":
             config, train, test = f"s2orc_128d_{comparator}", self.transductive_citations(), None
-        elif kind in GRAPH_METHOD_KINDS:
-            from scincl.graph.embed import embed_graph
-
-            method, train, test = GRAPH_METHOD_KINDS[kind], self.citations(), self.citations_test
-            self.stage(result["embeddings"], lambda: embed_graph(
-                train, directory, method=method, config=f"s2orc_128d_{comparator}", test_edges=test, dimension=dim,
-                seed=0, override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
-                description=f"{method} {kind} {dim}d")
-            return result
         else:
             raise InputError(f"unknown graph kind {kind!r}")
-        self.stage(result["embeddings"], lambda: train_biggraph(
-            config, train_edges=train, test_edges=test, output_dir=directory,
-            overrides=f"dimension={dim} workers={BIGGRAPH_WORKERS}", seed=0, override=True), inputs=[train, test], outputs=[result["ids"]], output_dir=directory,
-            description=f"BigGraph {kind} {dim}d {comparator}")
+        embed: Dict[str, Any] = {"method": method, "config": config, "seed": SCINCL.shared_graph_seed}
+        if method == "pbg":  # BigGraph's dimension and worker count as overrides of the config
+            embed["overrides"] = f"dimension={dim} workers={BIGGRAPH_WORKERS}"
+        else:
+            embed["dimension"] = dim
+        self.run_stage(graph_stage(self.stage_name(result["embeddings"]), train, test, directory, embed=embed,
+                                   outputs=[result["embeddings"], result["ids"]], inputs=[train, test],
+                                   description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
+                                   else f"{method} {kind} {dim}d"))
         return result
 
     def transductive_citations(self) -> Path:

@@ -40,7 +40,8 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import reset_torch_threads, torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import index_stage, texts_stage, train_stage, triples_stage
+from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, texts_stage, train_stage,
+                                    triples_stage)
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -142,23 +143,6 @@ class SciNCLPlan:
 
         ids = scidocs_graph_ids(self.scidocs_dir, read_id_mapping(self.s.s2id_to_s2orc_input_path))
         write_id_list(self.p.scidocs_ids, sorted(ids))
-
-    def extract_citations(self) -> None:
-        if self.metadata_dir is None:
-            raise InputError("building the citation graph needs --corpus_dir (or give "
-                             "--graph_embeddings_path and --graph_paper_ids_path)")
-        corpus_stage.get_citations(str(self.metadata_dir), str(self.p.citations_dir), workers=self.s.workers,
-                                        test_ratio=self.s.graph_test_ratio, seed=self.s.seed,
-                                        excluded_paper_ids=str(self.p.scidocs_ids) if self.excludes_scidocs else None,
-                                        override=True, corpus_format=self.corpus_format)
-
-    def train_graph(self) -> Dict[str, Any]:
-        from scincl.graph.embed import embed_graph
-
-        result = embed_graph(self.p.citations_train, self.p.graph_dir, method=self.s.graph_method,
-                             config=self.s.biggraph_config, test_edges=self.p.citations_test, seed=self.s.seed,
-                             settings=self.s.graph_method_settings, overrides=self.s.biggraph_overrides, override=True)
-        return result
 
     def select_queries(self) -> Dict[str, int]:
         from scincl.pipeline.corpus import read_id_mapping, read_specter_ids, select_training_corpus
@@ -351,20 +335,27 @@ class SciNCLPlan:
                              inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
                              description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if self.needs_citations:
-            out.append(Stage("citations", [p.citations_train, p.citations_test], self.extract_citations,
-                             inputs=[self.metadata_dir] + ([p.scidocs_ids] if self.excludes_scidocs else []),
-                             output_dir=p.citations_dir, description="citation edges from the corpus",
-                             settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
-                                       "corpus_format": self.corpus_format, "excludes_scidocs": self.excludes_scidocs}))
+            excluded = p.scidocs_ids if self.excludes_scidocs else None
+            out.append(citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
+                                       seed=s.seed, excluded=excluded, workers=s.workers,
+                                       corpus_format=self.corpus_format, outputs=[p.citations_train, p.citations_test],
+                                       inputs=[self.metadata_dir, excluded],
+                                       description="citation edges from the corpus",
+                                       settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
+                                                 "corpus_format": self.corpus_format,
+                                                 "excludes_scidocs": self.excludes_scidocs}))
         if self.builds_graph:
-            out.append(Stage("graph", [p.graph_embeddings, p.graph_ids, *self.graph_records], self.train_graph,
-                             inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
-                             output_dir=p.graph_dir, description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
-                             if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
-                             settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
-                                       **({"graph_method": s.graph_method,
-                                           "graph_method_settings": s.graph_method_settings}
-                                          if s.graph_method != "pbg" else {})}))
+            embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.seed,
+                     "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
+            out.append(graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
+                                   outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
+                                   inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
+                                   description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
+                                   if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
+                                   settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
+                                             **({"graph_method": s.graph_method,
+                                                 "graph_method_settings": s.graph_method_settings}
+                                                if s.graph_method != "pbg" else {})}))
         if self.metadata_dir is not None:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
                              description="which papers have texts in the corpus",

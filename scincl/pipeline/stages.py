@@ -4,7 +4,7 @@
 (:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
-reused. The other stages (citations, graph, queries, evaluation) move here one at a time.
+reused. The other stages (queries, evaluation) move here one at a time.
 """
 from __future__ import annotations
 
@@ -118,4 +118,43 @@ def index_stage(name: str, embeddings: Path, index: Path, corpus: Path, *, faiss
         return result if keep_result else None
 
     return Stage(name, list(outputs or [index]), run, inputs=list(inputs), description=description,
+                 settings=dict(settings or {}))
+
+
+def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path, *, test_ratio: float, seed: int,
+                    excluded: Optional[Path], workers: Optional[int], outputs: Sequence[Path],
+                    inputs: Sequence[Optional[Path]], corpus_format: Optional[str] = None,
+                    settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
+    """The citations stage: ``corpus.stage.get_citations`` writes the corpus' citation edges (from the shards in
+    ``metadata_dir``, ``corpus_format``, read with ``workers``) without the papers listed in ``excluded``, split into
+    train/test edges (``test_ratio`` held out with ``seed``), to ``citations_dir``. ``outputs``, ``inputs``,
+    ``settings``, ``description``: the :class:`Stage` as the planner records it."""
+    def run() -> None:
+        from scincl.corpus.stage import get_citations
+
+        if metadata_dir is None:
+            raise InputError("building the citation graph needs --corpus_dir (or give --graph_embeddings_path and "
+                             "--graph_paper_ids_path)")
+        get_citations(str(metadata_dir), str(citations_dir), workers=workers, test_ratio=test_ratio, seed=seed,
+                      excluded_paper_ids=str(excluded) if excluded else None, override=True,
+                      corpus_format=corpus_format)
+
+    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=citations_dir, description=description,
+                 settings=dict(settings or {}))
+
+
+def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_dir: Path, *,
+                embed: Mapping[str, Any], outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
+                settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
+    """The graph stage: ``graph.embed.embed_graph`` embeds the citation graph of ``train_edges`` into ``graph_dir``
+    (link prediction on ``test_edges`` when given). ``embed``: its other arguments as the planner chose them
+    (method, config, overrides, dimension, method settings, seed); PyTorch-BigGraph (``pbg``) runs
+    ``graph.biggraph.train_biggraph`` with them. ``outputs``, ``inputs``, ``settings``, ``description``: the
+    :class:`Stage` as the planner records it. The stage's result is ``embed_graph``'s (paths and metrics)."""
+    def run() -> Dict[str, Any]:
+        from scincl.graph.embed import embed_graph
+
+        return embed_graph(train_edges, graph_dir, test_edges=test_edges, override=True, **embed)
+
+    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=graph_dir, description=description,
                  settings=dict(settings or {}))
