@@ -159,6 +159,36 @@ def gather_repeated_flags(commands: Dict[str, Callable], argv: List[str]) -> Lis
     return rest
 
 
+def flag_aliases(**aliases: str):
+    """Mark a command that also takes older spellings of flags, ``flag_aliases(model_dir="model_dirs")``: the
+    library's parameter name is the flag's name, the alias keeps documented command lines working."""
+    def mark(function):
+        function._flag_aliases = dict(aliases)
+        return function
+
+    return mark
+
+
+def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
+    """The chosen command's aliased flags (``--model_dir X``, ``--model_dir=X``) under their names
+    (``--model_dirs``); giving a flag under both spellings is an :class:`InputError`. Tokens after a bare
+    ``--`` are fire's."""
+    aliases = getattr(commands.get(argv[0]), "_flag_aliases", {}) if argv else {}
+    end = argv.index("--") if "--" in argv else len(argv)
+    out = list(argv)
+    names = []
+    for i in range(1, end if aliases else 0):
+        flag, eq, value = argv[i].partition("=")
+        name = flag[2:].replace("-", "_") if flag.startswith("--") else None
+        names.append(name)
+        if name in aliases:
+            out[i] = f"--{aliases[name]}{eq}{value}"
+    for old, new in aliases.items():
+        if old in names and new in names:
+            raise InputError(f"--{old} is the old name of --{new}: give one")
+    return out
+
+
 def accepts_flags(names: Callable[[], Iterable[str]], describe: Optional[Callable[[], list]] = None):
     """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
     for ``--help``, a ``describe()`` returning their :class:`scincl.cli_help.FlagInfo` rows (type,
@@ -291,7 +321,7 @@ def run_cli(component: Any, name: str | None = None) -> None:
             return
         wait = take_wait_flag(sys.argv)
         if isinstance(component, dict):
-            sys.argv[1:] = gather_repeated_flags(component, sys.argv[1:])
+            sys.argv[1:] = gather_repeated_flags(component, rename_aliases(component, sys.argv[1:]))
             check_flags(component, sys.argv[1:])
             component = {command: checked_command(function, wait=wait) for command, function in component.items()}
         fire.Fire(component, name=prog)

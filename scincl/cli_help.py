@@ -180,8 +180,11 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
             if row.name not in seen:
                 rows.append(row)
                 seen.add(row.name)
+    old_names = {new: old for old, new in getattr(function, "_flag_aliases", {}).items()}
     for row in rows:
         row.help = help_of(row.name) or row.help
+        if row.name in old_names:  # scincl.cli.flag_aliases
+            row.help = (row.help + " " if row.help else "") + f"(also --{old_names[row.name]}, its old name)"
     return rows
 
 

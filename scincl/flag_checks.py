@@ -59,6 +59,8 @@ def _simple_type(hint: Any) -> Optional[type]:
     args = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
     if getattr(hint, "__origin__", None) is Union and len(args) == 1:
         return _simple_type(args[0])
+    if getattr(hint, "__origin__", None) is Union and str in args and not {int, float, bool} & set(args):
+        return str  # a path (Union[str, PathLike]) or a comma-separated list given as text
     return None
 
 
@@ -179,19 +181,32 @@ def default_outputs(**outputs: str) -> Callable:
     return mark
 
 
+def shows(text: Callable[[Any], Optional[str]]) -> Callable:
+    """Mark a command whose result the command line prints as ``text(result)`` (``None``: nothing), not as fire
+    renders it (``run_specter``'s result dict: its summary; ``evaluate``'s: nothing, the library writes the
+    results files). A Python caller of the function gets the result itself."""
+    def mark(function: Callable) -> Callable:
+        function._shows = text
+        return function
+
+    return mark
+
+
 def checked_command(function: Callable, wait: bool = False) -> Callable:
     """``function`` with its flags checked (:func:`check_call`) before it runs, holding the lock of each of
     its outputs (:func:`scincl.output_lock.output_lock`; ``wait``: wait for a holder) while it runs;
-    same signature and help."""
+    same signature and help; its result as :func:`shows` says."""
     from scincl.output_lock import is_secondary_rank, output_lock
+
+    show = getattr(function, "_shows", lambda result: result)
 
     @functools.wraps(function)
     def run(*args, **kwargs):
         args, kwargs = check_call(function, args, kwargs)
         outputs, rank = output_flag_values(function, args, kwargs)
         if not outputs or is_secondary_rank(rank):
-            return function(*args, **kwargs)
+            return show(function(*args, **kwargs))
         with output_lock(outputs, wait=wait):
-            return function(*args, **kwargs)
+            return show(function(*args, **kwargs))
 
     return run

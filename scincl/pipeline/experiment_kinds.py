@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
-from scincl.pipeline.flags import parse_int_list, parse_seeds
+from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
                                          recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT

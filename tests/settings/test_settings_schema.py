@@ -30,7 +30,7 @@ def test_the_paper_values_and_bands_that_follow_from_them():
 
 
 def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
-    from scincl.eval.evaluate import DEFAULT_MAX_SEQUENCE_LENGTH
+    from scincl.eval.evaluate import run_evaluation
     from scincl.flag_checks import RANGES
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
@@ -43,7 +43,8 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert config.hard_negatives_k_max == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
     assert [(s.name, s.k_min, s.k_max) for s in config.active() if s.strategy == "knn"] == [
         ("easy_positives", 20, 25), ("hard_negatives", 3998, 4000)]
-    lengths = {DEFAULT_MAX_SEQUENCE_LENGTH, PAPER_DEFAULTS["max_sequence_length"],
+    lengths = {inspect.signature(run_evaluation).parameters["max_sequence_length"].default,
+               PAPER_DEFAULTS["max_sequence_length"],
                inspect.signature(train).parameters["max_sequence_length"].default,
                inspect.signature(embed).parameters["max_sequence_length"].default}
     assert lengths == {512}
@@ -72,7 +73,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     """The schema's check gives the same line to the CLI flag check and the run settings; the miner's config
     does not check ranges again (its entry points did), only how the slots fit together."""
     from scincl.flag_checks import check_call
-    from scincl.pipeline.flags import settings_from_flags
+    from scincl.pipeline.seeds_and_sweeps import settings_from_flags
     from scincl.triples.config import make_config
 
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
