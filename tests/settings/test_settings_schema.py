@@ -94,6 +94,15 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
             make_config(**values)
 
 
+
+def test_every_slot_band_is_checked_by_its_flags_names():
+    """The miner's six slots are named once (triples/config.py); the schema's check finds each band by its flags."""
+    from scincl.triples.config import make_config
+
+    for slot in make_config().slots:
+        with pytest.raises(InputError, match=f"--{slot.name}_k_min 9 / --{slot.name}_k_max 9: need k_min < k_max"):
+            check_settings({f"{slot.name}_k_min": 9, f"{slot.name}_k_max": 9})
+
 def test_a_band_start_not_given_is_its_end_minus_its_count():
     """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
