@@ -1,4 +1,4 @@
-"""`--help` of every subcommand of the four cli_*.py (scincl/cli_help.py): exit 0, stdout, every flag
+"""`--help` of every subcommand of the four cli_*.py (scincl/cli/help.py): exit 0, stdout, every flag
 with type, default and source; no spurious commands; a stray positional argument is an error."""
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ none of its flags. The flags come from one place each:
   ``describe`` callable returning :class:`FlagInfo` rows built from the settings where they are
   defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``;
   :func:`miner_flags` for the triplet miner's flags; :func:`training_flags` for the Trainer);
-- the value range of :data:`scincl.flag_checks.RANGES`, where the flag has one (a SciNCL setting's
+- the value range of :data:`scincl.cli.flags.RANGES`, where the flag has one (a SciNCL setting's
   range and help text: :mod:`scincl.settings.schema`).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 HELP_TOKENS = ("--help", "-h")
 
 
@@ -189,7 +189,7 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
 
 
 def _range(name: str) -> str:
-    from scincl.flag_checks import RANGES
+    from scincl.cli.flags import RANGES
 
     rule = RANGES.get(name)
     return f"; range {rule.describe()}" if rule is not None and rule.describe() else ""

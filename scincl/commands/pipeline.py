@@ -9,9 +9,9 @@ say which extra flags each takes, which output it writes by default and what the
 from __future__ import annotations
 
 from scincl.cli import accepts_flags, command_flags, flag_aliases, repeatable_flags
-from scincl.cli_help import signature_flags
+from scincl.cli.help import signature_flags
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
-from scincl.flag_checks import default_outputs, settings_checked_by_library, shows
+from scincl.cli.flags import default_outputs, settings_checked_by_library, shows
 from scincl.model.train import train
 from scincl.pipeline.seeds_and_sweeps import (run_specter, run_specter_flag_info, run_specter_flag_names,
                                               run_specter_like, run_summary, sweep, sweep_summary)
@@ -182,14 +182,14 @@ def _training_flag_names() -> set:
 
 def _training_flag_info() -> list:
     """``train --help``: the TrainingArguments fields with the defaults train applies (SPECTER's set-up)."""
-    from scincl.cli_help import training_flags
+    from scincl.cli.help import training_flags
 
     return training_flags(exclude={"output_dir"})
 
 
 def _pretrain_flag_info() -> list:
     """``pretrain --help``: the TrainingArguments fields with pretrain's defaults (scincl/model/pretrain.py)."""
-    from scincl.cli_help import training_flags
+    from scincl.cli.help import training_flags
     from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS
 
     return training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,

@@ -135,7 +135,7 @@ def run_specter_flag_info() -> list:
     """``run_specter --help``: the flags beyond its signature (:func:`run_specter_flag_names`):
     the :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
     control, the miner's and the trainer's flags and those accepted without effect."""
-    from scincl.cli_help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
+    from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
     from scincl.pipeline.settings import DEMO_DEFAULTS, PAPER_DEFAULTS
 

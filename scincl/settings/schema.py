@@ -6,8 +6,8 @@ SciNCL default reads it here, under the flag's own name:
 
 - :func:`check_settings` is the one range check of every flag (these fields' rules and
   :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
-  (:mod:`scincl.flag_checks`), by ``run_specter``'s settings for its resolved values
-  (:mod:`scincl.pipeline.settings`); ``--help`` rows (:mod:`scincl.cli_help`) take the range and help text
+  (:mod:`scincl.cli.flags`), by ``run_specter``'s settings for its resolved values
+  (:mod:`scincl.pipeline.settings`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text
   of these fields from :func:`rule_of` / :func:`help_of`;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
   it is not given: here, in ``RunSettings`` and in the miner's config;

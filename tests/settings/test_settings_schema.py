@@ -31,7 +31,7 @@ def test_the_paper_values_and_bands_that_follow_from_them():
 
 def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.eval.evaluate import run_evaluation
-    from scincl.flag_checks import RANGES
+    from scincl.cli.flags import RANGES
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
     from scincl.pipeline.settings import PAPER_DEFAULTS, RunSettings
@@ -72,7 +72,7 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
 def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     """The schema's check gives the same line to the CLI flag check and the run settings; the miner's config
     does not check ranges again (its entry points did), only how the slots fit together."""
-    from scincl.flag_checks import check_call
+    from scincl.cli.flags import check_call
     from scincl.pipeline.seeds_and_sweeps import settings_from_flags
     from scincl.triples.config import make_config
 
