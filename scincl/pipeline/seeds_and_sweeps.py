@@ -33,8 +33,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
-from scincl.pipeline.settings import (RunSettings, SeedsArg, check_input_paths, check_ranges, check_types,
-                                      parse_int_list, parse_seeds, resolve)
+from scincl.pipeline.settings import (DEMO_DEFAULTS, PAPER_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
+                                      check_ranges, check_types, parse_int_list, parse_seeds, resolve)
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND, miner_option_names
 
 logger = logging.getLogger(__name__)
@@ -137,7 +137,6 @@ def run_specter_flag_info() -> list:
     control, the miner's and the trainer's flags and those accepted without effect."""
     from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
-    from scincl.pipeline.settings import DEMO_DEFAULTS, PAPER_DEFAULTS
 
     both = {name: f"paper {PAPER_DEFAULTS.get(name)!r} / demo {DEMO_DEFAULTS.get(name)!r} "
                   "(scincl/pipeline/settings.py:PAPER_DEFAULTS, DEMO_DEFAULTS)"
