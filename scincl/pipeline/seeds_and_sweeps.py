@@ -302,7 +302,10 @@ def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str
     Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
     hard negatives citations of citations, easy negatives random (SPECTER's sampling).
     """
-    return run_specter(output_dir, triples_source="specter_like", **flags)
+    if flags.get("triples_source", "specter_like") != "specter_like":
+        raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
+                         "(run_specter takes --triples_source)")
+    return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
 
 
 def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettings) -> Optional[str]:
