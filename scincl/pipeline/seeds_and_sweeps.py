@@ -32,12 +32,19 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
 from scincl.pipeline.settings import (DEMO_DEFAULTS, PAPER_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
                                       check_ranges, check_types, parse_int_list, parse_seeds, resolve)
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND, miner_option_names
 
 logger = logging.getLogger(__name__)
+
+def stage_names():
+    """The SciNCL plan's stages (``--skip_<stage>`` / ``--override_<stage>``), imported when a run or a flag check
+    needs them: the plan loads every stage's module, which ``import cli_pipeline`` does not need."""
+    from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES
+
+    return ALL_STAGE_NAMES
+
 
 # Flags of the original run_specter that select nothing in this implementation (see module doc).
 ACCEPTED_WITHOUT_EFFECT = {
@@ -111,7 +118,7 @@ def route_flags(kwargs: Mapping[str, Any], stage_names: Iterable[str],
 
 def check_extra_flags(kwargs: Mapping[str, Any]) -> RoutedFlags:
     """Validate extra flags against the full stage list (used by tests rendering sbin/ scripts)."""
-    return route_flags({k: v for k, v in kwargs.items() if k not in setting_names()}, ALL_STAGE_NAMES)
+    return route_flags({k: v for k, v in kwargs.items() if k not in setting_names()}, stage_names())
 
 
 # run_specter decides these training paths itself (they follow OUTPUT_DIR)
@@ -126,7 +133,7 @@ def setting_names() -> Set[str]:
 
 def run_specter_flag_names() -> Set[str]:
     """Every flag ``run_specter`` takes (for the front end's check before anything runs)."""
-    stages = {f"{prefix}_{name}" for prefix in ("skip", "override") for name in ALL_STAGE_NAMES}
+    stages = {f"{prefix}_{name}" for prefix in ("skip", "override") for name in stage_names()}
     return (setting_names() | stages | miner_option_names() | (training_option_names() - RESERVED_TRAINING_FLAGS)
             | set(ACCEPTED_WITHOUT_EFFECT) | {"seeds"})
 
@@ -146,7 +153,7 @@ def run_specter_flag_info() -> list:
         {f.name for f in dataclasses.fields(RunSettings)} - settings), defaults=both)
     rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
-             for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES]
+             for prefix in ("skip", "override") for stage in stage_names()]
     rows += [r for r in miner_flags() if r.name not in settings]
     demo_training = DEMO_DEFAULTS["training"]
     for row in training_flags(exclude=reserved):
@@ -166,7 +173,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
     names = setting_names()
     named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
-    routed = route_flags({k: v for k, v in flags.items() if k not in names}, ALL_STAGE_NAMES,
+    routed = route_flags({k: v for k, v in flags.items() if k not in names}, stage_names(),
                          reserved=RESERVED_TRAINING_FLAGS)
     settings = RunSettings(output_dir=output_dir, **check_types(named), miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
@@ -189,6 +196,8 @@ def check_training_choices(settings):
 
 
 def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
+    from scincl.pipeline.scincl_plan import SciNCLPlan
+
     settings = check_input_paths(settings_from_flags(output_dir, flags))
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     arguments = {"output_dir": output_dir, **flags}
