@@ -34,7 +34,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 from scincl.errors import InputError, unknown_flag_error
 from scincl.pipeline.settings import (DEMO_DEFAULTS, PAPER_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
                                       check_ranges, check_types, parse_int_list, parse_seeds, resolve)
-from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND, miner_option_names
+from scincl.settings.schema import derive_bands
+from scincl.triples.config import miner_option_names
 
 logger = logging.getLogger(__name__)
 
@@ -335,15 +336,15 @@ def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettin
 
 
 def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: Sequence[int] = (),
-          positives_band: int = POSITIVES_BAND, hard_negatives_band: int = HARD_NEGATIVES_BAND,
           **flags: Any) -> Dict[str, Any]:
     """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
 
     Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
     Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
     OUTPUT_DIR/comparison/. Other flags as in run_specter. One model per k+ (positives
-    n_{k+-band+1} .. n_{k+}, --positives_band c+ = 5) and per k-hard (--hard_negatives_band c- = 2): paper
-    Figs. 2-3 vary k+ with k-hard fixed and vice versa. The command prints the plots' paths.
+    n_{k+-c+ +1} .. n_{k+}, c+ = --easy_positives_count) and per k-hard (hard negatives n_{k- -c- +1} .. n_{k-},
+    c- = --hard_negatives_count): paper Figs. 2-3 vary k+ with k-hard fixed and vice versa. The command prints
+    the plots' paths.
     """
     if not k_pos and not k_hard:
         raise InputError("give --k_pos and/or --k_hard values, e.g. --k_pos 10,25,100 --k_hard 500,1000,4000")
@@ -352,11 +353,10 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
     runs = []
     for family, values in (("k_pos", parse_int_list(k_pos, "k_pos")), ("k_hard", parse_int_list(k_hard, "k_hard"))):
         for k in values:
-            per_run = dict(flags, auto_output_dir=False)
-            if family == "k_pos":
-                per_run.update(easy_positives_k_min=k - positives_band, easy_positives_k_max=k)
-            else:
-                per_run.update(hard_negatives_k_min=k - hard_negatives_band, hard_negatives_k_max=k)
+            band = "easy_positives" if family == "k_pos" else "hard_negatives"
+            per_run = dict(flags, auto_output_dir=False, **{f"{band}_k_max": k})
+            # the band's start k - count (paper §3.2), whatever k_min the other runs take
+            per_run.update(derive_bands({f"{band}_k_max": k, f"{band}_count": flags.get(f"{band}_count")}))
             logger.info("=== sweep %s = %d ===", family, k)
             runs.append(_run_one(str(shared / "sweep" / family / str(k)), per_run, shared_dir=shared))
     from scincl.eval.compare import compare
