@@ -72,3 +72,11 @@ def test_a_flag_renamed_to_the_library_parameter_keeps_its_old_name_as_an_alias(
         rename_aliases(commands, ["evaluate", "--model_dir", "a", "--model_dirs", "b"])
     out = _help(monkeypatch, capsys, ["cli_pipeline.py", "evaluate", "--help"])
     assert "(also --model_dir, its old name)" in out and "(also --classifier, its old name)" in out
+
+
+def test_importing_a_front_end_loads_no_torch():
+    """The tables point at library functions; importing them must stay cheap (`--help`, flag errors: no torch)."""
+    probe = ("import sys, cli_pipeline, cli_triples, cli_graph, cli_s2orc; "
+             "print(sorted(m for m in ('torch', 'transformers', 'faiss') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
