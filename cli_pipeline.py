@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """`cli_pipeline.py`: training, embedding, evaluation, the whole pipeline and the experiments.
 
-A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-library function of the same name and flags listed in `scincl/commands/pipeline.py`; `--help` shows its docstring.
+A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the library
+function `scincl/commands/pipeline.py:COMMANDS` names for it, with its flags; `--help` shows its docstring.
 """
 from scincl.cli import commands_of, run_cli
 from scincl.commands import pipeline as library

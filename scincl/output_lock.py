@@ -3,7 +3,7 @@
 Two commands writing one output directory (two ``run_specter`` with other settings on one
 ``--output_dir``) overwrote each other's files and both exited 0. Every ``cli_*.py`` command now
 takes, before its first stage, an exclusive lock per output flag (``--output_dir``,
-``--output_path``, ...; the names :data:`scincl.flag_checks.OUTPUT_FLAG` recognises) with
+``--output_path``, ...; the names :data:`scincl.cli.flags.OUTPUT_FLAG` recognises) with
 `filelock <https://py-filelock.readthedocs.io>`_ (``fcntl``/``flock`` locks: the OS releases them
 when the process dies, even by SIGKILL, so a crash never leaves a stale lock). The lock file is
 ``.<name>.lock`` beside the output (not inside it: a refused command leaves no output behind), and

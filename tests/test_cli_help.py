@@ -1,4 +1,4 @@
-"""`--help` of every subcommand of the four cli_*.py (scincl/cli_help.py): exit 0, stdout, every flag
+"""`--help` of every subcommand of the four cli_*.py (scincl/cli/help.py): exit 0, stdout, every flag
 with type, default and source; no spurious commands; a stray positional argument is an error."""
 from __future__ import annotations
 
@@ -57,3 +57,26 @@ def test_run_specter_help_on_stdout_exit_0_and_stray_positional_is_an_error(tmp_
                            cwd=REPO, capture_output=True, text=True, timeout=120)
     assert stray.returncode == 2 and "unexpected argument 'extra_flags'" in stray.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_flag_renamed_to_the_library_parameter_keeps_its_old_name_as_an_alias(monkeypatch, capsys):
+    """`evaluate` is run_evaluation itself: --model_dirs / --classifier_backend, with the documented old names."""
+    from scincl.cli.flags import rename_aliases
+    from scincl.errors import InputError
+
+    commands = commands_of(vars(importlib.import_module("cli_pipeline")))
+    argv = ["evaluate", "sd", "out", "--model_dir", "m1,m2", "--classifier=sklearn", "--", "--model_dir"]
+    assert rename_aliases(commands, argv) == [
+        "evaluate", "sd", "out", "--model_dirs", "m1,m2", "--classifier_backend=sklearn", "--", "--model_dir"]
+    with pytest.raises(InputError, match="^--model_dir is the old name of --model_dirs: give one$"):
+        rename_aliases(commands, ["evaluate", "--model_dir", "a", "--model_dirs", "b"])
+    out = _help(monkeypatch, capsys, ["cli_pipeline.py", "evaluate", "--help"])
+    assert "(also --model_dir, its old name)" in out and "(also --classifier, its old name)" in out
+
+
+def test_importing_a_front_end_loads_no_torch():
+    """The tables point at library functions; importing them must stay cheap (`--help`, flag errors: no torch)."""
+    probe = ("import sys, cli_pipeline, cli_triples, cli_graph, cli_s2orc; "
+             "print(sorted(m for m in ('torch', 'transformers', 'faiss') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr

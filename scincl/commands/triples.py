@@ -10,7 +10,7 @@ import functools
 from typing import Optional
 
 from scincl.cli import accepts_flags, command_flags
-from scincl.cli_help import command_flags_info, miner_flags
+from scincl.cli.help import command_flags_info, miner_flags
 from scincl.errors import InputError
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Set
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Union
 
 import numpy as np
 
@@ -30,8 +30,6 @@ from scincl.provenance import (check_reuse, local_path, made_by, outputs_record,
                                write_record)
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_MAX_SEQUENCE_LENGTH = SCINCL.max_sequence_length  # SPECTER / SciNCL input length (scincl/settings/schema.py)
 
 
 def as_list(value: Any) -> List[str]:
@@ -53,7 +51,7 @@ def run_names(paths: Sequence[str]) -> List[str]:
 
 def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Path, batch_size: int,
                            device: Optional[str], override: bool,
-                           max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH,
+                           max_sequence_length: int = SCINCL.max_sequence_length,
                            pooling_strategy: Optional[str] = None,
                            fit_corpus: Optional[str] = None) -> EmbeddingFiles:
     """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each).
@@ -86,6 +84,42 @@ def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Pa
         raise InputError("no paper_metadata_*.json to embed in SciDocs dir", path=paths.root)
     main = made.get("view_cite_read") or made.get("mag_mesh") or made["recomm"]
     return EmbeddingFiles(main=main, classification=made.get("mag_mesh"), recomm=made.get("recomm"))
+
+
+def embed_papers(model_dir_or_name: str, metadata_path: str, output_path: str, fit_corpus: Optional[str] = None,
+                 override: bool = False, **encoder_options: Any) -> Path:
+    """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
+
+    Batched longest-first under torch.inference_mode; fp32 unless --bf16 auto|true (auto: bf16 autocast
+    only where the device has native bf16). MODEL_DIR_OR_NAME tfidf or bm25: the lexical baselines
+    (scincl/eval/lexical.py: scikit-learn TF-IDF with sublinear tf / BM25 k1 1.2 b 0.75, English stop
+    words, l2-normalised), fitted on the papers being embedded or on --fit_corpus; their embeddings are
+    sparse records {"paper_id", "embedding": {"dim", "indices", "values"}}, which `evaluate` reads.
+
+    A neural encoder embeds with :func:`scincl.model.embed.embed`, which takes ``encoder_options`` (its
+    flags and defaults: batch_size, max_sequence_length, pooling_strategy, device, bf16); a lexical one with
+    :func:`scincl.eval.lexical.embed_lexical`. Returns OUTPUT_PATH.
+
+    Args:
+        model_dir_or_name: a `train` output dir, an HF checkpoint (e.g. malteos/scincl when cached), tfidf or bm25.
+        metadata_path: metadata jsonl(.gz) {"paper_id","title","abstract"} or a SciDocs paper_metadata_*.json.
+        output_path: embeddings jsonl(.gz), one line per paper in input order.
+        batch_size: papers per forward pass.
+        max_sequence_length: tokens per paper (title [SEP] abstract).
+        pooling_strategy: cls | mean (default: read from the model dir's 1_Pooling/config.json, else cls).
+        device: cuda | cpu (default: cuda when available).
+        override: recompute an existing OUTPUT_PATH.
+        bf16: false (fp32, default: scincl.model.embed.EMBED_BF16) | auto | true.
+        fit_corpus: tfidf/bm25 only: metadata jsonl(.gz) or SciDocs json whose papers the vocabulary and
+            idf are learned from (default: the papers being embedded).
+    """
+    if is_lexical(model_dir_or_name):
+        return embed_lexical(model_dir_or_name, metadata_path, output_path, fit_corpus=fit_corpus, override=override)
+    if fit_corpus:
+        raise InputError("--fit_corpus goes with the lexical encoders (tfidf, bm25) only")
+    from scincl.model.embed import embed
+
+    return embed(model_dir_or_name, metadata_path, output_path, override=override, **encoder_options)
 
 
 def read_link_prediction_metrics(path: PathLike) -> Dict[str, Any]:
@@ -166,12 +200,12 @@ def run_evaluation(
     scidocs_dir: PathLike,
     output_dir: PathLike,
     val_or_test: str = "test",
-    model_dirs: Sequence[str] = (),
-    embeddings: Sequence[str] = (),
+    model_dirs: Union[str, Sequence[str]] = (),
+    embeddings: Union[str, Sequence[str]] = (),
     cls_embeddings: Optional[str] = None,
     recomm_embeddings: Optional[str] = None,
     batch_size: int = 32,
-    max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH,
+    max_sequence_length: int = SCINCL.max_sequence_length,
     link_prediction_metrics: Optional[str] = None,
     retrieval_pairs: Optional[str] = None,
     retrieval_embeddings: Optional[str] = None,
@@ -182,16 +216,46 @@ def run_evaluation(
     pooling_strategy: Optional[str] = None,
     fit_corpus: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Evaluate one or several runs (models or embedding files) and write ``results.json`` + ``results.md``.
+    """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
 
-    ``pooling_strategy`` applies to ``model_dirs`` (default: each model dir's saved pooling);
-    ``fit_corpus`` to the lexical ones (``tfidf``, ``bm25``: fitted on it instead of the SciDocs papers).
+    Give either --model_dirs M (the SciDocs paper_metadata_*.json files are embedded with the embed
+    stage) or --embeddings E.jsonl ({"paper_id", "embedding"} per line; used for all tasks, unless
+    --cls_embeddings / --recomm_embeddings give separate files for MAG/MeSH and recomm as in the
+    official suite). Several models/embedding files (comma-separated, e.g. one per seed) are
+    reported as mean ± std. Tasks without data in SCIDOCS_DIR are reported absent, never as 0.
+
+    Args:
+        scidocs_dir: official SciDocs layout (mag/, mesh/, coview/, coread/, cite/, cocite/, recomm/).
+        output_dir: where results.json, results.md (paper Table 1 layout) and embeddings go.
+        val_or_test: val | test | both.
+        model_dirs: trained model folder(s) or HF name(s), comma-separated; tfidf / bm25: the lexical
+            baselines (see `embed --help`), fitted on the SciDocs papers embedded or on --fit_corpus.
+        embeddings: SciDocs embeddings jsonl file(s), comma-separated.
+        cls_embeddings: separate embeddings for MAG/MeSH (paper_metadata_mag_mesh papers).
+        recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
+        batch_size: embedding batch size with --model_dirs.
+        max_sequence_length: tokens per paper with --model_dirs (512 as SPECTER/SciNCL).
+        link_prediction_metrics: the graph stage's link-prediction metrics JSON, reported as is.
+        retrieval_pairs: held-out pairs TSV (query<TAB>relevant) for full-pool retrieval (OpenMSD) and
+            citation recommendation buckets; the pool is every paper of --retrieval_embeddings.
+        retrieval_embeddings: embeddings jsonl of the retrieval pool (default: the main embeddings).
+        classifier_backend: auto | lightning | sklearn (LinearSVC backend for MAG/MeSH; auto = lightning if installed).
+        n_jobs: threads for the classification grid search (-1: all cores; results do not depend on it).
+        device: cuda | cpu for embedding and the recomm ranker (default: cuda when available); full-pool
+            retrieval scores on the GPU only with --device cuda.
+        override: recompute an existing results.json / embeddings.
+        pooling_strategy: cls | mean for --model_dirs (default: the pooling saved in each model dir, cls
+            without one; give the training's pooling to score a base checkpoint as it will be trained).
+        fit_corpus: the corpus a tfidf / bm25 --model_dirs is fitted on (metadata jsonl(.gz) or SciDocs json).
+
+    Returns the results written to results.json (the command prints nothing).
     """
+    model_dirs, embeddings = as_list(model_dirs), as_list(embeddings)  # a command line's "a,b" or a list
     out = Path(output_dir)
     parse_splits(val_or_test)
     scidocs_paths(scidocs_dir)
     if bool(model_dirs) == bool(embeddings):
-        raise InputError("give either --model_dir or --embeddings (one or several, comma-separated)")
+        raise InputError("give either --model_dirs or --embeddings (one or several, comma-separated)")
     if (cls_embeddings or recomm_embeddings) and len(embeddings) != 1:
         raise InputError("--cls_embeddings/--recomm_embeddings go with exactly one --embeddings file")
     for given in (retrieval_pairs, retrieval_embeddings, cls_embeddings, recomm_embeddings, link_prediction_metrics,

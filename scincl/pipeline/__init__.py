@@ -7,12 +7,12 @@ Read in this order:
 - :mod:`scincl.pipeline.manifest`: ``manifest.json`` (arguments, input hashes, versions, git commit);
 - :mod:`scincl.pipeline.settings`: the settings of one ``run_specter`` run (:class:`RunSettings`, paper
   and demo presets, checks; each SciNCL setting's default, source and range come from
-  :mod:`scincl.settings.schema`); :mod:`scincl.pipeline.flags`: command-line flags ->
-  settings (unknown flags name the closest valid one);
+  :mod:`scincl.settings.schema`);
 - :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan (``run_specter``): every stage wired to its API;
   :mod:`scincl.pipeline.layout`: where each of its files goes;
 - :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once (so far: training);
-- :mod:`scincl.pipeline.seeds_and_sweeps`: one plan, one per seed, or one per k+/k-hard value;
+- :mod:`scincl.pipeline.seeds_and_sweeps`: ``run_specter``'s flags -> settings (unknown flags name the
+  closest valid one) -> one plan, one per seed, or one per k+/k-hard value;
 - :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
   stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md`` and
   their tables; the experiments themselves are data (``experiments/*.py``);

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
-from scincl.pipeline.flags import parse_int_list, parse_seeds
+from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
                                          recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT
@@ -424,7 +424,7 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
             raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
     if exp.split is not None and exp.split not in ("val", "test"):
         raise InputError(f"--split {exp.split!r}: choose val or test")
-    from scincl.flag_checks import check_value
+    from scincl.cli.flags import check_value
     from scincl.model.losses import LOSS_NAMES
 
     for loss in changes["losses"] + ((str(exp.recipe["loss"]),) if "loss" in exp.recipe else ()):
@@ -542,7 +542,7 @@ def reproduce_flag_names() -> Set[str]:
 
 def reproduce_flag_info() -> list:
     """``reproduce`` / ``run_experiment --help``: the experiment's and the recipe's fields, defaults defined there."""
-    from scincl.cli_help import FlagInfo, dataclass_flags
+    from scincl.cli.help import FlagInfo, dataclass_flags
 
     recipe = dataclass_flags(Recipe)
     rows = {row.name: row for row in recipe}

@@ -1,4 +1,18 @@
-"""One SciNCL plan, one per seed, or one per k+ / k-hard value (``run_specter``, ``--seeds``, ``sweep``).
+"""``run_specter``: its flags -> checked :class:`~scincl.pipeline.settings.RunSettings` -> one SciNCL plan, one
+per seed (``--seeds``), or one per k+ / k-hard value (``sweep``).
+
+``run_specter`` accepts the original SciNCL command verbatim. Each flag is one of:
+
+- a :class:`RunSettings` field (``--graph_limit``, ``--hard_negatives_k_max``, ...): type-checked
+  against the field's annotation, then range-checked by :func:`~scincl.pipeline.settings.check_ranges`;
+- ``skip_<stage>`` / ``override_<stage>``: stage control (validated against the stage names);
+- another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the triplet miner;
+- a ``TrainingArguments`` field or a ``train`` option (``learning_rate``, ``fp16``, ``save_steps``):
+  the training stage;
+- a flag of the original code that has no effect here (``ann_trees``: Annoy only; ``ann_workers``:
+  FAISS uses ``--workers`` threads): accepted and logged, so the README command runs as written.
+
+Anything else is an :class:`InputError` naming the closest valid flag, never silently ignored.
 
 - :func:`run_specter`: one experiment (all stages), or ``seeds=...`` -> one experiment per seed
   on the same corpus (``OUTPUT_DIR/seeds/seed_N``) and a mean ± std table (paper Table 1 reports
@@ -11,19 +25,180 @@ evaluation (``OUTPUT_DIR``); everything that depends on the seed or the sampling
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
-from scincl.errors import InputError
-from scincl.pipeline.flags import SeedsArg, parse_int_list, parse_seeds, settings_from_flags
-from scincl.pipeline.settings import RunSettings, check_input_paths
-from scincl.pipeline.scincl_plan import SciNCLPlan
-from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
+from scincl.errors import InputError, unknown_flag_error
+from scincl.pipeline.settings import (DEMO_DEFAULTS, PAPER_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
+                                      check_ranges, check_types, parse_int_list, parse_seeds, resolve)
+from scincl.settings.schema import derive_bands
+from scincl.triples.config import miner_option_names
 
 logger = logging.getLogger(__name__)
 
+def stage_names():
+    """The SciNCL plan's stages (``--skip_<stage>`` / ``--override_<stage>``), imported when a run or a flag check
+    needs them: the plan loads every stage's module, which ``import cli_pipeline`` does not need."""
+    from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES
+
+    return ALL_STAGE_NAMES
+
+
+# Flags of the original run_specter that select nothing in this implementation (see module doc).
+ACCEPTED_WITHOUT_EFFECT = {
+    "ann_trees": "Annoy index setting; the FAISS backend has no trees",
+    "ann_workers": "FAISS search threads follow --workers",
+    "disable_specter_to_s2orc_mapping": "pass no --s2id_to_s2orc_input_path to use ids as they are",
+    "cache_metadata": "metadata is streamed from the shards for the ids of the triples",
+    "scidocs_cuda_device": "evaluation uses CUDA when available",
+}
+
+
+@dataclass
+class RoutedFlags:
+    """``run_specter``'s extra keyword arguments, sorted by the stage that takes them."""
+
+    skip: Set[str] = field(default_factory=set)
+    override: Set[str] = field(default_factory=set)
+    miner: Dict[str, Any] = field(default_factory=dict)
+    training: Dict[str, Any] = field(default_factory=dict)
+    ignored: Dict[str, Any] = field(default_factory=dict)
+
+
+def training_option_names() -> Set[str]:
+    """``TrainingArguments`` fields plus the options of the training stage's ``train`` function."""
+    import inspect
+
+    from transformers import TrainingArguments
+
+    from scincl.model.train import train
+
+    names = {f.name for f in dataclasses.fields(TrainingArguments) if f.init}
+    return names | {n for n, p in inspect.signature(train).parameters.items()
+                    if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+
+
+def route_flags(kwargs: Mapping[str, Any], stage_names: Iterable[str],
+                reserved: Iterable[str] = ()) -> RoutedFlags:
+    """Sort ``kwargs`` (see module docstring); unknown flags raise :class:`InputError`.
+
+    ``reserved``: flags run_specter sets itself for training (e.g. ``output_dir``); passing them
+    here would be ambiguous, so they are rejected with a hint.
+    """
+    stages = list(stage_names)
+    routed = RoutedFlags()
+    miner, training, reserved = miner_option_names(), training_option_names(), set(reserved)
+    for name, value in kwargs.items():
+        for prefix, target in (("skip_", routed.skip), ("override_", routed.override)):
+            if name.startswith(prefix):
+                stage = name[len(prefix):]
+                if stage not in stages:
+                    raise InputError(f"--{name}: unknown stage {stage!r} (stages: {', '.join(stages)})")
+                if value:
+                    target.add(stage)
+                break
+        else:
+            if name in ACCEPTED_WITHOUT_EFFECT:
+                logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value,
+                            ACCEPTED_WITHOUT_EFFECT[name])
+                routed.ignored[name] = value
+            elif name in miner:
+                routed.miner[name] = value
+            elif name in reserved:
+                raise InputError(f"--{name} is set by run_specter itself (its value follows OUTPUT_DIR and "
+                                 f"the stage layout); run `cli_pipeline.py train` directly to choose it")
+            elif name in training:
+                routed.training[name] = value
+            else:
+                raise unknown_flag_error(name, "run_specter", run_specter_flag_names())
+    return routed
+
+
+def check_extra_flags(kwargs: Mapping[str, Any]) -> RoutedFlags:
+    """Validate extra flags against the full stage list (used by tests rendering sbin/ scripts)."""
+    return route_flags({k: v for k, v in kwargs.items() if k not in setting_names()}, stage_names())
+
+
+# run_specter decides these training paths itself (they follow OUTPUT_DIR)
+RESERVED_TRAINING_FLAGS = {"output_dir", "train_triples_path", "train_metadata_path", "logging_dir", "run_name"}
+
+
+def setting_names() -> Set[str]:
+    """The :class:`RunSettings` fields a user sets by flag (the routed ones are filled here)."""
+    return {f.name for f in dataclasses.fields(RunSettings)} - {"miner_options", "training_options", "skip",
+                                                                 "override", "demo"}
+
+
+def run_specter_flag_names() -> Set[str]:
+    """Every flag ``run_specter`` takes (for the front end's check before anything runs)."""
+    stages = {f"{prefix}_{name}" for prefix in ("skip", "override") for name in stage_names()}
+    return (setting_names() | stages | miner_option_names() | (training_option_names() - RESERVED_TRAINING_FLAGS)
+            | set(ACCEPTED_WITHOUT_EFFECT) | {"seeds"})
+
+
+def run_specter_flag_info() -> list:
+    """``run_specter --help``: the flags beyond its signature (:func:`run_specter_flag_names`):
+    the :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
+    control, the miner's and the trainer's flags and those accepted without effect."""
+    from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
+    from scincl.model.train import train
+
+    both = {name: f"paper {PAPER_DEFAULTS.get(name)!r} / demo {DEMO_DEFAULTS.get(name)!r} "
+                  "(scincl/pipeline/settings.py:PAPER_DEFAULTS, DEMO_DEFAULTS)"
+            for name in set(PAPER_DEFAULTS) | set(DEMO_DEFAULTS) if name != "training"}
+    settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
+    rows = dataclass_flags(RunSettings, exclude={"output_dir"} | (
+        {f.name for f in dataclasses.fields(RunSettings)} - settings), defaults=both)
+    rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
+                      f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
+             for prefix in ("skip", "override") for stage in stage_names()]
+    rows += [r for r in miner_flags() if r.name not in settings]
+    demo_training = DEMO_DEFAULTS["training"]
+    for row in training_flags(exclude=reserved):
+        if row.name in demo_training:
+            row.default += f" (demo {demo_training[row.name]!r}: scincl/pipeline/settings.py:DEMO_DEFAULTS)"
+        rows.append(row)
+    rows += [r for r in signature_flags(train) if r.name in training_option_names() - reserved
+             and r.name not in settings]
+    rows += [FlagInfo(name, "any", "None", "scincl/pipeline/seeds_and_sweeps.py:ACCEPTED_WITHOUT_EFFECT",
+                      f"accepted for the original command, no effect: {why}")
+             for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
+    return rows + [FlagInfo("seeds", "str", "None", "scincl/pipeline/settings.py:parse_seeds",
+                            "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")]
+
+
+def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
+    """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
+    names = setting_names()
+    named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
+    routed = route_flags({k: v for k, v in flags.items() if k not in names}, stage_names(),
+                         reserved=RESERVED_TRAINING_FLAGS)
+    settings = RunSettings(output_dir=output_dir, **check_types(named), miner_options=routed.miner,
+                           training_options=routed.training, skip=sorted(routed.skip),
+                           override=sorted(routed.override))
+    return check_training_choices(check_ranges(resolve(settings)))
+
+
+def check_training_choices(settings):
+    """The loss and its flags build (``--loss hinge`` was refused only after the citation and graph
+    stages ran, issue 29): one :class:`InputError` line before any stage."""
+    from scincl.model.losses import LOSS_NAMES, build_loss
+
+    if settings.loss not in LOSS_NAMES:
+        raise InputError(f"unknown --loss {settings.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    try:
+        build_loss(settings.loss, **dict(settings.training_options))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--loss {settings.loss}: {exc}") from None
+    return settings
+
+
 def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
+    from scincl.pipeline.scincl_plan import SciNCLPlan
+
     settings = check_input_paths(settings_from_flags(output_dir, flags))
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     arguments = {"output_dir": output_dir, **flags}
@@ -31,9 +206,85 @@ def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Op
 
 
 def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flags: Any) -> Dict[str, Any]:
-    """One experiment, or one per seed (``seeds``) plus a mean ± std comparison.
+    """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
 
-    Returns ``{"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}``.
+    Stages, in order (each reuses its output when it exists, logged; --override_<stage> rebuilds,
+    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> BigGraph, only when
+    --graph_embeddings_path is not given), queries, ann, triples, metadata, train, eval_base, eval,
+    compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
+    seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
+
+    Demo (make demo):  python cli_pipeline.py run_specter
+    Paper (original README command, runs as written):
+        python cli_pipeline.py run_specter ${OUTPUT_DIR} --auto_output_dir --scidocs_dir ${SCIDOCS_DIR} \\
+            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
+            --graph_paper_ids_path ${S2ORC_PAPER_IDS} --graph_embeddings_path ${S2ORC_EMBEDDINGS} \\
+            --s2id_to_s2orc_input_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json --graph_limit specter \\
+            --ann_metric inner_product --ann_workers 1 --ann_backend faiss --ann_index_path ${ANN_INDEX_PATH} \\
+            --val_or_test_or_both both --eval_steps 1 --save_steps 2 --triples_per_query 5 \\
+            --workers ${WORKERS} --gzip --base_model_name_or_path ${BASE_MODEL} \\
+            --easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 --easy_positives_k_max 25 \\
+            --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \\
+            --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
+
+    Args:
+        output_dir: where everything goes (default for the demo: ./demo_output).
+        base_model_name_or_path: encoder to fine-tune (default: SciBERT when cached, else the packaged
+            all-MiniLM-L6-v2; the demo always uses MiniLM).
+        scidocs_dir: SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus.
+        s2orc_metadata_dir: S2ORC metadata shards (citations and titles/abstracts); the old name of
+            --corpus_dir, kept as an alias.
+        corpus_dir / corpus_format: the corpus folder and its format, s2orc | s2ag | openalex | plain
+            (default: detected; see README "Your own corpus"). Ids are the format's own, so give
+            --s2id_to_s2orc_input_path as {SciDocs id: corpus id} (cli_s2orc.py get_scidocs_id_mapping).
+        specter_triples_path: SPECTER training triples (CSV): their papers/queries define the corpus
+            for --graph_limit specter|s2orc|none.
+        graph_paper_ids_path / graph_embeddings_path: BigGraph export (entity_names_paper_id_0.json,
+            embeddings h5/npy); when not given, the graph is built from the citations.
+        s2id_to_s2orc_input_path: JSON {S2 id: S2ORC id} (comma-separated files are merged) for the
+            SPECTER and SciDocs ids.
+        train_s2orc_paper_ids / train_query_s2orc_paper_ids: corpus / query id lists. An existing file
+            is read, never rewritten (only the corpus given: queries sampled from it); a path that
+            does not exist yet is where the selection is written.
+        citations_path: an existing citations TSV for --triples_source specter_like.
+        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus, with or without
+            --scidocs_dir (default: every paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its
+            held-out papers); --excluded_paper_ids is the same flag (get_citations' name). The train stage's
+            leakage guard reports them (MODEL_DIR/leakage_report.json, manifest "leakage") and refuses to
+            train when one is in the graph or the triplets.
+        graph_limit: specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample),
+            graph (every graph paper), none (SPECTER's papers only). Default: specter with
+            --specter_triples_path, else graph.
+        graph_leakage: keep SciDocs papers in the graph and corpus (the paper's "w/ leakage" setting; the
+            guard then reports them without refusing).
+        biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
+        biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
+        graph_method: pbg (PyTorch-BigGraph, the paper's; default), prone or fastrp (cli_graph.py
+            embed_graph: same files, minutes instead of epochs; dimension = the config's unless
+            --biggraph_overrides "dimension=N"); graph_method_settings: their "key=value ..." settings.
+        ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index (an existing
+            --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
+        triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
+        triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
+            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200; a band's *_k_min not given
+            is its *_k_max minus its count: --hard_negatives_k_max 500 samples 498-500); --k_scale corpus sizes
+            k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
+            (medium_*, *_range, k_means_clusters ...) pass through.
+        seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
+        sample_queries_ratio: keep this share of the query papers (1% / 10% ablations).
+        workers: processes/threads (default: all CPUs). gzip: triples and metadata as .gz.
+        device: cuda | cpu: where training, the faiss index and embedding run (default: CUDA when
+            available); cuda stops at once when CUDA is unusable, cpu also sets --use_cpu and --ann_device -1.
+        auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/ as in the original.
+        bitfit / pooling_strategy (cls|mean) / loss / max_sequence_length: training (see `train --help`).
+            Any TrainingArguments flag passes through (--learning_rate, --num_train_epochs, --fp16, ...).
+        val_or_test_or_both: SciDocs splits to evaluate. --eval_max_sequence_length N embeds the SciDocs
+            papers with N tokens (default: the evaluator's 512; demo: 128). --demo_papers N: demo corpus size.
+            --evaluate_base_model false: no base-encoder row.
+        seeds: e.g. 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
+
+    Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
+    prints :func:`run_summary` of it.
     """
     seed_list = parse_seeds(seeds)
     if not seed_list:
@@ -55,6 +306,18 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     return {"table": table, "runs": runs, "output_dir": shared}
 
 
+def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str, Any]:
+    """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
+
+    Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
+    hard negatives citations of citations, easy negatives random (SPECTER's sampling).
+    """
+    if flags.get("triples_source", "specter_like") != "specter_like":
+        raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
+                         "(run_specter takes --triples_source)")
+    return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
+
+
 def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettings) -> Optional[str]:
     """Base encoder vs mean ± std over the seeds (when evaluated)."""
     from scincl.eval.compare import compare
@@ -73,11 +336,15 @@ def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettin
 
 
 def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: Sequence[int] = (),
-          positives_band: int = POSITIVES_BAND, hard_negatives_band: int = HARD_NEGATIVES_BAND,
           **flags: Any) -> Dict[str, Any]:
-    """Train one model per k+ (positives ``n_{k+-band+1} .. n_{k+}``) and per k-hard; plot both.
+    """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
 
-    Paper Figs. 2-3 vary k+ with k-hard fixed and vice versa (c+ = 5, c- = 2 as bands).
+    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
+    Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
+    OUTPUT_DIR/comparison/. Other flags as in run_specter. One model per k+ (positives
+    n_{k+-c+ +1} .. n_{k+}, c+ = --easy_positives_count) and per k-hard (hard negatives n_{k- -c- +1} .. n_{k-},
+    c- = --hard_negatives_count): paper Figs. 2-3 vary k+ with k-hard fixed and vice versa. The command prints
+    the plots' paths.
     """
     if not k_pos and not k_hard:
         raise InputError("give --k_pos and/or --k_hard values, e.g. --k_pos 10,25,100 --k_hard 500,1000,4000")
@@ -86,11 +353,10 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
     runs = []
     for family, values in (("k_pos", parse_int_list(k_pos, "k_pos")), ("k_hard", parse_int_list(k_hard, "k_hard"))):
         for k in values:
-            per_run = dict(flags, auto_output_dir=False)
-            if family == "k_pos":
-                per_run.update(easy_positives_k_min=k - positives_band, easy_positives_k_max=k)
-            else:
-                per_run.update(hard_negatives_k_min=k - hard_negatives_band, hard_negatives_k_max=k)
+            band = "easy_positives" if family == "k_pos" else "hard_negatives"
+            per_run = dict(flags, auto_output_dir=False, **{f"{band}_k_max": k})
+            # the band's start k - count (paper §3.2), whatever k_min the other runs take
+            per_run.update(derive_bands({f"{band}_k_max": k, f"{band}_count": flags.get(f"{band}_count")}))
             logger.info("=== sweep %s = %d ===", family, k)
             runs.append(_run_one(str(shared / "sweep" / family / str(k)), per_run, shared_dir=shared))
     from scincl.eval.compare import compare
@@ -107,3 +373,16 @@ def format_stage_times(result: Dict[str, Any]) -> str:
         entry = stages[name]
         lines.append(f"  {name:<12} {entry['status']:<8} {entry.get('seconds', 0.0):8.1f} s")
     return "\n".join(lines)
+
+
+def run_summary(result: Dict[str, Any]) -> str:
+    """What ``run_specter`` prints at the end: the output dir, the first run's stage times, the table."""
+    text = f"\nOutputs: {result['output_dir']}"
+    for one in result["runs"][:1]:
+        text += "\nStage times (first run):\n" + format_stage_times(one)
+    return text + (f"\n\n{result['table']}" if result["table"] else "")
+
+
+def sweep_summary(result: Dict[str, Any]) -> str:
+    """What ``sweep`` prints at the end: the plots' paths, one a line."""
+    return "\n".join(str(p) for p in result["plots"])

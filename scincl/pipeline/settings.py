@@ -1,7 +1,8 @@
 """Settings of one ``run_specter`` experiment, with the paper's defaults and the demo's budgets.
 
 Fields default to ``None`` where the full-scale run and the embedded demo differ; :func:`resolve`
-fills them from :data:`PAPER_DEFAULTS` or :data:`DEMO_DEFAULTS`. A user's explicit value always
+fills them from :data:`PAPER_DEFAULTS` or :data:`DEMO_DEFAULTS`, :func:`check_types` and :func:`check_ranges`
+check them (the flags are routed to these fields by :mod:`scincl.pipeline.seeds_and_sweeps`). A user's explicit value always
 wins. Run directories follow the original code's layout (``--auto_output_dir``:
 ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``).
 """
@@ -12,7 +13,7 @@ import os
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from scincl.errors import InputError
 from scincl.graph.embed import GRAPH_METHODS
@@ -256,11 +257,53 @@ def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
     return name
 
 
+SeedsArg = Union[None, int, str, Sequence[int]]
+
+
+def parse_seeds(seeds: SeedsArg) -> List[int]:
+    """``3`` -> [3]; ``"0..9"`` -> 0..9 inclusive; ``"0,2,4"`` or ``(0, 2, 4)`` -> that list."""
+    if seeds is None:
+        return []
+    if isinstance(seeds, bool):
+        raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}")
+    if isinstance(seeds, int):
+        values = [seeds]
+    elif isinstance(seeds, str):
+        text = seeds.strip()
+        try:
+            if ".." in text:
+                low, high = (int(x) for x in text.split(".."))
+                values = list(range(low, high + 1))
+            else:
+                values = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}") from None
+    else:
+        values = [int(x) for x in seeds]
+    if not values or len(set(values)) != len(values):
+        raise InputError(f"--seeds: expected distinct seeds, got {seeds!r}")
+    if any(not 0 <= v < 2 ** 32 for v in values):  # numpy's and torch's seed range (issue 29: -1 crashed in training)
+        raise InputError(f"--seeds {seeds!r}: seeds must be >= 0 and < 2**32")
+    return values
+
+
+def parse_int_list(values: Any, name: str) -> List[int]:
+    """``"10,25,100"`` / ``(10, 25)`` / ``25`` -> list of ints (an :class:`InputError` otherwise)."""
+    if isinstance(values, str):
+        values = [v for v in values.split(",") if v.strip()]
+    elif isinstance(values, int):
+        values = [values]
+    try:
+        return [int(v) for v in values]
+    except (TypeError, ValueError):
+        raise InputError(f"--{name}: expected integers like 10,25,100, got {values!r}") from None
+
+
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
     """Flags named like :class:`RunSettings` fields converted to the field types by the CLI's converter
-    (:func:`scincl.flag_checks.check_value`: ``--output_dir 2024`` a string, ``true``/``false`` booleans,
+    (:func:`scincl.cli.flags.check_value`: ``--output_dir 2024`` a string, ``true``/``false`` booleans,
     a wrong type one line); ranges are :func:`check_ranges`'. ``None`` keeps a field's default."""
-    from scincl.flag_checks import _simple_type, check_value
+    from scincl.cli.flags import _simple_type, check_value
 
     hints = typing.get_type_hints(RunSettings)
     return {name: check_value(name, value, _simple_type(hints[name]) or object, check_range=False)

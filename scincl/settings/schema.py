@@ -6,8 +6,8 @@ SciNCL default reads it here, under the flag's own name:
 
 - :func:`check_settings` is the one range check of every flag (these fields' rules and
   :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
-  (:mod:`scincl.flag_checks`), by ``run_specter``'s settings for its resolved values
-  (:mod:`scincl.pipeline.settings`); ``--help`` rows (:mod:`scincl.cli_help`) take the range and help text
+  (:mod:`scincl.cli.flags`), by ``run_specter``'s settings for its resolved values
+  (:mod:`scincl.pipeline.settings`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text
   of these fields from :func:`rule_of` / :func:`help_of`;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
   it is not given: here, in ``RunSettings`` and in the miner's config;
@@ -106,9 +106,6 @@ class SciNCLSchema:
 
 FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(SciNCLSchema)}
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the schema
-# every slot of the miner (scincl/triples/config.py): a (k_min, k_max] band needs k_min < k_max in each
-SLOTS: Tuple[str, ...] = tuple(f"{difficulty}_{role}" for difficulty in ("easy", "medium", "hard")
-                               for role in ("positives", "negatives"))
 
 
 def derive_bands(values: Mapping[str, Any]) -> Dict[str, int]:
@@ -149,8 +146,8 @@ def ranges() -> Dict[str, Rule]:
 
 def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]] = None) -> None:
     """The one range check of settings and flags, before any work: each value by its rule (a schema field's,
-    else :data:`scincl.settings.rules.FLAG_RULES`), a schema field's choices, and every slot's band
-    ``k_min < k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``).
+    else :data:`scincl.settings.rules.FLAG_RULES`), a schema field's choices, and every band
+    ``<band>_k_min < <band>_k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``).
     One :class:`InputError` line naming the flag; unknown names and ``None`` values are left alone."""
     # a band's start after everything else: it may be derived from its end (derive_bands), whose error comes first
     for name, value in sorted(values.items(), key=lambda item: item[0].endswith("_k_min")):
@@ -161,8 +158,10 @@ def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]]
         if choices and value not in choices:
             raise InputError(f"--{name} {value!r}: choose one of {', '.join(choices)}")
     bands = values if bands is None else bands
-    for slot in SLOTS:
-        check_band(slot, bands.get(f"{slot}_k_min"), bands.get(f"{slot}_k_max"))
+    # every (k_min, k_max] band, found by its flags' names: the miner's slots are named once, in triples/config.py
+    for end in sorted(name for name in bands if name.endswith("_k_max")):
+        band = end[:-len("_k_max")]
+        check_band(band, bands.get(f"{band}_k_min"), bands[end])
 
 
 SCINCL = SciNCLSchema()  # the paper's settings

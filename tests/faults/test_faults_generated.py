@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from scincl.corpus.plain import read_texts
 from scincl.corpus.records import iter_tsv_lines
 from scincl.errors import InputError
-from scincl.flag_checks import RANGES, check_value
-from scincl.pipeline.flags import parse_seeds
+from scincl.cli.flags import RANGES, check_value
+from scincl.pipeline.settings import parse_seeds
 from scincl.s2orc import ReadStats
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None,  # deterministic, nothing written

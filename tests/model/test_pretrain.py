@@ -149,7 +149,7 @@ def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys
     from scincl.cli import gather_repeated_flags
     from scincl.commands import pipeline as commands
 
-    from scincl.cli_help import format_command_help
+    from scincl.cli.help import format_command_help
 
     shown = format_command_help("cli_pipeline.py", "pretrain", commands.pretrain)  # what `pretrain --help` prints
     assert "--vocab_size" in shown and "--corpus_dir" in shown

@@ -11,7 +11,8 @@ from scincl.errors import InputError
 from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.pipeline.corpus import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
-from scincl.pipeline.flags import parse_seeds, settings_from_flags
+from scincl.pipeline.seeds_and_sweeps import settings_from_flags
+from scincl.pipeline.settings import parse_seeds
 from scincl.pipeline.settings import experiment_dir, model_dir_name
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from tests.conftest import REPO_ROOT as REPO
@@ -162,7 +163,7 @@ def test_cli_reports_a_bad_flag_in_one_line():
 
 def test_help_lists_the_flags():
     import cli_pipeline
-    from scincl.cli_help import format_command_help
+    from scincl.cli.help import format_command_help
 
     shown = format_command_help("cli_pipeline.py", "run_specter", cli_pipeline.run_specter)  # what --help prints
     assert "--graph_limit" in shown and "--skip_train bool" in shown and "--hard_negatives_k_min int" in shown

@@ -10,7 +10,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.pipeline import experiment_kinds as studies, experiment_tables
-from scincl.pipeline.flags import parse_int_list, parse_seeds
+from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
 from tests.conftest import REPO_ROOT
 

@@ -30,8 +30,8 @@ def test_the_paper_values_and_bands_that_follow_from_them():
 
 
 def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
-    from scincl.eval.evaluate import DEFAULT_MAX_SEQUENCE_LENGTH
-    from scincl.flag_checks import RANGES
+    from scincl.eval.evaluate import run_evaluation
+    from scincl.cli.flags import RANGES
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
     from scincl.pipeline.settings import PAPER_DEFAULTS, RunSettings
@@ -43,7 +43,8 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert config.hard_negatives_k_max == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
     assert [(s.name, s.k_min, s.k_max) for s in config.active() if s.strategy == "knn"] == [
         ("easy_positives", 20, 25), ("hard_negatives", 3998, 4000)]
-    lengths = {DEFAULT_MAX_SEQUENCE_LENGTH, PAPER_DEFAULTS["max_sequence_length"],
+    lengths = {inspect.signature(run_evaluation).parameters["max_sequence_length"].default,
+               PAPER_DEFAULTS["max_sequence_length"],
                inspect.signature(train).parameters["max_sequence_length"].default,
                inspect.signature(embed).parameters["max_sequence_length"].default}
     assert lengths == {512}
@@ -71,8 +72,8 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
 def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     """The schema's check gives the same line to the CLI flag check and the run settings; the miner's config
     does not check ranges again (its entry points did), only how the slots fit together."""
-    from scincl.flag_checks import check_call
-    from scincl.pipeline.flags import settings_from_flags
+    from scincl.cli.flags import check_call
+    from scincl.pipeline.seeds_and_sweeps import settings_from_flags
     from scincl.triples.config import make_config
 
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -92,6 +93,15 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
         with pytest.raises(InputError, match=r"--hard_negatives: the interval \(400, 300\] holds -100 neighbours"):
             make_config(**values)
 
+
+
+def test_every_slot_band_is_checked_by_its_flags_names():
+    """The miner's six slots are named once (triples/config.py); the schema's check finds each band by its flags."""
+    from scincl.triples.config import make_config
+
+    for slot in make_config().slots:
+        with pytest.raises(InputError, match=f"--{slot.name}_k_min 9 / --{slot.name}_k_max 9: need k_min < k_max"):
+            check_settings({f"{slot.name}_k_min": 9, f"{slot.name}_k_max": 9})
 
 def test_a_band_start_not_given_is_its_end_minus_its_count():
     """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the

@@ -1,6 +1,8 @@
-"""Flag values checked before a command starts: types from the signature, ranges from one table.
+"""A command's flags, checked before it starts: names (:func:`check_flags`), types from the signature, ranges
+from one table; and the marks a commands table puts on a library function (extra flags, aliases, outputs).
 
-Every ``cli_*.py`` subcommand goes through :func:`checked_command` (see :func:`scincl.cli.run_cli`):
+The names: a flag the chosen command does not take is an error naming the closest valid one. The values:
+every ``cli_*.py`` subcommand goes through :func:`checked_command` (see :func:`scincl.cli.run.run_cli`):
 before the library function runs, each flag's value is checked against the function's type hint
 (``int``, ``float``, ``bool``, ``str``, ``Optional[...]`` of those) and then, once, by flag name against
 :data:`RANGES` (:func:`scincl.settings.schema.check_settings`: rules, choices, bands); the names are the same in every command (a ``--batch_size`` is a batch size
@@ -16,9 +18,9 @@ import os
 import re
 import typing
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
-from scincl.errors import InputError
+from scincl.errors import InputError, unknown_flag_error
 from scincl.settings.rules import Rule, check_rule
 from scincl.settings.schema import check_settings, ranges as schema_ranges
 
@@ -59,6 +61,8 @@ def _simple_type(hint: Any) -> Optional[type]:
     args = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
     if getattr(hint, "__origin__", None) is Union and len(args) == 1:
         return _simple_type(args[0])
+    if getattr(hint, "__origin__", None) is Union and str in args and not {int, float, bool} & set(args):
+        return str  # a path (Union[str, PathLike]) or a comma-separated list given as text
     return None
 
 
@@ -179,19 +183,196 @@ def default_outputs(**outputs: str) -> Callable:
     return mark
 
 
+def shows(text: Callable[[Any], Optional[str]]) -> Callable:
+    """Mark a command whose result the command line prints as ``text(result)`` (``None``: nothing), not as fire
+    renders it (``run_specter``'s result dict: its summary; ``evaluate``'s: nothing, the library writes the
+    results files). A Python caller of the function gets the result itself."""
+    def mark(function: Callable) -> Callable:
+        function._shows = text
+        return function
+
+    return mark
+
+
 def checked_command(function: Callable, wait: bool = False) -> Callable:
     """``function`` with its flags checked (:func:`check_call`) before it runs, holding the lock of each of
     its outputs (:func:`scincl.output_lock.output_lock`; ``wait``: wait for a holder) while it runs;
-    same signature and help."""
+    same signature and help; its result as :func:`shows` says."""
     from scincl.output_lock import is_secondary_rank, output_lock
+
+    show = getattr(function, "_shows", lambda result: result)
 
     @functools.wraps(function)
     def run(*args, **kwargs):
         args, kwargs = check_call(function, args, kwargs)
         outputs, rank = output_flag_values(function, args, kwargs)
         if not outputs or is_secondary_rank(rank):
-            return function(*args, **kwargs)
+            return show(function(*args, **kwargs))
         with output_lock(outputs, wait=wait):
-            return function(*args, **kwargs)
+            return show(function(*args, **kwargs))
 
     return run
+
+
+def repeatable_flags(*names: str):
+    """Mark a command whose flags ``names`` may be given several times (``--corpus_dir A --corpus_dir B``)."""
+    def mark(function):
+        function._repeatable_flags = tuple(names)
+        return function
+
+    return mark
+
+
+def gather_repeated_flags(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
+    """The repeatable flags of the chosen command gathered into one list value each (fire keeps only the last).
+
+    ``--corpus_dir A --corpus_dir=B`` becomes ``--corpus_dir=['A', 'B']`` (a Python literal fire reads as a
+    list); a flag given once is left as it is.
+    """
+    if not argv or argv[0] not in commands:
+        return argv
+    names = getattr(commands[argv[0]], "_repeatable_flags", ())
+    if not names:
+        return argv
+    values: Dict[str, List[str]] = {}
+    rest: List[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        flag, eq, inline = token.partition("=")
+        name = flag[2:].replace("-", "_") if flag.startswith("--") else None
+        if name in names:
+            if eq:
+                values.setdefault(name, []).append(inline)
+            elif i + 1 < len(argv):
+                i += 1
+                values.setdefault(name, []).append(argv[i])
+            else:
+                rest.append(token)
+        else:
+            rest.append(token)
+        i += 1
+    for name, given in values.items():
+        rest.append(f"--{name}={given[0]}" if len(given) == 1 else f"--{name}={given!r}")
+    return rest
+
+
+def flag_aliases(**aliases: str):
+    """Mark a command that also takes older spellings of flags, ``flag_aliases(model_dir="model_dirs")``: the
+    library's parameter name is the flag's name, the alias keeps documented command lines working."""
+    def mark(function):
+        function._flag_aliases = dict(aliases)
+        return function
+
+    return mark
+
+
+def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
+    """The chosen command's aliased flags (``--model_dir X``, ``--model_dir=X``) under their names
+    (``--model_dirs``); giving a flag under both spellings is an :class:`InputError`. Tokens after a bare
+    ``--`` are fire's."""
+    aliases = getattr(commands.get(argv[0]), "_flag_aliases", {}) if argv else {}
+    end = argv.index("--") if "--" in argv else len(argv)
+    out = list(argv)
+    names = []
+    for i in range(1, end if aliases else 0):
+        flag, eq, value = argv[i].partition("=")
+        name = flag[2:].replace("-", "_") if flag.startswith("--") else None
+        names.append(name)
+        if name in aliases:
+            out[i] = f"--{aliases[name]}{eq}{value}"
+    for old, new in aliases.items():
+        if old in names and new in names:
+            raise InputError(f"--{old} is the old name of --{new}: give one")
+    return out
+
+
+def accepts_flags(names: Callable[[], Iterable[str]], describe: Optional[Callable[[], list]] = None):
+    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
+    for ``--help``, a ``describe()`` returning their :class:`scincl.cli.help.FlagInfo` rows (type,
+    default, source). Stored as private attributes: fire lists public ones as sub-commands."""
+    def mark(function):
+        function._extra_flags = names
+        function._describe_flags = describe
+        return function
+
+    return mark
+
+
+def command_flags(function: Callable) -> Optional[Set[str]]:
+    """Every flag ``function`` takes as a command, or ``None`` when its ``**kwargs`` are open."""
+    params = inspect.signature(function).parameters
+    names = {n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        extra = getattr(function, "_extra_flags", None)
+        if extra is None:
+            return None
+        names |= set(extra())
+    return names
+
+
+def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
+    """Reject a flag the chosen subcommand does not take, before it runs (fire would only say so after).
+
+    The error names the closest valid flag. Tokens after a bare ``--`` belong to fire itself.
+    """
+    if not argv or argv[0].startswith("-") or argv[0] not in commands:
+        return
+    check_positionals(argv[0], commands[argv[0]], argv[1:])
+    valid = command_flags(commands[argv[0]])
+    if valid is None:
+        return
+    for token in argv[1:]:
+        if token == "--":
+            break
+        if not token.startswith("--") or len(token) == 2:
+            continue
+        name = token[2:].split("=", 1)[0].replace("-", "_")
+        if name in valid or name == "help" or (name.startswith("no") and name[2:] in valid):
+            continue
+        raise unknown_flag_error(name, argv[0], valid)
+
+
+def _is_flag(token: str) -> bool:
+    """A flag token as fire reads one (``--name``, ``-x``); ``-1`` is a value."""
+    return token.startswith("--") or (len(token) == 2 and token[0] == "-" and token[1].isalpha())
+
+
+def split_arguments(tokens: Sequence[str]) -> tuple:
+    """``(positional values, flag names)`` of a command's arguments, read as fire reads them: a
+    ``--name`` without ``=`` takes the next token as its value unless that is a flag too."""
+    positional: List[str] = []
+    names: List[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "--":
+            break
+        if _is_flag(token):
+            names.append(token.lstrip("-").split("=", 1)[0].replace("-", "_"))
+            if "=" not in token and i + 1 < len(tokens) and not _is_flag(tokens[i + 1]):
+                i += 1
+        else:
+            positional.append(token)
+        i += 1
+    return positional, names
+
+
+def check_positionals(name: str, function: Callable, tokens: Sequence[str]) -> None:
+    """More positional arguments than the command has places for is an error before it runs.
+
+    fire would run the command with the first ones and then read the rest as attributes of its
+    result, failing only after the work is done (``run_specter OUT extra`` ran a whole pipeline first).
+    """
+    params = inspect.signature(function).parameters
+    if any(p.kind is p.VAR_POSITIONAL for p in params.values()):
+        return
+    positional, names = split_arguments(tokens)
+    places = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+              and n not in names]
+    if len(positional) > len(places):
+        stray = positional[len(places):]
+        raise InputError(f"{name}: unexpected argument {stray[0]!r}: it takes "
+                         + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
+                            if places else "no positional argument")
+                         + f"; flags are --name value (`{name} --help` lists them)")

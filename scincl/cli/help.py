@@ -10,7 +10,7 @@ none of its flags. The flags come from one place each:
   ``describe`` callable returning :class:`FlagInfo` rows built from the settings where they are
   defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``;
   :func:`miner_flags` for the triplet miner's flags; :func:`training_flags` for the Trainer);
-- the value range of :data:`scincl.flag_checks.RANGES`, where the flag has one (a SciNCL setting's
+- the value range of :data:`scincl.cli.flags.RANGES`, where the flag has one (a SciNCL setting's
   range and help text: :mod:`scincl.settings.schema`).
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 HELP_TOKENS = ("--help", "-h")
 
 
@@ -180,13 +180,16 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
             if row.name not in seen:
                 rows.append(row)
                 seen.add(row.name)
+    old_names = {new: old for old, new in getattr(function, "_flag_aliases", {}).items()}
     for row in rows:
         row.help = help_of(row.name) or row.help
+        if row.name in old_names:  # scincl.cli.flag_aliases
+            row.help = (row.help + " " if row.help else "") + f"(also --{old_names[row.name]}, its old name)"
     return rows
 
 
 def _range(name: str) -> str:
-    from scincl.flag_checks import RANGES
+    from scincl.cli.flags import RANGES
 
     rule = RANGES.get(name)
     return f"; range {rule.describe()}" if rule is not None and rule.describe() else ""

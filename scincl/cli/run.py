@@ -1,4 +1,5 @@
-"""Shared plumbing of the ``cli_*.py`` fire front ends: logging, flag checks, error reporting.
+"""Running a ``cli_*.py`` fire front end: logging, ``--help``, the flag checks (:mod:`scincl.cli.flags`)
+before the command, and user errors as one line on stderr.
 
 A front end is a table of library commands (``scincl/commands/<name>.py``) handed to
 :func:`run_cli`; the library never imports a front end.
@@ -11,10 +12,11 @@ import logging
 import os
 import signal
 import sys
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from scincl.cli_help import help_requested
-from scincl.errors import InputError, unknown_flag_error
+from scincl.cli.flags import check_flags, checked_command, gather_repeated_flags, rename_aliases
+from scincl.cli.help import help_requested
+from scincl.errors import InputError
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -116,140 +118,6 @@ def gather_pbg_overrides(argv: List[str]) -> List[str]:
     return out + (["--overrides", " ".join(collected)] if collected else [])
 
 
-def repeatable_flags(*names: str):
-    """Mark a command whose flags ``names`` may be given several times (``--corpus_dir A --corpus_dir B``)."""
-    def mark(function):
-        function._repeatable_flags = tuple(names)
-        return function
-
-    return mark
-
-
-def gather_repeated_flags(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
-    """The repeatable flags of the chosen command gathered into one list value each (fire keeps only the last).
-
-    ``--corpus_dir A --corpus_dir=B`` becomes ``--corpus_dir=['A', 'B']`` (a Python literal fire reads as a
-    list); a flag given once is left as it is.
-    """
-    if not argv or argv[0] not in commands:
-        return argv
-    names = getattr(commands[argv[0]], "_repeatable_flags", ())
-    if not names:
-        return argv
-    values: Dict[str, List[str]] = {}
-    rest: List[str] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        flag, eq, inline = token.partition("=")
-        name = flag[2:].replace("-", "_") if flag.startswith("--") else None
-        if name in names:
-            if eq:
-                values.setdefault(name, []).append(inline)
-            elif i + 1 < len(argv):
-                i += 1
-                values.setdefault(name, []).append(argv[i])
-            else:
-                rest.append(token)
-        else:
-            rest.append(token)
-        i += 1
-    for name, given in values.items():
-        rest.append(f"--{name}={given[0]}" if len(given) == 1 else f"--{name}={given!r}")
-    return rest
-
-
-def accepts_flags(names: Callable[[], Iterable[str]], describe: Optional[Callable[[], list]] = None):
-    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
-    for ``--help``, a ``describe()`` returning their :class:`scincl.cli_help.FlagInfo` rows (type,
-    default, source). Stored as private attributes: fire lists public ones as sub-commands."""
-    def mark(function):
-        function._extra_flags = names
-        function._describe_flags = describe
-        return function
-
-    return mark
-
-
-def command_flags(function: Callable) -> Optional[Set[str]]:
-    """Every flag ``function`` takes as a command, or ``None`` when its ``**kwargs`` are open."""
-    params = inspect.signature(function).parameters
-    names = {n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        extra = getattr(function, "_extra_flags", None)
-        if extra is None:
-            return None
-        names |= set(extra())
-    return names
-
-
-def check_flags(commands: Dict[str, Callable], argv: Sequence[str]) -> None:
-    """Reject a flag the chosen subcommand does not take, before it runs (fire would only say so after).
-
-    The error names the closest valid flag. Tokens after a bare ``--`` belong to fire itself.
-    """
-    if not argv or argv[0].startswith("-") or argv[0] not in commands:
-        return
-    check_positionals(argv[0], commands[argv[0]], argv[1:])
-    valid = command_flags(commands[argv[0]])
-    if valid is None:
-        return
-    for token in argv[1:]:
-        if token == "--":
-            break
-        if not token.startswith("--") or len(token) == 2:
-            continue
-        name = token[2:].split("=", 1)[0].replace("-", "_")
-        if name in valid or name == "help" or (name.startswith("no") and name[2:] in valid):
-            continue
-        raise unknown_flag_error(name, argv[0], valid)
-
-
-def _is_flag(token: str) -> bool:
-    """A flag token as fire reads one (``--name``, ``-x``); ``-1`` is a value."""
-    return token.startswith("--") or (len(token) == 2 and token[0] == "-" and token[1].isalpha())
-
-
-def split_arguments(tokens: Sequence[str]) -> tuple:
-    """``(positional values, flag names)`` of a command's arguments, read as fire reads them: a
-    ``--name`` without ``=`` takes the next token as its value unless that is a flag too."""
-    positional: List[str] = []
-    names: List[str] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
-        if token == "--":
-            break
-        if _is_flag(token):
-            names.append(token.lstrip("-").split("=", 1)[0].replace("-", "_"))
-            if "=" not in token and i + 1 < len(tokens) and not _is_flag(tokens[i + 1]):
-                i += 1
-        else:
-            positional.append(token)
-        i += 1
-    return positional, names
-
-
-def check_positionals(name: str, function: Callable, tokens: Sequence[str]) -> None:
-    """More positional arguments than the command has places for is an error before it runs.
-
-    fire would run the command with the first ones and then read the rest as attributes of its
-    result, failing only after the work is done (``run_specter OUT extra`` ran a whole pipeline first).
-    """
-    params = inspect.signature(function).parameters
-    if any(p.kind is p.VAR_POSITIONAL for p in params.values()):
-        return
-    positional, names = split_arguments(tokens)
-    places = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-              and n not in names]
-    if len(positional) > len(places):
-        stray = positional[len(places):]
-        raise InputError(f"{name}: unexpected argument {stray[0]!r}: it takes "
-                         + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
-                            if places else "no positional argument")
-                         + f"; flags are --name value (`{name} --help` lists them)")
-
-
 WAIT_FLAG = "--wait"  # every command: wait for the run holding an output's lock (scincl/output_lock.py)
 
 
@@ -275,12 +143,10 @@ def run_cli(component: Any, name: str | None = None) -> None:
     """Run a fire component; user errors become one line on stderr and exit code 2.
 
     ``component`` is what ``fire.Fire`` takes: a dict of subcommand functions (flag names checked with
-    :func:`check_flags` first, flag values with :func:`scincl.flag_checks.checked_command` before the
-    command runs), a module or an object.
+    :func:`scincl.cli.flags.check_flags` first, flag values with :func:`scincl.cli.flags.checked_command`
+    before the command runs), a module or an object.
     """
     import fire
-
-    from scincl.flag_checks import checked_command
 
     setup_logging()
     prog = name or os.path.basename(sys.argv[0])
@@ -291,7 +157,7 @@ def run_cli(component: Any, name: str | None = None) -> None:
             return
         wait = take_wait_flag(sys.argv)
         if isinstance(component, dict):
-            sys.argv[1:] = gather_repeated_flags(component, sys.argv[1:])
+            sys.argv[1:] = gather_repeated_flags(component, rename_aliases(component, sys.argv[1:]))
             check_flags(component, sys.argv[1:])
             component = {command: checked_command(function, wait=wait) for command, function in component.items()}
         fire.Fire(component, name=prog)
@@ -323,7 +189,7 @@ def run_cli(component: Any, name: str | None = None) -> None:
 
 def print_help(commands: Dict[str, Callable], argv: Sequence[str], prog: str) -> None:
     """``prog --help`` (the commands) or ``prog COMMAND --help`` (its flags) on stdout; exit code 0."""
-    from scincl.cli_help import format_command_help, format_command_list
+    from scincl.cli.help import format_command_help, format_command_list
 
     if argv and argv[0] in commands:
         sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]]))
