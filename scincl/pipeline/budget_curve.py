@@ -12,15 +12,16 @@ arm and budget; per-seed paired differences (SciNCL - SPECTER-like) with a paire
 """
 from __future__ import annotations
 
-import dataclasses
+import functools
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
 from scincl.eval.report import avg_label, run_average
 from scincl.io import read_json
-from scincl.pipeline import experiment_tables
+from scincl.pipeline import experiment_tables, grid
+from scincl.pipeline.grid import BASE, Grid, Row, RowRuns
 
 logger = logging.getLogger(__name__)
 
@@ -156,59 +157,48 @@ def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[
     return path
 
 
-def collect_cells(run_dir: Callable[[str, int, int], Path], split: str, budgets: Sequence[int], seeds: Sequence[int],
-                  arms: Sequence[str] = BUDGET_ARMS) -> Dict[Tuple[str, int], Dict[int, Scores]]:
-    """``{(arm, budget): {seed: scores}}`` of the finished runs (``run_dir(arm, seed, budget)``)."""
-    cells: Dict[Tuple[str, int], Dict[int, Scores]] = {}
-    for budget in budgets:
-        for arm in arms:
-            runs = {s: scores for s in seeds if (scores := run_scores(run_dir(arm, s, budget), split)) is not None}
-            cells[(arm, budget)] = runs
-    return cells
+def budget_row_list(budgets: Sequence[int], arms: Sequence[str] = BUDGET_ARMS) -> List[Row]:
+    """The base row, then each budget (smallest first) with its arms, run seed by seed: each budget complete
+    across seeds before the next one."""
+    from scincl.pipeline.real_corpus import ARM_NAMES
+
+    return [Row(ARM_NAMES[BASE], BASE)] + [Row(ARM_NAMES.get(arm, arm), arm, {"triplets": budget}, timing=f"t{budget}/{arm}",
+                                               group=budget) for budget in sorted(budgets) for arm in arms]
 
 
 def run_order(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str] = BUDGET_ARMS) -> List[Tuple[int, int, str]]:
-    """(budget, seed, arm) in running order: each budget complete across seeds before the next one."""
-    return [(budget, seed, arm) for budget in sorted(budgets) for seed in seeds for arm in arms]
+    """(budget, seed, arm) in the grid's running order (:func:`budget_row_list`)."""
+    rows = budget_row_list(budgets, arms)
+    return [(rows[i].changes["triplets"], seed, rows[i].arm) for i, seed in grid.run_order(rows, seeds)
+            if rows[i].arm != BASE]
 
 
-def budget_curve(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str = "test",
-                 arms: Sequence[str] = BUDGET_ARMS) -> Path:
-    """Run (or reuse) every arm x seed x budget, rewriting the tables after each run; returns results.md."""
-    from scincl.pipeline.real_corpus import ARM_NAMES
-
+def budget_grid(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str = "test",
+                arms: Sequence[str] = BUDGET_ARMS) -> Grid:
+    """Every arm x seed x budget as a grid whose tables are rewritten after every run (partial cells marked)."""
     if len(arms) != 2:
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
-    exp = rep.out / f"budget_{split}" / recipe.key().split("_", 1)[1]  # the recipe without its budget
-    timings = experiment_tables.Timings(exp / "timings.json")
-
-    def run_dir(arm: str, seed: int, budget: int) -> Path:
-        return rep.run_dir(arm, seed, dataclasses.replace(recipe, triplets=budget), split)
-
-    def write() -> Path:
-        return write_budget_results(exp, rep, recipe, budgets, seeds, split, arms, run_dir, base, ARM_NAMES)
-
-    base = run_scores(timings.run("base", rep.run_base, split, recipe), split)
-    for budget, seed, arm in run_order(budgets, seeds, arms):
-        timings.run(f"t{budget}/{arm}/seed_{seed}", rep.run_arm, arm, seed,
-                    dataclasses.replace(recipe, triplets=budget), split)
-        write()
-    return write()
+    return Grid(f"budget_{split}/" + recipe.key().split("_", 1)[1],  # the recipe without its budget
+                f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in budgets)} triplets",
+                budget_row_list(budgets, arms), report=functools.partial(budget_report, budgets, seeds, arms),
+                rewrite_after_each_run=True, budget_varies=True)
 
 
-def write_budget_results(exp: Path, rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str,
-                         arms: Sequence[str], run_dir: Callable[[str, int, int], Path], base: Optional[Scores],
-                         labels: Dict[str, str]) -> Path:
-    """Tables + plot from the runs that exist now (partial cells marked); returns results.md."""
-    cells = collect_cells(run_dir, split, budgets, seeds, arms)
+def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp: Path, rep,
+                  results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+    """Tables + plot from the runs that exist now (partial cells marked)."""
+    from scincl.pipeline.real_corpus import ARM_NAMES
+
+    base = next((run_scores(r.runs[0], split) for r in results if r.row.arm == BASE and r.runs), None)
+    cells = {(r.row.arm, r.recipe.triplets): {s: scores for s, run in zip(seeds, r.runs)
+                                              if (scores := run_scores(run, split)) is not None}
+             for r in results if r.row.arm != BASE}
     done = sum(len(runs) for runs in cells.values())
     wanted = len(budgets) * len(seeds) * len(arms)
-    table = budget_tables(cells, base, seeds, budgets, labels, arms)
-    plot = budget_plot(cells, base, budgets, labels, exp / "budget_avg.png", arms)
+    table = budget_tables(cells, base, seeds, budgets, ARM_NAMES, arms)
+    plot = budget_plot(cells, base, budgets, ARM_NAMES, exp / "budget_avg.png", arms)
     status = "" if done == wanted else f"**Partial: {done} of {wanted} runs finished.**\n\n"
-    return experiment_tables.write_tables(exp, f"Budget curve on {rep.corpus.name} ({split} queries): "
-                         f"{', '.join(f'{b:,}' for b in budgets)} triplets", recipe, rep, status + table, seeds,
-                         plots=[plot.name] if plot else [], budget_varies=True)
+    return status + table, [plot.name] if plot else []
 
 
 def _fmt(value: float, digits: int) -> str:
