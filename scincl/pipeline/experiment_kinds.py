@@ -29,7 +29,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
-from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table
+from scincl.eval.study_tables import (collision_plot, collision_table, link_prediction_table, mean_std_table,
+                                      retrieval_table)
+from scincl.pipeline.experiment_tables import Timings, finished_scores
 from scincl.pipeline.flags import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
@@ -217,40 +219,10 @@ def collision_report(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, 
             ann_normalize_embeddings=True, seed=seed, include_paper_ids=str(corpus), workers=rep.workers),
             inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}")
         rows.append((kp, read_json(out)))
-    table = _collision_table(rows)
-    _collision_plot(rows, exp_dir / "collisions_vs_margin.png")
+    table = collision_table(rows)
+    collision_plot(rows, exp_dir / "collisions_vs_margin.png")
     write_json(exp_dir / "timings.json", {"collisions": round(time.time() - start, 1)})
     return table, ["collisions_vs_margin.png"]
-
-
-def _collision_table(rows: Sequence[Tuple[int, Any]]) -> str:
-    lines = ["| k+ | k-hard | margin (k-hard - k+) | triplets | same-query collisions | collisions (either direction) "
-             "| collisions % of triplets |", "|---|---|---|---|---|---|---|"]
-    for kp, entries in rows:
-        for e in entries:
-            lines.append(f"| {kp} | {e['k_hard_negatives']} | {e['margin']} | {e['triples']} | {e['collisions']} | "
-                         f"{e['symmetric_collisions']} | {100.0 * e['symmetric_collisions'] / max(1, e['triples']):.2f} |")
-    return "\n".join(lines) + "\n"
-
-
-def _collision_plot(rows: Sequence[Tuple[int, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for kp, entries in rows:
-        xs = [e["margin"] for e in entries]
-        ys = [100.0 * e["symmetric_collisions"] / max(1, e["triples"]) for e in entries]
-        ax.plot(xs, ys, marker="o", label=f"k+ = {kp}")
-    ax.set(xscale="log", xlabel="margin k-hard - k+", ylabel="collisions (% of triplets)",
-           title="Collisions vs margin")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
 
 
 def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe, text_runs: Dict[str, Path],
@@ -292,51 +264,10 @@ def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
         rows.append((name, [read_json(r)["scores"][split] for r in runs if r.exists()]))
     text = ["## Link prediction (held-out 5 % of citation edges, PBG protocol)", "",
-            _link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
-            "(whole pool, OpenMSD Table 7 protocol)", "", _retrieval_table(retrieval_rows),
+            link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
+            "(whole pool, OpenMSD Table 7 protocol)", "", retrieval_table(retrieval_rows),
             f"## Graph alone vs text encoders on the SciDocs {split} queries", "", mean_std_table(rows, "embeddings")]
     return "\n".join(text), []
-
-
-def _link_prediction_table(rows: Sequence[Tuple[str, Dict[str, Any]]]) -> str:
-    keys = ("mrr", "hits@1", "hits@10", "hits@50", "auc")
-    lines = ["| graph | embeddings | MRR | Hits@1 | Hits@10 | Hits@50 | AUC |", "|---|---|---|---|---|---|---|"]
-    for name, metrics in rows:
-        for which, values in _lp_groups(metrics):
-            lines.append(f"| {name} | {which} | " + " | ".join(_num(values.get(k)) for k in keys) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _lp_groups(metrics: Dict[str, Any]) -> List[Tuple[str, Dict[str, Any]]]:
-    metrics = metrics.get("results", metrics)
-    groups = []
-    for which in ("trained", "random"):
-        values = metrics.get(which)
-        if isinstance(values, dict):
-            groups.append((which, {k.lower().replace("_", "@") if k.lower().startswith("hits") else k.lower(): v
-                                   for k, v in values.items()}))
-    return groups or [("trained", {k.lower(): v for k, v in metrics.items() if not isinstance(v, dict)})]
-
-
-def _retrieval_table(rows: Sequence[Tuple[str, Dict[str, Any]]]) -> str:
-    lines = ["| graph | queries | MAP | nDCG@10 | Recall@10 | MRR |", "|---|---|---|---|---|---|"]
-    for name, data in rows:
-        m = data.get("metrics", data)
-        queries = data.get("queries", m.get("queries"))
-        lines.append(f"| {name} | {int(queries) if isinstance(queries, (int, float)) else 'n/a'} | " + " | ".join(
-            _num(_find(m, key), 2) for key in ("map", "ndcg@10", "recall@10", "mrr")) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _find(metrics: Dict[str, Any], key: str) -> Any:
-    for k, v in metrics.items():
-        if k.lower().replace("_", "@") == key:
-            return v
-    return None
-
-
-def _num(value: Any, digits: int = 4) -> str:
-    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
 
 
 def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
@@ -472,7 +403,6 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
 KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
     "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
-
 
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"

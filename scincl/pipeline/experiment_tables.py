@@ -1,15 +1,14 @@
-"""What every real-corpus experiment writes: timings, mean ± std tables and the results page.
+"""What every real-corpus experiment writes: timings and the results page around its tables.
 
-Shared by the experiment kinds (``experiment_kinds``) and the budget curve (``budget_curve``), which
-both only compute rows; the Avg is ``eval/report``'s one definition.
+Used by the grid runner (``grid``) and the kinds' reports; the tables themselves are rendered by
+``scincl/eval/study_tables.py`` (the Avg is ``eval/report``'s one definition).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Sequence
 
-from scincl.eval.report import TABLE_COLUMNS, avg_cell, avg_label, mean_std_cell, run_average
 from scincl.io import read_json, write_json
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
@@ -38,35 +37,6 @@ class Timings:
 def finished_scores(run_dir: Path, split: str) -> Dict[str, Dict[str, float]]:
     """The scores of a finished run (``results.json``) on ``split``."""
     return read_json(run_dir / "results.json")["scores"][split]
-
-
-def metric_columns(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]]) -> List[Tuple[str, str]]:
-    """The (task, metric) pairs present in any run: paper Table 1 order first, then any others sorted."""
-    present = {(task, metric) for _, runs in rows for scores in runs for task, metrics in scores.items()
-               for metric in metrics}
-    ordered = [(task, metric) for task, metric, _ in TABLE_COLUMNS if (task, metric) in present]
-    return ordered + sorted(present - set(ordered))
-
-
-def mean_std_table(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]], first_column: str = "arm") -> str:
-    """Markdown table: one row per group, ``mean ± std`` (sample std, n = seeds) per metric + Avg.
-
-    The Avg is ``eval/report``'s (table metrics only); its header says how many of the 12 it covers.
-    """
-    columns = metric_columns(rows)
-    avg_header = avg_label([run_average(r)[1] for _, runs in rows for r in runs])
-    header = [first_column, "seeds"] + [f"{t} {m}" for t, m in columns] + [avg_header]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name, runs in rows:
-        cells = [name, str(len(runs))]
-        for task, metric in columns:
-            values = [r[task][metric] for r in runs if task in r and metric in r[task]]
-            cells.append(mean_std_cell(values))
-        cells.append(avg_cell(runs))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 
 
 def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table: str, seeds: Sequence[int],

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
-from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
+from scincl.eval.study_tables import mean_std_table
+from scincl.pipeline.experiment_tables import Timings, finished_scores, write_tables
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import Recipe, Reproduction
