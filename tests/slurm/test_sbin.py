@@ -21,7 +21,7 @@ from tests.conftest import REPO_ROOT as REPO, venv_tool
 
 SBIN = REPO / "sbin"
 SCRIPTS = sorted(SBIN.glob("*.sbatch"))
-ALL_SHELL = SCRIPTS + sorted(SBIN.glob("*.sh"))
+ALL_SHELL = SCRIPTS + sorted(SBIN.glob("*.sh")) + [REPO / "experiments" / "run.sh"]  # its one entry point
 
 
 def test_there_are_scripts_for_every_experiment():
