@@ -42,7 +42,7 @@ from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
 logger = logging.getLogger(__name__)
 
-LOSSES = ("triplet", "infonce", "cosent", "angle")
+COMPARED_LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 COLLISION_QUERIES = 2000  # query papers of the collision study (docs/results.md)
 TUNING_ARMS = ("specter_like", "scincl")  # the trained arms of the tuning table
@@ -303,7 +303,7 @@ class Experiment:
     recipe: Dict[str, Any] = dataclasses.field(default_factory=dict)  # Recipe fields that differ
     values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid, budgets
     variants: Tuple[str, ...] = ()  # tuning: "field=value" recipe variants
-    losses: Tuple[str, ...] = LOSSES  # losses of the loss comparison
+    losses: Tuple[str, ...] = COMPARED_LOSSES  # losses of the loss comparison
     cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
     eval_max_sequence_length: int = 128  # tokens per SciDocs paper at evaluation (CPU budget)
     graph_dims: Tuple[int, ...] = (64, 128)  # graph study: link-prediction dimensions (paper Table 4 ablation)
@@ -399,7 +399,7 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
     return run_grid(rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, exp.seeds, split)
 
 
-# experiment kind -> the builder of its grid (a registry, not an if-chain; EXPERIMENTS keeps the order of the docs)
+# experiment kind -> the builder of its grid (a registry, not an if-chain; in the order of the docs)
 KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
     "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
@@ -447,8 +447,6 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
         raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
                          f"{type(definitions).__name__}", path=path)
     return [make_experiment(with_changes(d, changes or {}, "run_experiment")) for d in items]
-
-EXPERIMENTS = tuple(KINDS)
 
 
 def reproduce_flag_names() -> Set[str]:
