@@ -32,7 +32,7 @@ def main() -> None:
     runs = list(val_runs(root))
     if not runs:  # nothing measured: printing the default recipe would look like a choice
         sys.exit(f"choose_recipe.py: error: no finished val run of the SciNCL arm under {root}/hepth/runs/val/ "
-                 "(run experiments/hepth_tuning.sh, hepth_k_pos.sh and hepth_k_hard.sh first)")
+                 "(run bash experiments/run.sh hepth_tuning, hepth_k_pos and hepth_k_hard first)")
     chosen = dict(DEFAULT)
     for variable in ("pooling", "k_pos", "k_hard"):
         others = {k: v for k, v in DEFAULT.items() if k != variable}

@@ -3,7 +3,7 @@
 section 8) instead of all-MiniLM-L6-v2, which was trained on citation pairs. Test queries, w/o
 leakage: base vs SPECTER-like vs SciNCL vs continuous co-citation at 1,000 triplets (Table 1), then
 SPECTER-like vs SciNCL at 1,000 / 2,500 / 6,840 triplets (Table 2), seeds 0-2, with the recipe the
-val part chose (experiments/hepth_pretrained_val.sh, docs/results.md section 8): mean pooling (+4.48
+val part chose (experiments/hepth_pretrained_val.py, docs/results.md section 8): mean pooling (+4.48
 Avg over the paper's [CLS] on val: the MLM never trains [CLS]), k-hard 500, k+ 10 (+0.51 over 25). Every run is keyed by the encoder
 (`_mhepth_citeseer_mini-<sha8>`): nothing of the MiniLM runs is reused."""
 

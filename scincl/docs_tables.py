@@ -26,7 +26,7 @@ MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S
 
 # NAME -> (run, file written by the commands). run "docs": the demo blocks' workspace;
 # run "demo": `make demo`'s demo_output/ (python cli_pipeline.py run_specter); run "repo": files
-# committed in the repository (docs/results/, copied there by experiments/collect.sh); run
+# committed in the repository (docs/results/, copied there by experiments/run.sh collect); run
 # "gpu_check": `benchmarks/gpu_check.py --dry_run --output table.md` (make gpu-check's CPU dry run).
 SOURCES = {
     "demo_comparison": ("demo", "comparison/comparison.md"),
@@ -34,25 +34,25 @@ SOURCES = {
     "demo_collisions": ("docs", "data/experiments/demo/collisions.json"),
     "results_timings": ("repo", "docs/results"),
     "gpu_check_dry_run": ("gpu_check", "table.md"),
-    "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/hepth_collisions.sh
+    "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/run.sh hepth_collisions
 }
-# docs/results/ timings file (glob) -> the experiments/ script whose last run wrote it.
+# docs/results/ timings file (glob) -> the experiment (bash experiments/run.sh NAME) whose last run wrote it.
 TIMINGS = (
-    ("hepth/tuning_val/timings.json", "hepth_tuning.sh"),
-    ("hepth/sweep_val/timings_k_pos.json", "hepth_k_pos.sh"),
-    ("hepth/sweep_val/timings_k_hard.json", "hepth_k_hard.sh"),
-    ("hepth/main_test/*/timings.json", "hepth_main.sh"),
-    ("citeseer/main_test/*/timings.json", "citeseer_main.sh"),
-    ("hepth/losses_val/timings.json", "hepth_losses.sh"),
-    ("hepth/collisions/timings.json", "hepth_collisions.sh"),
-    ("hepth/graph/timings.json", "hepth_graph.sh"),
-    ("hepth/budget_test/*/timings.json", "hepth_budget.sh"),
+    ("hepth/tuning_val/timings.json", "hepth_tuning"),
+    ("hepth/sweep_val/timings_k_pos.json", "hepth_k_pos"),
+    ("hepth/sweep_val/timings_k_hard.json", "hepth_k_hard"),
+    ("hepth/main_test/*/timings.json", "hepth_main"),
+    ("citeseer/main_test/*/timings.json", "citeseer_main"),
+    ("hepth/losses_val/timings.json", "hepth_losses"),
+    ("hepth/collisions/timings.json", "hepth_collisions"),
+    ("hepth/graph/timings.json", "hepth_graph"),
+    ("hepth/budget_test/*/timings.json", "hepth_budget"),
     # issue 26: the domain encoder pre-trained here (docs/results.md section 8)
-    ("hepth/pretrained/tuning_val/timings.json", "hepth_pretrained_val.sh: pooling"),
-    ("hepth/pretrained/sweep_val/timings_k_hard.json", "hepth_pretrained_val.sh: k-hard"),
-    ("hepth/pretrained/sweep_val/timings_k_pos.json", "hepth_pretrained_val.sh: k+"),
-    ("hepth/pretrained/main_test/*/timings.json", "hepth_pretrained.sh: Table 1"),
-    ("hepth/pretrained/budget_test/*/timings.json", "hepth_pretrained.sh: budget"),
+    ("hepth/pretrained/tuning_val/timings.json", "hepth_pretrained_val: pooling"),
+    ("hepth/pretrained/sweep_val/timings_k_hard.json", "hepth_pretrained_val: k-hard"),
+    ("hepth/pretrained/sweep_val/timings_k_pos.json", "hepth_pretrained_val: k+"),
+    ("hepth/pretrained/main_test/*/timings.json", "hepth_pretrained: Table 1"),
+    ("hepth/pretrained/budget_test/*/timings.json", "hepth_pretrained: budget"),
 )
 LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
 

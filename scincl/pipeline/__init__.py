@@ -14,8 +14,9 @@ Read in this order:
 - :mod:`scincl.pipeline.seeds_and_sweeps`: ``run_specter``'s flags -> settings (unknown flags name the
   closest valid one) -> one plan, one per seed, or one per k+/k-hard value;
 - :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
-  stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md`` and
-  their tables; the experiments themselves are data (``experiments/*.py``);
+  stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md``, each
+  building the rows of a grid that :mod:`scincl.pipeline.grid` runs (rows x seeds -> runs -> tables);
+  the experiments themselves are data (``experiments/*.py``, run by ``experiments/run.sh NAME``);
 - :mod:`scincl.pipeline.corpus`: training corpus and query papers (``--graph_limit``);
 - :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
 """

@@ -1,15 +1,20 @@
-"""The real-corpus experiments of ``docs/results.md`` (``cli_pipeline.py reproduce EXPERIMENT ...``).
+"""The real-corpus experiments of ``docs/results.md`` (``cli_pipeline.py run_experiment NAME`` / ``reproduce KIND``).
+
+An experiment is data (``experiments/<name>.py`` returns :class:`Experiment` fields); its kind only
+builds the rows of a :class:`~scincl.pipeline.grid.Grid`, which :func:`~scincl.pipeline.grid.run_grid`
+runs (rows x seeds, each cell one cached run) and turns into ``results.md``:
 
 - ``main``: base vs SPECTER-like vs SciNCL vs continuous co-citation, one row per arm, mean ± std
-  over seeds (paper Table 1 layout);
+  over seeds (paper Table 1 layout), plus how each arm's triplets relate to the citation graph;
 - ``tuning``: recipe variants (pooling, learning rate, budget, ...) of the trained arms on val;
 - ``k_pos`` / ``k_hard``: SciNCL's sampling sweeps (paper Figs. 2-3) on val, with plots;
 - ``losses``: triplet vs InfoNCE vs CoSENT vs AnglE on SciNCL triplets (val);
-- ``collisions``: positive/negative collisions vs the k+ .. k-hard margin (paper Fig. 5);
+- ``budget``: SPECTER-like vs SciNCL per triplet budget, paired tests (``budget_curve``);
+- ``collisions``: positive/negative collisions vs the k+ .. k-hard margin (paper Fig. 5; no training);
 - ``graph``: link prediction of the graph embeddings (64/128-d, dot vs cos) and the graph
-  embeddings alone as a retriever (OpenMSD Table 7 style).
+  embeddings alone as a retriever (OpenMSD Table 7 style; the text rows are the main runs that exist).
 
-Each writes ``<OUTPUT_DIR>/<experiment>/.../results.md`` (tables) plus PNG plots where they apply,
+Each writes ``<OUTPUT_DIR>/<corpus>/<folder>/results.md`` (tables) plus PNG plots where they apply,
 and ``timings.json`` (wall seconds per step on this machine).
 """
 from __future__ import annotations
@@ -24,42 +29,134 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
-from scincl.pipeline.experiment_tables import Timings, finished_scores, mean_std_table, write_tables
+from scincl.eval.study_tables import (collision_plot, collision_table, link_prediction_table, mean_std_table,
+                                      retrieval_table)
+from scincl.pipeline.experiment_tables import Timings, finished_scores
 from scincl.pipeline.settings import parse_int_list, parse_seeds
+from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
-                                         recipe_fields)
+                                         recipe_field, recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
 logger = logging.getLogger(__name__)
 
-LOSSES = ("triplet", "infonce", "cosent", "angle")
+COMPARED_LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
+COLLISION_QUERIES = 2000  # query papers of the collision study (docs/results.md)
+TUNING_ARMS = ("specter_like", "scincl")  # the trained arms of the tuning table
 
 
-# ---------------------------------------------------------------------- experiments
-def main_comparison(rep: Reproduction, recipe: Recipe, seeds: Sequence[int], split: str = "test",
-                    arms: Sequence[str] = DEFAULT_ARMS) -> Path:
-    """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage")."""
-    exp = rep.out / f"main_{split}" / recipe.key()
-    timings = Timings(exp / "timings.json")
-    base = timings.run("base", rep.run_base, split, recipe)
-    rows = [(ARM_NAMES["base"], [finished_scores(base, split)])]
-    for arm in arms:
-        if arm not in ARMS:
-            raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
-    for seed in seeds:
-        for arm in arms:
-            timings.run(f"{arm}/seed_{seed}", rep.run_arm, arm, seed, recipe, split)
-    for arm in arms:
-        rows.append((ARM_NAMES[arm], [finished_scores(rep.run_dir(arm, s, recipe, split), split) for s in seeds]))
-    relations = triplet_relations(rep, {arm: rep.run_dir(arm, seeds[0], recipe, split) / "train_triples.csv"
-                                        for arm in arms})
-    return write_tables(exp, f"Main comparison on {rep.corpus.name} ({split} queries)", recipe, rep,
-                         mean_std_table(rows) + "\n" + relations, seeds)
+# ---------------------------------------------------------------------- the kinds: rows of a grid
+def main_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage"), seed by seed."""
+    rows = [Row(ARM_NAMES[BASE], BASE)] + [Row(ARM_NAMES[arm], arm, timing=arm, group="arms")
+                                           for arm in exp.arms or DEFAULT_ARMS]
+
+    def report(exp_dir: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+        table, _ = mean_std_report("arm")(exp_dir, rep, results, split)
+        relations = triplet_relations(rep, {r.row.arm: r.runs[0] / "train_triples.csv" for r in results
+                                            if r.row.arm != BASE})
+        return table + "\n" + relations, []
+
+    return Grid(f"main_{split}/{recipe.key()}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
+                report=report)
 
 
+def tuning_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """Recipe variants (``field=value``, e.g. ``pooling=cls``) of the trained arms, on val; a variant with
+    another pooling gets its own base row."""
+    rows = [Row(f"{ARM_NAMES[BASE]} ({recipe.pooling_strategy} pooling)", BASE)]
+    for variant in ("default",) + tuple(exp.variants):
+        changes = {} if variant == "default" else variant_changes(recipe, variant)
+        changed = dataclasses.replace(recipe, **changes)
+        if changed.pooling_strategy != recipe.pooling_strategy:
+            rows.append(Row(f"{ARM_NAMES[BASE]} ({changed.pooling_strategy} pooling)", BASE, changes,
+                            timing=f"base_{changed.pooling_strategy}"))
+        rows += [Row(f"{arm}: {variant}", arm, changes, timing=f"{changed.key()}/{arm}")
+                 for arm in exp.arms or TUNING_ARMS]
+    return Grid(f"tuning_{split}", f"Recipe variants on {rep.corpus.name} ({split} queries)", rows,
+                first_column="arm: variant")
+
+
+def sweep_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed; plots."""
+    family = exp.kind
+    if not exp.values:
+        raise InputError(f"the {family} sweep needs --values, e.g. --values 10,25,50")
+    rows = []
+    for value in exp.values:
+        changes = recipe_fields({family: int(value)})  # k_pos: easy_positives_k_max
+        changed = dataclasses.replace(recipe, **changes)
+        if changed.easy_positives_k_max + POSITIVES_BAND > changed.hard_negatives_k_max - HARD_NEGATIVES_BAND:
+            logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", family, value,
+                           changed.easy_positives_k_max, changed.hard_negatives_k_max)
+        rows.append(Row(f"{family} = {value}", "scincl", changes, timing=f"{family}={value}"))
+    return Grid(f"sweep_{split}", f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", rows,
+                first_column=family, name=f"results_{family}.md", timings=f"timings_{family}.json",
+                report=functools.partial(sweep_report, family, exp.values))
+
+
+def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rep: Reproduction, results: List[RowRuns],
+                 split: str) -> Tuple[str, Sequence[str]]:
+    """The sweep's table and its plots (``eval/compare.sweep_plots`` over links to the shared run dirs)."""
+    from scincl.eval.compare import sweep_plots
+
+    for value, result in zip(values, results):  # the plot's layout (sweep/<family>/<value>/seed_<s>)
+        link = exp_dir / "sweep" / family / str(value)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(result.runs[0].parent.resolve(), target_is_directory=True)
+    plots = []
+    for metric in ("avg", "cite/map", "co-cite/map"):
+        try:
+            plots += sweep_plots(exp_dir / "sweep", exp_dir, split=split, metric=metric)
+        except InputError as exc:
+            logger.warning("no plot for %s: %s", metric, exc)
+    table, _ = mean_std_report(family)(exp_dir, rep, results, split)
+    return table, sorted({p.name for p in plots if family in p.name})
+
+
+def loss_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """The same SciNCL triplets trained with each loss (triplet / InfoNCE / CoSENT / AnglE): mining is
+    deterministic in (seed, k+, k-hard, queries), so every loss sees the same triplets."""
+    rows = [Row(ARM_NAMES[BASE], BASE)] + [Row(loss, "scincl", {"loss": loss}, timing=loss) for loss in exp.losses]
+    return Grid(f"losses_{split}", f"Loss functions on SciNCL triplets, {rep.corpus.name} ({split} queries)", rows,
+                first_column="loss")
+
+
+def collision_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """Collisions vs k-hard for k+ in {10, the recipe's, 50} (Fig. 5): no trained rows, one search per k+."""
+    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
+    report = functools.partial(collision_report, sorted({10, recipe.easy_positives_k_max, 50}),
+                               list(exp.values or DEFAULT_HARD_NEGATIVES_K), queries, recipe)
+    return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
+                report=report, seeds=(0,))
+
+
+def graph_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """Link prediction per graph variant, held-out-citation retrieval, graph alone on the SciDocs queries,
+    beside the text encoders: the base encoder and the main comparison's runs of this recipe that exist."""
+    text_runs = {"base encoder (text only)": rep.run_base(split, recipe)}
+    for arm in ARMS:
+        group = rep.run_dir(arm, 0, recipe, split).parent
+        if any(group.glob("seed_*/results.json")):
+            text_runs[f"{arm} (text encoder)"] = group
+    report = functools.partial(graph_report, exp.graph_dims, ("dot", "cos"), recipe, text_runs)
+    return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report=report, seeds=(0,))
+
+
+def budget_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """The budget curve (``budget_curve``): SPECTER-like vs SciNCL at each triplet budget."""
+    from scincl.pipeline.budget_curve import BUDGET_ARMS, budget_grid
+
+    if not exp.values:
+        raise InputError("the budget curve needs --values (triplets per run), e.g. --values 1000,2500,6840")
+    return budget_grid(rep, recipe, list(exp.values), exp.seeds, split, exp.arms or BUDGET_ARMS)
+
+
+# ---------------------------------------------------------------------- the kinds' own outputs
 def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
     """How each arm's positives and negatives relate to their query in the training citation graph.
 
@@ -102,98 +199,19 @@ def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tuning(rep: Reproduction, recipe: Recipe, variants: Sequence[str], seeds: Sequence[int],
-           arms: Sequence[str] = ("specter_like", "scincl"), split: str = "val") -> Path:
-    """Recipe variants (``field=value``, e.g. ``pooling=cls``) of the trained arms, on val."""
-    exp = rep.out / f"tuning_{split}"
-    timings = Timings(exp / "timings.json")
-    rows = [(f"{ARM_NAMES['base']} ({recipe.pooling_strategy} pooling)",
-             [finished_scores(timings.run("base", rep.run_base, split, recipe), split)])]
-    for variant in ["default"] + list(variants):
-        changed = recipe if variant == "default" else _apply(recipe, variant)
-        if changed.pooling_strategy != recipe.pooling_strategy:
-            rows.append((f"{ARM_NAMES['base']} ({changed.pooling_strategy} pooling)",
-                         [finished_scores(timings.run(f"base_{changed.pooling_strategy}", rep.run_base, split, changed),
-                                          split)]))
-        for arm in arms:
-            runs = []
-            for seed in seeds:
-                run = timings.run(f"{changed.key()}/{arm}/seed_{seed}", rep.run_arm, arm, seed, changed, split)
-                runs.append(finished_scores(run, split))
-            rows.append((f"{arm}: {variant}", runs))
-    return write_tables(exp, f"Recipe variants on {rep.corpus.name} ({split} queries)", recipe, rep,
-                         mean_std_table(rows, "arm: variant"), seeds)
-
-
-def sampling_sweep(rep: Reproduction, recipe: Recipe, family: str, values: Sequence[int], seeds: Sequence[int],
-                   split: str = "val") -> Path:
-    """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed; plots."""
-    from scincl.eval.compare import sweep_plots
-
-    if family not in ("k_pos", "k_hard"):
-        raise InputError(f"unknown sweep {family!r}: choose k_pos or k_hard")
-    exp = rep.out / f"sweep_{split}"
-    timings = Timings(exp / f"timings_{family}.json")
-    rows = []
-    for value in values:
-        changed = dataclasses.replace(recipe, **recipe_fields({family: int(value)}))  # k_pos: easy_positives_k_max
-        if changed.easy_positives_k_max + POSITIVES_BAND > changed.hard_negatives_k_max - HARD_NEGATIVES_BAND:
-            logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", family, value,
-                           changed.easy_positives_k_max, changed.hard_negatives_k_max)
-        runs = []
-        for seed in seeds:
-            run = timings.run(f"{family}={value}/seed_{seed}", rep.run_arm, "scincl", seed, changed, split)
-            runs.append(finished_scores(run, split))
-        rows.append((f"{family} = {value}", runs))
-        # the plot's layout (sweep/<family>/<value>/seed_<s>) links to the shared run dirs
-        link = exp / "sweep" / family / str(value)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if not link.exists():
-            link.symlink_to(rep.run_dir("scincl", seeds[0], changed, split).parent.resolve(), target_is_directory=True)
-    plots = []
-    for metric in ("avg", "cite/map", "co-cite/map"):
-        try:
-            plots += sweep_plots(exp / "sweep", exp, split=split, metric=metric)
-        except InputError as exc:
-            logger.warning("no plot for %s: %s", metric, exc)
-    return write_tables(exp, f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", recipe, rep,
-                         mean_std_table(rows, family), seeds, name=f"results_{family}.md",
-                         plots=sorted({p.name for p in plots if family in p.name}))
-
-
-def loss_comparison(rep: Reproduction, recipe: Recipe, losses: Sequence[str], seeds: Sequence[int],
-                    split: str = "val") -> Path:
-    """The same SciNCL triplets trained with each loss (triplet / InfoNCE / CoSENT / AnglE)."""
-    exp = rep.out / f"losses_{split}"
-    timings = Timings(exp / "timings.json")
-    rows = [(ARM_NAMES["base"], [finished_scores(timings.run("base", rep.run_base, split, recipe), split)])]
-    for loss in losses:
-        changed = dataclasses.replace(recipe, loss=loss)
-        runs = []
-        for seed in seeds:
-            # mining is deterministic in (seed, k+, k-hard, queries): every loss sees the same triplets
-            run = timings.run(f"{loss}/seed_{seed}", rep.run_arm, "scincl", seed, changed, split)
-            runs.append(finished_scores(run, split))
-        rows.append((loss, runs))
-    return write_tables(exp, f"Loss functions on SciNCL triplets, {rep.corpus.name} ({split} queries)", recipe, rep,
-                         mean_std_table(rows, "loss"), seeds)
-
-
-def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: Sequence[int],
-               queries: int = 2000, seed: int = 0) -> Path:
-    """Collisions (a positive of one triplet is a negative of another) vs k-hard for each k+ (Fig. 5)."""
+def collision_report(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, recipe: Recipe, exp_dir: Path,
+                     rep: Reproduction, results: List[RowRuns], split: str, seed: int = 0) -> Tuple[str, Sequence[str]]:
+    """Collisions (a positive of one triplet is a negative of another) vs k-hard for each k+; table + plot."""
     from scincl.triples.margins import sweep_collision_margins
 
-    exp = rep.out / "collisions"
     graph = rep.graph("cite", recipe.graph_dim)
-    queries = min(queries, len(rep.eligible_queries(recipe.graph_dim)))
     query_ids = rep.queries(seed, queries, recipe.graph_dim)
     rows = []
     start = time.time()
     index = rep.ann_index("cite", recipe.graph_dim)
     corpus = rep.graph_papers_with_text("cite", recipe.graph_dim)
     for kp in k_pos:
-        out = exp / f"k_pos_{kp}.json"
+        out = exp_dir / f"k_pos_{kp}.json"
         rep.stage(out, functools.partial(
             sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
             query_papers=str(query_ids), positives_k=[kp],
@@ -201,59 +219,26 @@ def collisions(rep: Reproduction, recipe: Recipe, k_pos: Sequence[int], k_hard: 
             ann_normalize_embeddings=True, seed=seed, include_paper_ids=str(corpus), workers=rep.workers),
             inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}")
         rows.append((kp, read_json(out)))
-    table = _collision_table(rows)
-    _collision_plot(rows, exp / "collisions_vs_margin.png")
-    write_json(exp / "timings.json", {"collisions": round(time.time() - start, 1)})
-    return write_tables(exp, f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", recipe,
-                         rep, table, [seed], plots=["collisions_vs_margin.png"])
+    table = collision_table(rows)
+    collision_plot(rows, exp_dir / "collisions_vs_margin.png")
+    write_json(exp_dir / "timings.json", {"collisions": round(time.time() - start, 1)})
+    return table, ["collisions_vs_margin.png"]
 
 
-def _collision_table(rows: Sequence[Tuple[int, Any]]) -> str:
-    lines = ["| k+ | k-hard | margin (k-hard - k+) | triplets | same-query collisions | collisions (either direction) "
-             "| collisions % of triplets |", "|---|---|---|---|---|---|---|"]
-    for kp, entries in rows:
-        for e in entries:
-            lines.append(f"| {kp} | {e['k_hard_negatives']} | {e['margin']} | {e['triples']} | {e['collisions']} | "
-                         f"{e['symmetric_collisions']} | {100.0 * e['symmetric_collisions'] / max(1, e['triples']):.2f} |")
-    return "\n".join(lines) + "\n"
-
-
-def _collision_plot(rows: Sequence[Tuple[int, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    for kp, entries in rows:
-        xs = [e["margin"] for e in entries]
-        ys = [100.0 * e["symmetric_collisions"] / max(1, e["triples"]) for e in entries]
-        ax.plot(xs, ys, marker="o", label=f"k+ = {kp}")
-    ax.set(xscale="log", xlabel="margin k-hard - k+", ylabel="collisions (% of triplets)",
-           title="Collisions vs margin")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-
-
-def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 128),
-                comparators: Sequence[str] = ("dot", "cos"), split: str = "test",
-                text_runs: Optional[Dict[str, Path]] = None) -> Path:
-    """Link prediction per graph variant, held-out-citation retrieval, graph alone on the SciDocs queries."""
+def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe, text_runs: Dict[str, Path],
+                 exp_dir: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+    """Link prediction and held-out-citation retrieval per graph variant; the graph alone vs the text encoders."""
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval
     from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
 
-    exp = rep.out / "graph"
-    timings = Timings(exp / "timings.json")
+    timings = Timings(exp_dir / "timings.json")
     lp_rows, retrieval_rows = [], []
     for dim in dims:
         for comparator in comparators:
             name = f"{dim}d {comparator}"
             graph = timings.run(f"biggraph {name}", rep.graph, "cite", dim, comparator)
             lp_rows.append((name, read_json(graph["metrics"])))
-            out = exp / f"retrieval_{dim}d_{comparator}.json"
+            out = exp_dir / f"retrieval_{dim}d_{comparator}.json"
             rep.stage(out, functools.partial(
                 evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
                 paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
@@ -261,7 +246,7 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
             retrieval_rows.append((name, read_json(out)))
     # graph alone on the SciDocs queries: needs the queries in the graph (transductive graph)
     graph = timings.run("biggraph transductive", rep.graph, "transductive", recipe.graph_dim, "dot")
-    scidocs_run = exp / f"scidocs_transductive_{recipe.graph_dim}d" / split
+    scidocs_run = exp_dir / f"scidocs_transductive_{recipe.graph_dim}d" / split
 
     def graph_alone() -> None:
         ids = read_id_list(graph["ids"])
@@ -275,67 +260,30 @@ def graph_study(rep: Reproduction, recipe: Recipe, dims: Sequence[int] = (64, 12
     rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]], output_dir=scidocs_run,
               description=f"graph embeddings alone on the SciDocs {split} queries")
     rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [finished_scores(scidocs_run, split)])]
-    for name, run_group in (text_runs or {}).items():
+    for name, run_group in text_runs.items():
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
         rows.append((name, [read_json(r)["scores"][split] for r in runs if r.exists()]))
     text = ["## Link prediction (held-out 5 % of citation edges, PBG protocol)", "",
-            _link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
-            "(whole pool, OpenMSD Table 7 protocol)", "", _retrieval_table(retrieval_rows),
+            link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
+            "(whole pool, OpenMSD Table 7 protocol)", "", retrieval_table(retrieval_rows),
             f"## Graph alone vs text encoders on the SciDocs {split} queries", "", mean_std_table(rows, "embeddings")]
-    return write_tables(exp, f"Citation-graph embeddings on {rep.corpus.name}", recipe, rep, "\n".join(text), [0])
+    return "\n".join(text), []
 
 
-def _link_prediction_table(rows: Sequence[Tuple[str, Dict[str, Any]]]) -> str:
-    keys = ("mrr", "hits@1", "hits@10", "hits@50", "auc")
-    lines = ["| graph | embeddings | MRR | Hits@1 | Hits@10 | Hits@50 | AUC |", "|---|---|---|---|---|---|---|"]
-    for name, metrics in rows:
-        for which, values in _lp_groups(metrics):
-            lines.append(f"| {name} | {which} | " + " | ".join(_num(values.get(k)) for k in keys) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _lp_groups(metrics: Dict[str, Any]) -> List[Tuple[str, Dict[str, Any]]]:
-    metrics = metrics.get("results", metrics)
-    groups = []
-    for which in ("trained", "random"):
-        values = metrics.get(which)
-        if isinstance(values, dict):
-            groups.append((which, {k.lower().replace("_", "@") if k.lower().startswith("hits") else k.lower(): v
-                                   for k, v in values.items()}))
-    return groups or [("trained", {k.lower(): v for k, v in metrics.items() if not isinstance(v, dict)})]
-
-
-def _retrieval_table(rows: Sequence[Tuple[str, Dict[str, Any]]]) -> str:
-    lines = ["| graph | queries | MAP | nDCG@10 | Recall@10 | MRR |", "|---|---|---|---|---|---|"]
-    for name, data in rows:
-        m = data.get("metrics", data)
-        queries = data.get("queries", m.get("queries"))
-        lines.append(f"| {name} | {int(queries) if isinstance(queries, (int, float)) else 'n/a'} | " + " | ".join(
-            _num(_find(m, key), 2) for key in ("map", "ndcg@10", "recall@10", "mrr")) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _find(metrics: Dict[str, Any], key: str) -> Any:
-    for k, v in metrics.items():
-        if k.lower().replace("_", "@") == key:
-            return v
-    return None
-
-
-def _num(value: Any, digits: int = 4) -> str:
-    return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
-
-
-def _apply(recipe: Recipe, variant: str) -> Recipe:
+def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
+    """A tuning variant ``field=value`` (``pooling=cls``) as the :class:`Recipe` field it changes, typed as the field."""
     if "=" not in variant:
         raise InputError(f"--variants: expected field=value (e.g. pooling=cls), got {variant!r}")
     key, value = (x.strip() for x in variant.split("=", 1))
-    fields = {f.name: f.type for f in dataclasses.fields(Recipe)}
-    key = RECIPE_ALIASES.get(key, key)  # pooling=cls: pooling_strategy=cls
+    fields = {f.name for f in dataclasses.fields(Recipe)}
+    key = recipe_field(key)  # pooling=cls: pooling_strategy=cls
     if key not in fields:
         raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(fields)})")
-    current = getattr(recipe, key)
-    return dataclasses.replace(recipe, **{key: type(current)(value)})
+    return {key: type(getattr(recipe, key))(value)}
+
+
+def _apply(recipe: Recipe, variant: str) -> Recipe:
+    return dataclasses.replace(recipe, **variant_changes(recipe, variant))
 
 
 # ---------------------------------------------------------------------- experiments as data
@@ -355,7 +303,7 @@ class Experiment:
     recipe: Dict[str, Any] = dataclasses.field(default_factory=dict)  # Recipe fields that differ
     values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid, budgets
     variants: Tuple[str, ...] = ()  # tuning: "field=value" recipe variants
-    losses: Tuple[str, ...] = LOSSES  # losses of the loss comparison
+    losses: Tuple[str, ...] = COMPARED_LOSSES  # losses of the loss comparison
     cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
     eval_max_sequence_length: int = 128  # tokens per SciDocs paper at evaluation (CPU budget)
     graph_dims: Tuple[int, ...] = (64, 128)  # graph study: link-prediction dimensions (paper Table 4 ablation)
@@ -364,7 +312,7 @@ class Experiment:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
         fields = {f.name for f in dataclasses.fields(Recipe)}
         for name in self.recipe:
-            if RECIPE_ALIASES.get(name, name) not in fields:
+            if recipe_field(name) not in fields:
                 raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", fields)
         return dataclasses.replace(Recipe(), **recipe_fields(self.recipe))
 
@@ -387,7 +335,7 @@ def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: s
     for name, value in changes.items():
         if name in own:
             changed[name] = value
-        elif RECIPE_ALIASES.get(name, name) not in names:
+        elif recipe_field(name) not in names:
             raise unknown_flag_error(name, command, own | names | set(RECIPE_ALIASES))
     # a flag given under both its names with two values is an error; a given flag replaces the definition's value
     changed["recipe"].update(recipe_fields({k: v for k, v in changes.items() if k not in own}))
@@ -447,53 +395,23 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
     rep = Reproduction(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                        eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                        cocitation_min_count=exp.cocitation_min_count)
-    return KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split or DEFAULT_SPLIT.get(exp.kind, "val"))
+    recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLIT.get(exp.kind, "val")
+    return run_grid(rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, exp.seeds, split)
 
 
-def _main(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    return main_comparison(rep, recipe, exp.seeds, split=split, arms=exp.arms or DEFAULT_ARMS)
+# experiment kind -> the builder of its grid (a registry, not an if-chain; in the order of the docs)
+KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
+    "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
+    "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
 
 
-def _tuning(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    return tuning(rep, recipe, exp.variants, exp.seeds, arms=exp.arms or ("specter_like", "scincl"), split=split)
+EXPERIMENTS_DIR = REPO_ROOT / "experiments"
+NOT_EXPERIMENTS = ("choose_recipe", "paper_ablations")  # modules of experiments/ that run_experiment does not run
 
 
-def _sweep(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    if not exp.values:
-        raise InputError(f"the {exp.kind} sweep needs --values, e.g. --values 10,25,50")
-    return sampling_sweep(rep, recipe, exp.kind, list(exp.values), exp.seeds, split=split)
-
-
-def _losses(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    return loss_comparison(rep, recipe, exp.losses, exp.seeds, split=split)
-
-
-def _collisions(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    return collisions(rep, recipe, k_pos=sorted({10, recipe.easy_positives_k_max, 50}),
-                      k_hard=list(exp.values or DEFAULT_HARD_NEGATIVES_K))
-
-
-def _budget(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    from scincl.pipeline.budget_curve import BUDGET_ARMS, budget_curve
-
-    if not exp.values:
-        raise InputError("the budget curve needs --values (triplets per run), e.g. --values 1000,2500,6840")
-    return budget_curve(rep, recipe, list(exp.values), exp.seeds, split=split, arms=exp.arms or BUDGET_ARMS)
-
-
-def _graph(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Path:
-    text_runs = {"base encoder (text only)": rep.run_base(split, recipe)}
-    for arm in ARMS:  # the main comparison's runs of this recipe, when they exist
-        group = rep.run_dir(arm, 0, recipe, split).parent
-        if any(group.glob("seed_*/results.json")):
-            text_runs[f"{arm} (text encoder)"] = group
-    return graph_study(rep, recipe, dims=exp.graph_dims, split=split, text_runs=text_runs)
-
-
-# experiment kind -> what runs it (a registry, not an if-chain; EXPERIMENTS keeps the order of the docs)
-KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Path]] = {
-    "main": _main, "tuning": _tuning, "k_pos": _sweep, "k_hard": _sweep, "losses": _losses,
-    "collisions": _collisions, "graph": _graph, "budget": _budget}
+def experiment_names() -> List[str]:
+    """The experiments of ``experiments/`` (``bash experiments/run.sh NAME``), sorted."""
+    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.py") if p.stem not in NOT_EXPERIMENTS)
 
 
 def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:
@@ -507,10 +425,10 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
 
     path = Path(path_or_name)
     if not path.suffix:
-        path = REPO_ROOT / "experiments" / f"{path_or_name}.py"
+        path = EXPERIMENTS_DIR / f"{path_or_name}.py"
     if not path.is_file():
-        known = sorted(p.stem for p in (REPO_ROOT / "experiments").glob("*.py") if p.stem != "choose_recipe")
-        raise InputError(f"no experiment definition {str(path_or_name)!r} (experiments/: {', '.join(known)})")
+        raise InputError(f"no experiment definition {str(path_or_name)!r} (experiments/: "
+                         f"{', '.join(experiment_names())})")
     spec = importlib.util.spec_from_file_location(f"scincl_experiment_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:  # a broken definition is one line naming the file, before any stage (issue 29: a traceback)
@@ -529,8 +447,6 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
         raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
                          f"{type(definitions).__name__}", path=path)
     return [make_experiment(with_changes(d, changes or {}, "run_experiment")) for d in items]
-
-EXPERIMENTS = tuple(KINDS)
 
 
 def reproduce_flag_names() -> Set[str]:

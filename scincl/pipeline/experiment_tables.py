@@ -1,20 +1,23 @@
-"""What every real-corpus experiment writes: timings, mean ± std tables and the results page.
+"""What every real-corpus experiment writes: timings and the results page around its tables.
 
-Shared by the experiment kinds (``experiment_kinds``) and the budget curve (``budget_curve``), which
-both only compute rows; the Avg is ``eval/report``'s one definition.
+Used by the grid runner (``grid``) and the kinds' reports; the tables themselves are rendered by
+``scincl/eval/study_tables.py`` (the Avg is ``eval/report``'s one definition).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Sequence
 
-from scincl.eval.report import TABLE_COLUMNS, avg_cell, avg_label, mean_std_cell, run_average
 from scincl.io import read_json, write_json
+from scincl.provenance import is_marker
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import Recipe, Reproduction
+
+
+RECORDS = ("manifest.json", "recipe.json")  # rewritten by every call of a run, reused or not
 
 
 class Timings:
@@ -25,48 +28,30 @@ class Timings:
         self.data: Dict[str, float] = read_json(path) if path.exists() else {}
 
     def run(self, name: str, fn, *args, **kwargs):
-        """Call ``fn``; record its wall time unless it only reused finished outputs (< 1 s)."""
+        """Call ``fn``; record its wall time, unless an earlier time is recorded and this call only reused
+        finished outputs (under 1 s, or a run dir in which it wrote nothing: :func:`wrote_since`)."""
         start = time.time()
         result = fn(*args, **kwargs)
         seconds = time.time() - start
-        if seconds >= 1.0 or name not in self.data:
+        if name not in self.data or (seconds >= 1.0 and wrote_since(result, start)):
             self.data[name] = round(seconds, 1)
             write_json(self.path, self.data)
         return result
 
 
+def wrote_since(result: Any, start: float) -> bool:
+    """Whether the step that returned ``result`` made something: for a run dir, a file other than its
+    records (manifests, recipe.json, stage markers) written since ``start``; any other result counts as
+    work. A cached rerun on a loaded machine can take over a second without replacing the time it took."""
+    if not isinstance(result, Path) or not result.is_dir():
+        return True
+    return any(p.stat().st_mtime >= start for p in result.rglob("*")
+               if p.is_file() and p.name not in RECORDS and not is_marker(p))
+
+
 def finished_scores(run_dir: Path, split: str) -> Dict[str, Dict[str, float]]:
     """The scores of a finished run (``results.json``) on ``split``."""
     return read_json(run_dir / "results.json")["scores"][split]
-
-
-def metric_columns(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]]) -> List[Tuple[str, str]]:
-    """The (task, metric) pairs present in any run: paper Table 1 order first, then any others sorted."""
-    present = {(task, metric) for _, runs in rows for scores in runs for task, metrics in scores.items()
-               for metric in metrics}
-    ordered = [(task, metric) for task, metric, _ in TABLE_COLUMNS if (task, metric) in present]
-    return ordered + sorted(present - set(ordered))
-
-
-def mean_std_table(rows: Sequence[Tuple[str, List[Dict[str, Dict[str, float]]]]], first_column: str = "arm") -> str:
-    """Markdown table: one row per group, ``mean ± std`` (sample std, n = seeds) per metric + Avg.
-
-    The Avg is ``eval/report``'s (table metrics only); its header says how many of the 12 it covers.
-    """
-    columns = metric_columns(rows)
-    avg_header = avg_label([run_average(r)[1] for _, runs in rows for r in runs])
-    header = [first_column, "seeds"] + [f"{t} {m}" for t, m in columns] + [avg_header]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name, runs in rows:
-        cells = [name, str(len(runs))]
-        for task, metric in columns:
-            values = [r[task][metric] for r in runs if task in r and metric in r[task]]
-            cells.append(mean_std_cell(values))
-        cells.append(avg_cell(runs))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
 
 
 def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table: str, seeds: Sequence[int],

@@ -207,12 +207,17 @@ RECIPE_ALIASES: Dict[str, str] = {"k_pos": "easy_positives_k_max", "k_hard": "ha
                                   "epochs": "num_train_epochs", "base_model": "base_model_name_or_path"}
 
 
+def recipe_field(name: str) -> str:
+    """The :class:`Recipe` field a flag or experiment key names (a :data:`RECIPE_ALIASES` name -> its field)."""
+    return RECIPE_ALIASES.get(name, name)
+
+
 def recipe_fields(values: Dict[str, Any]) -> Dict[str, Any]:
     """``values`` with :data:`RECIPE_ALIASES` names replaced by the fields' names (one name given twice with
     different values is an :class:`InputError`)."""
     out: Dict[str, Any] = {}
     for name, value in values.items():
-        field_name = RECIPE_ALIASES.get(name, name)
+        field_name = recipe_field(name)
         if field_name in out and out[field_name] != value:
             raise InputError(f"--{name} {value!r} and --{field_name} {out[field_name]!r} name one setting; give one")
         out[field_name] = value

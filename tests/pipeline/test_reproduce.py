@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from scincl.errors import InputError
-from scincl.pipeline import experiment_kinds as studies, experiment_tables
+from scincl.eval import study_tables
+from scincl.pipeline import experiment_kinds as studies
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
 from tests.conftest import REPO_ROOT
@@ -40,7 +41,7 @@ def test_recipe_variants_and_table_formatting():
         studies._apply(recipe, "k=3")
     assert parse_seeds("0..2") == [0, 1, 2]
     assert parse_int_list("10,50", "values") == [10, 50]
-    table = experiment_tables.mean_std_table([("a", [{"cite": {"map": 70.0, "ndcg": 80.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}])])
+    table = study_tables.mean_std_table([("a", [{"cite": {"map": 70.0, "ndcg": 80.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}])])
     # mean ± sample std over seeds; Avg = per-seed average of the present metrics, then mean ± std
     assert "| a | 2 | 71.00 ± 1.41 | 82.00 ± 2.83 | 76.50 ± 2.12 |" in table
     assert "| cite map | cite ndcg | Avg. (over 2 of 12 metrics present) |" in table
@@ -53,7 +54,7 @@ def test_one_avg_definition_for_every_table():
     assert run_average(runs[0]) == (75.005, 2)   # the non-table metric is left out, the mean not rounded
     assert average(runs[0]) == {"value": 75.0, "metrics": 2}   # float 75.005 rounds half-even: 75.0
     assert runs_average(runs) == {"value": 76.5, "std": 2.12, "metrics": 2}
-    for table in (experiment_tables.mean_std_table([("a", runs)]), markdown_table([("a", runs)])):
+    for table in (study_tables.mean_std_table([("a", runs)]), markdown_table([("a", runs)])):
         assert "76.50 ± 2.12 |" in table and "Avg. (over 2 of 12 metrics present)" in table
 
 
@@ -133,17 +134,16 @@ def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
 
 
 def test_every_experiment_definition_is_valid_data():
-    from scincl.pipeline.experiment_kinds import KINDS, load_experiments
+    from scincl.pipeline.experiment_kinds import KINDS, experiment_names, load_experiments
 
-    experiments = REPO_ROOT / "experiments"
-    names = sorted(p.stem for p in experiments.glob("*.py") if p.stem != "choose_recipe")
+    names = experiment_names()  # what `bash experiments/run.sh NAME` runs (one entry point, no wrappers)
     assert names == ["citeseer_main", "hepth_budget", "hepth_collisions", "hepth_graph", "hepth_k_hard",
                      "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_pretrained", "hepth_pretrained_val",
                      "hepth_tuning"]
+    assert not list((REPO_ROOT / "experiments").glob("hepth_*.sh"))
     for name in names:
         for exp in load_experiments(name):
             assert exp.kind in KINDS and exp.corpus in ("hepth", "citeseer")
-            assert (experiments / f"{name}.sh").read_text().rstrip().endswith(f"experiment {name} \"$@\"")
     main = load_experiments("hepth_main", {"k_hard": 2000, "seeds": "0..1"})[0]  # --k_hard: the former name
     assert main.seeds == (0, 1) and main.full_recipe().hard_negatives_k_max == 2000
     assert main.full_recipe().easy_positives_k_max == 25
@@ -342,7 +342,8 @@ def _scores(cite_map, cite_ndcg, cocite_map, cocite_ndcg):
 
 
 def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells():
-    from scincl.pipeline.budget_curve import budget_tables, paired_test, run_order
+    from scincl.eval.study_tables import budget_tables, paired_test
+    from scincl.pipeline.budget_curve import run_order
 
     specter = {s: _scores(70.0, 80.0, 60.0, 70.0 + s) for s in (0, 1, 2)}  # Avg 70.00, 70.25, 70.50
     scincl = {s: _scores(71.0 + s, 80.0, 60.0, 70.0 + 2 * s) for s in (0, 1, 2)}  # Avg 70.25, 71.00, 71.75

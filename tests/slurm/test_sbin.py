@@ -21,7 +21,7 @@ from tests.conftest import REPO_ROOT as REPO, venv_tool
 
 SBIN = REPO / "sbin"
 SCRIPTS = sorted(SBIN.glob("*.sbatch"))
-ALL_SHELL = SCRIPTS + sorted(SBIN.glob("*.sh"))
+ALL_SHELL = SCRIPTS + sorted(SBIN.glob("*.sh")) + [REPO / "experiments" / "run.sh"]  # its one entry point
 
 
 def test_there_are_scripts_for_every_experiment():
@@ -192,6 +192,11 @@ def test_array_scripts_map_task_ids(demo_env):
     bad = subprocess.run(["bash", str(SBIN / "ablations.sbatch")], cwd=REPO,
                          env={**env, "SLURM_ARRAY_TASK_ID": "9"}, capture_output=True, text=True)
     assert bad.returncode == 2 and "array task 9 out of range 0-4" in bad.stderr
+    # the array is the data of experiments/paper_ablations.py: its #SBATCH --array covers every entry
+    listed = subprocess.run([sys.executable, "experiments/paper_ablations.py"], cwd=REPO, capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    assert "#SBATCH --array=0-%d\n" % (len(listed) - 1) in (SBIN / "ablations.sbatch").read_text()
+    assert listed[4].split() == ["bitfit", "--bitfit", "--learning_rate", "1e-4"]
 
 
 def test_distributed_biggraph_imports_then_runs_one_rank_per_task(demo_env):

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The one entry point of the real-corpus experiments of docs/results.md:
+#   bash experiments/run.sh NAME [FLAGS]   run experiments/NAME.py: `cli_pipeline.py run_experiment NAME [FLAGS]`
+#   bash experiments/run.sh all            every experiment in the order they were run (val studies first), then collect
+#   bash experiments/run.sh collect        copy the tables, plots and wall times into docs/results/ (below)
+#   bash experiments/run.sh list           the experiment names
+# Each experiment is data: experiments/<name>.py (corpus, arms, seeds, split, recipe changes, sweep values),
+# run by one grid runner (scincl/pipeline/grid.py). The recipe's defaults are defined once, in
+# scincl/pipeline/real_corpus.py (Recipe). Override with environment variables: SCINCL_DATA (the corpora),
+# SCINCL_RESULTS (outputs), PYTHON, and any recipe value, e.g. K_HARD=2000 bash experiments/run.sh hepth_main
+# (or pass flags: bash experiments/run.sh hepth_main --hard_negatives_k_max 2000; the recipe's former flag
+# names, --k_hard etc., still work: RECIPE_ALIASES there).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+DATA_DIR="${SCINCL_DATA:-../shared/data}"
+RESULTS_DIR="${SCINCL_RESULTS:-results}"
+PYTHON="${PYTHON:-.venv/bin/python}"
+[ -x "$PYTHON" ] || PYTHON=python
+# `all`: the order of docs/results.md (hepth_budget last: hours on 2 cores, section 7)
+ALL=(hepth_tuning hepth_k_pos hepth_k_hard hepth_main citeseer_main hepth_losses hepth_collisions hepth_graph
+     hepth_budget)
+CHANGES=()
+for pair in triplets:TRIPLETS easy_positives_k_max:K_POS hard_negatives_k_max:K_HARD pooling_strategy:POOLING \
+            learning_rate:LEARNING_RATE loss:LOSS max_sequence_length:MAX_LEN eval_max_sequence_length:EVAL_MAX_LEN \
+            per_device_train_batch_size:BATCH_SIZE num_train_epochs:EPOCHS graph_dim:GRAPH_DIM bf16:BF16 \
+            eval_bf16:EVAL_BF16 base_model_name_or_path:BASE_MODEL; do
+    variable="${pair#*:}"
+    if [ -n "${!variable:-}" ]; then CHANGES+=("--${pair%%:*}" "${!variable}"); fi
+done
+
+experiment() {
+    local name="$1"
+    shift
+    "$PYTHON" cli_pipeline.py run_experiment "$name" --output_dir "$RESULTS_DIR" --data_dir "$DATA_DIR" \
+        ${CHANGES[@]+"${CHANGES[@]}"} "$@"
+}
+
+# collect: the tables (results*.md), plots (*.png) and wall times (timings*.json) the experiments wrote under
+# $SCINCL_RESULTS go to docs/results/<corpus>/<experiment>/ (what docs/results.md shows). Keyed by encoder: a
+# table whose "Encoder:" line names another encoder than the packaged all-MiniLM-L6-v2 goes to
+# docs/results/<corpus>/<encoder>/<experiment>/ (<encoder>: the model folder's name, or $ENCODER_DIR, e.g.
+# ENCODER_DIR=pretrained for docs/results/hepth/pretrained/), so another encoder's sweep or tuning never
+# overwrites the MiniLM files; its plots and timings follow the table they belong to. The main and budget
+# tables are in recipe-keyed folders already.
+
+# the table a file belongs to: itself, results_<family>*.md for timings_<family>.json and <family>_*.png
+# (sweeps: k_pos, k_hard), else the results.md beside it
+table_of() {
+    local file="$1" dir name family
+    dir="$(dirname "$file")" name="$(basename "$file")"
+    case "$name" in
+        results*.md) echo "$file"; return ;;
+        timings_*.json) family="${name#timings_}" family="${family%.json}" ;;
+        k_pos_*.png) family=k_pos ;;
+        k_hard_*.png) family=k_hard ;;
+        *) family="" ;;
+    esac
+    if [ -n "$family" ] && [ -f "$dir/results_$family.md" ]; then echo "$dir/results_$family.md"
+    else echo "$dir/results.md"; fi
+}
+
+# "" for the packaged MiniLM (or a table naming no encoder), else the folder the encoder's files go to
+encoder_dir() {
+    local table="$1" encoder
+    [ -f "$table" ] || return 0
+    encoder="$(sed -n 's/.*Encoder: \(.*\)\.$/\1/p' "$table" | head -n 1)"
+    case "$encoder" in
+        "" | "all-MiniLM-L6-v2 (packaged)") ;;
+        *) echo "${ENCODER_DIR:-$(basename "${encoder%/}")}" ;;
+    esac
+}
+
+collect() {
+    local corpus file rel key dest
+    for corpus in hepth citeseer; do
+        [ -d "$RESULTS_DIR/$corpus" ] || continue
+        find "$RESULTS_DIR/$corpus" -path "$RESULTS_DIR/$corpus/runs" -prune -o -path "$RESULTS_DIR/$corpus/shared" -prune \
+            -o \( -name 'results*.md' -o -name '*.png' -o -name 'timings*.json' \) -print | while read -r file; do
+            rel="${file#"$RESULTS_DIR"/"$corpus"/}"
+            key="$(encoder_dir "$(table_of "$file")")"
+            dest="docs/results/$corpus/${key:+$key/}$rel"
+            mkdir -p "$(dirname "$dest")"
+            cp "$file" "$dest"
+        done
+    done
+    find docs/results -type f | sort
+}
+
+case "${1:-}" in
+    "" | -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    list) "$PYTHON" -c 'from scincl.pipeline.experiment_kinds import experiment_names; print(*experiment_names())' ;;
+    collect) collect ;;
+    all)
+        for name in "${ALL[@]}"; do
+            echo "=== $name"
+            experiment "$name"
+        done
+        collect ;;
+    *) experiment "$@" ;;
+esac

@@ -1,0 +1,115 @@
+"""The one runner of the real-corpus experiments: rows x seeds -> runs -> tables.
+
+An experiment kind (``experiment_kinds.KINDS``) only builds a :class:`Grid`: its rows (an arm, the
+recipe changes of the row, its label) and, where the mean ± std table is not all, a report function
+(the budget curve's paired tests, the sweeps' plots, the collision and graph studies). :func:`run_grid`
+runs every cell through :meth:`~scincl.pipeline.real_corpus.Reproduction.run_arm` (``base`` rows:
+``run_base``, one evaluation), records wall times in ``timings.json`` and writes the tables.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+
+from scincl.eval.study_tables import mean_std_table
+from scincl.pipeline.experiment_tables import Timings, finished_scores, write_tables
+
+if TYPE_CHECKING:
+    from scincl.pipeline.real_corpus import Recipe, Reproduction
+
+BASE = "base"  # a row of the encoder without fine-tuning: one evaluation, shared by every seed
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of an experiment's table: an arm trained (or ``base``) with the experiment's recipe plus ``changes``."""
+
+    label: str  # the table's first column
+    arm: str  # an ARMS name (scincl/pipeline/real_corpus.py), or BASE
+    changes: Dict[str, Any] = field(default_factory=dict)  # Recipe fields that differ from the experiment's recipe
+    timing: str = BASE  # timings.json key: "<timing>/seed_<s>" per trained run, "<timing>" for a base row
+    group: Optional[Hashable] = None  # rows of one group run seed by seed (every row's seed 0 first); None: alone
+
+
+@dataclass(frozen=True)
+class RowRuns:
+    """A row with its recipe and run dirs (one per seed; one for a base row), finished or not."""
+
+    row: Row
+    recipe: Recipe
+    runs: List[Path]
+
+
+# the tables of a grid from its rows' runs (experiment dir, reproduction, rows' runs, split) -> (Markdown text,
+# names of the plots written beside it in the experiment dir)
+Report = Callable[[Path, "Reproduction", List[RowRuns], str], Tuple[str, Sequence[str]]]
+
+
+@dataclass(frozen=True)
+class Grid:
+    """One experiment as data: where its tables go, its rows and how they are reported."""
+
+    folder: str  # below OUTPUT_DIR/<corpus>
+    title: str
+    rows: Sequence[Row]
+    first_column: str = "arm"  # the mean ± std table's first header
+    name: str = "results.md"
+    timings: str = "timings.json"
+    report: Optional[Report] = None  # None: the mean ± std table of the rows
+    rewrite_after_each_run: bool = False  # a long grid's table is readable (marked partial) while it runs
+    budget_varies: bool = False  # the rows differ in triplets: the page says "the table's triplets"
+    seeds: Optional[Tuple[int, ...]] = None  # the seeds the page names when not the experiment's (no trained rows)
+
+
+def row_recipe(recipe: Recipe, row: Row) -> Recipe:
+    """The recipe of one row: the experiment's with the row's changes."""
+    return dataclasses.replace(recipe, **row.changes) if row.changes else recipe
+
+
+def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Optional[int]]]:
+    """(row index, seed) in running order: groups in order of first appearance; in a group, its base rows
+    (one cell each, seed ``None``), then its trained rows seed by seed."""
+    groups: Dict[Hashable, List[int]] = {}
+    for i, row in enumerate(rows):
+        groups.setdefault(("row", i) if row.group is None else ("group", row.group), []).append(i)
+    order: List[Tuple[int, Optional[int]]] = []
+    for members in groups.values():
+        order += [(i, None) for i in members if rows[i].arm == BASE]
+        order += [(i, seed) for seed in seeds for i in members if rows[i].arm != BASE]
+    return order
+
+
+def mean_std_report(first_column: str) -> Report:
+    """The default report: one mean ± std row per grid row (sample std over the seeds)."""
+    def report(exp: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+        return mean_std_table([(r.row.label, [finished_scores(run, split) for run in r.runs]) for r in results],
+                              first_column), []
+    return report
+
+
+def run_grid(rep: Reproduction, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
+    """Run (or reuse) every cell of ``grid``, then write its tables; returns the table file."""
+    exp = rep.out / grid.folder
+    timings = Timings(exp / grid.timings)
+    recipes = [row_recipe(recipe, row) for row in grid.rows]
+    runs: List[List[Path]] = [[] if row.arm == BASE else [rep.run_dir(row.arm, s, r, split) for s in seeds]
+                              for row, r in zip(grid.rows, recipes)]
+    report = grid.report or mean_std_report(grid.first_column)
+
+    def write() -> Path:
+        results = [RowRuns(row, r, paths) for row, r, paths in zip(grid.rows, recipes, runs)]
+        table, plots = report(exp, rep, results, split)
+        return write_tables(exp, grid.title, recipe, rep, table, grid.seeds or seeds, name=grid.name, plots=plots,
+                            budget_varies=grid.budget_varies)
+
+    for i, seed in run_order(grid.rows, seeds):
+        row = grid.rows[i]
+        if row.arm == BASE:
+            runs[i] = [timings.run(row.timing, rep.run_base, split, recipes[i])]
+            continue
+        timings.run(f"{row.timing}/seed_{seed}", rep.run_arm, row.arm, seed, recipes[i], split)
+        if grid.rewrite_after_each_run:
+            write()
+    return write()

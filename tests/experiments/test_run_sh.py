@@ -1,0 +1,34 @@
+"""experiments/run.sh, the one shell entry point of the real-corpus experiments: what it runs for each name.
+
+``PYTHON=/bin/echo`` prints the command instead of running it (no corpus, no Python start-up); its syntax
+and shellcheck are checked with sbin's scripts (tests/slurm/test_sbin.py)."""
+from __future__ import annotations
+
+import subprocess
+
+from tests.conftest import REPO_ROOT
+
+RUN_SH = REPO_ROOT / "experiments" / "run.sh"
+
+
+def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(RUN_SH), *args], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "PYTHON": "/bin/echo", **env})
+
+
+def test_a_name_is_one_run_experiment_call_with_the_environments_recipe_values():
+    done = _run("hepth_main", "--seeds", "0", K_HARD="2000", SCINCL_RESULTS="/out", SCINCL_DATA="/data")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["cli_pipeline.py", "run_experiment", "hepth_main", "--output_dir", "/out",
+                                   "--data_dir", "/data", "--hard_negatives_k_max", "2000", "--seeds", "0"]
+
+
+def test_all_runs_every_experiment_of_the_docs_in_order_and_help_names_the_commands():
+    from scincl.pipeline.experiment_kinds import experiment_names
+
+    done = _run("all", SCINCL_RESULTS="/nonexistent")
+    assert done.returncode == 0, done.stderr
+    ran = [line.split()[2] for line in done.stdout.splitlines() if line.startswith("cli_pipeline.py")]
+    assert ran[0] == "hepth_tuning" and ran[-1] == "hepth_budget" and len(ran) == 9
+    assert set(ran) <= set(experiment_names())
+    assert "run.sh collect" in _run("--help").stdout

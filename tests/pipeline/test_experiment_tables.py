@@ -1,0 +1,37 @@
+"""Timings of the real-corpus experiments: a cached rerun does not replace the time a step took."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from scincl.pipeline import experiment_tables
+from scincl.pipeline.experiment_tables import Timings
+
+
+def test_a_reused_run_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, monkeypatch):
+    t0 = time.time()
+    run = tmp_path / "run"
+    (run / "model").mkdir(parents=True)
+    for name, age in (("results.json", -100), ("model/model.safetensors", -100)):
+        (run / name).write_text("x")
+        os.utime(run / name, (t0 + age, t0 + age))
+    clock = iter([t0, t0 + 300.0, t0 + 10, t0 + 13.0, t0 + 20, t0 + 29.0])  # (start, end) of three calls
+    monkeypatch.setattr(experiment_tables.time, "time", lambda: next(clock))
+    timings = Timings(tmp_path / "timings.json")
+
+    def records_only() -> object:  # a reuse: only the records are rewritten (3 s on a loaded machine)
+        (run / "recipe.json").write_text("{}")
+        (run / "manifest.json").write_text("{}")
+        return run
+
+    def retrains() -> object:
+        (run / "model" / "model.safetensors").write_text("y")
+        os.utime(run / "model" / "model.safetensors", (t0 + 25, t0 + 25))
+        return run
+
+    timings.run("scincl/seed_0", records_only)  # first time: recorded whatever it did
+    timings.run("scincl/seed_0", records_only)
+    assert json.loads((tmp_path / "timings.json").read_text()) == {"scincl/seed_0": 300.0}
+    timings.run("scincl/seed_0", retrains)
+    assert json.loads((tmp_path / "timings.json").read_text()) == {"scincl/seed_0": 9.0}
