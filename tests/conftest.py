@@ -99,7 +99,7 @@ def demo_tiny_bert(demo_corpus, tmp_path_factory) -> Path:
 def demo_citations(demo_corpus, tmp_path_factory):
     """``{"train", "test"}`` citation TSVs of the demo corpus (10 % test edges, seed 0)."""
     from scincl.graph.citations import extract_citations
-    from scincl.s2orc import list_metadata_shards
+    from scincl.corpus.shards import list_metadata_shards
 
     out = tmp_path_factory.mktemp("demo_citations")
     extract_citations(list_metadata_shards(demo_corpus.s2orc_metadata_dir), out, test_ratio=0.1, seed=0)

@@ -6,7 +6,7 @@
   see allenai/scidocs#18);
 - the SPECTER-like training corpus selection (SPECTER papers mapped to S2ORC, SciDocs excluded).
 
-Every function streams shards through :func:`scincl.s2orc.map_shards`; results are merged in
+Every function streams shards through :func:`scincl.corpus.shards.map_shards`; results are merged in
 shard order, so outputs are deterministic.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 from scincl.errors import InputError
 from scincl.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import PathLike, iter_triples_csv, read_json
-from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards, normalize_references, unit_name
+from scincl.corpus.shards import ReadStats, iter_numbered_papers, iter_papers, map_shards, normalize_references, unit_name
 
 logger = logging.getLogger(__name__)
 

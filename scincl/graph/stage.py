@@ -1,148 +1,27 @@
-"""The corpus stage as library calls: citation graph, co-citations and text positions of any corpus format.
+"""The graph stage as library calls: citation graph, co-citations and text positions of any corpus format.
 
-``cli_s2orc.py`` exposes these functions as subcommands (same names and flags) and the pipelines
+``cli_s2orc.py`` lists these functions as subcommands (same names and flags) and the pipelines
 (``scincl/pipeline/``) call them directly. Each reuses existing outputs unless ``override``
 when its made-by record says they were made from the same inputs and settings and are unchanged
-(:class:`OutputRecord`) and writes a ``*.stats.json`` of counts beside its output.
+(:class:`scincl.corpus.outputs.OutputRecord`) and writes a ``*.stats.json`` of counts beside its output.
 """
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Optional, Union
 
-from scincl.corpus import Corpus, open_corpus
-from scincl.corpus.base import files_seen
-from scincl.corpus.regroup import corpus_cocitations
-from scincl.graph.citations import citation_output_paths, extract_citations
-from scincl.errors import InputError
-from scincl.io import atomic_open, dumps_json, write_json
-from scincl.provenance import (difference, made_by, outputs_changed, outputs_record, read_record, record_path,
-                               write_record)
-from scincl.s2orc import load_id_set
+from scincl.corpus.outputs import (OutputRecord, nothing_read, open_corpus_with_workers, resolved_format,
+                                   stats_path_of, worker_count, write_json_any)
 from scincl.corpus.s2orc_mappings import metadata_id_mapping
+from scincl.corpus.shards import load_id_set
+from scincl.corpus.stage import write_specter_corpus_ids
+from scincl.errors import InputError
+from scincl.graph.citations import citation_output_paths, extract_citations
+from scincl.graph.regroup import corpus_cocitations
+from scincl.io import write_json
 
 logger = logging.getLogger(__name__)
-
-
-def worker_count(workers: Optional[int]) -> int:
-    """``--workers``, or every CPU when not given."""
-    return int(workers) if workers else (os.cpu_count() or 1)
-
-
-def open_corpus_with_workers(corpus_dir: str, corpus_format: Optional[str], workers: Optional[int],
-                             strict: bool = False) -> Corpus:
-    """:func:`scincl.corpus.open_corpus` with ``--workers`` resolved."""
-    return open_corpus(corpus_dir, corpus_format, workers=worker_count(workers), strict=strict)
-
-
-def resolved_format(corpus_dir: Optional[Union[str, Path]], corpus_format: Optional[str]) -> Optional[str]:
-    """The format a corpus is read as (``--corpus_format``, else detected): what a made-by record keeps,
-    so ``--corpus_format s2orc`` and its detection on an S2ORC folder make the same record."""
-    from scincl.corpus import check_format, detect_format
-
-    try:
-        return check_format(corpus_format) or (detect_format(corpus_dir) if corpus_dir else None)
-    except InputError:
-        return corpus_format  # opening the corpus reports it
-
-
-def _outputs_of_our_commands(inputs: Sequence[Union[str, Path]]) -> list:
-    """Files inside input folders that a command of ours wrote there (each has a ``.made_by.json``
-    record beside it, e.g. ``get_metadata_id_mapping`` into the S2ORC folder): not part of the corpus."""
-    found = []
-    for folder in (Path(p) for p in inputs):
-        if folder.is_dir():
-            for record in folder.rglob("*.made_by.json"):
-                found += [record, record.with_name(record.name[:-len(".made_by.json")])]
-    return found
-
-
-class OutputRecord:
-    """The made-by record of a standalone command's outputs (``<first output>.made_by.json``, issue 29).
-
-    ``settings``: every flag that changes the outputs' bytes; ``inputs``: the files and folders read
-    (fingerprinted now, once, before the command runs; outputs written inside an input folder are
-    left out of its fingerprint). :meth:`reusable` is the reuse rule, :meth:`write` is called after
-    every output exists.
-    """
-
-    def __init__(self, *outputs: Union[str, Path], settings: Mapping[str, Any],
-                 inputs: Sequence[Optional[Union[str, Path]]] = ()) -> None:
-        self.outputs = [Path(p) for p in outputs]
-        inputs = [p for p in inputs if p]
-        self.wanted = made_by(settings, inputs, exclude=self.outputs + [record_path(p) for p in self.outputs]
-                              + _outputs_of_our_commands(inputs))
-
-    @property
-    def path(self) -> Path:
-        return record_path(self.outputs[0])
-
-    def reusable(self, override: bool) -> bool:
-        """True (logged) when every output exists, was made from the same inputs and settings and is
-        unchanged since; False when something is missing or ``override``; otherwise an InputError
-        naming the difference (an output made from another corpus or with other flags is never reused)."""
-        if not all(p.exists() for p in self.outputs):
-            return False
-        stored = read_record(self.path)
-        why = difference(stored, self.wanted)
-        if why is None and stored is not None:
-            why = outputs_changed(stored.get("outputs") or [], self.outputs) if "outputs" in stored else \
-                "no record of its outputs"
-        if override:
-            logger.info("%s: --override given, rebuilding", self.outputs[0])
-            return False
-        if why is not None:
-            raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it",
-                             path=self.outputs[0])
-        logger.info("output exists and was made from the same inputs and settings, reusing it (use --override to "
-                    "rebuild): %s", ", ".join(map(str, self.outputs)))
-        return True
-
-    def write(self) -> None:
-        """Record the outputs (written last: every output exists)."""
-        write_record(self.path, {**self.wanted, "outputs": outputs_record(self.outputs)})
-
-
-def nothing_read(corpus: Corpus, what: str, outputs: Sequence[Union[str, Path]] = ()) -> InputError:
-    """The error for a corpus folder that gave no ``what`` in its format (issue 29: it was an empty
-    output and rc 0); the outputs already written are removed, so a rerun is not refused."""
-    for output in outputs:
-        if Path(output).is_file():
-            Path(output).unlink()
-    for parent in {Path(output).parent for output in outputs}:
-        if parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()  # the output folder this command created, left empty
-    return InputError(f"read no {what} as --corpus_format {corpus.format} from {len(corpus.reference_files)} "
-                      f"file(s) (files seen: {files_seen(corpus.root)}); is that the corpus's format?",
-                      path=corpus.root)
-
-
-def outputs_exist(*paths: Path, override: bool) -> bool:
-    """True (and a log line) when every output exists and --override is not set.
-
-    Without a record of what made them: prefer :class:`OutputRecord`, which checks that.
-    """
-    if not override and paths and all(Path(p).exists() for p in paths):
-        logger.info("output exists, reusing it (use --override to rebuild): %s", ", ".join(map(str, paths)))
-        return True
-    return False
-
-
-def write_json_any(path: Union[str, Path], obj: Any) -> None:
-    """JSON output, gzip-compressed when the name ends in .gz (deterministic bytes)."""
-    with atomic_open(path) as fh:
-        fh.write(dumps_json(obj).decode() + "\n")
-
-
-def stats_path_of(output: Union[str, Path], default_name: str) -> Path:
-    """Where the counts of ``output`` go: ``<name>.stats.json`` beside a file, ``default_name`` in a directory."""
-    out = Path(output)
-    if out.suffix in (".tsv", ".json", ".gz"):
-        name = out.name.split(".")[0]
-        return out.parent / f"{name}.stats.json"
-    return out / default_name
 
 
 def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[int] = None, test_ratio: float = 0.0,
@@ -272,3 +151,46 @@ def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: 
     record.write()
     logger.info("id mapping of %d papers in %d shards -> %s (%d skipped lines)",
                 stats.papers, len(mapping), output_path, stats.to_dict()["skipped_lines"])
+
+
+def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_dir: str, specter_triples_path: str,
+                       s2id_to_s2orc_input_path: str, sample_n_nodes: Union[int, str], paper_ids_output_dir: str,
+                       citations_output_dir: Optional[str] = None, workers: Optional[int] = None,
+                       override: bool = False, skip_citations: bool = False, seed: int = 0,
+                       corpus_format: Optional[str] = None):
+    """Reproduce the SPECTER training corpus on S2ORC: SPECTER papers in, SciDocs papers out.
+
+    Writes to PAPER_IDS_OUTPUT_DIR: query_s2orc_paper_ids.specter.json (SPECTER queries in S2ORC),
+    query_s2orc_paper_ids.specter_and_random.json (plus random papers up to the SPECTER query count),
+    s2orc_paper_ids.json (training corpus) and excluded_s2orc_paper_ids.json; then (unless
+    --skip_citations) runs get_citations into CITATIONS_OUTPUT_DIR excluding the SciDocs papers.
+
+    Example:
+        python cli_s2orc.py get_specter_corpus --s2orc_paper_ids ${BASE_DIR}/data/biggraph/s2orc_full/entity_names_paper_id_0.json \\
+            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --scidocs_dir ${SCIDOCS_DIR} \\
+            --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
+            --s2id_to_s2orc_input_path ${ID_MAPPINGS} \\
+            --citations_output_dir ${BASE_DIR}/data/biggraph/s2orc_with_specter_without_scidocs \\
+            --paper_ids_output_dir ${BASE_DIR}/data/sci/s2orc_with_specter_without_scidocs --sample_n_nodes 1000000
+
+    :param s2orc_paper_ids: JSON list of the S2ORC ids in the graph (e.g. PBG entity_names_paper_id_0.json)
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json)
+    :param specter_triples_path: SPECTER triples CSV (query_paper_id,positive_id,negative_id; S2 ids)
+    :param s2id_to_s2orc_input_path: comma-separated JSON mappings {s2_id: s2orc_id}
+    :param sample_n_nodes: training corpus size: an int, 'specter' (SPECTER's size) or 0 (all)
+    :param paper_ids_output_dir: directory for the id lists (created)
+    :param citations_output_dir: directory for citations.tsv (required unless --skip_citations)
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param override: rebuild existing outputs
+    :param skip_citations: only write the id lists
+    :param seed: seed of the random samples
+    :param corpus_format: format of S2ORC_METADATA_DIR for the citations (default: detected)
+    """
+    if not skip_citations and not citations_output_dir:
+        raise InputError("--citations_output_dir is required unless --skip_citations is set")
+    excluded = write_specter_corpus_ids(s2orc_paper_ids, scidocs_dir, specter_triples_path, s2id_to_s2orc_input_path,
+                                        sample_n_nodes, paper_ids_output_dir, override=override, seed=seed)
+    if not skip_citations:
+        get_citations(s2orc_metadata_dir, citations_output_dir, workers=workers, excluded_paper_ids=str(excluded),
+                      override=override, corpus_format=corpus_format)

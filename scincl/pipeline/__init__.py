@@ -16,7 +16,7 @@ Read in this order:
 - :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
   stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md`` and
   their tables; the experiments themselves are data (``experiments/*.py``);
-- :mod:`scincl.pipeline.corpus`: training corpus and query papers (``--graph_limit``);
+- :mod:`scincl.corpus.selection`: training corpus and query papers (``--graph_limit``);
 - :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
 """
 from scincl.pipeline.manifest import Manifest

@@ -27,7 +27,7 @@ from scincl.graph.cocitations import (
     write_cocitations_tsv,
 )
 from scincl.io import write_jsonl
-from scincl.s2orc import (
+from scincl.corpus.shards import (
     ReadStats,
     iter_numbered_papers,
     iter_paper_references,
