@@ -25,8 +25,8 @@ from scincl.corpus.s2orc_mappings import (
     pdf_hashes,
     read_mapping,
     scidocs_title_mapping,
-    select_specter_corpus,
 )
+from scincl.corpus.selection import select_specter_corpus
 from scincl.corpus.shards import list_metadata_shards
 from scincl.io import read_id_list, write_id_list, write_json
 from scincl.scidocs_io import read_scidocs_metadata_dir
@@ -262,7 +262,7 @@ def write_specter_corpus_ids(s2orc_paper_ids: str, scidocs_dir: str, specter_tri
 
     Writes to PAPER_IDS_OUTPUT_DIR query_s2orc_paper_ids.specter.json, query_s2orc_paper_ids.specter_and_random.json,
     s2orc_paper_ids.json, excluded_s2orc_paper_ids.json and specter_corpus.stats.json
-    (:func:`scincl.corpus.s2orc_mappings.select_specter_corpus`), reused as its made-by record allows.
+    (:func:`scincl.corpus.selection.select_specter_corpus`), reused as its made-by record allows.
     """
     out = Path(paper_ids_output_dir)
     files = {name: out / f"{name}.json" for name in ("query_s2orc_paper_ids.specter",

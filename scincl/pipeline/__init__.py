@@ -16,8 +16,9 @@ Read in this order:
 - :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
   stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md`` and
   their tables; the experiments themselves are data (``experiments/*.py``);
-- :mod:`scincl.corpus.selection`: training corpus and query papers (``--graph_limit``);
 - :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
+
+The training corpus and query papers of ``--graph_limit`` are chosen by :mod:`scincl.corpus.selection`.
 """
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, StageResult, run_stages
