@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from scincl.demo import make_demo  # noqa: E402
 from scincl.graph.citations import extract_citations  # noqa: E402
-from scincl.s2orc import iter_papers, iter_reference_batches, list_metadata_shards, map_shards  # noqa: E402
+from scincl.corpus.shards import iter_papers, iter_reference_batches, list_metadata_shards, map_shards  # noqa: E402
 
 
 def demo_corpus(papers: int, cache: Path) -> Path:

@@ -112,7 +112,7 @@ def ids_in_triplets(path: PathLike, ids: Set[str]) -> Set[str]:
 
 
 def citations_stats_path(citations: PathLike) -> Path:
-    """The ``citations.stats.json`` that :func:`scincl.corpus.stage.get_citations` wrote beside an edge file."""
+    """The ``citations.stats.json`` that :func:`scincl.graph.stage.get_citations` wrote beside an edge file."""
     path = Path(citations)
     return path.parent / f"{path.name.split('.')[0]}.stats.json"
 

@@ -1,6 +1,7 @@
 """Shared pytest fixtures: a small demo corpus made once per session (offline, deterministic)."""
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import socket
@@ -99,7 +100,7 @@ def demo_tiny_bert(demo_corpus, tmp_path_factory) -> Path:
 def demo_citations(demo_corpus, tmp_path_factory):
     """``{"train", "test"}`` citation TSVs of the demo corpus (10 % test edges, seed 0)."""
     from scincl.graph.citations import extract_citations
-    from scincl.s2orc import list_metadata_shards
+    from scincl.corpus.shards import list_metadata_shards
 
     out = tmp_path_factory.mktemp("demo_citations")
     extract_citations(list_metadata_shards(demo_corpus.s2orc_metadata_dir), out, test_ratio=0.1, seed=0)
@@ -142,3 +143,48 @@ def toy_bert(toy_train_files) -> Path:
     (scincl.model.tiny.toy_topic_corpus); the same model as ``toy_train_files["bert"]``.
     """
     return toy_train_files["bert"]
+
+
+# --- a hand-made S2ORC corpus (tests/corpus: shards; tests/graph: citations, co-citations) ---
+
+# A hand-made corpus: paper -> outbound citations ("x" is outside the corpus; "b" lists "c" twice).
+HAND_SHARDS = {
+    "metadata_0.jsonl.gz": [("a", ["b", "c", "x"]), ("b", ["c", "c"]), ("c", []), ("d", ["a", "b", "c"])],
+    "metadata_1.jsonl.gz": [("e", ["a", "d"]), ("f", None), ("g", ["a", "b"])],
+    "metadata_10.jsonl.gz": [("h", ["e", "a"])],
+}
+BAD_LINES = [b'{"paper_id": "bad", "outbound_citations": [\n', b'{"title": "no id", "outbound_citations": ["a"]}\n',
+             b'["a list"]\n']
+
+
+def hand_record(pid: str, refs) -> dict:
+    """One S2ORC metadata record of the hand-made corpus (``refs``: its outbound citations)."""
+    return {"paper_id": pid, "title": f"Title {pid}", "abstract": None, "outbound_citations": refs,
+            "inbound_citations": [], "has_outbound_citations": bool(refs)}
+
+
+def hand_corpus_edges(included=None, excluded=None) -> list:
+    """Independent edge computation from HAND_SHARDS (shard order: 0, 1, 10)."""
+    edges = []
+    for name in ("metadata_0.jsonl.gz", "metadata_1.jsonl.gz", "metadata_10.jsonl.gz"):
+        for pid, refs in HAND_SHARDS[name]:
+            if (included and pid not in included) or (excluded and pid in excluded):
+                continue
+            for ref in dict.fromkeys(refs or []):
+                if not (excluded and ref in excluded):
+                    edges.append((pid, ref))
+    return edges
+
+
+@pytest.fixture()
+def hand_corpus(tmp_path) -> Path:
+    """:data:`HAND_SHARDS` as S2ORC metadata shards, with :data:`BAD_LINES` as lines 2-4 of metadata_1."""
+    from scincl.io import write_jsonl
+
+    d = tmp_path / "metadata"
+    for name, papers in HAND_SHARDS.items():
+        write_jsonl(d / name, [hand_record(pid, refs) for pid, refs in papers])
+    # metadata_1 gets three bad lines (lines 2-4) after its first record
+    good = gzip.decompress((d / "metadata_1.jsonl.gz").read_bytes()).splitlines(keepends=True)
+    (d / "metadata_1.jsonl.gz").write_bytes(gzip.compress(b"".join([good[0], *BAD_LINES, *good[1:]]), mtime=0))
+    return d

@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.bench_scale import S2ORC, generate_corpus
 from benchmarks.scale_report import extrapolate, fit, write_report
-from scincl.s2orc import iter_paper_references, list_metadata_shards
+from scincl.corpus.shards import iter_paper_references, list_metadata_shards
 
 
 def test_generated_corpus_is_s2orc_shaped_and_cached(tmp_path):

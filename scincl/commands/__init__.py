@@ -4,8 +4,9 @@
 :mod:`scincl.commands.s2orc`, :mod:`~scincl.commands.graph`, :mod:`~scincl.commands.triples` and
 :mod:`~scincl.commands.pipeline` (:func:`scincl.cli.commands_of`: a module's ``COMMANDS`` table, or
 its public functions). Each command has the subcommand's name, flags and docstring (``--help``);
-where a stage package already has the function (``scincl/triples/``, ``scincl/corpus/stage.py``,
-``scincl/knn/papers.py``) the table lists that function itself, otherwise the command here turns
-command-line values (comma lists, strings) into the stage APIs' arguments and prints results.
+the tables list the stage packages' functions themselves (``scincl/corpus/stage.py``,
+``scincl/graph/stage.py``, ``scincl/graph/biggraph.py``, ``scincl/knn/papers.py``, ``scincl/triples/``,
+``scincl/model/train.py``); a command defined here only turns command-line values into a library
+call's arguments or prints its result.
 Library code never calls a ``cli_*.py`` module; the pipelines call the stage packages directly.
 """

@@ -13,17 +13,18 @@ Subcommands (each `--help` shows its docstring):
 
 BigGraph config overrides use PBG's own syntax and may be repeated, as with `torchbiggraph_train`:
 `-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64` (or `--overrides "a=1 b=2"`).
+
+:data:`COMMANDS` is the table: the library functions themselves (`scincl/graph/`, `scincl/knn/papers.py`),
+except `train_biggraph` and `embed_graph` (they leave the metric rows out of what fire prints) and
+`evaluate_graph_retrieval` (its `--paper_ids` is the library's `paper_ids_path`).
 """
 from __future__ import annotations
 
-import logging
-from pathlib import Path
 from typing import Optional
 
+from scincl.graph.biggraph import export_checkpoint, import_edge_files
 from scincl.graph.edges import extract_ids_in_graph, get_largest_connected_subgraph, make_edges_bidirectional
-from scincl.knn.papers import build_faiss
-
-logger = logging.getLogger(__name__)
+from scincl.knn.papers import build_faiss, get_knn
 
 
 def train_biggraph(config: str, train_edges: Optional[str] = None, test_edges: Optional[str] = None,
@@ -100,90 +101,6 @@ def _method_settings_help() -> str:
 embed_graph.__doc__ = embed_graph.__doc__.replace("{settings}", _method_settings_help())
 
 
-def import_edges(config: str, train_edges: str, test_edges: Optional[str] = None, output_dir: Optional[str] = None,
-                 overrides: Optional[str] = None, seed: int = 0, override: bool = False,
-                 importer: Optional[str] = None) -> dict:
-    """Import citing<TAB>cited TSVs into a config's PBG entity/edge paths (like torchbiggraph_import_from_tsv).
-
-    python cli_graph.py import_edges demo citations.train.tsv citations.test.tsv --output_dir out/biggraph
-
-    Entity order is shuffled with --seed; an import of the same files is reused, other files need --override.
-    --importer fast (polars; the default) or pbg (PBG's own importer) write the same storage.
-    """
-    from scincl.graph import biggraph
-
-    config_dict = biggraph.load_config_dict(config)
-    if output_dir is not None:
-        config_dict = biggraph.with_output_dir(config_dict, output_dir)
-    config_dict = biggraph.load_config_dict_overrides(config_dict, overrides, biggraph.resolve_config_path(config))
-    manifest = biggraph.import_edges(config_dict, train_edges, test_edges, seed=int(seed), override=override,
-                                     importer=importer)
-    return {"entity_path": config_dict["entity_path"], "edge_paths": manifest["edge_paths"],
-            "edges": manifest["edges"], "entities": manifest["entities"]}
-
-
-def export_embeddings(source: str, output_dir: str, export_format: str = "h5", overrides: Optional[str] = None,
-                      entity_type: str = "paper_id") -> dict:
-    """Export a PBG checkpoint to one embeddings file + entity_names_paper_id_0.json (row order).
-
-    python cli_graph.py export_embeddings out/biggraph/checkpoints out/export --export_format npy
-
-    SOURCE: a PBG checkpoint directory (its config.json gives the entity path) or a config (name or
-    file, with -p overrides). Partitions are concatenated in order; embeddings.h5 holds dataset
-    `embeddings`.
-    """
-    from scincl.graph import biggraph
-    from scincl.graph.export import config_of_checkpoint, export_embeddings as run
-
-    if Path(source).is_dir():
-        config_dict = config_of_checkpoint(source)
-        config_dict["checkpoint_path"] = str(source)
-    else:
-        config_dict = biggraph.load_config_dict(source, overrides)
-    names_path, emb_path = run(config_dict, output_dir, fmt=export_format, entity_type=entity_type)
-    return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path)}
-
-
-def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Optional[str] = None,
-            embeddings_path: Optional[str] = None, paper_ids: Optional[str] = None, batch_size: int = 4096,
-            exclude_self: bool = True, nprobe: Optional[int] = None, workers: Optional[int] = None,
-            device: int = -1, write_ids: bool = True) -> dict:
-    """Batched k-nearest-neighbour search of an index built by build_faiss.
-
-    python cli_graph.py get_knn Flat.faiss knn/ --k 25 --query_paper_ids queries.json
-
-    Queries: --query_paper_ids (default: every paper of the index); their vectors come from
-    --embeddings_path/--paper_ids when given, else from the index itself (Flat/HNSW store them).
-    --exclude_self drops a query's own row from its neighbours. --nprobe for IVF indexes.
-    --batch_size: queries per faiss call (4096 = faiss' own block; smaller saves memory, costs passes).
-    Writes OUTPUT_DIR/knn_distances.npy (float32 [n, k]; similarity for inner product, squared L2
-    otherwise), knn_indices.npy (int64 index rows), knn_ids.npy (paper ids, unless --write_ids=False)
-    and knn_query_ids.json.
-    """
-    import numpy as np
-
-    from scincl.knn import ann
-    from scincl.knn.papers import knn_for_papers
-    from scincl.io import write_id_list, write_json
-
-    index, index_ids = ann.read_index(index_path, device=int(device))
-    with ann.faiss_threads(workers):
-        result = knn_for_papers(index, index_ids, k=int(k), query_paper_ids=query_paper_ids,
-                                embeddings_path=embeddings_path, paper_ids_path=paper_ids, batch_size=int(batch_size),
-                                exclude_self=exclude_self, nprobe=nprobe,
-                                normalize=bool(ann.read_index_config(index_path).get("do_normalize", False)))
-    out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    np.save(out / "knn_distances.npy", result.distances)
-    np.save(out / "knn_indices.npy", result.indices)
-    if write_ids:
-        np.save(out / "knn_ids.npy", np.asarray(index_ids)[result.indices])
-    write_id_list(out / "knn_query_ids.json", result.query_ids)
-    write_json(out / "knn_manifest.json", {"index_path": str(index_path), "k": int(k), "queries": len(result.query_ids),
-                                          "exclude_self": exclude_self, "nprobe": nprobe})
-    return {"output_dir": str(out), "queries": len(result.query_ids), "k": int(k)}
-
-
 def evaluate_graph_retrieval(embeddings_path: str, pairs_path: str, output_path: Optional[str] = None,
                              paper_ids: Optional[str] = None, metric: str = "cosine", k: int = 10,
                              max_queries: Optional[int] = None, seed: int = 0) -> dict:
@@ -203,5 +120,8 @@ def evaluate_graph_retrieval(embeddings_path: str, pairs_path: str, output_path:
 
 
 # The subcommands of cli_graph.py, in the order --help lists them.
-COMMANDS = {command.__name__: command for command in (
-    train_biggraph, embed_graph, import_edges, export_embeddings, make_edges_bidirectional, get_largest_connected_subgraph, extract_ids_in_graph, build_faiss, get_knn, evaluate_graph_retrieval)}
+COMMANDS = {
+    "train_biggraph": train_biggraph, "embed_graph": embed_graph, "import_edges": import_edge_files,
+    "export_embeddings": export_checkpoint, "make_edges_bidirectional": make_edges_bidirectional,
+    "get_largest_connected_subgraph": get_largest_connected_subgraph, "extract_ids_in_graph": extract_ids_in_graph,
+    "build_faiss": build_faiss, "get_knn": get_knn, "evaluate_graph_retrieval": evaluate_graph_retrieval}

@@ -67,7 +67,7 @@ def pretrain(corpus_dir=None, output_dir: str = None, corpus_format=None, exclud
     """
     from scincl.eval.evaluate import as_list
     from scincl.model.pretrain import pretrain as pretrain_encoder
-    from scincl.corpus.stage import worker_count
+    from scincl.corpus.outputs import worker_count
 
     if not output_dir:
         from scincl.errors import InputError

@@ -3,7 +3,7 @@
 A :class:`Corpus` lists the files of one corpus and names module-level (so picklable) readers:
 
 - ``read_references(path, strict=, stats=)`` -> ``(line, paper_id, outbound ids)`` per citing paper,
-  the shape of :func:`scincl.s2orc.iter_paper_references`, which feeds get_citations and
+  the shape of :func:`scincl.corpus.shards.iter_paper_references`, which feeds get_citations and
   get_cocitations unchanged;
 - ``read_texts(path, strict=, stats=)`` -> ``(line, paper_id, title, abstract)`` per paper;
 - for formats that ship abstracts apart from titles (S2AG), ``read_abstracts(path, strict=, stats=)``
@@ -40,7 +40,7 @@ class Corpus:
     abstract_files: List[Path] = field(default_factory=list)
     read_abstracts: Optional[ReadAbstracts] = None
     read_external_ids: Optional[ReadExternalIds] = None
-    references_grouped: bool = True  # False: one record per citation (co-citations regroup them, corpus/regroup.py)
+    references_grouped: bool = True  # False: one record per citation (co-citations regroup them, graph/regroup.py)
 
     @property
     def joins_abstracts(self) -> bool:

@@ -17,7 +17,7 @@ from scincl.corpus.s2ag import dataset_files, open_s2ag
 from scincl.corpus.s2orc import metadata_dir_of, open_s2orc
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.s2orc import SHARD_SUFFIXES
+from scincl.corpus.shards import SHARD_SUFFIXES
 
 
 def _is_s2orc(root: Path) -> bool:

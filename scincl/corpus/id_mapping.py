@@ -23,7 +23,7 @@ from scincl.corpus.base import Corpus
 from scincl.corpus.records import strip_openalex_prefix
 from scincl.errors import InputError
 from scincl.io import PathLike, read_json
-from scincl.s2orc import ReadStats, map_shards
+from scincl.corpus.shards import ReadStats, map_shards
 
 
 def normalize_corpus_id(value) -> str:

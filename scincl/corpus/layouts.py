@@ -21,7 +21,7 @@ import orjson
 
 from scincl.corpus.records import OPENALEX_ID_PREFIX
 from scincl.io import PathLike, write_json
-from scincl.s2orc import iter_papers, list_metadata_shards
+from scincl.corpus.shards import iter_papers, list_metadata_shards
 
 LAYOUTS = ("s2ag", "openalex", "plain")
 OPENALEX_PARTITIONS = ("updated_date=2026-01-01", "updated_date=2026-01-02", "updated_date=2026-01-03")

@@ -24,7 +24,7 @@ from scincl.corpus.arxiv_ids import arxiv_id_of_url, arxiv_keys
 from scincl.corpus.records import abstract_from_inverted_index, iter_records, strip_openalex_prefix
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.s2orc import ReadStats, _shard_sort_key, map_shards
+from scincl.corpus.shards import ReadStats, _shard_sort_key, map_shards
 
 SKIP_MISSING_ID = "missing_id"
 DOI_PREFIX = "https://doi.org/"

@@ -1,7 +1,7 @@
 """Paper texts of any corpus: the metadata jsonl of every paper (get_papers), or of the papers a stage needs.
 
 Output records are ``{"paper_id", "title", "abstract"}`` (DESIGN.md: train_metadata.jsonl). Files
-are read in parallel (:func:`scincl.s2orc.map_shards`); a paper listed twice is taken from its
+are read in parallel (:func:`scincl.corpus.shards.map_shards`); a paper listed twice is taken from its
 first file (in file order), later copies counted as ``duplicate_paper_id``.
 
 Formats whose abstracts live apart from their titles (S2AG) are joined by paper id in hash buckets:
@@ -26,7 +26,7 @@ import orjson
 
 from scincl.corpus.base import Corpus
 from scincl.io import PathLike, atomic_path, is_gzip_path
-from scincl.s2orc import ReadStats, map_shards
+from scincl.corpus.shards import ReadStats, map_shards
 from scincl.temporaries import make_temporary_dir
 from scincl.faults import kill_point
 

@@ -16,7 +16,7 @@ from scincl.corpus.base import Corpus
 from scincl.corpus.records import iter_records, iter_tsv_lines
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.s2orc import ReadStats
+from scincl.corpus.shards import ReadStats
 
 PAPERS_NAMES = ("papers.jsonl", "papers.jsonl.gz")
 CITATIONS_NAMES = ("citations.tsv", "citations.tsv.gz")

@@ -1,7 +1,7 @@
 """Reading one corpus file: typed JSON-lines records in blocks, with the S2ORC reader's skip accounting.
 
 Every format's adapter decodes its files with :func:`iter_records`: the file is streamed in
-decompressed blocks (gzip by suffix or by magic bytes, :func:`scincl.s2orc.iter_line_blocks`), a
+decompressed blocks (gzip by suffix or by magic bytes, :func:`scincl.corpus.shards.iter_line_blocks`), a
 whole block of lines is decoded by one msgspec call into the adapter's ``Struct`` (only the fields
 it declares are built), and a block with a bad line is decoded again line by line so that the bad
 line is counted and skipped (or, under ``strict``, raised naming file, line and problem).
@@ -15,7 +15,7 @@ import msgspec
 
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.s2orc import READ_ERRORS, SKIP_MALFORMED_JSON, ReadStats, count_unreadable, iter_line_blocks
+from scincl.corpus.shards import READ_ERRORS, SKIP_MALFORMED_JSON, ReadStats, count_unreadable, iter_line_blocks
 
 SKIP_INVALID_RECORD = "invalid_record"
 OPENALEX_ID_PREFIX = "https://openalex.org/"

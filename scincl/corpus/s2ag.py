@@ -25,7 +25,7 @@ from scincl.corpus.plain import group_consecutive
 from scincl.corpus.records import iter_records
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.s2orc import ReadStats, _shard_sort_key
+from scincl.corpus.shards import ReadStats, _shard_sort_key
 
 DATASETS = ("papers", "abstracts", "citations")
 SKIP_NULL_CITING = "null_citingcorpusid"

@@ -1,6 +1,6 @@
 """The S2ORC 20200705v1 metadata layout: ``metadata/metadata_{i}.jsonl.gz`` shards.
 
-References come from :func:`scincl.s2orc.iter_paper_references` (the fast path citation
+References come from :func:`scincl.corpus.shards.iter_paper_references` (the fast path citation
 extraction has always used); texts from the full records. Ids are S2ORC ``paper_id`` strings.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from scincl.corpus.plain import PAPERS_NAMES
 from scincl.errors import InputError
 from scincl.corpus.arxiv_ids import arxiv_keys
 from scincl.io import PathLike
-from scincl.s2orc import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
+from scincl.corpus.shards import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
 
 
 def metadata_dir_of(path: PathLike) -> Path:

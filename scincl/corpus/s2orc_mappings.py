@@ -1,18 +1,18 @@
-"""Id mappings and corpus selection over S2ORC (the helper commands of the original SciNCL README).
+"""Id mappings over S2ORC (the helper commands of the original SciNCL README).
 
 - inbound citation counts per paper; where each paper sits in the shards (file, line);
 - SciDocs (S2 API ids) -> S2ORC ids by exact title match, and merges of such mappings;
 - S2ORC ``paper_id`` <-> ``_pdf_hash`` from the pdf_parses shards (the hashes are the S2 API ids,
-  see allenai/scidocs#18);
-- the SPECTER-like training corpus selection (SPECTER papers mapped to S2ORC, SciDocs excluded).
+  see allenai/scidocs#18).
 
-Every function streams shards through :func:`scincl.s2orc.map_shards`; results are merged in
+The SPECTER-like training corpus selection is :func:`scincl.corpus.selection.select_specter_corpus`.
+
+Every function streams shards through :func:`scincl.corpus.shards.map_shards`; results are merged in
 shard order, so outputs are deterministic.
 """
 from __future__ import annotations
 
 import logging
-import random
 from collections import Counter, defaultdict
 from functools import partial
 from pathlib import Path
@@ -20,8 +20,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.scidocs_io import read_scidocs_metadata_dir
-from scincl.io import PathLike, iter_triples_csv, read_json
-from scincl.s2orc import ReadStats, iter_numbered_papers, iter_papers, map_shards, normalize_references, unit_name
+from scincl.io import PathLike, read_json
+from scincl.corpus.shards import ReadStats, iter_numbered_papers, iter_papers, map_shards, normalize_references, unit_name
 
 logger = logging.getLogger(__name__)
 
@@ -213,55 +213,3 @@ def pdf_hashes(shards: Sequence[Path], workers: int = 1,
     paper_to_hash = {pid: h for pairs, _ in results for pid, h in pairs}
     hash_to_paper = {h: pid for pid, h in paper_to_hash.items()}
     return paper_to_hash, hash_to_paper, _merge_stats(results)
-
-
-# --------------------------------------------------------------------------- SPECTER corpus
-
-def select_specter_corpus(s2orc_paper_ids: Sequence[str], scidocs_s2_ids: Set[str], triples_path: PathLike,
-                          s2id_to_s2orc: Dict[str, str], sample_n_nodes: Union[int, str] = 0,
-                          seed: int = 0) -> Dict[str, object]:
-    """Choose the SPECTER-like training corpus over S2ORC, as the original ``get_specter_corpus``.
-
-    - SPECTER triples (S2 ids) are mapped to S2ORC ids and kept where they are in ``s2orc_paper_ids``;
-    - ``specter_queries``: mapped SPECTER query papers; ``specter_and_random_queries``: those plus
-      random S2ORC papers (not SciDocs, not SPECTER) up to the original number of queries;
-    - ``train_paper_ids``: SPECTER papers + random papers up to ``sample_n_nodes`` (an int, or
-      ``"specter"`` for the SPECTER corpus size); 0 = all S2ORC papers except excluded ones;
-    - ``excluded_paper_ids``: SciDocs papers (mapped to S2ORC) that are not SPECTER papers, to be
-      excluded from the citation graph.
-
-    Sampling draws from sorted candidates with ``random.Random(seed)``: deterministic.
-    """
-    rnd = random.Random(seed)
-    corpus = set(map(str, s2orc_paper_ids))
-    scidocs_s2orc = {s2id_to_s2orc[s] for s in scidocs_s2_ids if s in s2id_to_s2orc}
-    triples = list(iter_triples_csv(triples_path))
-    if not triples:
-        raise InputError("no triples in file", path=triples_path)
-    specter_s2_ids = {i for t in triples for i in t}
-    specter_in_graph = {s2id_to_s2orc[s] for s in specter_s2_ids if s in s2id_to_s2orc} & corpus
-    query_s2_ids = {q for q, _, _ in triples}
-    queries = sorted({s2id_to_s2orc[s] for s in query_s2_ids if s in s2id_to_s2orc} & corpus)
-    candidates = sorted(corpus - scidocs_s2orc - specter_in_graph)
-    missing_queries = max(0, len(query_s2_ids) - len(queries))
-    random_queries = rnd.sample(candidates, min(missing_queries, len(candidates)))
-    excluded = scidocs_s2orc - specter_in_graph
-    if sample_n_nodes == "specter" or (isinstance(sample_n_nodes, int) and sample_n_nodes > 0):
-        target = len(specter_s2_ids) if sample_n_nodes == "specter" else int(sample_n_nodes)
-        if target < len(specter_in_graph):
-            raise InputError(f"sample_n_nodes={target} is smaller than the {len(specter_in_graph)} SPECTER "
-                             f"papers in the graph")
-        extra = rnd.sample(candidates, min(target - len(specter_in_graph), len(candidates)))
-        train = sorted(specter_in_graph) + extra
-    elif sample_n_nodes in (0, None, "0", ""):
-        train = sorted(corpus - excluded)
-    else:
-        raise InputError(f"sample_n_nodes must be an integer or 'specter', got {sample_n_nodes!r}")
-    counts = {"s2orc_papers": len(corpus), "specter_triples": len(triples), "specter_s2_ids": len(specter_s2_ids),
-              "specter_papers_in_graph": len(specter_in_graph), "specter_queries": len(query_s2_ids),
-              "specter_queries_in_graph": len(queries), "random_queries": len(random_queries),
-              "scidocs_s2_ids": len(scidocs_s2_ids), "scidocs_in_s2orc": len(scidocs_s2orc),
-              "excluded_paper_ids": len(excluded), "train_paper_ids": len(train)}
-    logger.info("SPECTER corpus: %s", counts)
-    return {"specter_queries": queries, "specter_and_random_queries": queries + random_queries,
-            "train_paper_ids": train, "excluded_paper_ids": sorted(excluded), "counts": counts}

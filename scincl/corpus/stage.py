@@ -1,274 +1,288 @@
-"""The corpus stage as library calls: citation graph, co-citations and text positions of any corpus format.
+"""The corpus stage as library calls: paper texts, inbound citation counts, id mappings, the SPECTER corpus ids.
 
-``cli_s2orc.py`` exposes these functions as subcommands (same names and flags) and the pipelines
-(``scincl/pipeline/``) call them directly. Each reuses existing outputs unless ``override``
-when its made-by record says they were made from the same inputs and settings and are unchanged
-(:class:`OutputRecord`) and writes a ``*.stats.json`` of counts beside its output.
+``cli_s2orc.py`` lists these functions as subcommands (same names and flags; the citation graph's are
+in :mod:`scincl.graph.stage`). Every command that reads a corpus takes ``corpus_format``
+s2orc|s2ag|openalex|plain (default: detected from the folder; see :mod:`scincl.corpus`), streams its
+files in ``workers`` processes, logs counts, writes its outputs atomically, reuses existing outputs
+unless ``override`` (only when its made-by record ``<output>.made_by.json`` says they were made from
+the same corpus and flags and are unchanged: :class:`scincl.corpus.outputs.OutputRecord`), and turns
+bad input into one error line (malformed lines are counted and skipped unless ``strict``).
 """
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Optional, Union
 
-from scincl.corpus import Corpus, open_corpus
-from scincl.corpus.base import files_seen
-from scincl.corpus.regroup import corpus_cocitations
-from scincl.graph.citations import citation_output_paths, extract_citations
-from scincl.errors import InputError
-from scincl.io import atomic_open, dumps_json, write_json
-from scincl.provenance import (difference, made_by, outputs_changed, outputs_record, read_record, record_path,
-                               write_record)
-from scincl.s2orc import load_id_set
-from scincl.corpus.s2orc_mappings import metadata_id_mapping
+from scincl.corpus.id_mapping import scidocs_id_mapping
+from scincl.corpus.outputs import (OutputRecord, nothing_read, open_corpus_with_workers, paths_of, resolved_format,
+                                   worker_count, write_json_any)
+from scincl.corpus.papers import write_papers
+from scincl.corpus.s2orc_mappings import (
+    inbound_citation_counts,
+    merge_s2id_mappings,
+    paper_ids_from_mapping,
+    pdf_hashes,
+    read_mapping,
+    scidocs_title_mapping,
+)
+from scincl.corpus.selection import select_specter_corpus
+from scincl.corpus.shards import list_metadata_shards
+from scincl.io import read_id_list, write_id_list, write_json
+from scincl.scidocs_io import read_scidocs_metadata_dir
 
 logger = logging.getLogger(__name__)
 
 
-def worker_count(workers: Optional[int]) -> int:
-    """``--workers``, or every CPU when not given."""
-    return int(workers) if workers else (os.cpu_count() or 1)
+def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] = None, workers: Optional[int] = None,
+               strict: bool = False, override: bool = False):
+    """Write every paper's text as the metadata jsonl the training stage reads: {"paper_id","title","abstract"}.
 
-
-def open_corpus_with_workers(corpus_dir: str, corpus_format: Optional[str], workers: Optional[int],
-                             strict: bool = False) -> Corpus:
-    """:func:`scincl.corpus.open_corpus` with ``--workers`` resolved."""
-    return open_corpus(corpus_dir, corpus_format, workers=worker_count(workers), strict=strict)
-
-
-def resolved_format(corpus_dir: Optional[Union[str, Path]], corpus_format: Optional[str]) -> Optional[str]:
-    """The format a corpus is read as (``--corpus_format``, else detected): what a made-by record keeps,
-    so ``--corpus_format s2orc`` and its detection on an S2ORC folder make the same record."""
-    from scincl.corpus import check_format, detect_format
-
-    try:
-        return check_format(corpus_format) or (detect_format(corpus_dir) if corpus_dir else None)
-    except InputError:
-        return corpus_format  # opening the corpus reports it
-
-
-def _outputs_of_our_commands(inputs: Sequence[Union[str, Path]]) -> list:
-    """Files inside input folders that a command of ours wrote there (each has a ``.made_by.json``
-    record beside it, e.g. ``get_metadata_id_mapping`` into the S2ORC folder): not part of the corpus."""
-    found = []
-    for folder in (Path(p) for p in inputs):
-        if folder.is_dir():
-            for record in folder.rglob("*.made_by.json"):
-                found += [record, record.with_name(record.name[:-len(".made_by.json")])]
-    return found
-
-
-class OutputRecord:
-    """The made-by record of a standalone command's outputs (``<first output>.made_by.json``, issue 29).
-
-    ``settings``: every flag that changes the outputs' bytes; ``inputs``: the files and folders read
-    (fingerprinted now, once, before the command runs; outputs written inside an input folder are
-    left out of its fingerprint). :meth:`reusable` is the reuse rule, :meth:`write` is called after
-    every output exists.
-    """
-
-    def __init__(self, *outputs: Union[str, Path], settings: Mapping[str, Any],
-                 inputs: Sequence[Optional[Union[str, Path]]] = ()) -> None:
-        self.outputs = [Path(p) for p in outputs]
-        inputs = [p for p in inputs if p]
-        self.wanted = made_by(settings, inputs, exclude=self.outputs + [record_path(p) for p in self.outputs]
-                              + _outputs_of_our_commands(inputs))
-
-    @property
-    def path(self) -> Path:
-        return record_path(self.outputs[0])
-
-    def reusable(self, override: bool) -> bool:
-        """True (logged) when every output exists, was made from the same inputs and settings and is
-        unchanged since; False when something is missing or ``override``; otherwise an InputError
-        naming the difference (an output made from another corpus or with other flags is never reused)."""
-        if not all(p.exists() for p in self.outputs):
-            return False
-        stored = read_record(self.path)
-        why = difference(stored, self.wanted)
-        if why is None and stored is not None:
-            why = outputs_changed(stored.get("outputs") or [], self.outputs) if "outputs" in stored else \
-                "no record of its outputs"
-        if override:
-            logger.info("%s: --override given, rebuilding", self.outputs[0])
-            return False
-        if why is not None:
-            raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it",
-                             path=self.outputs[0])
-        logger.info("output exists and was made from the same inputs and settings, reusing it (use --override to "
-                    "rebuild): %s", ", ".join(map(str, self.outputs)))
-        return True
-
-    def write(self) -> None:
-        """Record the outputs (written last: every output exists)."""
-        write_record(self.path, {**self.wanted, "outputs": outputs_record(self.outputs)})
-
-
-def nothing_read(corpus: Corpus, what: str, outputs: Sequence[Union[str, Path]] = ()) -> InputError:
-    """The error for a corpus folder that gave no ``what`` in its format (issue 29: it was an empty
-    output and rc 0); the outputs already written are removed, so a rerun is not refused."""
-    for output in outputs:
-        if Path(output).is_file():
-            Path(output).unlink()
-    for parent in {Path(output).parent for output in outputs}:
-        if parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()  # the output folder this command created, left empty
-    return InputError(f"read no {what} as --corpus_format {corpus.format} from {len(corpus.reference_files)} "
-                      f"file(s) (files seen: {files_seen(corpus.root)}); is that the corpus's format?",
-                      path=corpus.root)
-
-
-def outputs_exist(*paths: Path, override: bool) -> bool:
-    """True (and a log line) when every output exists and --override is not set.
-
-    Without a record of what made them: prefer :class:`OutputRecord`, which checks that.
-    """
-    if not override and paths and all(Path(p).exists() for p in paths):
-        logger.info("output exists, reusing it (use --override to rebuild): %s", ", ".join(map(str, paths)))
-        return True
-    return False
-
-
-def write_json_any(path: Union[str, Path], obj: Any) -> None:
-    """JSON output, gzip-compressed when the name ends in .gz (deterministic bytes)."""
-    with atomic_open(path) as fh:
-        fh.write(dumps_json(obj).decode() + "\n")
-
-
-def stats_path_of(output: Union[str, Path], default_name: str) -> Path:
-    """Where the counts of ``output`` go: ``<name>.stats.json`` beside a file, ``default_name`` in a directory."""
-    out = Path(output)
-    if out.suffix in (".tsv", ".json", ".gz"):
-        name = out.name.split(".")[0]
-        return out.parent / f"{name}.stats.json"
-    return out / default_name
-
-
-def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[int] = None, test_ratio: float = 0.0,
-                  sample_n_nodes: int = 0, seed: int = 0, included_paper_ids: Optional[str] = None,
-                  excluded_paper_ids: Optional[str] = None, strict: bool = False, override: bool = False,
-                  corpus_format: Optional[str] = None):
-    """Extract the directed citation graph (an edge p -> q for every q in p's outbound_citations).
-
-    Writes OUTPUT_DIR/citations.tsv (or citations.train.tsv + citations.test.tsv with --test_ratio)
-    as `citing<TAB>cited` lines without header (torchbiggraph_import_from_tsv --lhs-col=0 --rhs-col=1),
-    plus citations.stats.json (papers read, edges, skipped lines and why). When OUTPUT_DIR ends in
-    `.tsv` it is the citations file itself (splits become <name>.train.tsv / <name>.test.tsv).
+    OUTPUT_PATH is a .jsonl or .jsonl.gz file; OUTPUT_PATH.stats.json beside it counts papers, skipped
+    lines and each format's expected gaps (S2AG papers without an abstracts record, OpenAlex works
+    with a null abstract_inverted_index: both get an empty abstract). Pass it to the training stage
+    as --jsonl_metadata_path / --train_metadata_path.
 
     Examples:
-        python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ${DATA_DIR}/biggraph/s2orc_full
-        python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ${DATA_DIR}/biggraph/s2orc_train_test --test_ratio 0.01
-        python cli_s2orc.py get_citations ${S2ORC_METADATA_DIR} ./data/biggraph/s2orc_without_scidocs/ \\
-            --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json
-        python cli_s2orc.py get_citations ${S2AG_RELEASE_DIR} ${DATA_DIR}/biggraph/s2ag --corpus_format s2ag
+        python cli_s2orc.py get_papers ${S2AG_RELEASE_DIR} ${DATA_DIR}/s2ag_papers.jsonl.gz --corpus_format s2ag
+        python cli_s2orc.py get_papers ${OPENALEX_SNAPSHOT} ${DATA_DIR}/openalex_papers.jsonl.gz
 
-    :param s2orc_metadata_dir: the corpus folder: S2ORC metadata shards (*.jsonl.gz), an S2AG release,
-        an OpenAlex snapshot or a plain folder (see --corpus_format)
-    :param output_dir: output directory (created), or a `.tsv` output file
-    :param workers: processes reading shards in parallel (default: number of CPUs)
-    :param test_ratio: share of edges written to the test split (seeded)
-    :param sample_n_nodes: keep only edges between this many randomly sampled nodes (0 = all)
-    :param seed: seed of the split and the node sample
-    :param included_paper_ids: JSON list of ids: only these papers' outbound citations are kept
-    :param excluded_paper_ids: JSON list of ids removed as citing AND as cited papers (SciDocs leakage)
-    :param strict: a malformed line is an error instead of being counted and skipped
-    :param override: rebuild existing outputs
-    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder); ids are
-        the format's own (S2ORC paper_id, str(corpusid), W-id, plain paper_id), also in the id lists
-    """
-    paths = citation_output_paths(output_dir, float(test_ratio))
-    record = OutputRecord(*[p for k, p in paths.items() if k != "stats"], paths["stats"],
-                          settings={"command": "get_citations", "test_ratio": float(test_ratio),
-                                    "sample_n_nodes": int(sample_n_nodes or 0), "seed": int(seed),
-                                    "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
-                          inputs=[s2orc_metadata_dir, included_paper_ids, excluded_paper_ids])
-    if record.reusable(override):
-        return
-    corpus = open_corpus_with_workers(s2orc_metadata_dir, corpus_format, workers, strict)
-    included = load_id_set(included_paper_ids, "included paper ids")
-    excluded = load_id_set(excluded_paper_ids, "excluded paper ids")
-    summary = extract_citations(corpus.reference_files, output_dir, workers=worker_count(workers),
-                                test_ratio=float(test_ratio), seed=int(seed), included=included, excluded=excluded,
-                                sample_n_nodes=int(sample_n_nodes or 0), strict=strict,
-                                read_references=corpus.read_references)
-    if not summary["papers_read"]:
-        raise nothing_read(corpus, "papers", paths.values())
-    if not summary["edges"] and not summary["edges_dropped"]:
-        raise nothing_read(corpus, f"citations in {summary['papers_read']} papers", paths.values())
-    write_json(paths["stats"], {"corpus_format": corpus.format, **summary})
-    record.write()
-
-
-
-def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None, min_count: int = 1,
-                    included_paper_ids: Optional[str] = None, excluded_paper_ids: Optional[str] = None,
-                    strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
-    """Count undirected co-citations (two papers listed together in one reference list).
-
-    Writes `a<TAB>b<TAB>count` lines in both directions, sorted (a BigGraph edge list with
-    --lhs-col=0 --rhs-col=1; the count feeds the co-citation samplers), to OUTPUT_PATH (a `.tsv` file,
-    or a directory that gets cocitations.tsv) plus a cocitations.stats.json.
-
-    Example:
-        python cli_s2orc.py get_cocitations ${S2ORC_METADATA_DIR} ./data/biggraph/s2orc_without_scidocs/ \\
-            --excluded_paper_ids data/scidocs_s2orc/s2orc_paper_ids.json --min_count 2
-
-    :param s2orc_metadata_dir: the corpus folder (S2ORC metadata shards, or another --corpus_format)
-    :param output_path: output `.tsv` file or directory
-    :param workers: processes reading shards in parallel (default: number of CPUs)
-    :param min_count: keep pairs co-cited by at least this many papers
-    :param included_paper_ids: JSON list of ids: only these papers' reference lists are counted
-    :param excluded_paper_ids: JSON list of ids removed as citing and as cited papers
-    :param strict: a malformed line is an error instead of being counted and skipped
-    :param override: rebuild existing outputs
+    :param corpus_dir: the corpus folder (S2ORC shards, S2AG release, OpenAlex snapshot or plain folder)
+    :param output_path: output .jsonl(.gz) file
     :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    :param workers: processes reading files in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
     """
-    out = Path(output_path)
-    tsv = out if out.name.endswith(".tsv") else out / "cocitations.tsv"
-    stats_path = stats_path_of(tsv, "cocitations.stats.json")
-    record = OutputRecord(tsv, stats_path,
-                          settings={"command": "get_cocitations", "min_count": int(min_count),
-                                    "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
-                          inputs=[s2orc_metadata_dir, included_paper_ids, excluded_paper_ids])
+    stats_path = Path(str(output_path) + ".stats.json")
+    record = OutputRecord(output_path, stats_path,
+                          settings={"command": "get_papers",
+                                    "corpus_format": resolved_format(corpus_dir, corpus_format)},
+                          inputs=[corpus_dir])
     if record.reusable(override):
         return
-    corpus = open_corpus_with_workers(s2orc_metadata_dir, corpus_format, workers, strict)
-    summary = corpus_cocitations(corpus, tsv, workers=worker_count(workers), min_count=int(min_count),
-                                 included=load_id_set(included_paper_ids, "included paper ids"),
-                                 excluded=load_id_set(excluded_paper_ids, "excluded paper ids"), strict=strict)
-    if not summary["papers_read"]:
-        raise nothing_read(corpus, "papers", [tsv, stats_path])
-    write_json(stats_path, {"corpus_format": corpus.format, **summary})
+    corpus = open_corpus_with_workers(corpus_dir, corpus_format, workers, strict)
+    summary = write_papers(corpus, output_path, workers=worker_count(workers), strict=strict)
+    if not summary["papers"]:
+        raise nothing_read(corpus, "papers", [output_path])
+    write_json(stats_path, summary)
     record.write()
 
 
-
-def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
-                            strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
-    """Save where each paper is: `{shard_file_name: [[paper_id, line_index], ...]}` (0-based lines) as JSON.
+def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
+                                strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
+    """Save `{paper_id: number of inbound citations}` (papers with at least one) as JSON (.json or .json.gz).
 
     Example:
-        python cli_s2orc.py get_metadata_id_mapping ${S2ORC_METADATA_DIR} \\
-            ${S2ORC_METADATA_DIR}/s2orc_metadata_id_mapping.json --workers 10
+        python cli_s2orc.py get_inbound_citations_count ${S2ORC_METADATA_DIR} \\
+            ${SPECTER_DIR}/s2orc_inbound_citations.json.gz --workers ${WORKERS}
 
     :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
     :param output_path: output JSON path
     :param workers: processes reading shards in parallel (default: number of CPUs)
     :param strict: a malformed line is an error instead of being counted and skipped
     :param override: rebuild an existing output
-    :param corpus_format: s2orc, s2ag (positions in papers/ files), openalex or plain (default: detected)
+    :param corpus_format: s2orc (counts its inbound_citations fields), or s2ag, openalex, plain (counts the
+        corpus's references); default: detected from the folder
     """
-    record = OutputRecord(output_path, settings={"command": "get_metadata_id_mapping",
-                                                 "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
+    record = OutputRecord(output_path, settings={"command": "get_inbound_citations_count",
+                                                  "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir])
     if record.reusable(override):
         return
     corpus = open_corpus_with_workers(s2orc_metadata_dir, corpus_format, workers, strict)
-    mapping, stats = metadata_id_mapping(corpus.text_files, worker_count(workers), strict, read_texts=corpus.read_texts)
-    if not stats.papers:
-        raise nothing_read(corpus, "papers")
-    write_json_any(output_path, mapping)
+    counts, stats = inbound_citation_counts(corpus.reference_files, worker_count(workers), strict,
+                                            read_references=None if corpus.format == "s2orc" else corpus.read_references)
+    write_json_any(output_path, counts)
     record.write()
-    logger.info("id mapping of %d papers in %d shards -> %s (%d skipped lines)",
-                stats.papers, len(mapping), output_path, stats.to_dict()["skipped_lines"])
+    logger.info("inbound citation counts of %d papers -> %s (%s)", len(counts), output_path, stats.to_dict())
+
+
+def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_fp: str,
+                              workers: Optional[int] = None, strict: bool = False, override: bool = False,
+                              corpus_format: Optional[str] = None):
+    """Map SciDocs paper ids to S2ORC paper ids by exact title match (ambiguous titles are left out).
+
+    Writes `{scidocs_id: s2orc_paper_id}` as JSON.
+
+    Example:
+        python cli_s2orc.py get_scidocs_title_mapping ${SCIDOCS_DIR} ${S2ORC_METADATA_DIR} \\
+            ${DATA_DIR}/scidocs_s2id_to_s2orc_paper_id.json
+
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json)
+    :param s2orc_metadata_dir: directory of S2ORC metadata shards (*.jsonl.gz)
+    :param output_fp: output JSON path
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    """
+    record = OutputRecord(output_fp, settings={"command": "get_scidocs_title_mapping",
+                                                "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
+                          inputs=[scidocs_dir, s2orc_metadata_dir])
+    if record.reusable(override):
+        return
+    corpus = open_corpus_with_workers(s2orc_metadata_dir, corpus_format, workers, strict)
+    mapping, ambiguous, stats = scidocs_title_mapping(scidocs_dir, corpus.text_files, worker_count(workers), strict,
+                                                      read_texts=corpus.read_texts)
+    write_json_any(output_fp, mapping)
+    record.write()
+    logger.info("title mapping for %d SciDocs ids (%d ambiguous titles left out) -> %s",
+                len(mapping), len(ambiguous), output_fp)
+
+
+def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optional[str] = None,
+                           mapping_path: Optional[str] = None, mapping_key: Optional[str] = None,
+                           corpus_format: Optional[str] = None, paper_ids: Optional[str] = None,
+                           workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Map SciDocs paper ids to corpus ids ({SciDocs id: corpus id} JSON) for any corpus format.
+
+    run_specter takes the output as --s2id_to_s2orc_input_path (SciDocs papers are then excluded
+    from graph and corpus in the corpus's id space). Either from --mapping_path, a JSON
+    {SciDocs id: corpus id} (--mapping_key picks one sub-object, e.g. `corpusid` or `openalex` of
+    hepth/id_maps.json; OpenAlex URL prefixes are stripped), or from the external ids the corpus
+    carries (S2AG: the S2 sha at the end of `url`, `externalids`; OpenAlex: `ids`, arXiv landing
+    pages; S2ORC: arxiv_id/doi/...; an id carried by several papers is left out). Counts go to
+    OUTPUT_PATH.stats.json.
+
+    Examples:
+        python cli_s2orc.py get_scidocs_id_mapping ${SCIDOCS_DIR} ${DATA_DIR}/scidocs_to_s2ag.json \\
+            --corpus_dir ${S2AG_RELEASE_DIR} --corpus_format s2ag
+        python cli_s2orc.py get_scidocs_id_mapping ../shared/data/hepth/scidocs hepth_openalex_ids.json \\
+            --mapping_path ../shared/data/hepth/id_maps.json --mapping_key openalex
+
+    :param scidocs_dir: SciDocs data directory (paper_metadata_*.json): the ids to map
+    :param output_path: output JSON {SciDocs id: corpus id}
+    :param corpus_dir: the corpus folder (to map through its external ids)
+    :param mapping_path: a JSON mapping {SciDocs id: corpus id} to use instead
+    :param mapping_key: the sub-object of MAPPING_PATH to use
+    :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
+    :param paper_ids: JSON list of SciDocs ids to map instead of every SciDocs paper (e.g. the query
+        papers: run_specter then excludes only those from graph and corpus)
+    :param workers: processes reading files in parallel (default: number of CPUs)
+    :param strict: a malformed line is an error instead of being counted and skipped
+    :param override: rebuild an existing output
+    """
+    record = OutputRecord(output_path, Path(str(output_path) + ".stats.json"),
+                          settings={"command": "get_scidocs_id_mapping", "mapping_key": mapping_key,
+                                    "corpus_format": resolved_format(corpus_dir, corpus_format)},
+                          inputs=[scidocs_dir, corpus_dir, mapping_path, paper_ids])
+    if record.reusable(override):
+        return
+    mapping, counts = scidocs_id_mapping(scidocs_dir, corpus_dir, corpus_format, mapping_path, mapping_key,
+                                         worker_count(workers), strict, paper_ids)
+    write_json_any(output_path, mapping)
+    write_json(Path(str(output_path) + ".stats.json"), counts)
+    record.write()
+    logger.info("SciDocs id mapping: %d of %d SciDocs papers mapped -> %s", counts["mapped"],
+                counts["scidocs_papers"], output_path)
+
+
+def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
+                               s2id_to_s2orc_paper_id_input_paths: Union[str, list, None],
+                               output_path: str, override: bool = False):
+    """Merge S2 id -> S2ORC id mappings: S2 API responses (`corpusId`) first, then given mappings.
+
+    Example:
+        python cli_s2orc.py get_s2orc_scidocs_mappings \\
+            ${SPECTER_DIR}/id2paper.json,${SCIDOCS_DIR}/scidocs_s2orc/id2paper.json \\
+            ${DATA_DIR}/scidocs_s2id_to_s2orc_paper_id.json \\
+            ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json
+
+    :param s2id_to_paper_input_paths: comma-separated JSON files {s2_id: {"corpusId": ..., ...}}
+    :param s2id_to_s2orc_paper_id_input_paths: comma-separated JSON files {s2_id: s2orc_id}, used for
+        ids the API responses do not map (e.g. title mappings)
+    :param output_path: output JSON {s2_id: s2orc_id}
+    :param override: rebuild an existing output
+    """
+    record = OutputRecord(output_path, settings={"command": "get_s2orc_scidocs_mappings"},
+                          inputs=[*paths_of(s2id_to_paper_input_paths), None,
+                                  *paths_of(s2id_to_s2orc_paper_id_input_paths)])
+    if record.reusable(override):
+        return
+    merged = merge_s2id_mappings(s2id_to_paper_input_paths, s2id_to_s2orc_paper_id_input_paths)
+    write_json_any(output_path, merged)
+    record.write()
+    logger.info("mappings for %d S2 ids -> %s", len(merged), output_path)
+
+
+def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, override: bool = False):
+    """Save the distinct S2ORC ids (the values) of a `{s2_id: s2orc_id}` mapping as a JSON list.
+
+    Example:
+        python cli_s2orc.py get_s2orc_paper_ids_from_mapping \\
+            --mapping_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.latest.json \\
+            --output_path ${SPECTER_DIR}/train_s2orc_paper_ids.json
+
+    :param mapping_path: JSON mapping {s2_id: s2orc_id}
+    :param output_path: output JSON list of S2ORC ids
+    :param override: rebuild an existing output
+    """
+    record = OutputRecord(output_path, settings={"command": "get_s2orc_paper_ids_from_mapping"}, inputs=[mapping_path])
+    if record.reusable(override):
+        return
+    ids = paper_ids_from_mapping(read_mapping(mapping_path))
+    write_id_list(output_path, ids)
+    record.write()
+    logger.info("%d S2ORC paper ids -> %s", len(ids), output_path)
+
+
+def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_hashes_output_path: str,
+                   workers: Optional[int] = None, strict: bool = False, override: bool = False):
+    """Extract S2ORC paper_id <-> _pdf_hash mappings from pdf_parses shards (hashes = S2 API ids).
+
+    Example:
+        python cli_s2orc.py get_pdf_hashes ${S2ORC_PDF_PARSES_DIR} \\
+            ${DATASETS_DIR}/s2orc/20200705v1/full/paper_id_to_pdf_hash.json ${S2ORC_PDF_HASH_TO_ID}
+
+    :param s2orc_pdf_parses_dir: directory of S2ORC pdf_parses shards (*.jsonl.gz)
+    :param paper_ids_output_path: output JSON {paper_id: pdf_hash}
+    :param pdf_hashes_output_path: output JSON {pdf_hash: paper_id}
+    :param workers: processes reading shards in parallel (default: number of CPUs)
+    :param strict: a malformed line or a record without _pdf_hash is an error
+    :param override: rebuild existing outputs
+    """
+    record = OutputRecord(paper_ids_output_path, pdf_hashes_output_path, settings={"command": "get_pdf_hashes"},
+                          inputs=[s2orc_pdf_parses_dir])
+    if record.reusable(override):
+        return
+    to_hash, to_paper, stats = pdf_hashes(list_metadata_shards(s2orc_pdf_parses_dir), worker_count(workers), strict)
+    write_json_any(paper_ids_output_path, to_hash)
+    write_json_any(pdf_hashes_output_path, to_paper)
+    record.write()
+    logger.info("pdf hashes of %d papers -> %s, %s (%s)", len(to_hash), paper_ids_output_path,
+                pdf_hashes_output_path, stats.to_dict())
+
+
+def write_specter_corpus_ids(s2orc_paper_ids: str, scidocs_dir: str, specter_triples_path: str,
+                             s2id_to_s2orc_input_path: str, sample_n_nodes: Union[int, str], paper_ids_output_dir: str,
+                             override: bool = False, seed: int = 0) -> Path:
+    """The id lists of :func:`scincl.graph.stage.get_specter_corpus` (its flags of the same names); returns
+    the path of ``excluded_s2orc_paper_ids.json``.
+
+    Writes to PAPER_IDS_OUTPUT_DIR query_s2orc_paper_ids.specter.json, query_s2orc_paper_ids.specter_and_random.json,
+    s2orc_paper_ids.json, excluded_s2orc_paper_ids.json and specter_corpus.stats.json
+    (:func:`scincl.corpus.selection.select_specter_corpus`), reused as its made-by record allows.
+    """
+    out = Path(paper_ids_output_dir)
+    files = {name: out / f"{name}.json" for name in ("query_s2orc_paper_ids.specter",
+                                                    "query_s2orc_paper_ids.specter_and_random",
+                                                    "s2orc_paper_ids", "excluded_s2orc_paper_ids")}
+    record = OutputRecord(*files.values(),
+                          settings={"command": "get_specter_corpus", "sample_n_nodes": str(sample_n_nodes),
+                                    "seed": int(seed)},
+                          inputs=[s2orc_paper_ids, scidocs_dir, specter_triples_path,
+                                  *paths_of(s2id_to_s2orc_input_path)])
+    if not record.reusable(override):
+        scidocs_ids = {pid for meta in read_scidocs_metadata_dir(scidocs_dir).values() for pid in meta}
+        if isinstance(sample_n_nodes, str) and sample_n_nodes.isdigit():
+            sample_n_nodes = int(sample_n_nodes)
+        selection = select_specter_corpus(read_id_list(s2orc_paper_ids), scidocs_ids, specter_triples_path,
+                                          read_mapping(s2id_to_s2orc_input_path), sample_n_nodes, int(seed))
+        write_id_list(files["query_s2orc_paper_ids.specter"], selection["specter_queries"])
+        write_id_list(files["query_s2orc_paper_ids.specter_and_random"], selection["specter_and_random_queries"])
+        write_id_list(files["s2orc_paper_ids"], selection["train_paper_ids"])
+        write_id_list(files["excluded_s2orc_paper_ids"], selection["excluded_paper_ids"])
+        write_json(out / "specter_corpus.stats.json", selection["counts"])
+        record.write()
+    return files["excluded_s2orc_paper_ids"]

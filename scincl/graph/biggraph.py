@@ -188,3 +188,46 @@ def _versions() -> Dict[str, str]:
     version_file = Path(tbg.__file__).parent / "VERSION.txt"
     return {"torch": torch.__version__,
             "torchbiggraph": version_file.read_text().strip() if version_file.exists() else "unknown"}
+
+
+# ------------------------------------------------------------------------------------ the single steps as commands
+
+def import_edge_files(config: str, train_edges: str, test_edges: Optional[str] = None,
+                      output_dir: Optional[str] = None, overrides: Optional[str] = None, seed: int = 0,
+                      override: bool = False, importer: Optional[str] = None) -> dict:
+    """Import citing<TAB>cited TSVs into a config's PBG entity/edge paths (like torchbiggraph_import_from_tsv).
+
+    python cli_graph.py import_edges demo citations.train.tsv citations.test.tsv --output_dir out/biggraph
+
+    Entity order is shuffled with --seed; an import of the same files is reused, other files need --override.
+    --importer fast (polars; the default) or pbg (PBG's own importer) write the same storage.
+    """
+    config_dict = load_config_dict(config)
+    if output_dir is not None:
+        config_dict = with_output_dir(config_dict, output_dir)
+    config_dict = load_config_dict_overrides(config_dict, overrides, resolve_config_path(config))
+    manifest = import_edges(config_dict, train_edges, test_edges, seed=int(seed), override=override,
+                            importer=importer)
+    return {"entity_path": config_dict["entity_path"], "edge_paths": manifest["edge_paths"],
+            "edges": manifest["edges"], "entities": manifest["entities"]}
+
+
+def export_checkpoint(source: str, output_dir: str, export_format: str = "h5", overrides: Optional[str] = None,
+                      entity_type: str = "paper_id") -> dict:
+    """Export a PBG checkpoint to one embeddings file + entity_names_paper_id_0.json (row order).
+
+    python cli_graph.py export_embeddings out/biggraph/checkpoints out/export --export_format npy
+
+    SOURCE: a PBG checkpoint directory (its config.json gives the entity path) or a config (name or
+    file, with -p overrides). Partitions are concatenated in order; embeddings.h5 holds dataset
+    `embeddings`.
+    """
+    from scincl.graph.export import config_of_checkpoint, export_embeddings as run
+
+    if Path(source).is_dir():
+        config_dict = config_of_checkpoint(source)
+        config_dict["checkpoint_path"] = str(source)
+    else:
+        config_dict = load_config_dict(source, overrides)
+    names_path, emb_path = run(config_dict, output_dir, fmt=export_format, entity_type=entity_type)
+    return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path)}

@@ -25,7 +25,7 @@ from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, 
 
 from scincl.errors import InputError
 from scincl.io import PathLike, atomic_path, iter_tsv
-from scincl.s2orc import (ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards,
+from scincl.corpus.shards import (ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards,
                           normalize_references, unit_name)
 from scincl.temporaries import make_temporary_dir
 
@@ -62,7 +62,7 @@ def outbound_references(record: dict, path: PathLike = "", line: Optional[int] =
 
 def reference_batches(read_references: ReadReferences, shard_path: PathLike, strict: bool = False,
                       stats: Optional[ReadStats] = None) -> Iterator[ReferenceBatch]:
-    """The records of ``read_references(shard_path)`` as :class:`~scincl.s2orc.ReferenceBatch` es.
+    """The records of ``read_references(shard_path)`` as :class:`~scincl.corpus.shards.ReferenceBatch` es.
 
     S2ORC shards are read a block at a time (:data:`BATCH_READERS`); any other reader is grouped
     into batches of :data:`BATCH_RECORDS` records (``typed=False``: normalised record by record).

@@ -22,7 +22,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Sequence, Tuple, Uni
 from scincl.errors import InputError
 from scincl.graph.citations import ReadReferences, iter_citing_papers
 from scincl.io import PathLike, atomic_open, iter_tsv
-from scincl.s2orc import ReadStats, iter_paper_references, map_shards
+from scincl.corpus.shards import ReadStats, iter_paper_references, map_shards
 
 logger = logging.getLogger(__name__)
 

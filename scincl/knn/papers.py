@@ -1,4 +1,4 @@
-"""k-NN of papers in a FAISS index, addressed by paper id (the `cli_graph.py get_knn` logic)."""
+"""k-NN of papers in a FAISS index, addressed by paper id: the ``cli_graph.py`` commands ``build_faiss`` and ``get_knn``."""
 from __future__ import annotations
 
 import logging
@@ -10,7 +10,7 @@ import numpy as np
 
 from scincl.knn import ann
 from scincl.errors import InputError
-from scincl.io import PathLike, entity_names_path, read_id_list
+from scincl.io import PathLike, entity_names_path, read_id_list, write_id_list, write_json
 from scincl.provenance import check_reuse, made_by
 
 logger = logging.getLogger(__name__)
@@ -120,3 +120,37 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
         "made_by": record})
     return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path)),
             "rows": len(index_ids)}
+
+
+def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Optional[str] = None,
+            embeddings_path: Optional[str] = None, paper_ids: Optional[str] = None, batch_size: int = 4096,
+            exclude_self: bool = True, nprobe: Optional[int] = None, workers: Optional[int] = None,
+            device: int = -1, write_ids: bool = True) -> dict:
+    """Batched k-nearest-neighbour search of an index built by build_faiss.
+
+    python cli_graph.py get_knn Flat.faiss knn/ --k 25 --query_paper_ids queries.json
+
+    Queries: --query_paper_ids (default: every paper of the index); their vectors come from
+    --embeddings_path/--paper_ids when given, else from the index itself (Flat/HNSW store them).
+    --exclude_self drops a query's own row from its neighbours. --nprobe for IVF indexes.
+    --batch_size: queries per faiss call (4096 = faiss' own block; smaller saves memory, costs passes).
+    Writes OUTPUT_DIR/knn_distances.npy (float32 [n, k]; similarity for inner product, squared L2
+    otherwise), knn_indices.npy (int64 index rows), knn_ids.npy (paper ids, unless --write_ids=False)
+    and knn_query_ids.json.
+    """
+    index, index_ids = ann.read_index(index_path, device=int(device))
+    with ann.faiss_threads(workers):
+        result = knn_for_papers(index, index_ids, k=int(k), query_paper_ids=query_paper_ids,
+                                embeddings_path=embeddings_path, paper_ids_path=paper_ids, batch_size=int(batch_size),
+                                exclude_self=exclude_self, nprobe=nprobe,
+                                normalize=bool(ann.read_index_config(index_path).get("do_normalize", False)))
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    np.save(out / "knn_distances.npy", result.distances)
+    np.save(out / "knn_indices.npy", result.indices)
+    if write_ids:
+        np.save(out / "knn_ids.npy", np.asarray(index_ids)[result.indices])
+    write_id_list(out / "knn_query_ids.json", result.query_ids)
+    write_json(out / "knn_manifest.json", {"index_path": str(index_path), "k": int(k), "queries": len(result.query_ids),
+                                          "exclude_self": exclude_self, "nprobe": nprobe})
+    return {"output_dir": str(out), "queries": len(result.query_ids), "k": int(k)}

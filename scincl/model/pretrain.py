@@ -145,7 +145,7 @@ def pretrain(corpus_dirs: Sequence[str], output_dir: str, corpus_formats: Sequen
     from transformers import Trainer, set_seed
 
     from scincl.model.train import _resolve_resume, _versions, build_training_arguments
-    from scincl.s2orc import load_id_set
+    from scincl.corpus.shards import load_id_set
 
     corpus_dirs = [str(d) for d in corpus_dirs]
     formats = list(corpus_formats) or [None] * len(corpus_dirs)

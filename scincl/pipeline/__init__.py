@@ -17,8 +17,9 @@ Read in this order:
   stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md``, each
   building the rows of a grid that :mod:`scincl.pipeline.grid` runs (rows x seeds -> runs -> tables);
   the experiments themselves are data (``experiments/*.py``, run by ``experiments/run.sh NAME``);
-- :mod:`scincl.pipeline.corpus`: training corpus and query papers (``--graph_limit``);
 - :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
+
+The training corpus and query papers of ``--graph_limit`` are chosen by :mod:`scincl.corpus.selection`.
 """
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, StageResult, run_stages

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from scincl.corpus import stage as corpus_stage
+from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
@@ -387,7 +387,7 @@ class Reproduction:
         path = self.shared / "papers_with_text.json"
 
         def write() -> None:
-            from scincl.s2orc import iter_all_papers, list_metadata_shards
+            from scincl.corpus.shards import iter_all_papers, list_metadata_shards
 
             ids = [str(r["paper_id"]) for r in iter_all_papers(list_metadata_shards(self.corpus.metadata_dir))
                    if (r.get("title") or r.get("abstract"))]

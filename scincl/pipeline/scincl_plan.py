@@ -30,7 +30,7 @@ import logging
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from scincl.corpus import stage as corpus_stage
+from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.leakage import guard_training, recorded_report
@@ -139,13 +139,13 @@ class SciNCLPlan:
         make_demo(self.p.demo, papers=self.s.demo_papers, seed=DEMO_CORPUS_SEED)
 
     def write_scidocs_ids(self) -> None:
-        from scincl.pipeline.corpus import read_id_mapping, scidocs_graph_ids
+        from scincl.corpus.selection import read_id_mapping, scidocs_graph_ids
 
         ids = scidocs_graph_ids(self.scidocs_dir, read_id_mapping(self.s.s2id_to_s2orc_input_path))
         write_id_list(self.p.scidocs_ids, sorted(ids))
 
     def select_queries(self) -> Dict[str, int]:
-        from scincl.pipeline.corpus import read_id_mapping, read_specter_ids, select_training_corpus
+        from scincl.corpus.selection import read_id_mapping, read_specter_ids, select_training_corpus
         from scincl.triples.queries import sample_query_ids
 
         mapping = read_id_mapping(self.s.s2id_to_s2orc_input_path)

@@ -19,7 +19,7 @@ from scincl.errors import InputError
 from scincl.graph.embed import GRAPH_METHODS
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
-from scincl.pipeline.corpus import GRAPH_LIMITS
+from scincl.corpus.selection import GRAPH_LIMITS
 from scincl.settings.schema import FIELDS as SCHEMA_FIELDS, SCINCL, check_settings, derive_bands
 from scincl.triples.sources import TRIPLES_SOURCES
 from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS

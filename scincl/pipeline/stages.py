@@ -130,7 +130,7 @@ def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path
     train/test edges (``test_ratio`` held out with ``seed``), to ``citations_dir``. ``outputs``, ``inputs``,
     ``settings``, ``description``: the :class:`Stage` as the planner records it."""
     def run() -> None:
-        from scincl.corpus.stage import get_citations
+        from scincl.graph.stage import get_citations
 
         if metadata_dir is None:
             raise InputError("building the citation graph needs --corpus_dir (or give --graph_embeddings_path and "

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from scincl.errors import InputError
 from scincl.graph.citations import extract_citations, read_citations_tsv
 from scincl.graph.cocitations import read_cocitations_tsv
 from scincl.io import read_jsonl, read_json
+from tests.conftest import run_front_end
 
 
 def _gz(path: Path, rows, raw: bool = False) -> None:
@@ -163,8 +162,7 @@ def test_bad_lines_are_counted_or_strict(tmp_path):
     assert stats["papers"] == 1 and stats["skipped_by_reason"] == {"invalid_record": 1, "malformed_json": 1}
     with pytest.raises(InputError, match=r"p0:2: malformed JSON"):
         write_papers(corpus, tmp_path / "p2.jsonl", strict=True)
-    proc = subprocess.run([sys.executable, "cli_s2orc.py", "get_papers", str(root), str(tmp_path / "p3.jsonl"),
-                           "--strict"], capture_output=True, text=True, cwd=Path(cli_s2orc.__file__).parent)
+    proc = run_front_end("cli_s2orc.py", "get_papers", root, tmp_path / "p3.jsonl", "--strict")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines()[-1] == (
         f"cli_s2orc.py: error: {root / 'papers' / 'p0'}:2: malformed JSON (Input data was truncated)")
@@ -235,9 +233,8 @@ def test_get_metadata_reads_any_format(s2ag_release, openalex_snapshot, tmp_path
     assert read_jsonl(tmp_path / "w.jsonl") == [{"paper_id": "W2", "title": "Two", "abstract": "gamma delta"}]
 
 
-def test_make_demo_writes_each_layout(tmp_path, repo_root):
-    proc = subprocess.run([sys.executable, "cli_s2orc.py", "make_demo", str(tmp_path / "d"), "--papers", "400",
-                           "--corpus_format", "s2ag"], capture_output=True, text=True, cwd=repo_root)
+def test_make_demo_writes_each_layout(tmp_path):
+    proc = run_front_end("cli_s2orc.py", "make_demo", tmp_path / "d", "--papers", 400, "--corpus_format", "s2ag")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"demo corpus written to {tmp_path / 'd'} (s2ag layout: {tmp_path / 'd' / 's2ag'})"
     assert detect_format(tmp_path / "d" / "s2ag") == "s2ag"
@@ -287,7 +284,7 @@ def test_scidocs_id_mapping_from_external_ids_and_files(tmp_path):
 def test_cocitations_of_edge_list_formats_use_whole_reference_lists(s2ag_release, tmp_path):
     """Paper 1's citations come in two runs ([2, 3], then [4, 2]): its pairs still include (3, 4)."""
     for buckets in (1, 3):
-        from scincl.corpus.regroup import corpus_cocitations
+        from scincl.graph.regroup import corpus_cocitations
 
         stats = corpus_cocitations(open_corpus(s2ag_release), tmp_path / f"co{buckets}.tsv", workers=2,
                                    buckets=buckets)

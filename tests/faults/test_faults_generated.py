@@ -17,7 +17,7 @@ from scincl.corpus.records import iter_tsv_lines
 from scincl.errors import InputError
 from scincl.cli.flags import RANGES, check_value
 from scincl.pipeline.settings import parse_seeds
-from scincl.s2orc import ReadStats
+from scincl.corpus.shards import ReadStats
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None,  # deterministic, nothing written
                 suppress_health_check=list(HealthCheck))  # a loaded machine must not fail a health check

@@ -10,11 +10,11 @@ import pytest
 
 from scincl.corpus.id_mapping import mapping_from_file, scidocs_id_mapping
 from scincl.corpus.records import iter_tsv_lines
-from scincl.corpus.stage import get_citations
+from scincl.graph.stage import get_citations
 from scincl.errors import InputError
 from scincl.pipeline.experiment_kinds import load_experiments
 from scincl.pipeline.settings import parse_seeds
-from scincl.s2orc import ReadStats
+from scincl.corpus.shards import ReadStats
 from scincl.corpus.s2orc_mappings import read_mapping
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scincl import provenance
-from scincl.corpus.stage import get_citations
+from scincl.graph.stage import get_citations
 from scincl.errors import InputError
 from scincl.pipeline import Manifest, Stage, run_stages
 from scincl.provenance import fingerprint, outputs_changed, outputs_record, same_fingerprint
@@ -151,7 +151,7 @@ def test_embed_refuses_to_reuse_an_edited_embeddings_file(toy_train_files, tmp_p
 
 
 def test_an_output_written_into_the_corpus_folder_is_not_part_of_the_corpus(tmp_path):
-    from scincl.corpus.stage import get_metadata_id_mapping
+    from scincl.graph.stage import get_metadata_id_mapping
 
     corpus = _plain_corpus(tmp_path / "a", [("a1", "a2")])
     get_citations(str(corpus), str(tmp_path / "out"), workers=1)  # format detected

@@ -12,6 +12,7 @@ from scincl.errors import InputError
 from scincl.graph import biggraph
 from scincl.graph.fast_import import partition_bounds, shuffled_order
 from scincl.io import read_id_list
+from tests.conftest import run_front_end
 
 
 def _import(tmp_path: Path, name: str, importer: str, parts: int, train: Path, test: Path, seed: int):
@@ -117,22 +118,19 @@ def test_fast_import_small_chunks_gzip_comments_and_errors(tmp_path):
         biggraph.import_edges(c_config, plain, importer="duckdb")
 
 
-def test_cli_import_edges_importer_flag(tmp_path, python_exe, repo_root):
+def test_cli_import_edges_importer_flag(tmp_path):
     import json
-    import subprocess
 
     edges = tmp_path / "e.tsv"
     edges.write_text("a\tb\nb\tc\nc\ta\n")
     for importer in ("pbg", None):
         out = tmp_path / f"out_{importer}"
-        proc = subprocess.run([python_exe, "cli_graph.py", "import_edges", "demo", str(edges), "--output_dir", str(out)]
-                              + (["--importer", importer] if importer else []),
-                              cwd=repo_root, capture_output=True, text=True, timeout=120)
+        proc = run_front_end("cli_graph.py", "import_edges", "demo", edges, "--output_dir", out,
+                             *(["--importer", importer] if importer else []), timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         manifest = json.loads((out / "graph" / "import_manifest.json").read_text())
         assert (manifest["importer"], manifest["edges"], manifest["entities"]) == (importer or "fast", [3], 3)
-    proc = subprocess.run([python_exe, "cli_graph.py", "import_edges", "demo", str(edges), "--output_dir",
-                           str(tmp_path / "x"), "--importer", "nope"], cwd=repo_root, capture_output=True, text=True,
-                          timeout=120)
+    proc = run_front_end("cli_graph.py", "import_edges", "demo", edges, "--output_dir", tmp_path / "x",
+                         "--importer", "nope", timeout=120)
     assert proc.returncode != 0
     assert "--importer 'nope' is not one of fast, pbg" in proc.stderr and "Traceback" not in proc.stderr

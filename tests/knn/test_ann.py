@@ -183,13 +183,17 @@ def test_cli_build_faiss_errors(python_exe, repo_root, embeddings_dir, tmp_path)
 
 
 def test_build_index_workers_leave_the_shared_openmp_thread_count_alone(vectors):
-    """faiss and torch share one OpenMP runtime: --workers must not change torch's threads afterwards."""
+    """faiss and torch share one OpenMP runtime: --workers must not change torch's threads afterwards.
+
+    Each count is compared with its own value before: an earlier test that set torch's threads
+    (torch.set_num_threads) leaves faiss's OpenMP count where it was, so the two may differ at the start.
+    """
     import faiss
     import torch
 
-    before = torch.get_num_threads()
+    before, faiss_before = torch.get_num_threads(), faiss.omp_get_max_threads()
     with ann.faiss_threads(1):
         assert faiss.omp_get_max_threads() == 1
     ann.build_index(vectors, workers=1)
     assert torch.get_num_threads() == before
-    assert faiss.omp_get_max_threads() == before
+    assert faiss.omp_get_max_threads() == faiss_before

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from scincl.corpus.stage import get_citations
+from scincl.graph.stage import get_citations
 from scincl.io import read_json
 from scincl.leakage import LEAKAGE_REPORT_NAME, LeakageError, guard_training, leakage_report, read_evaluation_ids
 from scincl.triples.specter_like import get_specter_like_triples

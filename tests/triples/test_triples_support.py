@@ -9,7 +9,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.io import iter_triples_csv, read_id_list, read_jsonl, write_triples_csv
-from scincl.s2orc import iter_papers, list_metadata_shards
+from scincl.corpus.shards import iter_papers, list_metadata_shards
 from scincl.triples.collisions import collision_counts, count_collisions_in_files
 from scincl.triples.metadata import get_metadata
 from scincl.triples.scidocs_oracle import get_scidocs_triples

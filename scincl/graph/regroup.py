@@ -20,7 +20,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from scincl.corpus.base import Corpus
 from scincl.io import PathLike
-from scincl.s2orc import ReadStats, map_shards
+from scincl.corpus.shards import ReadStats, map_shards
 from scincl.temporaries import make_temporary_dir
 
 REGROUP_BUCKET_BYTES = 64 << 20  # compressed citation records per bucket: ~5M edges held by one worker

@@ -16,6 +16,9 @@ the kNN corpus and which are query papers is set by ``--graph_limit``, as in the
 
 SciDocs papers (``excluded_ids``) are removed from the corpus in every mode. Selection is seeded
 (``--corpus_seed``) and independent of set iteration order, so a seed gives identical id lists.
+
+:func:`select_specter_corpus` is the selection of the original ``get_specter_corpus`` (``cli_s2orc.py``),
+which ``specter`` reuses.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ import logging
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_triples_csv
@@ -105,13 +108,11 @@ def _sample(candidates: Iterable[str], count: int, rng: random.Random, what: str
 
 def _specter_with_top_up(graph_paper_ids: Sequence[str], specter: SpecterIds, excluded: Set[str], seed: int,
                          stats: Dict[str, int]) -> Tuple[Set[str], Set[str]]:
-    """SPECTER's papers topped up to SPECTER's size (:func:`scincl.corpus.s2orc_mappings.select_specter_corpus`).
+    """SPECTER's papers topped up to SPECTER's size (:func:`select_specter_corpus`).
 
     Query papers outside the selected corpus cannot be kNN queries, so the queries are SPECTER's
     queries (plus random top-ups) that are in the corpus.
     """
-    from scincl.corpus.s2orc_mappings import select_specter_corpus
-
     allowed = sorted(set(graph_paper_ids) - excluded)  # SciDocs papers never enter the corpus
     selection = select_specter_corpus(allowed, set(), specter.triples_path, specter.mapping or _Identity(),
                                       sample_n_nodes="specter", seed=seed)
@@ -121,6 +122,56 @@ def _specter_with_top_up(graph_paper_ids: Sequence[str], specter: SpecterIds, ex
                  specter_queries_in_graph=int(selection["counts"]["specter_queries_in_graph"]),
                  queries_outside_corpus=len(set(selection["specter_and_random_queries"]) - papers))
     return papers, queries
+
+
+def select_specter_corpus(s2orc_paper_ids: Sequence[str], scidocs_s2_ids: Set[str], triples_path: PathLike,
+                          s2id_to_s2orc: Dict[str, str], sample_n_nodes: Union[int, str] = 0,
+                          seed: int = 0) -> Dict[str, object]:
+    """Choose the SPECTER-like training corpus over S2ORC, as the original ``get_specter_corpus``.
+
+    - SPECTER triples (S2 ids) are mapped to S2ORC ids and kept where they are in ``s2orc_paper_ids``;
+    - ``specter_queries``: mapped SPECTER query papers; ``specter_and_random_queries``: those plus
+      random S2ORC papers (not SciDocs, not SPECTER) up to the original number of queries;
+    - ``train_paper_ids``: SPECTER papers + random papers up to ``sample_n_nodes`` (an int, or
+      ``"specter"`` for the SPECTER corpus size); 0 = all S2ORC papers except excluded ones;
+    - ``excluded_paper_ids``: SciDocs papers (mapped to S2ORC) that are not SPECTER papers, to be
+      excluded from the citation graph.
+
+    Sampling draws from sorted candidates with ``random.Random(seed)``: deterministic.
+    """
+    rnd = random.Random(seed)
+    corpus = set(map(str, s2orc_paper_ids))
+    scidocs_s2orc = {s2id_to_s2orc[s] for s in scidocs_s2_ids if s in s2id_to_s2orc}
+    triples = list(iter_triples_csv(triples_path))
+    if not triples:
+        raise InputError("no triples in file", path=triples_path)
+    specter_s2_ids = {i for t in triples for i in t}
+    specter_in_graph = {s2id_to_s2orc[s] for s in specter_s2_ids if s in s2id_to_s2orc} & corpus
+    query_s2_ids = {q for q, _, _ in triples}
+    queries = sorted({s2id_to_s2orc[s] for s in query_s2_ids if s in s2id_to_s2orc} & corpus)
+    candidates = sorted(corpus - scidocs_s2orc - specter_in_graph)
+    missing_queries = max(0, len(query_s2_ids) - len(queries))
+    random_queries = rnd.sample(candidates, min(missing_queries, len(candidates)))
+    excluded = scidocs_s2orc - specter_in_graph
+    if sample_n_nodes == "specter" or (isinstance(sample_n_nodes, int) and sample_n_nodes > 0):
+        target = len(specter_s2_ids) if sample_n_nodes == "specter" else int(sample_n_nodes)
+        if target < len(specter_in_graph):
+            raise InputError(f"sample_n_nodes={target} is smaller than the {len(specter_in_graph)} SPECTER "
+                             f"papers in the graph")
+        extra = rnd.sample(candidates, min(target - len(specter_in_graph), len(candidates)))
+        train = sorted(specter_in_graph) + extra
+    elif sample_n_nodes in (0, None, "0", ""):
+        train = sorted(corpus - excluded)
+    else:
+        raise InputError(f"sample_n_nodes must be an integer or 'specter', got {sample_n_nodes!r}")
+    counts = {"s2orc_papers": len(corpus), "specter_triples": len(triples), "specter_s2_ids": len(specter_s2_ids),
+              "specter_papers_in_graph": len(specter_in_graph), "specter_queries": len(query_s2_ids),
+              "specter_queries_in_graph": len(queries), "random_queries": len(random_queries),
+              "scidocs_s2_ids": len(scidocs_s2_ids), "scidocs_in_s2orc": len(scidocs_s2orc),
+              "excluded_paper_ids": len(excluded), "train_paper_ids": len(train)}
+    logger.info("SPECTER corpus: %s", counts)
+    return {"specter_queries": queries, "specter_and_random_queries": queries + random_queries,
+            "train_paper_ids": train, "excluded_paper_ids": sorted(excluded), "counts": counts}
 
 
 class _Identity(dict):
