@@ -126,7 +126,7 @@ def test_evaluate_bad_inputs_fail_with_one_clear_line(demo_corpus, embeddings, r
     empty.write_text("")
     with pytest.raises(InputError, match=r"empty\.jsonl: no embeddings in file"):
         run_evaluation(demo_corpus.scidocs_dir, tmp_path / "o3", embeddings=[str(empty)])
-    with pytest.raises(InputError, match="either --model_dir or --embeddings"):
+    with pytest.raises(InputError, match="either --model_dirs or --embeddings"):
         run_evaluation(demo_corpus.scidocs_dir, tmp_path / "o4")
     with pytest.raises(InputError, match="--val_or_test must be one of"):
         run_evaluation(demo_corpus.scidocs_dir, tmp_path / "o5", val_or_test="dev", embeddings=[str(empty)])
