@@ -38,7 +38,7 @@ def pretrain(corpus_dir=None, output_dir: str = None, corpus_format=None, exclud
     decay 0.01, 5 % warm-up, linear decay; --max_steps N stops earlier).
 
     OUTPUT_DIR loads with AutoModel/AutoTokenizer and is a --base_model_name_or_path of `train`
-    and `run_specter` and a --base_model of `reproduce` (BASE_MODEL= of experiments/run.sh). It holds
+    and `run_specter` and of `reproduce` (BASE_MODEL_NAME_OR_PATH= of experiments/run.sh). It holds
     run_fingerprint.json (corpora and excluded ids fingerprinted, every setting): rerun with the same
     ones, a finished run is reused and an interrupted one resumes from its newest complete
     checkpoint; anything else is refused unless --override. pretrain_log.jsonl and mlm_loss.png:
