@@ -204,6 +204,25 @@ def shows(text: Callable[[Any], Optional[str]]) -> Callable:
     return mark
 
 
+def fills_doc(**fills: Callable[[], str]) -> Callable:
+    """Mark a command whose docstring names ``{name}`` places that ``--help`` fills with ``fills[name]()``, taken
+    from where the values are defined (``reproduce``'s experiment kinds: the registry
+    :data:`scincl.pipeline.experiment_kinds.KINDS`), when asked: the registry is not imported to run a command."""
+    def mark(function: Callable) -> Callable:
+        function._doc_fills = dict(fills)
+        return function
+
+    return mark
+
+
+def filled_doc(function: Callable) -> str:
+    """``function``'s docstring with its :func:`fills_doc` places filled."""
+    doc = inspect.cleandoc(function.__doc__ or "")
+    for name, fill in getattr(function, "_doc_fills", {}).items():
+        doc = doc.replace("{" + name + "}", fill())
+    return doc
+
+
 def checked_command(function: Callable, wait: bool = False) -> Callable:
     """``function`` with its flags checked (:func:`check_call`) before it runs, holding the lock of each of
     its outputs (:func:`scincl.output_lock.output_lock`; ``wait``: wait for a holder) while it runs;
