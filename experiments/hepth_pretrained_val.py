@@ -4,7 +4,7 @@ test query is scored: pooling (the paper's [CLS] vs mean) and k-hard in {100, 50
 seed 0, 1,000 triplets. Pooling is chosen first (the tuning table: mean, +4.48 Avg over [CLS]), then
 k-hard at that pooling (500), then k+ in {10, 25, 50} at both (a first k-hard sweep at [CLS] is in
 docs/results.md section 8). The encoder is `results/pretrain/hepth_citeseer_mini` (the pretrain output
-dir, copied or linked there; `BASE_MODEL=DIR` points elsewhere). Its choices are written into
+dir, copied or linked there; `BASE_MODEL_NAME_OR_PATH=DIR` points elsewhere). Its choices are written into
 `experiments/hepth_pretrained.py`."""
 
 ENCODER = {"base_model_name_or_path": "results/pretrain/hepth_citeseer_mini", "pooling_strategy": "cls"}

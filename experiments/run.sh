@@ -7,9 +7,9 @@
 # Each experiment is data: experiments/<name>.py (corpus, arms, seeds, split, recipe changes, sweep values),
 # run by one grid runner (scincl/pipeline/grid.py). The recipe's defaults are defined once, in
 # scincl/pipeline/real_corpus.py (Recipe). Override with environment variables: SCINCL_DATA (the corpora),
-# SCINCL_RESULTS (outputs), PYTHON, and any recipe value, e.g. K_HARD=2000 bash experiments/run.sh hepth_main
-# (or pass flags: bash experiments/run.sh hepth_main --hard_negatives_k_max 2000; the recipe's former flag
-# names, --k_hard etc., still work: RECIPE_ALIASES there).
+# SCINCL_RESULTS (outputs), PYTHON, and any recipe value under its flag's name in capitals, e.g.
+# HARD_NEGATIVES_K_MAX=2000 bash experiments/run.sh hepth_main (= --hard_negatives_k_max 2000; BASE_MODEL is
+# BASE_MODEL_NAME_OR_PATH's alias, as in sbin/common.sh; the former K_HARD, K_POS, POOLING, ... are refused).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 DATA_DIR="${SCINCL_DATA:-../shared/data}"
@@ -19,13 +19,27 @@ PYTHON="${PYTHON:-.venv/bin/python}"
 # `all`: the order of docs/results.md (hepth_budget last: hours on 2 cores, section 7)
 ALL=(hepth_tuning hepth_k_pos hepth_k_hard hepth_main citeseer_main hepth_losses hepth_collisions hepth_graph
      hepth_budget)
+# the recipe values taken from the environment: each flag's name in capitals (--hard_negatives_k_max is
+# HARD_NEGATIVES_K_MAX), the fields of Recipe plus eval_max_sequence_length
+FLAGS=(triplets easy_positives_k_max hard_negatives_k_max pooling_strategy learning_rate loss max_sequence_length
+       eval_max_sequence_length per_device_train_batch_size num_train_epochs graph_dim bf16 eval_bf16
+       base_model_name_or_path)
+if [ -n "${BASE_MODEL:-}" ]; then  # the alias sbin/common.sh and docs/REPRODUCE.md share
+    if [ -n "${BASE_MODEL_NAME_OR_PATH:-}" ] && [ "$BASE_MODEL_NAME_OR_PATH" != "$BASE_MODEL" ]; then
+        echo "run.sh: BASE_MODEL is the alias of BASE_MODEL_NAME_OR_PATH: set one" >&2; exit 2
+    fi
+    BASE_MODEL_NAME_OR_PATH="$BASE_MODEL"
+fi
+# the former names: refused rather than ignored, so a run never silently takes the default
+for pair in K_POS:EASY_POSITIVES_K_MAX K_HARD:HARD_NEGATIVES_K_MAX POOLING:POOLING_STRATEGY MAX_LEN:MAX_SEQUENCE_LENGTH \
+            EVAL_MAX_LEN:EVAL_MAX_SEQUENCE_LENGTH BATCH_SIZE:PER_DEVICE_TRAIN_BATCH_SIZE EPOCHS:NUM_TRAIN_EPOCHS; do
+    old="${pair%%:*}" new="${pair#*:}"
+    if [ -n "${!old:-}" ]; then echo "run.sh: $old is now $new (--${new,,} in capitals)" >&2; exit 2; fi
+done
 CHANGES=()
-for pair in triplets:TRIPLETS easy_positives_k_max:K_POS hard_negatives_k_max:K_HARD pooling_strategy:POOLING \
-            learning_rate:LEARNING_RATE loss:LOSS max_sequence_length:MAX_LEN eval_max_sequence_length:EVAL_MAX_LEN \
-            per_device_train_batch_size:BATCH_SIZE num_train_epochs:EPOCHS graph_dim:GRAPH_DIM bf16:BF16 \
-            eval_bf16:EVAL_BF16 base_model_name_or_path:BASE_MODEL; do
-    variable="${pair#*:}"
-    if [ -n "${!variable:-}" ]; then CHANGES+=("--${pair%%:*}" "${!variable}"); fi
+for flag in "${FLAGS[@]}"; do
+    variable="${flag^^}"
+    if [ -n "${!variable:-}" ]; then CHANGES+=("--$flag" "${!variable}"); fi
 done
 
 experiment() {

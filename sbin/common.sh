@@ -2,7 +2,9 @@
 # Shared settings of the sbin/ Slurm scripts (sourced by each of them, never run directly).
 #
 # Every variable below can be exported before `sbatch` (Slurm passes the environment on); the
-# defaults follow the original SciNCL README. Submit from the repository root:
+# defaults follow the original SciNCL README. A variable that sets a flag is the flag's name in capitals
+# (BASE_MODEL_NAME_OR_PATH is --base_model_name_or_path; BASE_MODEL and ANN_FAISS_FACTORY, the names of the
+# original README, are aliases of BASE_MODEL_NAME_OR_PATH and FAISS_STRING_FACTORY). Submit from the repository root:
 #   export S2ORC_METADATA_DIR=/data/s2orc/20200705v1/full/metadata SCIDOCS_DIR=/data/scidocs
 #   sbatch sbin/run_specter.sbatch
 # DRY_RUN=1 prints each command (shell-quoted, prefixed by "+") instead of running it.
@@ -20,8 +22,8 @@ set -euo pipefail
 : "${S2ORC_EMBEDDINGS:=${BIGGRAPH_DIR}/s2orc_768d_dot/embeddings.h5}"           # sbin/02_biggraph.sbatch
 : "${S2ORC_PAPER_IDS:=${BIGGRAPH_DIR}/s2orc_768d_dot/entity_names_paper_id_0.json}"
 : "${OUTPUT_DIR:=${DATA_DIR}/scincl}"                       # run_specter experiments
-: "${BASE_MODEL:=allenai/scibert_scivocab_uncased}"          # paper §4: SciBERT initialisation
-: "${ANN_FAISS_FACTORY:=Flat}"                              # exact kNN, as in the paper
+: "${BASE_MODEL_NAME_OR_PATH:=${BASE_MODEL:-allenai/scibert_scivocab_uncased}}"  # paper §4: SciBERT initialisation
+: "${FAISS_STRING_FACTORY:=${ANN_FAISS_FACTORY:-Flat}}"     # exact kNN, as in the paper
 # ANN_INDEX_PATH: unset = the pipeline's own per-corpus index (<corpus ids>.<factory>.faiss next to the
 # run's s2orc_paper_ids.seed_S.json), so runs with different corpus seeds never share an index. Set it
 # only to reuse one index for runs of the same corpus (the triples stage refuses an index of another corpus).
@@ -65,4 +67,17 @@ run() {
 
 mkdir_unless_dry() {
     if [[ "${DRY_RUN:-0}" != "1" ]]; then mkdir -p "$@"; fi
+}
+
+# array_task ARRAY: this Slurm array task's entry of `experiments/paper_ablations.py ARRAY` (ablations, sweep,
+# seeds; the data of the array scripts): sets TASK_NAME (its output folder) and TASK_FLAGS (its flags).
+array_task() {
+    local tasks task="${SLURM_ARRAY_TASK_ID:-0}"
+    mapfile -t tasks < <("${PYTHON}" experiments/paper_ablations.py "$1")
+    if (( ${#tasks[@]} == 0 )); then echo "experiments/paper_ablations.py $1 listed no task" >&2; exit 2; fi
+    if (( task >= ${#tasks[@]} )); then echo "array task ${task} out of range 0-$(( ${#tasks[@]} - 1 ))" >&2; exit 2; fi
+    read -r -a TASK_FLAGS <<< "${tasks[${task}]}"
+    # shellcheck disable=SC2034  # used by the scripts that call array_task
+    TASK_NAME="${TASK_FLAGS[0]}"
+    TASK_FLAGS=("${TASK_FLAGS[@]:1}")
 }

@@ -44,6 +44,9 @@ def test_command_lists_have_no_spurious_commands(monkeypatch, capsys):
     assert names == list(commands_of(vars(importlib.import_module("cli_pipeline"))))
     detail = _help(monkeypatch, capsys, ["cli_pipeline.py", "run_specter", "--help"])
     assert "extra_flags" not in out + detail and "COMMAND" not in detail
+    from scincl.pipeline.experiment_kinds import KINDS  # reproduce --help: the kinds of the registry, every one
+
+    assert f"experiment: {' | '.join(KINDS)}." in _help(monkeypatch, capsys, ["cli_pipeline.py", "reproduce", "--help"])
 
 
 def test_run_specter_help_on_stdout_exit_0_and_stray_positional_is_an_error(tmp_path):

@@ -76,6 +76,9 @@ def check_value(name: str, value: Any, kind: Optional[type], check_range: bool =
     if value is None:
         return None
     rule = RANGES.get(name)
+    if kind is None and rule is not None and isinstance(value, str) and value in rule.words:
+        return value  # a named value of a number-or-name flag (Union[int, str]): --sample_n_nodes specter
+    name_or_number = kind is None
     kind = kind or (rule.kind if rule else None)
     if kind is str and isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
@@ -88,13 +91,20 @@ def check_value(name: str, value: Any, kind: Optional[type], check_range: bool =
     if kind in (int, float):
         numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
         if kind is int and not (numeric and float(value).is_integer()):
-            raise InputError(f"--{name}: expected an integer, got {value!r}")
+            words = "".join(f" or {word}" for word in (rule.words if rule and name_or_number else ()))
+            raise InputError(f"--{name}: expected an integer{words}, got {value!r}")
         if not numeric:
             raise InputError(f"--{name}: expected a number, got {value!r}")
         value = int(value) if kind is int else value
     if check_range:
         check_rule(name, value, rule)
     return value
+
+
+def flag_type(function: Callable, name: str) -> Optional[type]:
+    """The type ``function``'s flag ``--name`` is checked as: its type hint's (:func:`_simple_type`), ``None`` for
+    a hint of several kinds (``Union[int, str]``: the rule's kind and words decide) or no hint."""
+    return _simple_type(_hints(function).get(name))
 
 
 def check_training_length(values: Dict[str, Any]) -> None:
@@ -192,6 +202,25 @@ def shows(text: Callable[[Any], Optional[str]]) -> Callable:
         return function
 
     return mark
+
+
+def fills_doc(**fills: Callable[[], str]) -> Callable:
+    """Mark a command whose docstring names ``{name}`` places that ``--help`` fills with ``fills[name]()``, taken
+    from where the values are defined (``reproduce``'s experiment kinds: the registry
+    :data:`scincl.pipeline.experiment_kinds.KINDS`), when asked: the registry is not imported to run a command."""
+    def mark(function: Callable) -> Callable:
+        function._doc_fills = dict(fills)
+        return function
+
+    return mark
+
+
+def filled_doc(function: Callable) -> str:
+    """``function``'s docstring with its :func:`fills_doc` places filled."""
+    doc = inspect.cleandoc(function.__doc__ or "")
+    for name, fill in getattr(function, "_doc_fills", {}).items():
+        doc = doc.replace("{" + name + "}", fill())
+    return doc
 
 
 def checked_command(function: Callable, wait: bool = False) -> Callable:

@@ -215,7 +215,9 @@ def format_command_help(prog: str, name: str, function: Callable) -> str:
     # flags with a default may also be given by position, in signature order (fire); shown when few
     places += [f"[{o}]" for o in optional] if len(optional) <= 2 else []
     usage = f"usage: {prog} {name} {' '.join(places)} [--flag value ...]"
-    doc = inspect.cleandoc(function.__doc__ or "")
+    from scincl.cli.flags import filled_doc
+
+    doc = filled_doc(function)
     flags = [r for r in rows if r.default != "required" and not r.default.startswith("positional")]
     lines = [usage, "", doc, ""]
     if positional:
@@ -227,10 +229,12 @@ def format_command_help(prog: str, name: str, function: Callable) -> str:
 
 def format_command_list(prog: str, commands: Dict[str, Callable]) -> str:
     """``prog --help``: every subcommand with the first line of its docstring."""
+    from scincl.cli.flags import filled_doc
+
     width = max((len(n) for n in commands), default=0)
     lines = [f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "", "Commands:"]
     for name, function in commands.items():
-        first = (inspect.cleandoc(function.__doc__ or "").splitlines() or [""])[0]
+        first = (filled_doc(function).splitlines() or [""])[0]
         lines.append(f"  {name.ljust(width)}  {first}")
     return "\n".join(lines) + "\n"
 

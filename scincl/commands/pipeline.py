@@ -11,7 +11,7 @@ from __future__ import annotations
 from scincl.cli import accepts_flags, command_flags, flag_aliases, repeatable_flags
 from scincl.cli.help import signature_flags
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
-from scincl.cli.flags import default_outputs, settings_checked_by_library, shows
+from scincl.cli.flags import default_outputs, fills_doc, settings_checked_by_library, shows
 from scincl.model.train import train
 from scincl.pipeline.seeds_and_sweeps import (run_specter, run_specter_flag_info, run_specter_flag_names,
                                               run_specter_like, run_summary, sweep, sweep_summary)
@@ -38,7 +38,7 @@ def pretrain(corpus_dir=None, output_dir: str = None, corpus_format=None, exclud
     decay 0.01, 5 % warm-up, linear decay; --max_steps N stops earlier).
 
     OUTPUT_DIR loads with AutoModel/AutoTokenizer and is a --base_model_name_or_path of `train`
-    and `run_specter` and a --base_model of `reproduce` (BASE_MODEL= of experiments/run.sh). It holds
+    and `run_specter` and of `reproduce` (BASE_MODEL_NAME_OR_PATH= of experiments/run.sh). It holds
     run_fingerprint.json (corpora and excluded ids fingerprinted, every setting): rerun with the same
     ones, a finished run is reused and an interrupted one resumes from its newest complete
     checkpoint; anything else is refused unless --override. pretrain_log.jsonl and mlm_loss.png:
@@ -108,17 +108,19 @@ def compare_results(*results: str, output_dir: str = "comparison", names=None, s
             metric=metric)
 
 
+@fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))
 @accepts_flags(lambda: _experiment_kinds().reproduce_flag_names(), lambda: _experiment_kinds().reproduce_flag_info())
 def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data", workers: int = None,
               **settings) -> None:
     """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
-    unless --base_model names another.
+    unless --base_model_name_or_path names another.
 
-    EXPERIMENT: main (base vs SPECTER-like vs SciNCL vs continuous co-citation, mean ± std over
-    --seeds, test queries), tuning (--variants pooling=cls,learning_rate=2e-5,... on val), k_pos /
-    k_hard (SciNCL sweeps over --values, val), losses (triplet, infonce, cosent, angle on SciNCL
-    triplets, val), collisions (vs margin, --values = k-hard grid), graph (link prediction 64/128-d
-    dot vs cos + graph embeddings alone as a retriever).
+    EXPERIMENT: one of {kinds} (scincl.pipeline.experiment_kinds.KINDS): main (base vs SPECTER-like vs
+    SciNCL vs continuous co-citation, mean ± std over --seeds, test queries), tuning (--variants
+    pooling=cls,learning_rate=2e-5,... on val), k_pos / k_hard (SciNCL sweeps over --values, val), losses
+    (triplet, infonce, cosent, angle on SciNCL triplets, val), collisions (vs margin, --values = k-hard
+    grid), graph (link prediction 64/128-d dot vs cos + graph embeddings alone as a retriever), budget
+    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840).
     Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
     samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
     seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
@@ -127,7 +129,7 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
 
     Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
     Args:
-        experiment: main | tuning | k_pos | k_hard | losses | collisions | graph.
+        experiment: {kinds}.
         settings: the fields of scincl.pipeline.experiment_kinds.Experiment and of the recipe
             (scincl.pipeline.real_corpus.Recipe), each with its default defined there:
             --corpus hepth|citeseer; --seeds 0,1,2 (or 0..2); --split (default: test for main and

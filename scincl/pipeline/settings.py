@@ -95,7 +95,8 @@ class RunSettings:
     ann_metric: str = "inner_product"
     ann_backend: str = "faiss"
     ann_index_path: Optional[str] = None
-    ann_do_normalize: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS  # README build_faiss --do_normalize (triples/config.py)
+    # README build_faiss --do_normalize (triples/config.py); get_knn_triples' flag of the same name
+    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS
     faiss_string_factory: str = "Flat"
     ann_device: int = 0  # first GPU when faiss has one, else CPU
     device: Optional[str] = None  # cuda | cpu for training, the faiss index and embedding; None: CUDA when available
@@ -131,6 +132,12 @@ class RunSettings:
     skip: List[str] = field(default_factory=list)
     override: List[str] = field(default_factory=list)
     demo: bool = False
+
+    @property
+    def ann_do_normalize(self) -> bool:
+        """``ann_normalize_embeddings`` under the name the planner records the triples stage's settings with
+        (``scincl/pipeline/scincl_plan.py``: ``triples_settings``), so cached triples keep their fingerprints."""
+        return self.ann_normalize_embeddings
 
     @property
     def split(self) -> str:

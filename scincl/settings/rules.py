@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 from scincl.errors import InputError
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A value's kind (``int`` or ``float``) and the interval it must lie in."""
+    """A value's kind (``int`` or ``float``), the interval it must lie in and the named values the flag also
+    takes (``words``: ``get_specter_corpus --sample_n_nodes specter``; only where the command's type hint admits
+    a string, e.g. ``Union[int, str]``)."""
 
     kind: type
     low: Optional[float] = None
@@ -24,15 +26,16 @@ class Rule:
     low_open: bool = False  # True: value > low (else >= low)
     high_open: bool = False  # True: value < high (else <= high)
     hint: str = ""  # what to do instead, for values a user might mean
+    words: Tuple[str, ...] = ()  # named values taken besides numbers
 
     def describe(self) -> str:
-        """``>= 1``, ``> 0 and <= 1``: the interval in words (empty when unbounded)."""
+        """``>= 1``, ``> 0 and <= 1``, ``>= 0 or specter``: the interval and the words (empty when unbounded)."""
         parts = []
         if self.low is not None:
             parts.append(f"{'>' if self.low_open else '>='} {_number(self.low)}")
         if self.high is not None:
             parts.append(f"{'<' if self.high_open else '<='} {_number(self.high)}")
-        return " and ".join(parts)
+        return " or ".join(filter(None, [" and ".join(parts), *self.words]))
 
     def holds(self, value: float) -> bool:
         """True when ``value`` is finite and inside the interval."""
@@ -69,8 +72,11 @@ FLAG_RULES: Dict[str, Rule] = {
         "medium_positives_count", "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min",
         "easy_negatives_k_max", "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min",
         "medium_positives_k_max", "hard_positives_k_min", "hard_positives_k_max", "positives_count",
-        "negatives_count", "largest_n", "rank", "corpus_seed", "sample_n_nodes", "sample_classification_triples",
+        "negatives_count", "largest_n", "rank", "corpus_seed", "sample_classification_triples",
         "save_total_limit")},
+    # get_specter_corpus: an int, 0 (all) or `specter` (SPECTER's query count), scincl/corpus/selection.py:
+    # select_specter_corpus; get_citations' int-typed --sample_n_nodes takes numbers only (its type hint)
+    "sample_n_nodes": Rule(int, low=0, words=("specter",)),
     "warmup_ratio": SHARE,
     "weight_decay": NON_NEGATIVE,
     "max_grad_norm": NON_NEGATIVE,
@@ -93,7 +99,10 @@ FLAG_RULES: Dict[str, Rule] = {
 
 
 def check_rule(name: str, value: Any, rule: Optional[Rule]) -> None:
-    """``--name value: must be >= 1`` (:class:`InputError`) when a number breaks ``rule``; other values pass."""
+    """``--name value: must be >= 1`` (:class:`InputError`) when a number breaks ``rule`` or a word is not one of
+    its ``words`` (a rule without words leaves strings to the type check); other values pass."""
+    if rule is not None and isinstance(value, str) and rule.words and value not in rule.words:
+        raise InputError(f"--{name} {value!r}: must be {rule.describe()}")
     if rule is None or not isinstance(value, (int, float)) or isinstance(value, bool) or rule.holds(value):
         return
     hint = f" ({rule.hint})" if rule.hint else ""

@@ -23,7 +23,7 @@ from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.triples.config import (
     DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT, HARD_NEGATIVES_BAND,
     HARD_NEGATIVES_K, KMEANS, KNN, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE,
-    MinerConfig, make_config,
+    MinerConfig, make_config, miner_option_names,
 )
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
@@ -301,24 +301,17 @@ def get_knn_triples(
     index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
     ascending row).
     """
+    # the named MinerConfig fields of this call, in signature order (the --help rows): one dict, by their names
+    slots = {name: value for name, value in locals().items() if name in miner_option_names()}
     check_k_scale(k_scale)
     if ann_backend not in ANN_BACKENDS:
         raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
     out = output_with_gzip(output_path, gzip)
-    config = make_config(  # the flags by their names, validated before the index is loaded; k_min derived
-        triples_per_query=triples_per_query,
-        easy_positives_count=easy_positives_count, easy_positives_strategy=easy_positives_strategy,
-        easy_positives_k_min=easy_positives_k_min, easy_positives_k_max=easy_positives_k_max,
-        easy_negatives_count=easy_negatives_count, easy_negatives_strategy=easy_negatives_strategy,
-        hard_negatives_count=hard_negatives_count, hard_negatives_strategy=hard_negatives_strategy,
-        hard_negatives_k_min=hard_negatives_k_min, hard_negatives_k_max=hard_negatives_k_max, **strategy_options)
+    config = make_config(**slots, **strategy_options)  # validated before the index is loaded; k_min derived
     bands = {name: getattr(config, name) for name in BAND_FLAGS}
     id_inputs = {"query_papers": query_papers, "include_paper_ids": include_paper_ids}
     record = made_by({
-        "triples_per_query": triples_per_query, "easy_positives_count": easy_positives_count,
-        "easy_positives_strategy": easy_positives_strategy, "easy_negatives_count": easy_negatives_count,
-        "easy_negatives_strategy": easy_negatives_strategy, "hard_negatives_count": hard_negatives_count,
-        "hard_negatives_strategy": hard_negatives_strategy, **bands, "ann_metric": ann_metric,
+        **{name: value for name, value in slots.items() if name not in BAND_FLAGS}, **bands, "ann_metric": ann_metric,
         "ann_backend": ann_backend, "ann_normalize_embeddings": bool(ann_normalize_embeddings),
         "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
         "k_scale": k_scale, "strategy_options": strategy_options,

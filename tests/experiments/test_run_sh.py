@@ -16,11 +16,16 @@ def _run(*args: str, **env: str) -> subprocess.CompletedProcess:
                           env={"PATH": "/usr/bin:/bin", "PYTHON": "/bin/echo", **env})
 
 
-def test_a_name_is_one_run_experiment_call_with_the_environments_recipe_values():
-    done = _run("hepth_main", "--seeds", "0", K_HARD="2000", SCINCL_RESULTS="/out", SCINCL_DATA="/data")
+def test_a_name_is_one_run_experiment_call_with_the_environments_recipe_values_under_the_flags_names():
+    done = _run("hepth_main", "--seeds", "0", HARD_NEGATIVES_K_MAX="2000", POOLING_STRATEGY="cls", BASE_MODEL="m",
+                SCINCL_RESULTS="/out", SCINCL_DATA="/data")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["cli_pipeline.py", "run_experiment", "hepth_main", "--output_dir", "/out",
-                                   "--data_dir", "/data", "--hard_negatives_k_max", "2000", "--seeds", "0"]
+                                   "--data_dir", "/data", "--hard_negatives_k_max", "2000", "--pooling_strategy", "cls",
+                                   "--base_model_name_or_path", "m", "--seeds", "0"]
+    refused = _run("hepth_main", K_HARD="2000")  # a former name is an error, never silently the default
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "run.sh: K_HARD is now HARD_NEGATIVES_K_MAX (--hard_negatives_k_max in capitals)")
 
 
 def test_all_runs_every_experiment_of_the_docs_in_order_and_help_names_the_commands():

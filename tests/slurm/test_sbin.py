@@ -185,18 +185,20 @@ def test_array_scripts_map_task_ids(demo_env):
     (seed7,) = render(SBIN / "seeds.sbatch", env, array_task=7)
     assert seed7[3] == str(out / "runs" / "seeds" / "seed_7") and seed7[seed7.index("--seed") + 1] == "7"
     (sweep,) = render(SBIN / "sweep_knn.sbatch", env, array_task=8)
-    assert sweep[3].endswith("sweep/k_hard/1000")
-    assert sweep[sweep.index("--hard_negatives_k_min") + 1] == "998"
+    assert sweep[3].endswith("sweep/k_hard/1000")  # k-hard from the data; its start derived (998), k+ the paper's
+    assert sweep[sweep.index("--hard_negatives_k_max") + 1] == "1000" and "--easy_positives_k_max" not in sweep
+    assert sweep[sweep.index("--base_model_name_or_path") + 1] == "tiny-bert"  # BASE_MODEL: the alias
     (ablation,) = render(SBIN / "ablations.sbatch", env, array_task=1)
     assert ablation[ablation.index("--triples_source") + 1] == "specter_like"
     bad = subprocess.run(["bash", str(SBIN / "ablations.sbatch")], cwd=REPO,
                          env={**env, "SLURM_ARRAY_TASK_ID": "9"}, capture_output=True, text=True)
     assert bad.returncode == 2 and "array task 9 out of range 0-4" in bad.stderr
-    # the array is the data of experiments/paper_ablations.py: its #SBATCH --array covers every entry
-    listed = subprocess.run([sys.executable, "experiments/paper_ablations.py"], cwd=REPO, capture_output=True,
-                            text=True, check=True).stdout.splitlines()
-    assert "#SBATCH --array=0-%d\n" % (len(listed) - 1) in (SBIN / "ablations.sbatch").read_text()
-    assert listed[4].split() == ["bitfit", "--bitfit", "--learning_rate", "1e-4"]
+    # each array is data of experiments/paper_ablations.py: the script's #SBATCH --array covers every entry
+    for script, array, size in (("ablations", "ablations", 5), ("sweep_knn", "sweep", 12), ("seeds", "seeds", 10)):
+        listed = subprocess.run([sys.executable, "experiments/paper_ablations.py", array], cwd=REPO,
+                                capture_output=True, text=True, check=True).stdout.splitlines()
+        assert len(listed) == size and "#SBATCH --array=0-%d\n" % (size - 1) in (SBIN / f"{script}.sbatch").read_text()
+    assert listed[7].split() == ["seed_7", "--seed", "7", "--corpus_seed", "0"]
 
 
 def test_distributed_biggraph_imports_then_runs_one_rank_per_task(demo_env):

@@ -116,7 +116,7 @@ def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations):
     exp_dirs = [p.parent for p in (data / "scincl").glob("specter/corpus_seed_0/*/*/manifest.json")]
     if len(exp_dirs) == 1:
         exp = {"EXP_DIR": str(exp_dirs[0])}
-        jobs["03_faiss"] = submit("03_faiss.sbatch", CPU_JOB, extra_env={**exp, "ANN_FAISS_FACTORY": "IVF4,Flat"})
+        jobs["03_faiss"] = submit("03_faiss.sbatch", CPU_JOB, extra_env={**exp, "FAISS_STRING_FACTORY": "IVF4,Flat"})
         jobs["train_multi_gpu"] = submit(
             "train_multi_gpu.sbatch", ["--gres=none", "-N", "1", "-c", "1", "--mem=4G"],
             ["--max_steps", "2", "--per_device_train_batch_size", "4", "--max_sequence_length", "32"],
