@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Dict, Mapping, Optional, Sequence, Union
 
 import pytest
 
@@ -20,7 +20,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 # --- helpers shared by test modules (import them: ``from tests.conftest import REPO_ROOT, free_port, run_front_end``);
-# a folder's own helpers live in its conftest.py (tests/faults/conftest.py)
+# a folder's own helpers live in its conftest.py
 
 def free_port() -> int:
     """A free TCP port on localhost (torchrun's and PBG's rendezvous, the local Slurm daemons)."""
@@ -29,17 +29,46 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_front_end(front_end: str, *args, timeout: int = 300, check: bool = False,
-                  env: Optional[Mapping[str, str]] = None) -> subprocess.CompletedProcess:
-    """``python <front_end> ARGS...`` in the repository root (args as strings), output captured as text.
+def child_env(kill_at: Optional[str] = None, **extra: str) -> Dict[str, str]:
+    """The environment of a CLI child process: this one's, offline, with ``SCINCL_KILL_AT`` only when asked.
 
-    ``check``: assert exit code 0 (the assertion shows stderr). ``env``: variables added to this process's.
+    A kill point inherited from the test runner's environment is dropped (it would kill the wrong run);
+    ``kill_at`` sets one for this child; ``extra`` variables are added last (they may set it too).
     """
-    proc = subprocess.run([sys.executable, front_end, *map(str, args)], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=timeout, env=None if env is None else {**os.environ, **env})
+    from scincl.faults import KILL_AT_ENV
+
+    env = {k: v for k, v in os.environ.items() if k != KILL_AT_ENV}
+    env.update(HF_HUB_OFFLINE="1", WANDB_MODE="offline", TOKENIZERS_PARALLELISM="false", **extra)
+    if kill_at:
+        env[KILL_AT_ENV] = kill_at
+    return env
+
+
+def run_command(argv: Sequence, *, timeout: int = 600, check: bool = False, env: Optional[Mapping[str, str]] = None,
+                kill_at: Optional[str] = None, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``argv`` (a whole command line, items as strings) in the repository root, output captured as text.
+
+    The child's environment is :func:`child_env` (``kill_at``; ``env``: variables added). ``check``: assert
+    exit code 0 (the assertion shows stderr's end). ``timeout`` defaults to pytest's per-test limit
+    (pyproject.toml). Other ``kwargs`` go to :func:`subprocess.run` (``cwd``, ``preexec_fn``, ``input``).
+    """
+    kwargs.setdefault("cwd", REPO_ROOT)
+    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                          env=child_env(kill_at, **(env or {})), **kwargs)
     if check:
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
+
+
+def run_front_end(front_end: Union[str, Path], *args, **options) -> subprocess.CompletedProcess:
+    """``python FRONT_END ARGS...`` with this interpreter (``front_end``: ``cli_*.py``, a script, or ``-c``):
+    :func:`run_command`'s options."""
+    return run_command([sys.executable, front_end, *args], **options)
+
+
+def metadata_rows(papers) -> list:
+    """The metadata records (``paper_id``, ``title``, ``abstract``) of toy papers (``toy_topic_corpus``)."""
+    return [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers]
 
 
 def venv_tool(name: str) -> Optional[str]:
@@ -108,16 +137,13 @@ def demo_citations(demo_corpus, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def demo_biggraph(demo_citations, tmp_path_factory, python_exe):
+def demo_biggraph(demo_citations, tmp_path_factory):
     """``cli_graph.py train_biggraph demo`` on the demo split, run once: its output dir and metrics."""
     import json
-    import subprocess
 
     out = tmp_path_factory.mktemp("demo_biggraph")
-    proc = subprocess.run([python_exe, "cli_graph.py", "train_biggraph", "demo", "--train_edges",
-                           str(demo_citations["train"]), "--test_edges", str(demo_citations["test"]),
-                           "--output_dir", str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_front_end("cli_graph.py", "train_biggraph", "demo", "--train_edges", demo_citations["train"],
+                         "--test_edges", demo_citations["test"], "--output_dir", out, timeout=300, check=True)
     metrics = json.loads((out / "link_prediction.json").read_text())["results"]
     return {"dir": out, "metrics": metrics, "stdout": proc.stdout}
 
@@ -130,7 +156,7 @@ def toy_train_files(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("toy_train")
     papers = toy_topic_corpus(papers_per_topic=6, seed=0)
-    write_jsonl(root / "metadata.jsonl", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
+    write_jsonl(root / "metadata.jsonl", metadata_rows(papers))
     write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=3))
     return {"root": root, "bert": build_tiny_bert(root / "bert", toy_vocabulary())}
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
 import sys
 
 import pytest
@@ -16,7 +15,7 @@ from scincl.model.throughput import (
     PAPER_TRIPLETS, batch_matmul_flops, matmul_flops_per_token, model_flops_utilisation, projected_seconds,
     published_bf16_peak_tflops,
 )
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, run_front_end
 
 DOCS_TABLE = "docs/generated/gpu_check_dry_run.md"
 sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
@@ -29,9 +28,8 @@ CHECKS = ["environment", "train fp32", "train bf16", "train gradient checkpointi
 def dry_run(repo_root, tmp_path_factory):
     """One ``gpu_check.py --dry_run`` (the CPU path, also on a GPU machine): its output, table and rows."""
     tmp = tmp_path_factory.mktemp("gpu_check")
-    cmd = [sys.executable, "benchmarks/gpu_check.py", "--dry_run", "--output", str(tmp / "table.md"),
-           "--json", str(tmp / "rows.json")]
-    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=600)
+    done = run_front_end("benchmarks/gpu_check.py", "--dry_run", "--output", tmp / "table.md", "--json",
+                         tmp / "rows.json", timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rows = {row["check"]: row for row in json.loads((tmp / "rows.json").read_text())}
     return {"stdout": done.stdout, "table": (tmp / "table.md").read_text(), "rows": rows}

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from scincl.cli import commands_of
-from tests.conftest import REPO_ROOT as REPO
+from tests.conftest import REPO_ROOT as REPO, run_front_end
 
 FRONT_ENDS = ("cli_s2orc", "cli_graph", "cli_triples", "cli_pipeline")
 
@@ -115,8 +113,8 @@ def test_front_ends_are_tables_of_library_commands(front_end):
 
 
 def test_misspelled_flag_is_rejected_before_work_with_the_closest_name(tmp_path):
-    done = subprocess.run([sys.executable, "cli_graph.py", "build_faiss", str(tmp_path / "e.h5"), str(tmp_path / "i"),
-                           "--do_normalise"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = run_front_end("cli_graph.py", "build_faiss", tmp_path / "e.h5", tmp_path / "i", "--do_normalise",
+                         timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == (
         "cli_graph.py: error: --do_normalise: unknown flag for build_faiss (did you mean --do_normalize?)")

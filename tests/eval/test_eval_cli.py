@@ -43,7 +43,7 @@ def embeddings(demo_corpus, tmp_path_factory):
     return files
 
 
-def test_evaluate_demo_dir_end_to_end(demo_corpus, embeddings, repo_root, python_exe, tmp_path):
+def test_evaluate_demo_dir_end_to_end(demo_corpus, embeddings, tmp_path):
     # held-out pairs for full-pool retrieval: the cite positives; link prediction metrics of the graph stage
     pairs = tmp_path / "pairs.tsv"
     pairs.write_text("".join(line.split()[0] + "\t" + line.split()[2] + "\n"
@@ -106,7 +106,7 @@ def test_evaluate_several_runs_reports_mean_and_std(demo_corpus, embeddings, tmp
     assert "mean ± std over 2 runs" in table and f"{np.mean(cite):.2f} ± {np.std(cite, ddof=1):.2f}" in table
 
 
-def test_evaluate_bad_inputs_fail_with_one_clear_line(demo_corpus, embeddings, repo_root, python_exe, tmp_path):
+def test_evaluate_bad_inputs_fail_with_one_clear_line(demo_corpus, embeddings, tmp_path):
     scidocs = tmp_path / "scidocs"
     shutil.copytree(demo_corpus.scidocs_dir, scidocs)
     qrel = scidocs / "cite" / "test.qrel"
@@ -138,7 +138,7 @@ def _fake_results(path, cite_map, mag_f1):
     (path / "results.json").write_text(json.dumps({"scores": {"test": scores}, "absent": {}, "details": {}}))
 
 
-def test_compare_results_table_and_sweep_plots(demo_corpus, embeddings, repo_root, python_exe, tmp_path):
+def test_compare_results_table_and_sweep_plots(demo_corpus, embeddings, tmp_path):
     run_evaluation(demo_corpus.scidocs_dir, tmp_path / "tfidf", embeddings=[str(embeddings["tfidf"])])
     for seed, (cite, mag) in enumerate([(60.0, 70.0), (62.0, 72.0)]):  # a model with two seeds
         _fake_results(tmp_path / "scincl" / f"seed{seed}", cite, mag)
@@ -167,12 +167,8 @@ def test_compare_results_table_and_sweep_plots(demo_corpus, embeddings, repo_roo
     assert proc.returncode == 2 and "results file or directory not found" in proc.stderr
 
 
-def test_evaluate_model_dir_embeds_the_scidocs_metadata(demo_corpus, tmp_path):
-    from scincl.model.tiny import build_tiny_bert, vocabulary_of
-
-    papers = _papers(demo_corpus.scidocs_dir)
-    model = build_tiny_bert(tmp_path / "tiny", vocabulary_of(f"{p.get('title') or ''} {p.get('abstract') or ''}"
-                                                             for p in papers.values()))
+def test_evaluate_model_dir_embeds_the_scidocs_metadata(demo_corpus, demo_tiny_bert, tmp_path):
+    model = demo_tiny_bert
     out = tmp_path / "o"
     # in-process (the CLI path is covered above; this saves a second torch import)
     run_evaluation(demo_corpus.scidocs_dir, out, model_dirs=[str(model)], device="cpu", batch_size=64,
@@ -181,22 +177,19 @@ def test_evaluate_model_dir_embeds_the_scidocs_metadata(demo_corpus, tmp_path):
     # one embeddings file per metadata file, as the official suite: MAG/MeSH papers vs ranking papers
     assert results["embeddings"]["classification"].endswith("mag_mesh.jsonl")
     assert results["embeddings"]["main"].endswith("view_cite_read.jsonl")
-    n_lines = sum(1 for _ in open(out / "embeddings" / "tiny" / "mag_mesh.jsonl"))
+    n_lines = sum(1 for _ in open(out / "embeddings" / model.name / "mag_mesh.jsonl"))
     assert n_lines == len(json.loads((demo_corpus.scidocs_dir / "paper_metadata_mag_mesh.json").read_text()))
     assert set(results["scores"]["test"]) == set(TASKS)
     assert results["details"]["test"]["mesh"]["backend"] == "sklearn"
 
 
-def test_model_dir_evaluation_embeds_with_the_requested_pooling(demo_corpus, tmp_path):
+def test_model_dir_evaluation_embeds_with_the_requested_pooling(demo_corpus, demo_tiny_bert, tmp_path):
     """A checkpoint without a saved pooling (cls by default) is embedded with the pooling asked for,
     as run_specter does for the base encoder when training uses --pooling_strategy mean."""
     from scincl.eval.evaluate import embed_scidocs_metadata
     from scincl.model.embed import embed
-    from scincl.model.tiny import build_tiny_bert, vocabulary_of
 
-    papers = _papers(demo_corpus.scidocs_dir)
-    model = str(build_tiny_bert(tmp_path / "tiny", vocabulary_of(
-        f"{p.get('title') or ''} {p.get('abstract') or ''}" for p in papers.values())))
+    model = str(demo_tiny_bert)
     metadata = str(demo_corpus.scidocs_dir / "paper_metadata_mag_mesh.json")
 
     def vectors(path):

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT as REPO
-from tests.faults.conftest import child_env
+from tests.conftest import run_front_end
 
 SCRIPT = ("from scincl.faults import kill_point\n"
           "for name in ('a:before', 'a:after', 'b:before'):\n"
@@ -24,8 +22,7 @@ SCRIPT = ("from scincl.faults import kill_point\n"
     ("a", ["a:before", "a:after", "b:before"], False),  # names match exactly, not by prefix
 ])
 def test_kill_point_sigkills_at_the_named_point_only(kill_at, passed, killed):
-    done = subprocess.run([sys.executable, "-c", SCRIPT], cwd=REPO, env=child_env(kill_at), capture_output=True,
-                          text=True, timeout=60)
+    done = run_front_end("-c", SCRIPT, kill_at=kill_at, timeout=60)
     assert [line.split(" ", 1)[1] for line in done.stdout.splitlines()] == passed
     assert done.returncode == (-signal.SIGKILL if killed else 0), done.stderr
     assert ("SIGKILL at" in done.stderr) == killed
@@ -412,8 +409,7 @@ def run_fault(fault: Fault, world: Path, case: Path) -> Tuple[int, str]:
         fault.setup(case)
     argv = _argv(fault, world, case)
     if fault.subprocess:
-        done = subprocess.run([sys.executable, *argv], cwd=REPO, env=child_env(), capture_output=True, text=True,
-                              timeout=300)
+        done = run_front_end(*argv, timeout=300)
         return done.returncode, done.stderr
     from scincl.cli import gather_pbg_overrides, run_cli
 
@@ -481,9 +477,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 def test_a_failed_write_names_the_output_and_leaves_no_partial_file(fault_world, tmp_path):
     """Disk full (here: a real write failure from a file-size limit) says which output, not just why."""
     out = tmp_path / "cit"
-    done = subprocess.run([sys.executable, "-c", WRITE_FAILS, "cli_s2orc.py", "get_citations",
-                           str(fault_world / "corpus"), str(out), "--workers", "1"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = run_front_end("-c", WRITE_FAILS, "cli_s2orc.py", "get_citations", fault_world / "corpus", out,
+                         "--workers", "1", timeout=120)
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     assert done.returncode == 2
     assert error_lines(done.stderr) == [f"cli_s2orc.py: error: File too large: {out / 'citations.tsv'}"]

@@ -2,6 +2,7 @@
 writing stops with one line naming the holder (pid, host, command), or waits with ``--wait``."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 from scincl.cli import take_wait_flag
 from scincl.errors import InputError
 from scincl.output_lock import OutputLocked, is_secondary_rank, output_lock
-from tests.conftest import REPO_ROOT as REPO
+from tests.conftest import REPO_ROOT as REPO, run_command, run_front_end
 
 HOLD = ("import sys\nfrom scincl.output_lock import output_lock\n"
         "with output_lock([sys.argv[1]], command=['holder-of-the-test']):\n"
@@ -27,20 +28,29 @@ def _ids_command(tmp_path: Path, *extra: str) -> list:
             "--output_path", str(tmp_path / "ids.json"), *extra]
 
 
+@contextlib.contextmanager
+def holding_lock(target: Path):
+    """A process holding the output lock of ``target`` until the block ends (then its stdin closes)."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(target)], cwd=REPO, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+
+
 @pytest.fixture()
 def holder(tmp_path):
-    """A process holding the lock of ``tmp_path/ids.json`` until its stdin closes."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / "ids.json")], cwd=REPO, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert proc.stdout.readline().strip() == "held"
-    yield proc
-    if proc.poll() is None:
-        proc.stdin.close()
-        proc.wait(timeout=60)
+    """A process holding the lock of ``tmp_path/ids.json`` until the test ends."""
+    with holding_lock(tmp_path / "ids.json") as proc:
+        yield proc
 
 
 def test_a_second_run_names_the_holder_and_writes_nothing(tmp_path, holder):
-    done = subprocess.run(_ids_command(tmp_path), cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = run_command(_ids_command(tmp_path), timeout=120)
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(lines) == 1 and "Traceback" not in done.stderr
@@ -69,8 +79,7 @@ def test_the_lock_is_released_after_an_error_and_in_process(tmp_path):
         with output_lock([target]):
             raise ValueError("boom")
     with output_lock([target, tmp_path / "other"]):  # free again; re-entry from another process is refused
-        done = subprocess.run([sys.executable, "-c", HOLD, str(target)], cwd=REPO, capture_output=True, text=True,
-                              timeout=60, input="")
+        done = run_front_end("-c", HOLD, target, timeout=60, input="")
         assert done.returncode == 1 and "OutputLocked" in done.stderr
         assert str(os.getpid()) in done.stderr
     assert not target.exists()  # the lock lives beside the output, never creates it
@@ -101,14 +110,7 @@ def test_secondary_ranks_take_no_lock(monkeypatch):
 
 def test_run_specter_without_output_dir_locks_the_demo_output_it_writes(tmp_path):
     """The demo's default output (``demo_output`` in the working directory) is locked like a given one."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path / "demo_output")], cwd=REPO, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        done = subprocess.run([sys.executable, str(REPO / "cli_pipeline.py"), "run_specter"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
+    with holding_lock(tmp_path / "demo_output") as holder:
+        done = run_front_end(REPO / "cli_pipeline.py", "run_specter", cwd=tmp_path, timeout=120)
         assert done.returncode == 2 and f"pid {holder.pid} on " in done.stderr and "Traceback" not in done.stderr
         assert not (tmp_path / "demo_output").exists()
-    finally:
-        holder.stdin.close()
-        holder.wait(timeout=60)

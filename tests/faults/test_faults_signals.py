@@ -8,32 +8,26 @@ import re
 import resource
 import signal
 import socket
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 import torch
 
-from scincl.faults import KILL_AT_ENV
 from scincl.model.checkpoints import damaged_file, last_complete_checkpoint
-from tests.conftest import REPO_ROOT as REPO
-from tests.faults.conftest import child_env
+from tests.conftest import run_front_end
 
 FAST_TRAIN = ["--max_steps", "4", "--save_steps", "2", "--per_device_train_batch_size", "8", "--bf16", "false",
               "--disable_tqdm", "true", "--max_sequence_length", "24", "--report_to", "none"]
 
 
-def _run(argv, env_extra=None, file_size_limit=None, **kwargs):
-    env = child_env(**(env_extra or {}))
-
-    def limit():  # a full disk, as the process sees it: writes past the limit fail with EFBIG
+def file_size_limit(limit: int):
+    """A ``preexec_fn`` for a full disk, as the process sees it: writes past ``limit`` bytes fail with EFBIG."""
+    def limit_writes():
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    return subprocess.run([sys.executable, *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-                          preexec_fn=limit if file_size_limit else None, **kwargs)
+    return limit_writes
 
 
 def _one_error_line(stderr: str) -> str:
@@ -54,20 +48,20 @@ def s2orc_corpus(tmp_path_factory):
                                                      ("INT", 130, "interrupted (Ctrl-C)")])
 def test_a_signal_ends_get_papers_with_one_line_and_no_parts_folder(s2orc_corpus, tmp_path, signal_name, code, said):
     argv = ["cli_s2orc.py", "get_papers", str(s2orc_corpus), str(tmp_path / "papers.jsonl"), "--workers", "2"]
-    done = _run(argv, {KILL_AT_ENV: f"papers:parts_written={signal_name}"})
+    done = run_front_end(*argv, kill_at=f"papers:parts_written={signal_name}")
     assert done.returncode == code and said in _one_error_line(done.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == [".papers.jsonl.lock"]  # no parts, no output
-    assert _run(argv).returncode == 0  # the rerun runs
+    assert run_front_end(*argv).returncode == 0  # the rerun runs
     assert len((tmp_path / "papers.jsonl").read_text().splitlines()) == 300
 
 
 def test_a_rerun_removes_the_parts_folder_of_a_killed_run(s2orc_corpus, tmp_path):
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = run_front_end("-c", "import os; print(os.getpid())")
     stale = tmp_path / f".papers.parts.{socket.gethostname()}-{int(dead.stdout)}.x1"
     stale.mkdir()
     (stale / "000000.part").write_text("half")
     argv = ["cli_s2orc.py", "get_papers", str(s2orc_corpus), str(tmp_path / "papers.jsonl"), "--workers", "1"]
-    done = _run(argv)
+    done = run_front_end(*argv)
     assert done.returncode == 0 and "left by an interrupted run" in done.stderr
     assert not stale.exists()
 
@@ -78,7 +72,8 @@ def test_disk_full_during_training_is_one_line_and_the_rerun_finishes(toy_train_
             "--base_model_name_or_path", str(toy_train_files["bert"]), "--cache_dir", str(tmp_path / "cache"),
             *FAST_TRAIN]
     model_bytes = (toy_train_files["bert"] / "model.safetensors").stat().st_size
-    done = _run(argv, file_size_limit=int(model_bytes * 1.5))  # the weights fit, optimizer.pt (2x) does not
+    # the weights fit, optimizer.pt (2x) does not
+    done = run_front_end(*argv, preexec_fn=file_size_limit(int(model_bytes * 1.5)))
     assert done.returncode == 2
     assert "a write failed (disk full?)" in _one_error_line(done.stderr)
     assert not list((tmp_path / "model").glob("checkpoint-*"))  # the half-written checkpoint was removed
@@ -94,7 +89,7 @@ def test_disk_full_during_training_is_one_line_and_the_rerun_finishes(toy_train_
 def test_disk_full_in_the_biggraph_import_is_one_line_without_partial_buckets(demo_citations, tmp_path):
     argv = ["cli_graph.py", "train_biggraph", "demo", "--train_edges", str(demo_citations["train"]),
             "--test_edges", str(demo_citations["test"]), "--output_dir", str(tmp_path / "graph")]
-    done = _run(argv, file_size_limit=50_000)
+    done = run_front_end(*argv, preexec_fn=file_size_limit(50_000))
     assert done.returncode == 2 and "File too large" in _one_error_line(done.stderr)
     assert not list(tmp_path.rglob("*.h5"))  # no bucket, partial or renamed
 

@@ -1,7 +1,7 @@
 """``kill -9`` at every stage boundary of the embedded ``run_specter`` pipeline, then rerun: the
 outputs equal an uninterrupted run's byte for byte (issue 16).
 
-One uninterrupted reference run (300-paper demo corpus, tiny BERT, one BigGraph epoch) is moved
+One uninterrupted reference run (320-paper demo corpus, tiny BERT, one BigGraph epoch) is moved
 aside; then one chain of runs in the same directory, each killed by ``SCINCL_KILL_AT`` at the next
 point (the rerun after a kill is the run killed at the next point), ends with an uninterrupted
 rerun. Every file of the result is compared with the reference; only files that record wall
@@ -14,14 +14,11 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO_ROOT as REPO
-from tests.faults.conftest import child_env
+from tests.conftest import run_front_end
 
 STAGES = ["demo", "citations", "graph", "metadata_ids", "queries", "ann", "triples", "metadata", "train",
           "eval_base", "eval", "compare"]
@@ -34,10 +31,6 @@ KILL_POINTS = ["demo:before"] + [point for stage in STAGES for point in [*INSIDE
 TIMING_KEYS = {"seconds", "train_runtime", "train_samples_per_second", "train_steps_per_second", "updated_at",
                "started_at", "total_seconds", "seconds_when_built", "eval_runtime", "eval_samples_per_second",
                "eval_steps_per_second", "total_flos", "elapsed_seconds", "wall_seconds", "status", "command"}
-
-
-def _run(argv, kill_at=None):
-    return subprocess.run(argv, cwd=REPO, env=child_env(kill_at), capture_output=True, text=True, timeout=600)
 
 
 def _without_timings(value, top=True):
@@ -70,23 +63,15 @@ def _differences(run: Path, reference: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory):
-    """The run_specter command, a tiny BERT over the demo corpus' words, and the reference run."""
-    from scincl.demo import make_demo
-    from scincl.io import iter_jsonl
-    from scincl.model.tiny import build_tiny_bert, vocabulary_of
-
+def pipeline(tmp_path_factory, demo_tiny_bert):
+    """The run_specter command, the session's tiny BERT (the demo corpus' words), and the reference run."""
     root = tmp_path_factory.mktemp("kill_points")
-    demo = make_demo(root / "words", papers=320, seed=0)  # the corpus the demo stage will build
-    texts = [f"{r.get('title') or ''} {r.get('abstract') or ''}"
-             for shard in sorted(demo.s2orc_metadata_dir.glob("*.jsonl.gz")) for _, r in iter_jsonl(shard)]
-    tiny = build_tiny_bert(root / "tiny_bert", vocabulary_of(texts), hidden_size=32, num_layers=1, max_positions=64)
     work = root / "run"
-    argv = [sys.executable, "cli_pipeline.py", "run_specter", str(work), "--demo_papers", "320",
-            "--base_model_name_or_path", str(tiny), "--biggraph_overrides", "num_epochs=1",
+    argv = ["cli_pipeline.py", "run_specter", str(work), "--demo_papers", "320",
+            "--base_model_name_or_path", str(demo_tiny_bert), "--biggraph_overrides", "num_epochs=1",
             "--max_sequence_length", "32", "--eval_max_sequence_length", "32", "--save_steps", "2",
             "--workers", "1"]
-    done = _run(argv)
+    done = run_front_end(*argv)
     assert done.returncode == 0, done.stderr[-3000:]
     reference = root / "reference"
     work.rename(reference)
@@ -98,7 +83,7 @@ def test_kill_at_every_stage_boundary_then_rerun_gives_the_uninterrupted_outputs
     work, reference = pipeline["work"], pipeline["reference"]
     previous = None
     for point in KILL_POINTS + [None]:
-        done = _run(pipeline["argv"], kill_at=point)
+        done = run_front_end(*pipeline["argv"], kill_at=point)
         if point is not None:
             assert done.returncode == -signal.SIGKILL, (point, done.stderr[-3000:])
             assert done.stderr.rstrip().endswith(f"SIGKILL at {point}")

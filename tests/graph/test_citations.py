@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -29,7 +28,7 @@ from scincl.graph.cocitations import (
     write_cocitations_tsv,
 )
 from scincl.graph.stage import get_citations, get_cocitations
-from tests.conftest import HAND_SHARDS, hand_corpus_edges, run_front_end
+from tests.conftest import HAND_SHARDS, hand_corpus_edges, run_command, run_front_end
 
 
 # ------------------------------------------------------------------------------------ reading references
@@ -198,8 +197,7 @@ def test_citations_tsv_imports_into_biggraph(demo_corpus, tmp_path, repo_root):
         "                relations=[{'name': 'cites', 'lhs': 'paper_id', 'rhs': 'paper_id', 'operator': 'none'}],\n"
         "                dimension=8)\n")
     importer = Path(sys.executable).parent / "torchbiggraph_import_from_tsv"
-    proc = subprocess.run([str(importer), "--lhs-col=0", "--rhs-col=1", str(config), str(tsv)],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    proc = run_command([importer, "--lhs-col=0", "--rhs-col=1", config, tsv], timeout=300, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"Processed {len(edges)} edges in total" in proc.stdout
     names = json.loads((tmp_path / "entities" / "entity_names_paper_id_0.json").read_text())

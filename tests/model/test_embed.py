@@ -3,7 +3,6 @@ pooling saved in the model dir; CLI errors are one line."""
 from __future__ import annotations
 
 import os
-import subprocess
 
 import numpy as np
 import orjson
@@ -15,6 +14,7 @@ from scincl.io import read_embeddings_jsonl, write_json, write_jsonl
 from scincl.model.embed import embed
 from scincl.model.encoder import DocumentEncoder, load_backbone, pool, save_encoder
 from scincl.model.tiny import toy_topic_corpus
+from tests.conftest import metadata_rows, run_front_end
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -25,7 +25,7 @@ def corpus(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("embed")
     papers = toy_topic_corpus(papers_per_topic=3, seed=5)
     papers[1]["abstract"] = None  # a paper without abstract is embedded from "title[SEP]" (original input)
-    records = [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers]
+    records = metadata_rows(papers)
     write_jsonl(root / "metadata.jsonl.gz", records)
     bert = toy_bert
     backbone, tokenizer = load_backbone(str(bert))
@@ -84,11 +84,9 @@ def test_embed_reads_scidocs_metadata_json_and_reuses_existing_output(corpus, tm
               pooling_strategy="mean", device="cpu")
 
 
-def test_embed_cli_reports_a_missing_metadata_file_in_one_line(corpus, repo_root, python_exe, tmp_path):
-    proc = subprocess.run([python_exe, str(repo_root / "cli_pipeline.py"), "embed", str(corpus["bert"]),
-                           str(tmp_path / "missing.jsonl"), str(tmp_path / "out.jsonl")],
-                          cwd=repo_root, capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS="1"))
+def test_embed_cli_reports_a_missing_metadata_file_in_one_line(corpus, tmp_path):
+    proc = run_front_end("cli_pipeline.py", "embed", corpus["bert"], tmp_path / "missing.jsonl", tmp_path / "out.jsonl",
+                         timeout=120, env={"OMP_NUM_THREADS": "1"})
     assert proc.returncode == 2
     last_line = proc.stderr.strip().splitlines()[-1]
     assert last_line == f"cli_pipeline.py: error: {tmp_path / 'missing.jsonl'}: file not found"

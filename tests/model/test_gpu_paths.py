@@ -4,7 +4,6 @@ checkpointing, rank-0-only checkpoint cleanup (issue 19)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import faiss
@@ -22,6 +21,7 @@ from scincl.model.encoder import DocumentEncoder, load_backbone
 from scincl.model.losses import build_loss
 from scincl.model.objective import ContrastiveModel
 from scincl.model.train import build_training_arguments
+from tests.conftest import run_command
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -203,12 +203,11 @@ def test_unusable_cuda_is_an_error_when_a_gpu_was_requested():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine where CUDA is unusable")
-def test_train_refuses_cpu_fallback_when_a_gpu_was_requested(toy_train_files, repo_root, tmp_path):
+def test_train_refuses_cpu_fallback_when_a_gpu_was_requested(toy_train_files, tmp_path):
     root = toy_train_files["root"]
     cmd = [sys.executable, "cli_pipeline.py", "train", str(root / "train.csv"), str(root / "metadata.jsonl"),
            str(tmp_path / "model"), "--base_model_name_or_path", str(toy_train_files["bert"]), "--max_steps", "1"]
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0", HF_HUB_OFFLINE="1")
-    done = subprocess.run(cmd, cwd=repo_root, env=env, capture_output=True, text=True, timeout=120)
+    done = run_command(cmd, env={"CUDA_VISIBLE_DEVICES": "0"}, timeout=120)
     assert done.returncode != 0
     last = done.stderr.strip().splitlines()[-1]
     assert "a GPU was requested (CUDA_VISIBLE_DEVICES=0) but CUDA is unusable" in last

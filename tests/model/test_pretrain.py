@@ -15,6 +15,7 @@ from scincl.model.pretrain import (
     LOG_FILE, RUN_ARGUMENTS_FILE, RUN_FINGERPRINT_FILE, bert_config, masked_lm, mlm_collator, pretrain, read_progress,
 )
 from scincl.model.pretrain_data import split_papers, token_windows
+from tests.conftest import run_command
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -169,21 +170,16 @@ def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys
         pretrain([str(tmp_path)] * 3, str(tmp_path / "out"), corpus_formats=["s2orc", "plain"])
 
 
-def test_a_killed_run_resumes_from_its_last_checkpoint(demo_corpus, tmp_path, python_exe, repo_root):
-    import os
-    import subprocess
-
+def test_a_killed_run_resumes_from_its_last_checkpoint(demo_corpus, tmp_path, python_exe):
     out = tmp_path / "bert"
     command = [python_exe, "cli_pipeline.py", "pretrain", "--corpus_dir", str(demo_corpus.s2orc_metadata_dir),
                "--output_dir", str(out), "--size", "tiny", "--vocab_size", "300", "--max_sequence_length", "32",
                "--val_ratio", "0", "--max_steps", "12", "--save_steps", "6", "--logging_steps", "3",
                "--per_device_train_batch_size", "8", "--disable_tqdm", "true", "--bf16", "false", "--workers", "1"]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "SCINCL_KILL_AT": "train:step:9"}
-    killed = subprocess.run(command, cwd=repo_root, env=env, capture_output=True, text=True, timeout=300)
+    killed = run_command(command, env={"OMP_NUM_THREADS": "1"}, kill_at="train:step:9", timeout=300)
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert (out / "checkpoint-6" / "trainer_state.json").exists() and not (out / RUN_ARGUMENTS_FILE).exists()
-    env.pop("SCINCL_KILL_AT")
-    resumed = subprocess.run(command, cwd=repo_root, env=env, capture_output=True, text=True, timeout=300)
+    resumed = run_command(command, env={"OMP_NUM_THREADS": "1"}, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "resuming from the last checkpoint" in resumed.stderr
     run = json.loads((out / RUN_ARGUMENTS_FILE).read_text())

@@ -6,7 +6,6 @@ import json
 import os
 from pathlib import Path
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -23,6 +22,7 @@ from scincl.model.losses import InfoNCELoss
 from scincl.model.objective import ContrastiveModel
 from scincl.model.tiny import toy_topic_corpus, toy_triplets
 from scincl.model.train import train
+from tests.conftest import metadata_rows, run_command, run_front_end
 
 # fp32 on every machine: the default --bf16 auto would train these tiny-BERT tests in bf16 only on CPUs
 # with native bf16 (at lr 5e-3 the toy task then learns too little in 40 steps), i.e. differently per CPU
@@ -33,16 +33,12 @@ FAST = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
-def _metadata(papers):
-    return [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers]
-
-
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("train")
     papers = toy_topic_corpus(papers_per_topic=8, seed=0)
     held_out = [dict(p, paper_id="heldout-" + p["paper_id"]) for p in toy_topic_corpus(papers_per_topic=5, seed=1)]
-    write_jsonl(root / "metadata.jsonl", _metadata(papers + held_out))
+    write_jsonl(root / "metadata.jsonl", metadata_rows(papers + held_out))
     write_triples_csv(root / "train.csv", toy_triplets(papers, per_query=5))
     write_triples_csv(root / "eval.csv", toy_triplets(held_out, per_query=2, seed=1))
     bert = toy_bert
@@ -196,23 +192,20 @@ def test_bad_arguments_are_one_line_errors(toy):
         train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"), str(toy["root"] / "x"), loss="hinge")
 
 
-def test_minilm_trains_through_the_cli_and_reloads_identically(toy, repo_root, python_exe, tmp_path):
+def test_minilm_trains_through_the_cli_and_reloads_identically(toy, tmp_path):
     from sentence_transformers import SentenceTransformer
     from transformers import AutoModel, AutoTokenizer
 
     papers = toy["papers"][::4]  # 8 hand-made papers, 2 per topic
-    write_jsonl(tmp_path / "metadata.jsonl", _metadata(papers))
+    write_jsonl(tmp_path / "metadata.jsonl", metadata_rows(papers))
     write_triples_csv(tmp_path / "triples.csv", toy_triplets(papers, per_query=1))
     out = tmp_path / "minilm"
-    proc = subprocess.run(
-        [python_exe, str(repo_root / "cli_pipeline.py"), "train", str(tmp_path / "triples.csv"),
-         str(tmp_path / "metadata.jsonl"), str(out), "--base_model_name_or_path", packaged_minilm_path(),
-         "--max_steps", "2", "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
-         "--max_sequence_length", "32", "--cache_dir", str(tmp_path / "cache"), "--loss", "infonce",
-         "--learning_rate", "1e-4", "--warmup_ratio", "0"],
-        cwd=repo_root, capture_output=True, text=True, timeout=240,
-        env=dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1"))
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_front_end("cli_pipeline.py", "train", tmp_path / "triples.csv", tmp_path / "metadata.jsonl", out,
+                         "--base_model_name_or_path", packaged_minilm_path(), "--max_steps", "2",
+                         "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
+                         "--max_sequence_length", "32", "--cache_dir", tmp_path / "cache", "--loss", "infonce",
+                         "--learning_rate", "1e-4", "--warmup_ratio", "0", timeout=240, check=True,
+                         env={"OMP_NUM_THREADS": "1"})
     assert proc.stdout.strip().endswith(str(out))
     assert "training rows: 8 triplets" in proc.stderr
     tuned = load_file(out / "model.safetensors")
@@ -244,7 +237,7 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
     (base / "config.json").write_text(json.dumps(config))
     budget = dict(max_steps=3, gradient_accumulation_steps=1, max_sequence_length=24, save_steps=3, optim="sgd",
                   learning_rate=0.5, warmup_ratio=0.0, bf16="false")  # 1e-5 equality is a float32 property
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_NUM_THREADS="1")
+    env = {"OMP_NUM_THREADS": "1"}  # the ranks' environment, for the references too
 
     def train_cmd(output: Path, batch_size: int) -> list:
         return [str(repo_root / "cli_pipeline.py"), "train", str(toy["root"] / "train.csv"),
@@ -255,8 +248,7 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
     out = tmp_path / "ddp"
     # --standalone: a local rendezvous on a free port (no fixed --master_port to collide with)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", *train_cmd(out, 4)]
-    proc = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=240, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_command(cmd, timeout=240, env=env, check=True)
     assert proc.stderr.count("saved encoder to") == 1  # rank 0 saves
     run = json.loads((out / "train_args.json").read_text())
     assert run["world_size"] == 2 and run["metrics"]["global_step"] == 3
@@ -273,9 +265,7 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
     single = {}
     for size in (8, 4):
         single[size] = tmp_path / f"single{size}"
-        ref = subprocess.run([sys.executable, *train_cmd(single[size], size)], cwd=repo_root, capture_output=True,
-                             text=True, timeout=240, env=env)
-        assert ref.returncode == 0, ref.stderr[-3000:]
+        run_front_end(*train_cmd(single[size], size), timeout=240, env=env, check=True)
     ddp, start = _flat(load_file(out / "model.safetensors")), _flat(load_file(base / "model.safetensors"))
     eight, four = (_flat(load_file(single[size] / "model.safetensors")) for size in (8, 4))
     moved = float(torch.linalg.norm(ddp - start))

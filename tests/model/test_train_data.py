@@ -14,6 +14,7 @@ from scincl.model.collator import DedupCollator, QueryBlockSampler
 from scincl.model.encoder import DocumentEncoder, load_backbone
 from scincl.model.losses import SourceTargetMultiPositiveLoss, TripletMarginLoss
 from scincl.model.tiny import toy_topic_corpus, toy_triplets
+from tests.conftest import metadata_rows
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def toy(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("toy")
     papers = toy_topic_corpus(papers_per_topic=4)
-    write_jsonl(root / "metadata.jsonl.gz", [{k: p[k] for k in ("paper_id", "title", "abstract")} for p in papers])
+    write_jsonl(root / "metadata.jsonl.gz", metadata_rows(papers))
     write_triples_csv(root / "triples.csv", toy_triplets(papers, per_query=3))
     backbone, tokenizer = load_backbone(str(toy_bert))
     return {"root": root, "papers": papers, "backbone": backbone, "tokenizer": tokenizer}

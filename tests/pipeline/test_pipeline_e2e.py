@@ -19,7 +19,6 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
-import os
 import shlex
 import signal
 import subprocess
@@ -28,9 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from scincl.faults import KILL_AT_ENV
 from scincl.io import read_id_list, read_json, write_json
-from tests.conftest import REPO_ROOT as REPO
+from tests.conftest import run_command
 
 
 # Verbatim from the original SciNCL README ("Contrastive language model").
@@ -123,11 +121,6 @@ def readme_env(tmp_path_factory, demo_corpus, demo_tiny_bert):
     }
 
 
-def run_cli(argv: list, env_extra: dict | None = None, timeout: int = 420) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "WANDB_MODE": "offline", **(env_extra or {})}
-    return subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout)
-
-
 def readme_argv(readme_env: dict, output_dir: str | None = None, extra: tuple = ()) -> list:
     env = {k: v for k, v in readme_env.items() if not k.startswith("_")}
     if output_dir is not None:
@@ -140,7 +133,7 @@ def readme_argv(readme_env: dict, output_dir: str | None = None, extra: tuple = 
 
 @pytest.fixture(scope="module")
 def readme_run(readme_env):
-    done = run_cli(readme_argv(readme_env))
+    done = run_command(readme_argv(readme_env))
     assert done.returncode == 0, done.stderr[-4000:]
     runs = Path(readme_env["OUTPUT_DIR"])
     # --auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/queries_<ratio>/<sampling settings>
@@ -256,7 +249,7 @@ def test_manifest_records_arguments_inputs_versions_and_times(readme_run, readme
 def test_rerun_reuses_every_stage(readme_run, readme_env):
     _, exp = readme_run
     before = {p: sha256(p) for p in (exp / "train_triples.csv.gz", exp / "results.json")}
-    done = run_cli(readme_argv(readme_env))
+    done = run_command(readme_argv(readme_env))
     assert done.returncode == 0, done.stderr[-3000:]
     for stage in EXPECTED_STAGES:
         assert f"{stage}: output exists, reused" in done.stderr
@@ -269,7 +262,7 @@ def test_sigkill_during_training_then_rerun_gives_identical_outputs(readme_run, 
     _, exp_a = readme_run
     out_b = tmp_path / "runs_b"
     argv = readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare"))
-    killed = run_cli(argv, env_extra={KILL_AT_ENV: "train:step:3"})
+    killed = run_command(argv, kill_at="train:step:3")
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert killed.stderr.rstrip().endswith("SIGKILL at train:step:3")
     exp_b = next(out_b.glob("specter/corpus_seed_0/queries_0.5/*"))
@@ -277,7 +270,7 @@ def test_sigkill_during_training_then_rerun_gives_identical_outputs(readme_run, 
     model_b = next(exp_b.glob("model_*"))
     assert (model_b / "checkpoint-2" / "trainer_state.json").exists() and not (model_b / "checkpoint-4").exists()
 
-    done = run_cli(readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare")))
+    done = run_command(readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare")))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "resuming from the last checkpoint" in done.stderr
     for name in ("s2orc_paper_ids.seed_0.json", "query_s2orc_paper_ids.seed_0.ratio_0.5.json",
@@ -317,7 +310,7 @@ def test_read_only_output_dir_is_a_one_line_error(readme_env, tmp_path):
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a read-only tmpfs here: {mounted.stderr.strip()}")
     try:
-        done = run_cli(readme_argv(readme_env, str(target / "runs")))
+        done = run_command(readme_argv(readme_env, str(target / "runs")))
     finally:
         subprocess.run(["umount", str(target)], capture_output=True)
     assert done.returncode == 2
@@ -336,7 +329,7 @@ def test_full_disk_is_a_one_line_error(readme_env, tmp_path):
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
     try:
-        done = run_cli(readme_argv(readme_env, str(target / "runs")))
+        done = run_command(readme_argv(readme_env, str(target / "runs")))
         leftovers = [p.name for p in target.rglob("*.tmp")]
     finally:
         subprocess.run(["umount", str(target)], capture_output=True)
@@ -398,19 +391,19 @@ def test_sigkill_during_the_graph_stage_then_rerun_gives_identical_embeddings(re
             "--graph_test_ratio", "0.05", "--base_model_name_or_path", readme_env["BASE_MODEL"], "--workers", "1",
             "--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "--skip_train", "--skip_eval_base",
             "--skip_eval", "--skip_compare"]
-    killed = run_cli(argv, env_extra={KILL_AT_ENV: "biggraph:imported"})  # PBG import done, training not
+    killed = run_command(argv, kill_at="biggraph:imported")  # PBG import done, training not
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert read_json(out / "manifest.json")["stages"]["graph"]["status"] == "running"
     assert not (out / "graph" / "embeddings.h5").exists()
 
-    done = run_cli(argv)
+    done = run_command(argv)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "citations: output exists, reused" in done.stderr
     # the reference is the same command run uninterrupted in a fresh process: an in-process graph
     # (the README fixture) trains under whatever torch thread count earlier tests left behind,
     # and BigGraph's float sums depend on it
     reference_run = tmp_path / "runs_graph_uninterrupted"
-    uninterrupted = run_cli([str(reference_run) if a == str(out) else a for a in map(str, argv)])
+    uninterrupted = run_command([str(reference_run) if a == str(out) else a for a in map(str, argv)])
     assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
     reference = reference_run / "graph"
     assert read_id_list(out / "graph" / "entity_names_paper_id_0.json") == \

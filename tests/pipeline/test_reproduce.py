@@ -13,7 +13,7 @@ from scincl.eval import study_tables
 from scincl.pipeline import experiment_kinds as studies
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, run_command
 
 
 def _corpus_folder(demo_corpus, root: Path) -> Path:
@@ -66,7 +66,7 @@ def test_unknown_corpus_and_missing_folder(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def reproduced(demo_corpus, tmp_path_factory, python_exe, repo_root):
+def reproduced(demo_corpus, tmp_path_factory, python_exe):
     """One small ``reproduce main`` run (every arm, one seed, val) shared by the tests below."""
     root = tmp_path_factory.mktemp("reproduce")
     data = _corpus_folder(demo_corpus, root / "data")
@@ -75,8 +75,7 @@ def reproduced(demo_corpus, tmp_path_factory, python_exe, repo_root):
            "--output_dir", str(out), "--seeds", "0", "--split", "val", "--triplets", "20", "--k_pos", "10",
            "--k_hard", "60", "--max_sequence_length", "32", "--eval_max_sequence_length", "32",
            "--batch_size", "10", "--graph_dim", "16", "--arms", "specter_like,scincl,cocite"]
-    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=420)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_command(cmd, timeout=420, check=True)
     return {"data": data, "out": out, "cmd": cmd}
 
 
@@ -190,9 +189,7 @@ def _study(reproduced, repo_root, experiment, *flags):
     cmd = list(reproduced["cmd"])
     cmd[cmd.index("main")] = experiment
     cmd = cmd[:cmd.index("--arms")] + list(flags)
-    done = subprocess.run(cmd, cwd=repo_root, capture_output=True, text=True, timeout=420)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done
+    return run_command(cmd, timeout=420, check=True)
 
 
 def _table_rows(markdown: str) -> dict:

@@ -41,10 +41,9 @@ GRAPH_EPOCHS = ["-p", "num_epochs=3"]  # the demo config's 15 are more than the 
 WAIT_S = 480  # all jobs together; a healthy run needs a fraction of it on a shared 2-core machine
 
 
-def prepare_downloads(root: Path, demo_corpus, demo_citations) -> dict:
-    """What a user downloads before the cluster runs: SPECTER triples + id mapping, a base model."""
+def prepare_downloads(root: Path, demo_corpus, demo_citations, base_model: Path) -> dict:
+    """What a user downloads before the cluster runs: SPECTER triples + id mapping, a base model (``base_model``)."""
     import cli_triples
-    from scincl.model.tiny import build_tiny_bert, vocabulary_of
 
     specter = root / "specter"
     cli_triples.get_specter_like_triples(citations_input_path=str(demo_citations["train"]), query_papers=60,
@@ -53,9 +52,7 @@ def prepare_downloads(root: Path, demo_corpus, demo_citations) -> dict:
                                          easy_positives_count=5, seed=0)
     papers = [p for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for p in iter_metadata(shard)]
     write_json(specter / "s2id_to_s2orc_paper_id.json", {pid: pid for pid, _, _ in papers})  # demo: S2 = S2ORC ids
-    bert = build_tiny_bert(root / "tiny_bert", vocabulary_of(f"{t or ''} {a or ''}" for _, t, a in papers),
-                           hidden_size=32, num_layers=1, max_positions=64)
-    return {"SPECTER_DIR": str(specter), "BASE_MODEL": str(bert)}
+    return {"SPECTER_DIR": str(specter), "BASE_MODEL": str(base_model)}
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +71,7 @@ def cluster(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations):
+def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations, demo_tiny_bert):
     """docs/REPRODUCE.md "On a Slurm cluster", submitted from the repository root."""
     data = tmp_path_factory.mktemp("slurm_data")
     biggraph = data / "biggraph"
@@ -87,7 +84,7 @@ def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations):
         "S2ORC_EMBEDDINGS": str(biggraph / "demo" / "embeddings.h5"),
         "S2ORC_PAPER_IDS": str(biggraph / "demo" / "entity_names_paper_id_0.json"),
         "OUTPUT_DIR": str(data / "scincl"), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-        **prepare_downloads(data, demo_corpus, demo_citations),
+        **prepare_downloads(data, demo_corpus, demo_citations, demo_tiny_bert),
     }
     scidocs_ids = ["--scidocs_paper_ids", str(demo_corpus.scidocs_paper_ids_path)]
     started = time.monotonic()

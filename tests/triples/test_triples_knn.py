@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +15,7 @@ from scincl.triples.config import make_config
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.margins import collision_sweep
 from scincl.triples.miner import Corpus, cluster_corpus, mine_knn_triples
+from tests.conftest import run_command
 
 ARC_PAPERS = 100
 
@@ -226,21 +226,20 @@ def test_bad_inputs_are_clear_errors(arc_graph, tmp_path, kwargs, message):
         arc_triples(arc_graph, tmp_path / "bad.csv", **kwargs)
 
 
-def test_cli_writes_triples_and_reports_bad_input(arc_graph, tmp_path, repo_root, python_exe):
+def test_cli_writes_triples_and_reports_bad_input(arc_graph, tmp_path, python_exe):
     out = tmp_path / "cli.csv"
     base = [python_exe, "cli_triples.py", "get_knn_triples", str(out),
             "--graph_paper_ids_path", str(arc_graph / "entity_names_paper_id_0.json"),
             "--graph_embeddings_path", str(arc_graph / "embeddings.h5"),
             "--easy_positives_k_min", "20", "--easy_positives_k_max", "25",
             "--hard_negatives_k_min", "58", "--hard_negatives_k_max", "60", "--gzip", "--seed", "1"]
-    done = subprocess.run(base + ["--query_papers", "0.1"], cwd=repo_root, capture_output=True, text=True)
+    done = run_command(base + ["--query_papers", "0.1"])
     assert done.returncode == 0, done.stderr
     rows = list(iter_triples_csv(tmp_path / "cli.csv.gz"))
     assert len(rows) == 50 and len({q for q, _, _ in rows}) == 10
     assert json.loads((tmp_path / "cli.csv.gz.args.json").read_text())["stats"]["triples"] == 50
     assert (tmp_path / "cli.csv.gz.faiss").exists() and (tmp_path / "cli.csv.gz.faiss.paper_ids.json").exists()
-    bad = subprocess.run(base + ["--override", "--hard_negatives_k_max", "500"], cwd=repo_root,
-                         capture_output=True, text=True)
+    bad = run_command(base + ["--override", "--hard_negatives_k_max", "500"])
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1] == (
         "cli_triples.py: error: --hard_negatives_k_max=500 is beyond the index: it holds 100 papers, "

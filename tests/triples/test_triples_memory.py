@@ -9,14 +9,13 @@ run on a graph that holds only the corpus).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from scincl.io import write_embeddings_h5, write_id_list
+from tests.conftest import run_front_end
 
 DIM = 512
 CORPUS = 5_000
@@ -46,17 +45,16 @@ def _graph(directory, rows, rng_rows):
     return directory
 
 
-def _peak_rss_mb(graph_dir, corpus_path, repo_root) -> float:
+def _peak_rss_mb(graph_dir, corpus_path) -> float:
     out = graph_dir / "triples.csv"
-    done = subprocess.run([sys.executable, "-c", CHILD, str(graph_dir / "ids.json"), str(graph_dir / "emb.h5"),
-                           str(corpus_path), str(out)], cwd=repo_root, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = run_front_end("-c", CHILD, graph_dir / "ids.json", graph_dir / "emb.h5", corpus_path, out, timeout=300,
+                         check=True)
     assert len(out.read_text().splitlines()) == 1 + 50 * 5
     return json.loads(done.stdout.strip().splitlines()[-1])["peak_rss_kb"] / 1024
 
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc to reset the peak RSS")
-def test_triples_stage_memory_is_bounded_by_the_corpus_rows(tmp_path, repo_root):
+def test_triples_stage_memory_is_bounded_by_the_corpus_rows(tmp_path):
     rows = np.random.default_rng(0).standard_normal((GRAPH, DIM)).astype(np.float32)
     corpus_ids = [f"p{i}" for i in range(0, GRAPH, GRAPH // CORPUS)]  # spread over the whole file
     write_id_list(tmp_path / "corpus.json", corpus_ids)
@@ -67,7 +65,6 @@ def test_triples_stage_memory_is_bounded_by_the_corpus_rows(tmp_path, repo_root)
     write_embeddings_h5(small / "emb.h5", rows[::GRAPH // CORPUS])
     del rows
     graph_mb = GRAPH * DIM * 4 / 2**20
-    extra_mb = _peak_rss_mb(big, tmp_path / "corpus.json", repo_root) - _peak_rss_mb(small, tmp_path / "corpus.json",
-                                                                                     repo_root)
+    extra_mb = _peak_rss_mb(big, tmp_path / "corpus.json") - _peak_rss_mb(small, tmp_path / "corpus.json")
     # reading the whole file costs ~graph_mb more; reading corpus rows block-wise costs one block + the ids
     assert extra_mb < 0.4 * graph_mb, f"peak RSS {extra_mb:.0f} MB above the corpus-only run (graph {graph_mb:.0f} MB)"

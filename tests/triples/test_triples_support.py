@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-import subprocess
+from functools import partial
 
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from scincl.corpus.shards import iter_papers, list_metadata_shards
 from scincl.triples.collisions import collision_counts, count_collisions_in_files
 from scincl.triples.metadata import get_metadata
 from scincl.triples.scidocs_oracle import get_scidocs_triples
+from tests.conftest import run_front_end
 
 
 def test_collision_counts_directed_and_symmetric(tmp_path):
@@ -74,15 +75,14 @@ def test_metadata_same_output_for_any_worker_count(demo_corpus, tmp_path):
     assert sorted(records[0]) == ["abstract", "paper_id", "title"] and {r["paper_id"] for r in records} == set(ids)
 
 
-def test_cli_chain_on_the_demo_corpus(demo_corpus, tmp_path, repo_root, python_exe):
+def test_cli_chain_on_the_demo_corpus(demo_corpus, tmp_path):
     """citations -> SPECTER-like triples -> metadata -> ids -> collisions, as a user runs them."""
     with open(tmp_path / "citations.tsv", "w") as fh:
         for shard in list_metadata_shards(demo_corpus.s2orc_metadata_dir):
             for rec in iter_papers(shard):
                 for ref in rec.get("outbound_citations") or []:
                     fh.write(f"{rec['paper_id']}\t{ref}\n")
-    run = lambda *args: subprocess.run([python_exe, "cli_triples.py", *map(str, args)], cwd=repo_root,  # noqa: E731
-                                       capture_output=True, text=True)
+    run = partial(run_front_end, "cli_triples.py")
     done = run("get_specter_like_triples", tmp_path / "citations.tsv", tmp_path / "triples.csv",
                "--query_papers", 100, "--triples_count", 400, "--seed", 0)
     assert done.returncode == 0, done.stderr
