@@ -37,11 +37,11 @@ from scincl.leakage import guard_training, recorded_report
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
-from scincl.pipeline.threads import reset_torch_threads, torch_threads
+from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, texts_stage, train_stage,
-                                    triples_stage)
+from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, texts_stage,
+                                    train_stage, triples_stage)
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -256,24 +256,13 @@ class SciNCLPlan:
                                     with_leakage=leak["graph_leakage"], output_dir=self.p.model)
         return report
 
-    def evaluate(self, model: str, output_dir: Path) -> None:
-        from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
-
-        reset_torch_threads(self.torch_threads)
-        if self.s.eval_max_sequence_length is None:  # the evaluator's own embedding (full length, as SciDocs)
-            run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both, model_dirs=[model],
-                           override=True, pooling_strategy=self.s.pooling_strategy, device=self.s.device)
-            return
-        # shorter inputs (the CPU demo): embed with the evaluator's function, then evaluate the files
-        files = embed_scidocs_metadata(model, self.scidocs_dir, Path(output_dir) / "embeddings" / "model",
-                                       batch_size=32, device=self.s.device, override=True,
-                                       max_sequence_length=self.s.eval_max_sequence_length,
-                                       pooling_strategy=self.s.pooling_strategy)
-        run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both,
-                       embeddings=[str(files.main)],
-                       cls_embeddings=str(files.classification) if files.classification else None,
-                       recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
-                       device=self.s.device)
+    def evaluate_stage(self, name: str, model: str, results_dir: Path, **stage: Any) -> Stage:
+        """A SciDocs evaluation of ``model`` into ``results_dir`` (scincl/pipeline/stages.py:evaluate_stage): every
+        SciDocs file, embedded by the evaluator or, with --eval_max_sequence_length, cut to that length."""
+        return evaluate_stage(name, model, self.scidocs_dir, results_dir, split=self.s.val_or_test_or_both,
+                              pooling_strategy=self.s.pooling_strategy,
+                              max_sequence_length=self.s.eval_max_sequence_length, device=self.s.device,
+                              threads=self.torch_threads, **stage)
 
     def compare(self) -> None:
         from scincl.eval.compare import compare
@@ -393,14 +382,15 @@ class SciNCLPlan:
         out.append(self.train_stage())
         if self.scidocs_dir is not None:
             if s.evaluate_base_model:
-                out.append(Stage("eval_base", [p.base_eval / "results.json"],
-                                 lambda: self.evaluate(self.base_model, p.base_eval), output_dir=p.base_eval,
-                                 inputs=[self.scidocs_dir, local_path(self.base_model)],
-                                 settings={"base_model": self.base_model, **self.eval_settings()},
-                                 description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
-            out.append(Stage("eval", [p.eval / "results.json"], lambda: self.evaluate(str(p.model), p.eval),
-                             inputs=[p.model, self.scidocs_dir], output_dir=p.run,
-                             description="SciDocs evaluation of the trained encoder", settings=self.eval_settings()))
+                out.append(self.evaluate_stage(
+                    "eval_base", self.base_model, p.base_eval, outputs=[p.base_eval / "results.json"],
+                    output_dir=p.base_eval, inputs=[self.scidocs_dir, local_path(self.base_model)],
+                    settings={"base_model": self.base_model, **self.eval_settings()},
+                    description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
+            out.append(self.evaluate_stage("eval", str(p.model), p.eval, outputs=[p.eval / "results.json"],
+                                           inputs=[p.model, self.scidocs_dir], output_dir=p.run,
+                                           description="SciDocs evaluation of the trained encoder",
+                                           settings=self.eval_settings()))
             out.append(Stage("compare", [p.comparison / "comparison.md"], self.compare,
                              inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
                              description="results table: base vs trained",

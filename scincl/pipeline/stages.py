@@ -158,3 +158,64 @@ def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=graph_dir, description=description,
                  settings=dict(settings or {}))
+
+
+def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, *, split: str,
+                   pooling_strategy: Optional[str], max_sequence_length: Optional[int],
+                   papers: Optional[Callable[[], Path]] = None, bf16: str = "false", device: Optional[str] = None,
+                   threads: Optional[int] = None, outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
+                   output_dir: Path, settings: Optional[Dict[str, Any]] = None,
+                   reusable: Optional[Callable[[], bool]] = None, description: str = "") -> Stage:
+    """The SciDocs evaluation stage: ``model`` embeds SciDocs papers, ``eval.evaluate.run_evaluation`` scores them
+    on ``split`` (``val``, ``test`` or ``both``) into ``results_dir`` (``results.json``, ``results.md``).
+
+    The embedding step is the planner's choice:
+        ``papers`` None: every SciDocs ``paper_metadata_*.json`` file, as the official suite: by the evaluator
+            itself at its full length (``max_sequence_length`` None) or by ``embed_scidocs_metadata`` cut to
+            ``max_sequence_length`` tokens into ``results_dir/embeddings/model`` (kept);
+        ``papers`` given: returns the JSON of the split's papers (a stage of the planner's, run first);
+            ``model.embed.embed`` embeds them (``bf16``) into ``results_dir/embeddings.<split>.jsonl``, scored for every
+            task (classification included when the corpus has its labels), then deleted (the scores are kept).
+
+    ``pooling_strategy`` None: the encoder's own. ``device`` None: the evaluator's default. ``threads``: torch's
+    start-up thread count to restore first (``None``: leave it). ``name``, ``outputs``, ``inputs``, ``output_dir``,
+    ``settings``, ``reusable``, ``description``: the :class:`Stage` as the planner records it.
+    """
+    def run() -> None:
+        from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
+        from scincl.pipeline.threads import reset_torch_threads
+
+        if threads is not None:
+            reset_torch_threads(threads)
+        if papers is not None:
+            from scincl.model.embed import embed
+
+            embeddings = Path(results_dir) / f"embeddings.{split}.jsonl"
+            embed(model, str(papers()), str(embeddings), max_sequence_length=max_sequence_length,
+                  pooling_strategy=pooling_strategy, bf16=bf16, override=True)  # the stage decided to (re)make it
+            score_embeddings(scidocs_dir, results_dir, split, embeddings)
+            embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
+        elif max_sequence_length is None:
+            run_evaluation(scidocs_dir, results_dir, val_or_test=split, model_dirs=[model], override=True,
+                           pooling_strategy=pooling_strategy, device=device)
+        else:
+            files = embed_scidocs_metadata(model, scidocs_dir, Path(results_dir) / "embeddings" / "model",
+                                           batch_size=32, device=device, override=True,
+                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy)
+            run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(files.main)],
+                           cls_embeddings=str(files.classification) if files.classification else None,
+                           recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
+                           device=device)
+
+    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=output_dir, description=description,
+                 reusable=reusable, settings=dict(settings or {}))
+
+
+def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embeddings: Path) -> None:
+    """SciDocs scores of one embeddings file on ``split`` into ``results_dir`` (also for MAG/MeSH when the corpus has
+    their labels)."""
+    from scincl.eval.evaluate import run_evaluation
+
+    has_classes = any(Path(scidocs_dir).glob("*/train.csv"))
+    run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(embeddings)],
+                   cls_embeddings=str(embeddings) if has_classes else None, override=True)
