@@ -37,10 +37,10 @@ from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, score_embeddings,
-                                    texts_stage, train_stage, triples_stage)
+from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
+                                    score_embeddings, texts_stage, train_stage, triples_stage)
 from scincl.settings.schema import SCINCL
-from scincl.triples.queries import is_eligible_query, sample_eligible_queries
+from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
@@ -423,15 +423,16 @@ class Reproduction:
         logger.info("%d papers are eligible queries for every arm", len(eligible))
 
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
-        """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
+        """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms;
+        scincl/pipeline/stages.py:queries_stage)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
-        eligible = self.eligible_queries(graph_dim)
-
-        def write() -> None:
-            write_id_list(path, sample_eligible_queries(eligible, count, seed, self.corpus.name))
-
-        return self.stage(path, write, inputs=[self.shared / f"eligible_queries_g{graph_dim}.json"],
-                          description=f"{count} query papers, seed {seed}")
+        self.eligible_queries(graph_dim)
+        eligible = self.shared / f"eligible_queries_g{graph_dim}.json"
+        self.run_stage(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
+                                     select={"eligible": eligible, "count": count, "seed": seed,
+                                             "where": self.corpus.name},
+                                     outputs=[path], inputs=[eligible], description=f"{count} query papers, seed {seed}"))
+        return path
 
     # ------------------------------------------------------------------ arms
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:

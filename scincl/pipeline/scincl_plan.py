@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional
 
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
-from scincl.io import read_id_list, write_id_list
+from scincl.io import write_id_list
 from scincl.leakage import guard_training, recorded_report
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
@@ -40,8 +40,8 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, texts_stage,
-                                    train_stage, triples_stage)
+from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
+                                    texts_stage, train_stage, triples_stage)
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -144,38 +144,9 @@ class SciNCLPlan:
         ids = scidocs_graph_ids(self.scidocs_dir, read_id_mapping(self.s.s2id_to_s2orc_input_path))
         write_id_list(self.p.scidocs_ids, sorted(ids))
 
-    def select_queries(self) -> Dict[str, int]:
-        from scincl.corpus.selection import read_id_mapping, read_specter_ids, select_training_corpus
-        from scincl.triples.queries import sample_query_ids
-
-        mapping = read_id_mapping(self.s.s2id_to_s2orc_input_path)
-        specter = read_specter_ids(self.s.specter_triples_path, mapping) if self.s.specter_triples_path else None
-        excluded = read_id_list(self.p.scidocs_ids) if self.excludes_scidocs else []
-        graph_ids = read_id_list(self.p.graph_ids)
-        with_text = self._ids_with_metadata()
-        if with_text is not None:
-            kept = [pid for pid in graph_ids if pid in with_text]
-            logger.info("queries: %d of %d graph papers have a text in the corpus (the others cannot be encoded)",
-                        len(kept), len(graph_ids))
-            graph_ids = kept
-        corpus = select_training_corpus(graph_ids, self.s.graph_limit, specter, excluded, seed=self.s.corpus_seed)
-        queries = sample_query_ids(corpus.query_ids, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
-        write_id_list(self.p.corpus_ids, corpus.paper_ids)
-        write_id_list(self.p.query_ids, queries)
-        return {**corpus.stats, "sampled_query_papers": len(queries)}
-
-    def sample_queries_of_given_corpus(self) -> Dict[str, int]:
-        """--train_s2orc_paper_ids without query ids: the query papers are sampled from that corpus."""
-        from scincl.triples.queries import sample_query_ids
-
-        corpus = read_id_list(self.p.corpus_ids)
-        queries = sample_query_ids(corpus, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
-        write_id_list(self.p.query_ids, queries)
-        return {"corpus_papers": len(corpus), "sampled_query_papers": len(queries)}
-
     def queries_stage(self) -> Optional[Stage]:
-        """Select the training corpus and query papers. An existing file given by
-        --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
+        """Select the training corpus and query papers (scincl/pipeline/stages.py:queries_stage). An existing file
+        given by --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
         path that does not exist yet is where the selection is written): both exist, no stage; only
         the corpus exists, the query papers are sampled from it."""
         s, p = self.s, self.p
@@ -184,28 +155,26 @@ class SciNCLPlan:
         if corpus_given and queries_given:
             return None
         settings = {"sample_queries_ratio": s.sample_queries_ratio, "corpus_seed": s.corpus_seed}
+        sample = {"corpus": p.corpus_ids, "ratio": s.sample_queries_ratio, "seed": s.corpus_seed}
         if corpus_given:
-            return Stage("queries", [p.query_ids], self.sample_queries_of_given_corpus, inputs=[p.corpus_ids],
-                         description="query papers sampled from --train_s2orc_paper_ids", settings=settings)
+            return queries_stage("queries", p.query_ids, selection="ratio_of_corpus", select=sample,
+                                 outputs=[p.query_ids], inputs=[p.corpus_ids], settings=settings,
+                                 description="query papers sampled from --train_s2orc_paper_ids")
         if queries_given:
             raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
                              "come from does not: pass that corpus as --train_s2orc_paper_ids")
-        return Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
-                     inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
-                     + [Path(x) for x in (s.specter_triples_path,) if x]
-                     + ([p.scidocs_ids] if self.excludes_scidocs else [])
-                     + [local_path(s.s2id_to_s2orc_input_path)],
-                     description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
-                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
-
-    def _ids_with_metadata(self) -> Optional[set]:
-        """Paper ids with a text in the corpus (None when no corpus dir is given)."""
-        if self.metadata_dir is None:
-            return None
-        from scincl.io import read_json
-
-        mapping = read_json(self.p.metadata_ids)  # {shard: [[paper_id, line], ...]}
-        return {str(row[0]) for rows in mapping.values() for row in rows}
+        select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit,
+                  "with_text": p.metadata_ids if self.metadata_dir is not None else None,
+                  "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
+                  "excluded": p.scidocs_ids if self.excludes_scidocs else None}
+        return queries_stage("queries", p.query_ids, selection="graph_limit_and_ratio", select=select,
+                             outputs=[p.corpus_ids, p.query_ids],
+                             inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
+                             + [Path(x) for x in (s.specter_triples_path,) if x]
+                             + ([p.scidocs_ids] if self.excludes_scidocs else [])
+                             + [local_path(s.s2id_to_s2orc_input_path)],
+                             description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
+                             settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
 
     def write_metadata_ids(self) -> None:
         corpus_stage.get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids), workers=self.s.workers,

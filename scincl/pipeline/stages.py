@@ -4,15 +4,19 @@
 (:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
-reused. The other stages (queries, evaluation) move here one at a time.
+reused.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from scincl.errors import InputError
+from scincl.io import read_id_list, write_id_list
 from scincl.pipeline.runner import Stage
+
+logger = logging.getLogger(__name__)
 
 
 def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_model: str, loss: str,
@@ -219,3 +223,69 @@ def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embedding
     has_classes = any(Path(scidocs_dir).glob("*/train.csv"))
     run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(embeddings)],
                    cls_embeddings=str(embeddings) if has_classes else None, override=True)
+
+
+def queries_stage(name: str, queries: Path, *, selection: str, select: Mapping[str, Any], outputs: Sequence[Path],
+                  inputs: Sequence[Optional[Path]], settings: Optional[Dict[str, Any]] = None,
+                  description: str = "") -> Stage:
+    """The query-papers stage: the papers the triplets are mined for, written to ``queries`` by one of
+    :data:`QUERY_SELECTIONS` (``selection``), called with the arguments ``select`` (paths and settings, as the planner
+    chose them). ``name``, ``outputs``, ``inputs``, ``settings``, ``description``: the :class:`Stage` as the planner
+    records it. The stage's result is the selection's counts (``None`` for ``eligible``)."""
+    if selection not in QUERY_SELECTIONS:
+        raise InputError(f"unknown query selection {selection!r}: choose one of {', '.join(QUERY_SELECTIONS)}")
+    return Stage(name, list(outputs), lambda: QUERY_SELECTIONS[selection](queries, **select), inputs=list(inputs),
+                 description=description, settings=dict(settings or {}))
+
+
+def _graph_limit_and_ratio(queries: Path, *, corpus: Path, graph_ids: Path, graph_limit: str, ratio: float, seed: int,
+                           with_text: Optional[Path], specter_triples: Optional[str], id_mapping: Optional[str],
+                           excluded: Optional[Path]) -> Dict[str, int]:
+    """``run_specter``'s selection: the training corpus (``corpus.selection.select_training_corpus``: the graph papers
+    with a text, limited by ``graph_limit`` to SPECTER's papers of ``specter_triples`` or not, without the
+    ``excluded`` ones) written to ``corpus``, and ``ratio`` of its query papers drawn with ``seed``."""
+    from scincl.corpus.selection import read_id_mapping, read_specter_ids, select_training_corpus
+    from scincl.io import read_json
+    from scincl.triples.queries import sample_query_ids
+
+    mapping = read_id_mapping(id_mapping)
+    specter = read_specter_ids(specter_triples, mapping) if specter_triples else None
+    graph = read_id_list(graph_ids)
+    if with_text is not None:  # the corpus' metadata id mapping {shard: [[paper_id, line], ...]}
+        texts = {str(row[0]) for rows in read_json(with_text).values() for row in rows}
+        kept = [pid for pid in graph if pid in texts]
+        logger.info("queries: %d of %d graph papers have a text in the corpus (the others cannot be encoded)",
+                    len(kept), len(graph))
+        graph = kept
+    selected = select_training_corpus(graph, graph_limit, specter, read_id_list(excluded) if excluded else [],
+                                      seed=seed)
+    sampled = sample_query_ids(selected.query_ids, ratio, seed=seed)
+    write_id_list(corpus, selected.paper_ids)
+    write_id_list(queries, sampled)
+    return {**selected.stats, "sampled_query_papers": len(sampled)}
+
+
+def _ratio_of_corpus(queries: Path, *, corpus: Path, ratio: float, seed: int) -> Dict[str, int]:
+    """``ratio`` of the papers of a given training ``corpus`` drawn with ``seed``."""
+    from scincl.triples.queries import sample_query_ids
+
+    papers = read_id_list(corpus)
+    sampled = sample_query_ids(papers, ratio, seed=seed)
+    write_id_list(queries, sampled)
+    return {"corpus_papers": len(papers), "sampled_query_papers": len(sampled)}
+
+
+def _eligible_for_all_arms(queries: Path, *, eligible: Path, count: int, seed: int, where: str) -> None:
+    """``count`` of the papers listed in ``eligible`` (those every arm can build its triplets for) drawn with
+    ``seed`` (``where``: the corpus, named in the error when too few are eligible)."""
+    from scincl.triples.queries import sample_eligible_queries
+
+    write_id_list(queries, sample_eligible_queries(read_id_list(eligible), count, seed, where))
+
+
+# how a planner selects its query papers: run_specter's training corpus (--graph_limit) and --sample_queries_ratio
+# of its queries, or that ratio of a given corpus; the real-corpus experiments' fixed count of papers every arm can
+# build its triplets for (shared by all arms of a seed)
+QUERY_SELECTIONS: Dict[str, Callable[..., Optional[Dict[str, int]]]] = {
+    "graph_limit_and_ratio": _graph_limit_and_ratio, "ratio_of_corpus": _ratio_of_corpus,
+    "eligible_for_all_arms": _eligible_for_all_arms}
