@@ -37,10 +37,10 @@ from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, texts_stage, train_stage,
-                                    triples_stage)
+from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
+                                    score_embeddings, texts_stage, train_stage, triples_stage)
 from scincl.settings.schema import SCINCL
-from scincl.triples.queries import is_eligible_query, sample_eligible_queries
+from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
@@ -423,15 +423,16 @@ class Reproduction:
         logger.info("%d papers are eligible queries for every arm", len(eligible))
 
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
-        """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
+        """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms;
+        scincl/pipeline/stages.py:queries_stage)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
-        eligible = self.eligible_queries(graph_dim)
-
-        def write() -> None:
-            write_id_list(path, sample_eligible_queries(eligible, count, seed, self.corpus.name))
-
-        return self.stage(path, write, inputs=[self.shared / f"eligible_queries_g{graph_dim}.json"],
-                          description=f"{count} query papers, seed {seed}")
+        self.eligible_queries(graph_dim)
+        eligible = self.shared / f"eligible_queries_g{graph_dim}.json"
+        self.run_stage(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
+                                     select={"eligible": eligible, "count": count, "seed": seed,
+                                             "where": self.corpus.name},
+                                     outputs=[path], inputs=[eligible], description=f"{count} query papers, seed {seed}"))
+        return path
 
     # ------------------------------------------------------------------ arms
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
@@ -530,29 +531,19 @@ class Reproduction:
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Dict[str, Any]:
-        """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless ``bf16``) and score them."""
-        from scincl.model.embed import embed
-
+        """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless ``bf16``) and score them
+        (scincl/pipeline/stages.py:evaluate_stage); ``results.json`` holds the scores of every split evaluated."""
         results = run_dir / "results.json"
-        embeddings = run_dir / f"embeddings.{split}.jsonl"
-
-        def score() -> None:
-            embed(model, str(self.eval_papers(split)), str(embeddings), max_sequence_length=self.eval_max_sequence_length,
-                  pooling_strategy=pooling, bf16=bf16, override=True)  # the stage decided to (re)make it
-            self.score_embeddings(embeddings, run_dir, split)
-            embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
-
-        self.stage(results, score, inputs=[Path(model)], output_dir=run_dir, description=f"evaluate {run_dir} ({split})",
-                   reusable=lambda: split in _splits_of(results))
+        self.run_stage(evaluate_stage(
+            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
+            max_sequence_length=self.eval_max_sequence_length, papers=lambda: self.eval_papers(split), bf16=bf16,
+            outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=lambda: split in _splits_of(results),
+            description=f"evaluate {run_dir} ({split})"))
         return read_json(results)
 
     def score_embeddings(self, embeddings: Path, run_dir: Path, split: str) -> None:
         """SciDocs scores of one embeddings file (also for MAG/MeSH when the corpus has their labels)."""
-        from scincl.eval.evaluate import run_evaluation
-
-        has_classes = any(self.corpus.scidocs_dir.glob("*/train.csv"))
-        run_evaluation(self.corpus.scidocs_dir, run_dir, val_or_test=split, embeddings=[str(embeddings)],
-                       cls_embeddings=str(embeddings) if has_classes else None, override=True)
+        score_embeddings(self.corpus.scidocs_dir, run_dir, split, embeddings)
 
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""

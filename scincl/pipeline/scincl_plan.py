@@ -32,16 +32,16 @@ from typing import Any, Dict, List, Optional
 
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
-from scincl.io import read_id_list, write_id_list
+from scincl.io import write_id_list
 from scincl.leakage import guard_training, recorded_report
 from scincl.pipeline.layout import plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
-from scincl.pipeline.threads import reset_torch_threads, torch_threads
+from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, texts_stage, train_stage,
-                                    triples_stage)
+from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
+                                    texts_stage, train_stage, triples_stage)
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -144,38 +144,9 @@ class SciNCLPlan:
         ids = scidocs_graph_ids(self.scidocs_dir, read_id_mapping(self.s.s2id_to_s2orc_input_path))
         write_id_list(self.p.scidocs_ids, sorted(ids))
 
-    def select_queries(self) -> Dict[str, int]:
-        from scincl.corpus.selection import read_id_mapping, read_specter_ids, select_training_corpus
-        from scincl.triples.queries import sample_query_ids
-
-        mapping = read_id_mapping(self.s.s2id_to_s2orc_input_path)
-        specter = read_specter_ids(self.s.specter_triples_path, mapping) if self.s.specter_triples_path else None
-        excluded = read_id_list(self.p.scidocs_ids) if self.excludes_scidocs else []
-        graph_ids = read_id_list(self.p.graph_ids)
-        with_text = self._ids_with_metadata()
-        if with_text is not None:
-            kept = [pid for pid in graph_ids if pid in with_text]
-            logger.info("queries: %d of %d graph papers have a text in the corpus (the others cannot be encoded)",
-                        len(kept), len(graph_ids))
-            graph_ids = kept
-        corpus = select_training_corpus(graph_ids, self.s.graph_limit, specter, excluded, seed=self.s.corpus_seed)
-        queries = sample_query_ids(corpus.query_ids, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
-        write_id_list(self.p.corpus_ids, corpus.paper_ids)
-        write_id_list(self.p.query_ids, queries)
-        return {**corpus.stats, "sampled_query_papers": len(queries)}
-
-    def sample_queries_of_given_corpus(self) -> Dict[str, int]:
-        """--train_s2orc_paper_ids without query ids: the query papers are sampled from that corpus."""
-        from scincl.triples.queries import sample_query_ids
-
-        corpus = read_id_list(self.p.corpus_ids)
-        queries = sample_query_ids(corpus, self.s.sample_queries_ratio, seed=self.s.corpus_seed)
-        write_id_list(self.p.query_ids, queries)
-        return {"corpus_papers": len(corpus), "sampled_query_papers": len(queries)}
-
     def queries_stage(self) -> Optional[Stage]:
-        """Select the training corpus and query papers. An existing file given by
-        --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
+        """Select the training corpus and query papers (scincl/pipeline/stages.py:queries_stage). An existing file
+        given by --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
         path that does not exist yet is where the selection is written): both exist, no stage; only
         the corpus exists, the query papers are sampled from it."""
         s, p = self.s, self.p
@@ -184,28 +155,26 @@ class SciNCLPlan:
         if corpus_given and queries_given:
             return None
         settings = {"sample_queries_ratio": s.sample_queries_ratio, "corpus_seed": s.corpus_seed}
+        sample = {"corpus": p.corpus_ids, "ratio": s.sample_queries_ratio, "seed": s.corpus_seed}
         if corpus_given:
-            return Stage("queries", [p.query_ids], self.sample_queries_of_given_corpus, inputs=[p.corpus_ids],
-                         description="query papers sampled from --train_s2orc_paper_ids", settings=settings)
+            return queries_stage("queries", p.query_ids, selection="ratio_of_corpus", select=sample,
+                                 outputs=[p.query_ids], inputs=[p.corpus_ids], settings=settings,
+                                 description="query papers sampled from --train_s2orc_paper_ids")
         if queries_given:
             raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
                              "come from does not: pass that corpus as --train_s2orc_paper_ids")
-        return Stage("queries", [p.corpus_ids, p.query_ids], self.select_queries,
-                     inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
-                     + [Path(x) for x in (s.specter_triples_path,) if x]
-                     + ([p.scidocs_ids] if self.excludes_scidocs else [])
-                     + [local_path(s.s2id_to_s2orc_input_path)],
-                     description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
-                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
-
-    def _ids_with_metadata(self) -> Optional[set]:
-        """Paper ids with a text in the corpus (None when no corpus dir is given)."""
-        if self.metadata_dir is None:
-            return None
-        from scincl.io import read_json
-
-        mapping = read_json(self.p.metadata_ids)  # {shard: [[paper_id, line], ...]}
-        return {str(row[0]) for rows in mapping.values() for row in rows}
+        select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit,
+                  "with_text": p.metadata_ids if self.metadata_dir is not None else None,
+                  "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
+                  "excluded": p.scidocs_ids if self.excludes_scidocs else None}
+        return queries_stage("queries", p.query_ids, selection="graph_limit_and_ratio", select=select,
+                             outputs=[p.corpus_ids, p.query_ids],
+                             inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
+                             + [Path(x) for x in (s.specter_triples_path,) if x]
+                             + ([p.scidocs_ids] if self.excludes_scidocs else [])
+                             + [local_path(s.s2id_to_s2orc_input_path)],
+                             description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
+                             settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
 
     def write_metadata_ids(self) -> None:
         corpus_stage.get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids), workers=self.s.workers,
@@ -256,24 +225,13 @@ class SciNCLPlan:
                                     with_leakage=leak["graph_leakage"], output_dir=self.p.model)
         return report
 
-    def evaluate(self, model: str, output_dir: Path) -> None:
-        from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
-
-        reset_torch_threads(self.torch_threads)
-        if self.s.eval_max_sequence_length is None:  # the evaluator's own embedding (full length, as SciDocs)
-            run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both, model_dirs=[model],
-                           override=True, pooling_strategy=self.s.pooling_strategy, device=self.s.device)
-            return
-        # shorter inputs (the CPU demo): embed with the evaluator's function, then evaluate the files
-        files = embed_scidocs_metadata(model, self.scidocs_dir, Path(output_dir) / "embeddings" / "model",
-                                       batch_size=32, device=self.s.device, override=True,
-                                       max_sequence_length=self.s.eval_max_sequence_length,
-                                       pooling_strategy=self.s.pooling_strategy)
-        run_evaluation(self.scidocs_dir, output_dir, val_or_test=self.s.val_or_test_or_both,
-                       embeddings=[str(files.main)],
-                       cls_embeddings=str(files.classification) if files.classification else None,
-                       recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
-                       device=self.s.device)
+    def evaluate_stage(self, name: str, model: str, results_dir: Path, **stage: Any) -> Stage:
+        """A SciDocs evaluation of ``model`` into ``results_dir`` (scincl/pipeline/stages.py:evaluate_stage): every
+        SciDocs file, embedded by the evaluator or, with --eval_max_sequence_length, cut to that length."""
+        return evaluate_stage(name, model, self.scidocs_dir, results_dir, split=self.s.val_or_test_or_both,
+                              pooling_strategy=self.s.pooling_strategy,
+                              max_sequence_length=self.s.eval_max_sequence_length, device=self.s.device,
+                              threads=self.torch_threads, **stage)
 
     def compare(self) -> None:
         from scincl.eval.compare import compare
@@ -393,14 +351,15 @@ class SciNCLPlan:
         out.append(self.train_stage())
         if self.scidocs_dir is not None:
             if s.evaluate_base_model:
-                out.append(Stage("eval_base", [p.base_eval / "results.json"],
-                                 lambda: self.evaluate(self.base_model, p.base_eval), output_dir=p.base_eval,
-                                 inputs=[self.scidocs_dir, local_path(self.base_model)],
-                                 settings={"base_model": self.base_model, **self.eval_settings()},
-                                 description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
-            out.append(Stage("eval", [p.eval / "results.json"], lambda: self.evaluate(str(p.model), p.eval),
-                             inputs=[p.model, self.scidocs_dir], output_dir=p.run,
-                             description="SciDocs evaluation of the trained encoder", settings=self.eval_settings()))
+                out.append(self.evaluate_stage(
+                    "eval_base", self.base_model, p.base_eval, outputs=[p.base_eval / "results.json"],
+                    output_dir=p.base_eval, inputs=[self.scidocs_dir, local_path(self.base_model)],
+                    settings={"base_model": self.base_model, **self.eval_settings()},
+                    description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
+            out.append(self.evaluate_stage("eval", str(p.model), p.eval, outputs=[p.eval / "results.json"],
+                                           inputs=[p.model, self.scidocs_dir], output_dir=p.run,
+                                           description="SciDocs evaluation of the trained encoder",
+                                           settings=self.eval_settings()))
             out.append(Stage("compare", [p.comparison / "comparison.md"], self.compare,
                              inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
                              description="results table: base vs trained",

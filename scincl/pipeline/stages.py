@@ -4,15 +4,19 @@
 (:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
-reused. The other stages (queries, evaluation) move here one at a time.
+reused.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from scincl.errors import InputError
+from scincl.io import read_id_list, write_id_list
 from scincl.pipeline.runner import Stage
+
+logger = logging.getLogger(__name__)
 
 
 def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_model: str, loss: str,
@@ -158,3 +162,130 @@ def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=graph_dir, description=description,
                  settings=dict(settings or {}))
+
+
+def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, *, split: str,
+                   pooling_strategy: Optional[str], max_sequence_length: Optional[int],
+                   papers: Optional[Callable[[], Path]] = None, bf16: str = "false", device: Optional[str] = None,
+                   threads: Optional[int] = None, outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
+                   output_dir: Path, settings: Optional[Dict[str, Any]] = None,
+                   reusable: Optional[Callable[[], bool]] = None, description: str = "") -> Stage:
+    """The SciDocs evaluation stage: ``model`` embeds SciDocs papers, ``eval.evaluate.run_evaluation`` scores them
+    on ``split`` (``val``, ``test`` or ``both``) into ``results_dir`` (``results.json``, ``results.md``).
+
+    The embedding step is the planner's choice:
+        ``papers`` None: every SciDocs ``paper_metadata_*.json`` file, as the official suite: by the evaluator
+            itself at its full length (``max_sequence_length`` None) or by ``embed_scidocs_metadata`` cut to
+            ``max_sequence_length`` tokens into ``results_dir/embeddings/model`` (kept);
+        ``papers`` given: returns the JSON of the split's papers (a stage of the planner's, run first);
+            ``model.embed.embed`` embeds them (``bf16``) into ``results_dir/embeddings.<split>.jsonl``, scored for every
+            task (classification included when the corpus has its labels), then deleted (the scores are kept).
+
+    ``pooling_strategy`` None: the encoder's own. ``device`` None: the evaluator's default. ``threads``: torch's
+    start-up thread count to restore first (``None``: leave it). ``name``, ``outputs``, ``inputs``, ``output_dir``,
+    ``settings``, ``reusable``, ``description``: the :class:`Stage` as the planner records it.
+    """
+    def run() -> None:
+        from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
+        from scincl.pipeline.threads import reset_torch_threads
+
+        if threads is not None:
+            reset_torch_threads(threads)
+        if papers is not None:
+            from scincl.model.embed import embed
+
+            embeddings = Path(results_dir) / f"embeddings.{split}.jsonl"
+            embed(model, str(papers()), str(embeddings), max_sequence_length=max_sequence_length,
+                  pooling_strategy=pooling_strategy, bf16=bf16, override=True)  # the stage decided to (re)make it
+            score_embeddings(scidocs_dir, results_dir, split, embeddings)
+            embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
+        elif max_sequence_length is None:
+            run_evaluation(scidocs_dir, results_dir, val_or_test=split, model_dirs=[model], override=True,
+                           pooling_strategy=pooling_strategy, device=device)
+        else:
+            files = embed_scidocs_metadata(model, scidocs_dir, Path(results_dir) / "embeddings" / "model",
+                                           batch_size=32, device=device, override=True,
+                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy)
+            run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(files.main)],
+                           cls_embeddings=str(files.classification) if files.classification else None,
+                           recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
+                           device=device)
+
+    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=output_dir, description=description,
+                 reusable=reusable, settings=dict(settings or {}))
+
+
+def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embeddings: Path) -> None:
+    """SciDocs scores of one embeddings file on ``split`` into ``results_dir`` (also for MAG/MeSH when the corpus has
+    their labels)."""
+    from scincl.eval.evaluate import run_evaluation
+
+    has_classes = any(Path(scidocs_dir).glob("*/train.csv"))
+    run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(embeddings)],
+                   cls_embeddings=str(embeddings) if has_classes else None, override=True)
+
+
+def queries_stage(name: str, queries: Path, *, selection: str, select: Mapping[str, Any], outputs: Sequence[Path],
+                  inputs: Sequence[Optional[Path]], settings: Optional[Dict[str, Any]] = None,
+                  description: str = "") -> Stage:
+    """The query-papers stage: the papers the triplets are mined for, written to ``queries`` by one of
+    :data:`QUERY_SELECTIONS` (``selection``), called with the arguments ``select`` (paths and settings, as the planner
+    chose them). ``name``, ``outputs``, ``inputs``, ``settings``, ``description``: the :class:`Stage` as the planner
+    records it. The stage's result is the selection's counts (``None`` for ``eligible``)."""
+    if selection not in QUERY_SELECTIONS:
+        raise InputError(f"unknown query selection {selection!r}: choose one of {', '.join(QUERY_SELECTIONS)}")
+    return Stage(name, list(outputs), lambda: QUERY_SELECTIONS[selection](queries, **select), inputs=list(inputs),
+                 description=description, settings=dict(settings or {}))
+
+
+def _graph_limit_and_ratio(queries: Path, *, corpus: Path, graph_ids: Path, graph_limit: str, ratio: float, seed: int,
+                           with_text: Optional[Path], specter_triples: Optional[str], id_mapping: Optional[str],
+                           excluded: Optional[Path]) -> Dict[str, int]:
+    """``run_specter``'s selection: the training corpus (``corpus.selection.select_training_corpus``: the graph papers
+    with a text, limited by ``graph_limit`` to SPECTER's papers of ``specter_triples`` or not, without the
+    ``excluded`` ones) written to ``corpus``, and ``ratio`` of its query papers drawn with ``seed``."""
+    from scincl.corpus.selection import read_id_mapping, read_specter_ids, select_training_corpus
+    from scincl.io import read_json
+    from scincl.triples.queries import sample_query_ids
+
+    mapping = read_id_mapping(id_mapping)
+    specter = read_specter_ids(specter_triples, mapping) if specter_triples else None
+    graph = read_id_list(graph_ids)
+    if with_text is not None:  # the corpus' metadata id mapping {shard: [[paper_id, line], ...]}
+        texts = {str(row[0]) for rows in read_json(with_text).values() for row in rows}
+        kept = [pid for pid in graph if pid in texts]
+        logger.info("queries: %d of %d graph papers have a text in the corpus (the others cannot be encoded)",
+                    len(kept), len(graph))
+        graph = kept
+    selected = select_training_corpus(graph, graph_limit, specter, read_id_list(excluded) if excluded else [],
+                                      seed=seed)
+    sampled = sample_query_ids(selected.query_ids, ratio, seed=seed)
+    write_id_list(corpus, selected.paper_ids)
+    write_id_list(queries, sampled)
+    return {**selected.stats, "sampled_query_papers": len(sampled)}
+
+
+def _ratio_of_corpus(queries: Path, *, corpus: Path, ratio: float, seed: int) -> Dict[str, int]:
+    """``ratio`` of the papers of a given training ``corpus`` drawn with ``seed``."""
+    from scincl.triples.queries import sample_query_ids
+
+    papers = read_id_list(corpus)
+    sampled = sample_query_ids(papers, ratio, seed=seed)
+    write_id_list(queries, sampled)
+    return {"corpus_papers": len(papers), "sampled_query_papers": len(sampled)}
+
+
+def _eligible_for_all_arms(queries: Path, *, eligible: Path, count: int, seed: int, where: str) -> None:
+    """``count`` of the papers listed in ``eligible`` (those every arm can build its triplets for) drawn with
+    ``seed`` (``where``: the corpus, named in the error when too few are eligible)."""
+    from scincl.triples.queries import sample_eligible_queries
+
+    write_id_list(queries, sample_eligible_queries(read_id_list(eligible), count, seed, where))
+
+
+# how a planner selects its query papers: run_specter's training corpus (--graph_limit) and --sample_queries_ratio
+# of its queries, or that ratio of a given corpus; the real-corpus experiments' fixed count of papers every arm can
+# build its triplets for (shared by all arms of a seed)
+QUERY_SELECTIONS: Dict[str, Callable[..., Optional[Dict[str, int]]]] = {
+    "graph_limit_and_ratio": _graph_limit_and_ratio, "ratio_of_corpus": _ratio_of_corpus,
+    "eligible_for_all_arms": _eligible_for_all_arms}
