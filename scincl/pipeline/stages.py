@@ -129,7 +129,7 @@ def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path
                     excluded: Optional[Path], workers: Optional[int], outputs: Sequence[Path],
                     inputs: Sequence[Optional[Path]], corpus_format: Optional[str] = None,
                     settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
-    """The citations stage: ``corpus.stage.get_citations`` writes the corpus' citation edges (from the shards in
+    """The citations stage: ``graph.stage.get_citations`` writes the corpus' citation edges (from the shards in
     ``metadata_dir``, ``corpus_format``, read with ``workers``) without the papers listed in ``excluded``, split into
     train/test edges (``test_ratio`` held out with ``seed``), to ``citations_dir``. ``outputs``, ``inputs``,
     ``settings``, ``description``: the :class:`Stage` as the planner records it."""
