@@ -107,7 +107,9 @@ def signature_flags(function: Callable) -> List[FlagInfo]:
 
 def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Dict[str, str]] = None,
                     source: Optional[str] = None) -> List[FlagInfo]:
-    """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default)."""
+    """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default). A field declared
+    with :func:`scincl.settings.schema.setting` gives its help and the source of its default; another field the
+    ``# comment`` after it."""
     hints = typing.get_type_hints(cls)
     comments = _field_comments(cls)
     defaults, exclude = defaults or {}, set(exclude)
@@ -123,8 +125,9 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
             default = _default_text(f.default_factory())  # type: ignore[misc]
         else:
             default = "required"
-        out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls),
-                            comments.get(f.name, "")))
+        meta = f.metadata
+        text = f"{meta['help']} (default from: {meta['source']})" if "help" in meta else comments.get(f.name, "")
+        out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls), text))
     return out
 
 

@@ -146,9 +146,8 @@ def run_specter_flag_info() -> list:
     from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
 
-    both = {name: f"paper {PAPER_DEFAULTS.get(name)!r} / demo {DEMO_DEFAULTS.get(name)!r} "
-                  "(scincl/pipeline/settings.py:PAPER_DEFAULTS, DEMO_DEFAULTS)"
-            for name in set(PAPER_DEFAULTS) | set(DEMO_DEFAULTS) if name != "training"}
+    both = {name: f"paper {PAPER_DEFAULTS.get(name)!r} / demo {DEMO_DEFAULTS.get(name)!r}"
+            for name in set(PAPER_DEFAULTS) | set(DEMO_DEFAULTS) if name != "training_options"}
     settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
     rows = dataclass_flags(RunSettings, exclude={"output_dir"} | (
         {f.name for f in dataclasses.fields(RunSettings)} - settings), defaults=both)
@@ -156,10 +155,10 @@ def run_specter_flag_info() -> list:
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
              for prefix in ("skip", "override") for stage in stage_names()]
     rows += [r for r in miner_flags() if r.name not in settings]
-    demo_training = DEMO_DEFAULTS["training"]
+    demo_training = DEMO_DEFAULTS["training_options"]
     for row in training_flags(exclude=reserved):
         if row.name in demo_training:
-            row.default += f" (demo {demo_training[row.name]!r}: scincl/pipeline/settings.py:DEMO_DEFAULTS)"
+            row.default += f" (demo {demo_training[row.name]!r}: scincl/pipeline/settings.py:RunSettings.training_options)"
         rows.append(row)
     rows += [r for r in signature_flags(train) if r.name in training_option_names() - reserved
              and r.name not in settings]

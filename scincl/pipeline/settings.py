@@ -1,137 +1,157 @@
-"""Settings of one ``run_specter`` experiment, with the paper's defaults and the demo's budgets.
+"""Settings of one ``run_specter`` experiment: :class:`RunSettings`, each field declared once with its default,
+the source of that default, help text and range or choices (:func:`scincl.settings.schema.setting`; the SciNCL
+settings' metadata is :class:`scincl.settings.schema.SciNCLSchema`'s).
 
-Fields default to ``None`` where the full-scale run and the embedded demo differ; :func:`resolve`
-fills them from :data:`PAPER_DEFAULTS` or :data:`DEMO_DEFAULTS`, :func:`check_types` and :func:`check_ranges`
-check them (the flags are routed to these fields by :mod:`scincl.pipeline.seeds_and_sweeps`). A user's explicit value always
-wins. Run directories follow the original code's layout (``--auto_output_dir``:
-``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``).
+Fields default to ``None`` where the full-scale run and the embedded demo differ; their ``presets`` metadata holds
+both values (:data:`PAPER_DEFAULTS`, :data:`DEMO_DEFAULTS` are read from it) and :func:`resolve` fills them;
+:func:`check_types` and :func:`check_ranges` check them (the flags are routed to these fields by
+:mod:`scincl.pipeline.seeds_and_sweeps`). Run directories follow the original code's layout
+(``--auto_output_dir``: ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``).
 """
 from __future__ import annotations
 
 import dataclasses
 import os
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.graph.embed import GRAPH_METHODS
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.corpus.selection import GRAPH_LIMITS
-from scincl.settings.schema import FIELDS as SCHEMA_FIELDS, SCINCL, check_settings, derive_bands
-from scincl.triples.sources import TRIPLES_SOURCES
+from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
 from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+from scincl.triples.k_scale import K_SCALES
+from scincl.triples.sources import TRIPLES_SOURCES
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
-DEMO_HARD_NEGATIVES_K = 200  # demo budget: beyond the ~130-paper topic of the 1.5k-paper demo corpus
-
-# Full-scale defaults (paper §4 and the original README command); the SciNCL settings' values and
-# sources are in scincl/settings/schema.py. A band's start (*_k_min) is derived from its end and count there
-# (k_max - count: 20-25 and 3998-4000 here, 198-200 for the demo) unless given.
-PAPER_DEFAULTS: Dict[str, Any] = {
-    "graph_limit": "specter",  # original default; "graph" when no SPECTER triples are given
-    "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "s2orc_768d_dot.py"),  # paper §4.2: 768d dot
-    "graph_test_ratio": 0.01,  # README: 1% of the edges held out for link prediction
-    "hard_negatives_k_max": SCINCL.hard_negatives_k_max,
-    "easy_positives_k_max": SCINCL.easy_positives_k_max,
-    "sample_queries_ratio": 1.0,
-    "max_sequence_length": SCINCL.max_sequence_length,
-    "pooling_strategy": SCINCL.pooling_strategy,
-    "training": {},  # the train stage's own defaults (SPECTER: lr 2e-5, batch 8 x 4, 2 epochs)
-}
+BIGGRAPH_CONFIGS = REPO_ROOT / "biggraph_configs"
 
 # Trainer arguments every CPU-budget run shares (the demo, the real-corpus experiments): no gradient
 # accumulation, 10 % linear warm-up, a loss line every 10 steps, no external logger.
 CPU_TRAINING: Dict[str, Any] = {"gradient_accumulation_steps": 1, "warmup_ratio": 0.1, "logging_steps": 10,
                                 "report_to": "none"}
-
-# The embedded demo: every stage on CPU in a few minutes (MiniLM, 1.5k papers, one short epoch).
-DEMO_DEFAULTS: Dict[str, Any] = {
-    "graph_limit": "graph",
-    "biggraph_config": str(REPO_ROOT / "biggraph_configs" / "demo.py"),
-    "graph_test_ratio": 0.05,
-    # the demo corpus has ~1.3k training papers in 10 topics of ~130 (4 sub-topics each): positives
-    # from the same sub-topic neighbourhood, hard negatives beyond the topic (paper: k- = 4000 of 52M)
-    "easy_positives_k_max": SCINCL.easy_positives_k_max,
-    "hard_negatives_k_max": DEMO_HARD_NEGATIVES_K,
-    "sample_queries_ratio": 0.1,
-    "max_sequence_length": 64,  # title + the start of the abstract: CPU budget
-    "eval_max_sequence_length": 128,
-    "pooling_strategy": "mean",  # MiniLM was trained with mean pooling; keeps base vs tuned comparable
-    "training": {"num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 5e-5, **CPU_TRAINING,
-                 "save_steps": 50, "save_total_limit": 1},
-}
+DEVICES = ("cuda", "cpu")  # --device: the stages' own default (None) is CUDA when available
+DATA = "none: no data argument at all runs the embedded demo"  # the source of the data arguments' default
 
 
 @dataclass
 class RunSettings:
-    """Everything ``run_specter`` needs (see ``cli_pipeline.py run_specter --help``)."""
+    """Everything ``run_specter`` needs (``cli_pipeline.py run_specter --help`` lists these fields).
 
-    output_dir: Optional[str] = None
-    base_model_name_or_path: Optional[str] = None
-    scidocs_dir: Optional[str] = None
-    s2orc_metadata_dir: Optional[str] = None  # alias of corpus_dir (the original README's name)
-    corpus_dir: Optional[str] = None  # the corpus folder, in corpus_format (scincl/corpus/)
-    corpus_format: Optional[str] = None  # s2orc | s2ag | openalex | plain; None: detected from the folder
-    specter_triples_path: Optional[str] = None
-    graph_paper_ids_path: Optional[str] = None
-    graph_embeddings_path: Optional[str] = None
-    s2id_to_s2orc_input_path: Optional[str] = None
-    train_s2orc_paper_ids: Optional[str] = None
-    train_query_s2orc_paper_ids: Optional[str] = None
-    citations_path: Optional[str] = None
-    scidocs_paper_ids: Optional[str] = None  # the evaluation papers (graph ids), kept out of graph and triplets
-    excluded_paper_ids: Optional[str] = None  # get_citations' name of scidocs_paper_ids (an alias)
-    graph_limit: Optional[str] = None
-    graph_leakage: bool = False
-    biggraph_config: Optional[str] = None
-    biggraph_overrides: Optional[Any] = None  # PBG "key=value" overrides, e.g. "num_epochs=5 dimension=64"
-    graph_method: str = SCINCL.graph_method  # prone | fastrp (scincl/graph/embed.py); scincl/settings/schema.py
-    graph_method_settings: Optional[Any] = None  # "key=value ..." of prone/fastrp (scincl/graph/embedders/)
-    graph_test_ratio: Optional[float] = None
-    ann_metric: str = "inner_product"
-    ann_backend: str = "faiss"
-    ann_index_path: Optional[str] = None
-    # README build_faiss --do_normalize (triples/config.py); get_knn_triples' flag of the same name
-    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS
-    faiss_string_factory: str = "Flat"
-    ann_device: int = 0  # first GPU when faiss has one, else CPU
-    device: Optional[str] = None  # cuda | cpu for training, the faiss index and embedding; None: CUDA when available
-    triples_source: str = "knn"
-    triples_per_query: int = SCINCL.triples_per_query  # scincl/settings/schema.py (paper §3.2)
-    easy_positives_count: int = SCINCL.easy_positives_count
-    easy_positives_strategy: str = "knn"
-    easy_positives_k_min: Optional[int] = None  # None: easy_positives_k_max - easy_positives_count, see resolve()
-    easy_positives_k_max: Optional[int] = None
-    easy_negatives_count: int = SCINCL.easy_negatives_count
-    easy_negatives_strategy: str = SCINCL.easy_negatives_strategy
-    hard_negatives_count: int = SCINCL.hard_negatives_count
-    hard_negatives_strategy: str = "knn"
-    hard_negatives_k_min: Optional[int] = None  # None: hard_negatives_k_max - hard_negatives_count
-    hard_negatives_k_max: Optional[int] = None
-    k_scale: str = "paper"  # paper: the k flags as given; corpus: sized for the index (scincl/triples/k_scale.py)
-    seed: int = SCINCL.seed
-    corpus_seed: Optional[int] = None
-    sample_queries_ratio: Optional[float] = None
-    workers: Optional[int] = None
-    gzip: bool = False
-    auto_output_dir: bool = False
-    bitfit: bool = False
-    pooling_strategy: Optional[str] = None
-    loss: str = SCINCL.loss
-    max_sequence_length: Optional[int] = None
-    eval_max_sequence_length: Optional[int] = None  # None: the evaluator's default (full SciDocs inputs)
-    val_or_test_or_both: str = "both"
-    evaluate_base_model: bool = True
-    demo_papers: int = 1500  # embedded demo corpus size (CPU budget: ~1.3k training papers, ~1.4k SciDocs papers)
-    miner_options: Dict[str, Any] = field(default_factory=dict)
-    training_options: Dict[str, Any] = field(default_factory=dict)
-    skip: List[str] = field(default_factory=list)
-    override: List[str] = field(default_factory=list)
-    demo: bool = False
+    Each field once (:func:`~scincl.settings.schema.setting`): default, its source, help, range or choices; a
+    SciNCL setting's metadata is its schema field's (:func:`~scincl.settings.schema.scincl_setting`). A field left
+    ``None`` with ``presets`` takes the paper's or the demo's value (:func:`resolve`; the demo runs every stage on
+    CPU in a few minutes: MiniLM, 1.5k papers, one short epoch). A user's explicit value always wins.
+    """
+
+    output_dir: Optional[str] = setting(None, "positional OUTPUT_DIR (demo: demo_output)", "where everything goes")
+    base_model_name_or_path: Optional[str] = setting(
+        None, "SciBERT when cached, else the packaged all-MiniLM-L6-v2 (scincl/model/encoder.py); demo: MiniLM",
+        "encoder to fine-tune")
+    scidocs_dir: Optional[str] = setting(None, DATA, "SciDocs-format evaluation dir (its papers kept out)")
+    s2orc_metadata_dir: Optional[str] = setting(None, DATA, "the original README's name of --corpus_dir (an alias)")
+    corpus_dir: Optional[str] = setting(None, DATA, "the corpus folder, in --corpus_format (scincl/corpus/)")
+    corpus_format: Optional[str] = setting(None, "detected from the folder (scincl/corpus/)",
+                                           "s2orc | s2ag | openalex | plain")
+    specter_triples_path: Optional[str] = setting(None, DATA, "SPECTER training triples (CSV)")
+    graph_paper_ids_path: Optional[str] = setting(None, DATA, "BigGraph export: entity_names_paper_id_0.json")
+    graph_embeddings_path: Optional[str] = setting(None, DATA, "BigGraph export: embeddings (h5/npy)")
+    s2id_to_s2orc_input_path: Optional[str] = setting(None, "ids used as they are",
+                                                      "JSON {S2 id: corpus id}; comma-separated files are merged")
+    train_s2orc_paper_ids: Optional[str] = setting(None, "the run's layout (scincl/pipeline/layout.py)",
+                                                   "corpus id list: read when it exists, else written")
+    train_query_s2orc_paper_ids: Optional[str] = setting(None, "the run's layout (scincl/pipeline/layout.py)",
+                                                         "query id list: read when it exists, else written")
+    citations_path: Optional[str] = setting(None, "extracted from the corpus", "an existing citations TSV")
+    scidocs_paper_ids: Optional[str] = setting(
+        None, "every paper of --scidocs_dir, mapped (demo: its held-out papers)",
+        "JSON list of the evaluation papers' graph ids, kept out of graph and triplets")
+    excluded_paper_ids: Optional[str] = setting(None, "get_citations' name", "alias of --scidocs_paper_ids")
+    graph_limit: Optional[str] = setting(
+        None, "original default specter; graph when no SPECTER triples are given", "which graph papers form the corpus",
+        choices=GRAPH_LIMITS, presets={"paper": "specter", "demo": "graph"})
+    graph_leakage: bool = setting(False, "paper Table 1: w/o leakage", "keep the SciDocs papers in graph and corpus")
+    biggraph_config: Optional[str] = setting(
+        None, "paper §4.2: 768d dot (biggraph_configs/s2orc_768d_dot.py); demo: biggraph_configs/demo.py",
+        "PBG config of the graph stage", presets={"paper": str(BIGGRAPH_CONFIGS / "s2orc_768d_dot.py"),
+                                                  "demo": str(BIGGRAPH_CONFIGS / "demo.py")})
+    biggraph_overrides: Optional[Any] = setting(None, "the config as it is",
+                                                'PBG "key=value" overrides, e.g. "num_epochs=5 dimension=64"')
+    graph_method: str = scincl_setting("graph_method", choices=GRAPH_METHODS)
+    graph_method_settings: Optional[Any] = setting(None, "the method's own (scincl/graph/embedders/)",
+                                                   '"key=value ..." of prone / fastrp')
+    graph_test_ratio: Optional[float] = setting(
+        None, "README: 1 % of the edges held out for link prediction; demo 5 %",
+        "share of the citation edges held out for link prediction", presets={"paper": 0.01, "demo": 0.05})
+    ann_metric: str = setting("inner_product", "README: --ann_metric inner_product", "kNN index metric",
+                              choices=("inner_product", "l2", "cosine"))
+    ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)")
+    ann_index_path: Optional[str] = setting(None, "the run's layout", "an existing index is used, never rebuilt")
+    ann_normalize_embeddings: bool = setting(
+        DEFAULT_ANN_NORMALIZE_EMBEDDINGS, "README build_faiss --do_normalize (scincl/triples/config.py)",
+        "L2-normalise the graph embeddings before the kNN search (get_knn_triples' flag of the same name)")
+    faiss_string_factory: str = setting("Flat", "README: ANN_FAISS_FACTORY=Flat", "faiss index factory")
+    ann_device: int = setting(0, "first GPU when faiss has one, else CPU", "faiss device (-1: CPU)")
+    device: Optional[str] = setting(None, "CUDA when available", "cuda | cpu: training, faiss index and embedding",
+                                    choices=DEVICES)
+    triples_source: str = setting("knn", "paper §3.2: SciNCL's kNN sampling",
+                                  "knn (SciNCL) or specter_like (citations)", choices=TRIPLES_SOURCES)
+    triples_per_query: int = scincl_setting("triples_per_query")
+    easy_positives_count: int = scincl_setting("easy_positives_count")
+    easy_positives_strategy: str = setting("knn", "README: --easy_positives_strategy knn", "how positives are drawn")
+    easy_positives_k_min: Optional[int] = scincl_setting("easy_positives_k_min", None)
+    easy_positives_k_max: Optional[int] = scincl_setting("easy_positives_k_max", None, presets={
+        "paper": SCINCL.easy_positives_k_max, "demo": SCINCL.easy_positives_k_max})
+    easy_negatives_count: int = scincl_setting("easy_negatives_count")
+    easy_negatives_strategy: str = scincl_setting("easy_negatives_strategy")
+    hard_negatives_count: int = scincl_setting("hard_negatives_count")
+    hard_negatives_strategy: str = setting("knn", "README: --hard_negatives_strategy knn", "how hard negatives are drawn")
+    hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None)
+    # demo 200: beyond the ~130-paper topic of the 1.5k-paper demo corpus (paper: k- = 4000 of 52M)
+    hard_negatives_k_max: Optional[int] = scincl_setting("hard_negatives_k_max", None, presets={
+        "paper": SCINCL.hard_negatives_k_max, "demo": 200})
+    k_scale: str = setting("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
+                           "the paper's k/N (scincl/triples/k_scale.py)", choices=K_SCALES)
+    seed: int = scincl_setting("seed")
+    corpus_seed: Optional[int] = setting(None, "original: --seed", "corpus and query selection seed")
+    sample_queries_ratio: Optional[float] = setting(None, "paper: every query; demo 10 %", "share of the query papers kept",
+                                                    presets={"paper": 1.0, "demo": 0.1})
+    workers: Optional[int] = setting(None, "all CPUs", "processes / threads")
+    gzip: bool = setting(False, "README: --gzip", "triples and metadata as .gz")
+    auto_output_dir: bool = setting(False, "README: --auto_output_dir",
+                                    "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/")
+    bitfit: bool = setting(False, "paper §4.3: full fine-tuning", "train only the biases (BitFit)")
+    # demo mean: MiniLM was trained with mean pooling; keeps base vs tuned comparable
+    pooling_strategy: Optional[str] = scincl_setting("pooling_strategy", None, presets={
+        "paper": SCINCL.pooling_strategy, "demo": "mean"})
+    loss: str = scincl_setting("loss")
+    # demo 64: title + the start of the abstract, a CPU budget
+    max_sequence_length: Optional[int] = scincl_setting("max_sequence_length", None, presets={
+        "paper": SCINCL.max_sequence_length, "demo": 64})
+    eval_max_sequence_length: Optional[int] = setting(
+        None, "the evaluator's (full SciDocs inputs); demo 128, a CPU budget", "tokens per SciDocs paper",
+        presets={"demo": 128})
+    val_or_test_or_both: str = setting("both", "README: --val_or_test_or_both both", "SciDocs splits to evaluate",
+                                       choices=("val", "test", "both"))
+    evaluate_base_model: bool = setting(True, "paper Table 1: the base encoder's row", "evaluate the base encoder too")
+    demo_papers: int = setting(1500, "CPU budget: ~1.3k training papers, ~1.4k SciDocs papers",
+                               "embedded demo corpus size")
+    miner_options: Dict[str, Any] = setting(None, "scincl/triples/config.py:MinerConfig", "the miner's other flags",
+                                            default_factory=dict)
+    training_options: Dict[str, Any] = setting(
+        None, "scincl/model/train.py (SPECTER's set-up); demo: one short epoch on CPU", "the trainer's flags",
+        default_factory=dict, presets={"paper": {}, "demo": {
+            "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 5e-5, **CPU_TRAINING,
+            "save_steps": 50, "save_total_limit": 1}})
+    skip: List[str] = setting(None, "every stage runs", "stages to skip (--skip_<stage>)", default_factory=list)
+    override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
+                                  default_factory=list)
+    demo: bool = setting(False, "resolve(): no data argument", "the run builds and uses the bundled demo corpus")
 
     @property
     def ann_do_normalize(self) -> bool:
@@ -143,6 +163,12 @@ class RunSettings:
     def split(self) -> str:
         """The evaluation split shown in the printed table (test, unless only val is evaluated)."""
         return "val" if self.val_or_test_or_both == "val" else "test"
+
+
+FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RunSettings)}
+PAPER_DEFAULTS: Dict[str, Any] = preset(RunSettings, "paper")  # the full-scale run (paper §4, README command)
+DEMO_DEFAULTS: Dict[str, Any] = preset(RunSettings, "demo")  # the embedded demo
+CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
 
 
 def is_embedded_demo(settings: RunSettings) -> bool:
@@ -193,7 +219,7 @@ def resolve(settings: RunSettings) -> RunSettings:
             raise InputError("OUTPUT_DIR is required when data arguments are given")
         s.output_dir = DEFAULT_DEMO_OUTPUT_DIR
     for name, value in defaults.items():
-        if name == "training":
+        if name == "training_options":
             s.training_options = {**value, **s.training_options}
         elif getattr(s, name) is None:
             setattr(s, name, value)
@@ -317,33 +343,17 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
             for name, value in flags.items()}
 
 
-DEVICES = ("cuda", "cpu")  # --device: the stages' own default (None) is CUDA when available
-CHOICES = {  # the values a field takes (validated before any stage runs)
-    "triples_source": TRIPLES_SOURCES,  # scincl/triples/sources.py
-    "graph_limit": GRAPH_LIMITS,
-    "val_or_test_or_both": ("val", "test", "both"),
-    "ann_metric": ("inner_product", "l2", "cosine"),
-    "pooling_strategy": SCHEMA_FIELDS["pooling_strategy"].metadata["choices"],
-    "graph_method": GRAPH_METHODS,  # scincl/graph/embed.py
-}
-
-
 def check_ranges(s: RunSettings) -> RunSettings:
     """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
     field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
-    of its flag, a SciNCL setting's choices, the bands), the same line as the CLI's check; then the choices
-    of the other fields, the graph method's settings and the device."""
+    and choices of its field, else of its flag; the bands), the same line as the CLI's check; then the graph
+    method's settings."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
-    check_settings({**values, **s.miner_options, **s.training_options})
-    for name, choices in CHOICES.items():
-        if getattr(s, name) not in choices:
-            raise InputError(f"--{name} {getattr(s, name)!r}: choose one of {', '.join(choices)}")
+    check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
-    if s.device is not None and s.device not in DEVICES:
-        raise InputError(f"--device {s.device!r}: choose one of {', '.join(DEVICES)}")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
         from scincl.model.device import check_gpu_usable
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from scincl.errors import InputError
 from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_NEGATIVE, NON_NEGATIVE_INT, Rule,
@@ -30,10 +30,17 @@ from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_
 
 
 def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
-            choices: Tuple[str, ...] = ()) -> Any:
-    """One field of :class:`SciNCLSchema`: its default, the source of that default, help text and validator
-    (a range :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names)."""
-    return field(default=default, metadata={"source": source, "help": help, "rule": rule, "choices": choices})
+            choices: Tuple[str, ...] = (), presets: Optional[Mapping[str, Any]] = None,
+            default_factory: Optional[Callable[[], Any]] = None) -> Any:
+    """One field of a settings dataclass (:class:`SciNCLSchema`, ``scincl.pipeline.settings.RunSettings``): its
+    default, the source of that default, help text and validator (a range
+    :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names). ``presets``: the values
+    ``{"paper": ..., "demo": ...}`` a field left ``None`` takes in the full-scale run or the embedded demo
+    (:func:`preset`); ``default_factory`` for a mutable default (``dict``, ``list``)."""
+    metadata = {"source": source, "help": help, "rule": rule, "choices": choices, "presets": dict(presets or {})}
+    if default_factory is not None:
+        return field(default_factory=default_factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,23 @@ FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(Sc
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the schema
 
 
+def scincl_setting(name: str, default: Any = dataclasses.MISSING, presets: Optional[Mapping[str, Any]] = None,
+                   choices: Tuple[str, ...] = ()) -> Any:
+    """A field of another settings dataclass that is SciNCL setting ``name``: the schema field's source, help,
+    rule and choices (declared once, above; ``choices`` where the values are registered elsewhere, e.g. the graph
+    methods), its default unless ``default`` is given (``None``: filled from ``presets`` by the pipeline's
+    ``resolve``)."""
+    meta = FIELDS[name].metadata
+    return setting(getattr(SCINCL, name) if default is dataclasses.MISSING else default, meta["source"],
+                   meta["help"], meta["rule"], choices or meta["choices"], presets)
+
+
+def preset(cls: type, name: str) -> Dict[str, Any]:
+    """``{field: value}`` of preset ``name`` (``paper``, ``demo``) over the fields of settings dataclass ``cls``."""
+    return {f.name: f.metadata["presets"][name] for f in dataclasses.fields(cls)
+            if name in f.metadata.get("presets", {})}
+
+
 def derive_bands(values: Mapping[str, Any]) -> Dict[str, int]:
     """``{<band>_k_min: k_max - count}`` for each schema band whose start is not given (``None`` or absent) and
     whose end is: paper §3.2 samples the c nearest-but-k ranks (k - c; k]. ``count`` is the value's own
@@ -144,17 +168,20 @@ def ranges() -> Dict[str, Rule]:
     return {**FLAG_RULES, **{name: f.metadata["rule"] for name, f in FIELDS.items() if f.metadata["rule"] is not None}}
 
 
-def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]] = None) -> None:
-    """The one range check of settings and flags, before any work: each value by its rule (a schema field's,
-    else :data:`scincl.settings.rules.FLAG_RULES`), a schema field's choices, and every band
+def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]] = None,
+                   fields: Optional[Mapping[str, dataclasses.Field]] = None) -> None:
+    """The one range check of settings and flags, before any work: each value by its rule (a field's of
+    ``fields`` or of the schema; else :data:`scincl.settings.rules.FLAG_RULES`), a field's choices, and every band
     ``<band>_k_min < <band>_k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``).
     One :class:`InputError` line naming the flag; unknown names and ``None`` values are left alone."""
+    fields = {**FIELDS, **(fields or {})}
     # a band's start after everything else: it may be derived from its end (derive_bands), whose error comes first
     for name, value in sorted(values.items(), key=lambda item: item[0].endswith("_k_min")):
         if value is None:
             continue
-        check_rule(name, value, FIELDS[name].metadata["rule"] if name in FIELDS else FLAG_RULES.get(name))
-        choices = FIELDS[name].metadata["choices"] if name in FIELDS else ()
+        meta = fields[name].metadata if name in fields else {}
+        check_rule(name, value, meta["rule"] if meta.get("rule") is not None else FLAG_RULES.get(name))
+        choices = meta.get("choices", ())
         if choices and value not in choices:
             raise InputError(f"--{name} {value!r}: choose one of {', '.join(choices)}")
     bands = values if bands is None else bands

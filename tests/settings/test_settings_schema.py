@@ -130,3 +130,21 @@ def test_run_specter_help_names_the_demo_band_it_uses():
     demo = resolve(RunSettings())
     band = f"{demo.hard_negatives_k_min}-{demo.hard_negatives_k_max}"
     assert band == "198-200" and f"demo 20-25 / {band}" in run_specter.__doc__
+
+
+def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
+    """issue 27: each RunSettings field carries its source and help (a SciNCL setting the schema field's own), the
+    presets and the choices are read from the fields, and --help shows them."""
+    from scincl.cli.help import dataclass_flags
+    from scincl.pipeline.settings import CHOICES, DEMO_DEFAULTS, FIELDS, PAPER_DEFAULTS, RunSettings
+    from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
+
+    for name, f in FIELDS.items():
+        assert f.metadata["source"] and f.metadata["help"], name
+        if name in SCHEMA_FIELDS:
+            assert {k: f.metadata[k] for k in ("source", "help", "rule")} == {
+                k: SCHEMA_FIELDS[name].metadata[k] for k in ("source", "help", "rule")}, name
+    assert (PAPER_DEFAULTS["hard_negatives_k_max"], DEMO_DEFAULTS["hard_negatives_k_max"]) == (4000, 200)
+    assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
+    rows = {row.name: row for row in dataclass_flags(RunSettings)}
+    assert "README: --ann_metric inner_product" in rows["ann_metric"].help
