@@ -226,61 +226,12 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
             --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \\
             --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
 
-    Args:
-        output_dir: where everything goes (default for the demo: ./demo_output).
-        base_model_name_or_path: encoder to fine-tune (default: SciBERT when cached, else the packaged
-            all-MiniLM-L6-v2; the demo always uses MiniLM).
-        scidocs_dir: SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus.
-        s2orc_metadata_dir: S2ORC metadata shards (citations and titles/abstracts); the old name of
-            --corpus_dir, kept as an alias.
-        corpus_dir / corpus_format: the corpus folder and its format, s2orc | s2ag | openalex | plain
-            (default: detected; see README "Your own corpus"). Ids are the format's own, so give
-            --s2id_to_s2orc_input_path as {SciDocs id: corpus id} (cli_s2orc.py get_scidocs_id_mapping).
-        specter_triples_path: SPECTER training triples (CSV): their papers/queries define the corpus
-            for --graph_limit specter|s2orc|none.
-        graph_paper_ids_path / graph_embeddings_path: BigGraph export (entity_names_paper_id_0.json,
-            embeddings h5/npy); when not given, the graph is built from the citations.
-        s2id_to_s2orc_input_path: JSON {S2 id: S2ORC id} (comma-separated files are merged) for the
-            SPECTER and SciDocs ids.
-        train_s2orc_paper_ids / train_query_s2orc_paper_ids: corpus / query id lists. An existing file
-            is read, never rewritten (only the corpus given: queries sampled from it); a path that
-            does not exist yet is where the selection is written.
-        citations_path: an existing citations TSV for --triples_source specter_like.
-        scidocs_paper_ids: JSON list of the graph ids to keep out of graph and corpus, with or without
-            --scidocs_dir (default: every paper of --scidocs_dir's paper_metadata_*.json, mapped; demo: its
-            held-out papers); --excluded_paper_ids is the same flag (get_citations' name). The train stage's
-            leakage guard reports them (MODEL_DIR/leakage_report.json, manifest "leakage") and refuses to
-            train when one is in the graph or the triplets.
-        graph_limit: specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample),
-            graph (every graph paper), none (SPECTER's papers only). Default: specter with
-            --specter_triples_path, else graph.
-        graph_leakage: keep SciDocs papers in the graph and corpus (the paper's "w/ leakage" setting; the
-            guard then reports them without refusing).
-        biggraph_config: PBG config for the graph stage (default s2orc_768d_dot; demo: demo).
-        biggraph_overrides: PBG key=value overrides, space-separated (e.g. "num_epochs=5 num_partitions=8").
-        graph_method: pbg (PyTorch-BigGraph, the paper's; default), prone or fastrp (cli_graph.py
-            embed_graph: same files, minutes instead of epochs; dimension = the config's unless
-            --biggraph_overrides "dimension=N"); graph_method_settings: their "key=value ..." settings.
-        ann_metric / ann_backend / ann_index_path / faiss_string_factory: the kNN index (an existing
-            --ann_index_path is used, never rebuilt: one made for another corpus or settings is refused).
-        triples_source: knn (SciNCL) or specter_like (citations; same corpus and queries).
-        triples_per_query, easy_positives_*, easy_negatives_*, hard_negatives_*: sampling
-            (paper defaults k+ 20-25, k-hard 3998-4000; demo 20-25 / 198-200; a band's *_k_min not given
-            is its *_k_max minus its count: --hard_negatives_k_max 500 samples 498-500); --k_scale corpus sizes
-            k+ and k-hard for the corpus from the paper's k/N ratios instead (scincl/triples/k_scale.py). Other miner flags
-            (medium_*, *_range, k_means_clusters ...) pass through.
-        seed: sampling and training seed. corpus_seed: corpus/query selection (default: seed).
-        sample_queries_ratio: keep this share of the query papers (1% / 10% ablations).
-        workers: processes/threads (default: all CPUs). gzip: triples and metadata as .gz.
-        device: cuda | cpu: where training, the faiss index and embedding run (default: CUDA when
-            available); cuda stops at once when CUDA is unusable, cpu also sets --use_cpu and --ann_device -1.
-        auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/ as in the original.
-        bitfit / pooling_strategy (cls|mean) / loss / max_sequence_length: training (see `train --help`).
-            Any TrainingArguments flag passes through (--learning_rate, --num_train_epochs, --fp16, ...).
-        val_or_test_or_both: SciDocs splits to evaluate. --eval_max_sequence_length N embeds the SciDocs
-            papers with N tokens (default: the evaluator's 512; demo: 128). --demo_papers N: demo corpus size.
-            --evaluate_base_model false: no base-encoder row.
-        seeds: e.g. 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
+    Flags: every field of scincl/pipeline/settings.py:RunSettings, each with its help, its default (the
+    paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
+    them from there); a band's *_k_min not given is its *_k_max minus its count (--hard_negatives_k_max 500
+    samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
+    TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
+    --seeds 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
     Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
     prints :func:`run_summary` of it.

@@ -49,58 +49,79 @@ class RunSettings:
     CPU in a few minutes: MiniLM, 1.5k papers, one short epoch). A user's explicit value always wins.
     """
 
-    output_dir: Optional[str] = setting(None, "positional OUTPUT_DIR (demo: demo_output)", "where everything goes")
+    output_dir: Optional[str] = setting(None, "positional OUTPUT_DIR; the demo's: demo_output", "where everything goes")
     base_model_name_or_path: Optional[str] = setting(
-        None, "SciBERT when cached, else the packaged all-MiniLM-L6-v2 (scincl/model/encoder.py); demo: MiniLM",
+        None, "SciBERT when cached, else the packaged all-MiniLM-L6-v2 (scincl/model/encoder.py); the demo: MiniLM",
         "encoder to fine-tune")
-    scidocs_dir: Optional[str] = setting(None, DATA, "SciDocs-format evaluation dir (its papers kept out)")
-    s2orc_metadata_dir: Optional[str] = setting(None, DATA, "the original README's name of --corpus_dir (an alias)")
-    corpus_dir: Optional[str] = setting(None, DATA, "the corpus folder, in --corpus_format (scincl/corpus/)")
+    scidocs_dir: Optional[str] = setting(
+        None, DATA, "SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus")
+    s2orc_metadata_dir: Optional[str] = setting(
+        None, DATA, "S2ORC metadata shards (citations and titles/abstracts); the old name of --corpus_dir, an alias")
+    corpus_dir: Optional[str] = setting(
+        None, DATA, "the corpus folder, in --corpus_format (README \"Your own corpus\"); ids are the format's own, so "
+        "give --s2id_to_s2orc_input_path as {SciDocs id: corpus id} (cli_s2orc.py get_scidocs_id_mapping)")
     corpus_format: Optional[str] = setting(None, "detected from the folder (scincl/corpus/)",
                                            "s2orc | s2ag | openalex | plain")
-    specter_triples_path: Optional[str] = setting(None, DATA, "SPECTER training triples (CSV)")
-    graph_paper_ids_path: Optional[str] = setting(None, DATA, "BigGraph export: entity_names_paper_id_0.json")
-    graph_embeddings_path: Optional[str] = setting(None, DATA, "BigGraph export: embeddings (h5/npy)")
-    s2id_to_s2orc_input_path: Optional[str] = setting(None, "ids used as they are",
-                                                      "JSON {S2 id: corpus id}; comma-separated files are merged")
-    train_s2orc_paper_ids: Optional[str] = setting(None, "the run's layout (scincl/pipeline/layout.py)",
-                                                   "corpus id list: read when it exists, else written")
-    train_query_s2orc_paper_ids: Optional[str] = setting(None, "the run's layout (scincl/pipeline/layout.py)",
-                                                         "query id list: read when it exists, else written")
-    citations_path: Optional[str] = setting(None, "extracted from the corpus", "an existing citations TSV")
+    specter_triples_path: Optional[str] = setting(
+        None, DATA, "SPECTER training triples (CSV): their papers/queries define the corpus for --graph_limit "
+        "specter|s2orc|none")
+    graph_paper_ids_path: Optional[str] = setting(
+        None, DATA, "BigGraph export: entity_names_paper_id_0.json (not given: the graph is built from the citations)")
+    graph_embeddings_path: Optional[str] = setting(
+        None, DATA, "BigGraph export: embeddings h5/npy (not given: the graph is built from the citations)")
+    s2id_to_s2orc_input_path: Optional[str] = setting(
+        None, "ids used as they are", "JSON {S2 id: S2ORC id} for the SPECTER and SciDocs ids (comma-separated "
+        "files are merged)")
+    train_s2orc_paper_ids: Optional[str] = setting(
+        None, "the run's layout (scincl/pipeline/layout.py)", "corpus id list: an existing file is read, never "
+        "rewritten (only the corpus given: queries sampled from it); a path that does not exist yet is written")
+    train_query_s2orc_paper_ids: Optional[str] = setting(
+        None, "the run's layout (scincl/pipeline/layout.py)", "query id list: an existing file is read, never "
+        "rewritten; a path that does not exist yet is written")
+    citations_path: Optional[str] = setting(None, "extracted from the corpus",
+                                            "an existing citations TSV (for --triples_source specter_like)")
     scidocs_paper_ids: Optional[str] = setting(
-        None, "every paper of --scidocs_dir, mapped (demo: its held-out papers)",
-        "JSON list of the evaluation papers' graph ids, kept out of graph and triplets")
-    excluded_paper_ids: Optional[str] = setting(None, "get_citations' name", "alias of --scidocs_paper_ids")
+        None, "every paper of --scidocs_dir's paper_metadata_*.json, mapped; the demo: its held-out papers",
+        "JSON list of the graph ids kept out of graph and corpus, with or without --scidocs_dir; the train "
+        "stage's leakage guard reports them (MODEL_DIR/leakage_report.json, manifest \"leakage\") and refuses to "
+        "train when one is in the graph or the triplets")
+    excluded_paper_ids: Optional[str] = setting(None, "get_citations' name", "the same flag as --scidocs_paper_ids")
     graph_limit: Optional[str] = setting(
-        None, "original default specter; graph when no SPECTER triples are given", "which graph papers form the corpus",
-        choices=GRAPH_LIMITS, presets={"paper": "specter", "demo": "graph"})
-    graph_leakage: bool = setting(False, "paper Table 1: w/o leakage", "keep the SciDocs papers in graph and corpus")
+        None, "original: specter; graph when no --specter_triples_path is given",
+        "specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample), graph (every graph paper), none "
+        "(SPECTER's papers only)", choices=GRAPH_LIMITS, presets={"paper": "specter", "demo": "graph"})
+    graph_leakage: bool = setting(False, "paper Table 1: w/o leakage", "keep SciDocs papers in the graph and corpus "
+                                  "(the paper's \"w/ leakage\"; the guard then reports them without refusing)")
     biggraph_config: Optional[str] = setting(
-        None, "paper §4.2: 768d dot (biggraph_configs/s2orc_768d_dot.py); demo: biggraph_configs/demo.py",
+        None, "paper §4.2: 768d dot (biggraph_configs/s2orc_768d_dot.py); the demo: biggraph_configs/demo.py",
         "PBG config of the graph stage", presets={"paper": str(BIGGRAPH_CONFIGS / "s2orc_768d_dot.py"),
                                                   "demo": str(BIGGRAPH_CONFIGS / "demo.py")})
     biggraph_overrides: Optional[Any] = setting(None, "the config as it is",
-                                                'PBG "key=value" overrides, e.g. "num_epochs=5 dimension=64"')
+                                                'PBG key=value overrides, space-separated, e.g. "num_epochs=5 num_partitions=8"')
     graph_method: str = scincl_setting("graph_method", choices=GRAPH_METHODS)
-    graph_method_settings: Optional[Any] = setting(None, "the method's own (scincl/graph/embedders/)",
-                                                   '"key=value ..." of prone / fastrp')
+    graph_method_settings: Optional[Any] = setting(
+        None, "the method's own (scincl/graph/embedders/)", '"key=value ..." of prone / fastrp (cli_graph.py '
+        'embed_graph: same files; dimension = the config\'s unless --biggraph_overrides "dimension=N")')
     graph_test_ratio: Optional[float] = setting(
-        None, "README: 1 % of the edges held out for link prediction; demo 5 %",
+        None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
         "share of the citation edges held out for link prediction", presets={"paper": 0.01, "demo": 0.05})
     ann_metric: str = setting("inner_product", "README: --ann_metric inner_product", "kNN index metric",
                               choices=("inner_product", "l2", "cosine"))
     ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)")
-    ann_index_path: Optional[str] = setting(None, "the run's layout", "an existing index is used, never rebuilt")
+    ann_index_path: Optional[str] = setting(
+        None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
+        "or settings is refused)")
     ann_normalize_embeddings: bool = setting(
         DEFAULT_ANN_NORMALIZE_EMBEDDINGS, "README build_faiss --do_normalize (scincl/triples/config.py)",
         "L2-normalise the graph embeddings before the kNN search (get_knn_triples' flag of the same name)")
     faiss_string_factory: str = setting("Flat", "README: ANN_FAISS_FACTORY=Flat", "faiss index factory")
     ann_device: int = setting(0, "first GPU when faiss has one, else CPU", "faiss device (-1: CPU)")
-    device: Optional[str] = setting(None, "CUDA when available", "cuda | cpu: training, faiss index and embedding",
-                                    choices=DEVICES)
+    device: Optional[str] = setting(
+        None, "CUDA when available", "where training, the faiss index and embedding run; cuda stops at once when "
+        "CUDA is unusable, cpu also sets --use_cpu and --ann_device -1", choices=DEVICES)
     triples_source: str = setting("knn", "paper §3.2: SciNCL's kNN sampling",
-                                  "knn (SciNCL) or specter_like (citations)", choices=TRIPLES_SOURCES)
+                                  "knn (SciNCL) or specter_like (citations; same corpus and queries)",
+                                  choices=TRIPLES_SOURCES)
     triples_per_query: int = scincl_setting("triples_per_query")
     easy_positives_count: int = scincl_setting("easy_positives_count")
     easy_positives_strategy: str = setting("knn", "README: --easy_positives_strategy knn", "how positives are drawn")
@@ -112,39 +133,41 @@ class RunSettings:
     hard_negatives_count: int = scincl_setting("hard_negatives_count")
     hard_negatives_strategy: str = setting("knn", "README: --hard_negatives_strategy knn", "how hard negatives are drawn")
     hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None)
-    # demo 200: beyond the ~130-paper topic of the 1.5k-paper demo corpus (paper: k- = 4000 of 52M)
+    # the demo's 200: beyond the ~130-paper topic of the 1.5k-paper demo corpus (paper: k- = 4000 of 52M)
     hard_negatives_k_max: Optional[int] = scincl_setting("hard_negatives_k_max", None, presets={
         "paper": SCINCL.hard_negatives_k_max, "demo": 200})
     k_scale: str = setting("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
-                           "the paper's k/N (scincl/triples/k_scale.py)", choices=K_SCALES)
+                           "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
     seed: int = scincl_setting("seed")
     corpus_seed: Optional[int] = setting(None, "original: --seed", "corpus and query selection seed")
-    sample_queries_ratio: Optional[float] = setting(None, "paper: every query; demo 10 %", "share of the query papers kept",
-                                                    presets={"paper": 1.0, "demo": 0.1})
+    sample_queries_ratio: Optional[float] = setting(
+        None, "paper: every query; the demo 10 %", "share of the query papers kept (the 1 % / 10 % ablations)",
+        presets={"paper": 1.0, "demo": 0.1})
     workers: Optional[int] = setting(None, "all CPUs", "processes / threads")
     gzip: bool = setting(False, "README: --gzip", "triples and metadata as .gz")
-    auto_output_dir: bool = setting(False, "README: --auto_output_dir",
-                                    "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<sampling>/")
+    auto_output_dir: bool = setting(False, "README: --auto_output_dir", "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/"
+                                    "[queries_<r>/]<sampling>/ as in the original")
     bitfit: bool = setting(False, "paper §4.3: full fine-tuning", "train only the biases (BitFit)")
-    # demo mean: MiniLM was trained with mean pooling; keeps base vs tuned comparable
+    # the demo's mean: MiniLM was trained with mean pooling; keeps base vs tuned comparable
     pooling_strategy: Optional[str] = scincl_setting("pooling_strategy", None, presets={
         "paper": SCINCL.pooling_strategy, "demo": "mean"})
     loss: str = scincl_setting("loss")
-    # demo 64: title + the start of the abstract, a CPU budget
+    # the demo's 64: title + the start of the abstract, a CPU budget
     max_sequence_length: Optional[int] = scincl_setting("max_sequence_length", None, presets={
         "paper": SCINCL.max_sequence_length, "demo": 64})
     eval_max_sequence_length: Optional[int] = setting(
-        None, "the evaluator's (full SciDocs inputs); demo 128, a CPU budget", "tokens per SciDocs paper",
-        presets={"demo": 128})
+        None, "the evaluator's 512 (full SciDocs inputs); the demo 128, a CPU budget",
+        "tokens per SciDocs paper when embedding it", presets={"demo": 128})
     val_or_test_or_both: str = setting("both", "README: --val_or_test_or_both both", "SciDocs splits to evaluate",
                                        choices=("val", "test", "both"))
-    evaluate_base_model: bool = setting(True, "paper Table 1: the base encoder's row", "evaluate the base encoder too")
+    evaluate_base_model: bool = setting(True, "paper Table 1: the base encoder's row",
+                                        "evaluate the base encoder too (false: no base-encoder row)")
     demo_papers: int = setting(1500, "CPU budget: ~1.3k training papers, ~1.4k SciDocs papers",
                                "embedded demo corpus size")
     miner_options: Dict[str, Any] = setting(None, "scincl/triples/config.py:MinerConfig", "the miner's other flags",
                                             default_factory=dict)
     training_options: Dict[str, Any] = setting(
-        None, "scincl/model/train.py (SPECTER's set-up); demo: one short epoch on CPU", "the trainer's flags",
+        None, "scincl/model/train.py (SPECTER's set-up); the demo: one short epoch on CPU", "the trainer's flags",
         default_factory=dict, presets={"paper": {}, "demo": {
             "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 5e-5, **CPU_TRAINING,
             "save_steps": 50, "save_total_limit": 1}})

@@ -123,13 +123,15 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
 
 
 def test_run_specter_help_names_the_demo_band_it_uses():
-    """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200."""
-    from scincl.commands.pipeline import run_specter
+    """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
+    defaults are now read from the field that resolve() fills the run from."""
+    from scincl.pipeline.seeds_and_sweeps import run_specter_flag_info
     from scincl.pipeline.settings import RunSettings, resolve
 
     demo = resolve(RunSettings())
-    band = f"{demo.hard_negatives_k_min}-{demo.hard_negatives_k_max}"
-    assert band == "198-200" and f"demo 20-25 / {band}" in run_specter.__doc__
+    assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
+    rows = {row.name: row for row in run_specter_flag_info()}
+    assert rows["hard_negatives_k_max"].default == "paper 4000 / demo 200"
 
 
 def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
