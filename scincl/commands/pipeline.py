@@ -130,19 +130,11 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
     Args:
         experiment: {kinds}.
-        settings: the fields of scincl.pipeline.experiment_kinds.Experiment and of the recipe
-            (scincl.pipeline.real_corpus.Recipe), each with its default defined there:
-            --corpus hepth|citeseer; --seeds 0,1,2 (or 0..2); --split (default: test for main and
-            graph, val for the studies); --values (k_pos/k_hard sweep values, collisions' k-hard
-            grid); --variants field=value,... (tuning); --arms specter_like,scincl,cocite;
-            --losses triplet,infonce,cosent,angle; --cocitation_min_count 2;
-            --eval_max_sequence_length 128; --graph_dims 64,128 (graph study); recipe: --triplets 1000
-            (5 per query) --easy_positives_k_max 25 --hard_negatives_k_max 500 (k+, k-hard: positives
-            n_{k+-4}..n_{k+}, hard negatives n_{k--1}..n_{k-}) --pooling_strategy mean --learning_rate 5e-5
-            --loss triplet --max_sequence_length 64 --per_device_train_batch_size 16 --num_train_epochs 1
-            --graph_dim 64 --base_model_name_or_path "" (the packaged all-MiniLM-L6-v2; else a hub name or a
-            model dir, e.g. allenai/scibert_scivocab_uncased with --pooling_strategy cls). The recipe's former
-            names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model are accepted too.
+        settings: the fields of scincl.pipeline.experiment_kinds.Experiment (--corpus hepth|citeseer, --seeds,
+            --split, --values, --variants, --arms, --losses, ...) and of the recipe
+            (scincl.pipeline.real_corpus.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
+            --pooling_strategy, --learning_rate, ...), each with its default defined there and listed below
+            (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
     """
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
 

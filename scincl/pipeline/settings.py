@@ -23,7 +23,7 @@ from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.corpus.selection import GRAPH_LIMITS
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
-from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS, make_config, miner_option_names
 from scincl.triples.k_scale import K_SCALES
 from scincl.triples.sources import TRIPLES_SOURCES
 
@@ -369,10 +369,12 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
 def check_ranges(s: RunSettings) -> RunSettings:
     """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
     field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
-    and choices of its field, else of its flag; the bands), the same line as the CLI's check; then the graph
-    method's settings."""
+    and choices of its field, else of its flag; the bands), the same line as the CLI's check; then how the
+    miner's slots fit together (:func:`scincl.triples.config.make_config`) and the graph method's settings."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)
+    if s.triples_source == "knn":  # how the miner's slots fit (counts, strategies, bands), not at the triples stage
+        make_config(**{name: values[name] for name in miner_option_names() if name in values}, **s.miner_options)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:

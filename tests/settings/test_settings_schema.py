@@ -150,3 +150,16 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
     assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
     rows = {row.name: row for row in dataclass_flags(RunSettings)}
     assert "README: --ann_metric inner_product" in rows["ann_metric"].help
+
+
+def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
+    """issue 27: values checked once, before any work. Counts that do not add up were refused only by the triples
+    stage, after the citations, graph and index stages had run; the SPECTER-like arm takes no kNN slots."""
+    from scincl.pipeline.seeds_and_sweeps import settings_from_flags
+
+    with pytest.raises(InputError, match="positives counts must add up to --triples_per_query=5"):
+        settings_from_flags("out", {"easy_positives_count": 4})
+    with pytest.raises(InputError, match="--medium_negatives_strategy range needs --medium_negatives_range"):
+        settings_from_flags("out", {"medium_negatives_strategy": "range", "medium_negatives_count": 1,
+                                    "easy_negatives_count": 2})
+    assert settings_from_flags("out", {"triples_source": "specter_like", "easy_positives_count": 4}).demo
