@@ -23,7 +23,7 @@ from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.corpus.selection import GRAPH_LIMITS
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
-from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS, make_config, miner_option_names
+from scincl.triples.config import make_config, miner_option_names
 from scincl.triples.k_scale import K_SCALES
 from scincl.triples.sources import TRIPLES_SOURCES
 
@@ -105,16 +105,13 @@ class RunSettings:
     graph_test_ratio: Optional[float] = setting(
         None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
         "share of the citation edges held out for link prediction", presets={"paper": 0.01, "demo": 0.05})
-    ann_metric: str = setting("inner_product", "README: --ann_metric inner_product", "kNN index metric",
-                              choices=("inner_product", "l2", "cosine"))
+    ann_metric: str = scincl_setting("ann_metric", choices=("inner_product", "l2", "cosine"))
     ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)")
     ann_index_path: Optional[str] = setting(
         None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
         "or settings is refused)")
-    ann_normalize_embeddings: bool = setting(
-        DEFAULT_ANN_NORMALIZE_EMBEDDINGS, "README build_faiss --do_normalize (scincl/triples/config.py)",
-        "L2-normalise the graph embeddings before the kNN search (get_knn_triples' flag of the same name)")
-    faiss_string_factory: str = setting("Flat", "README: ANN_FAISS_FACTORY=Flat", "faiss index factory")
+    ann_normalize_embeddings: bool = scincl_setting("ann_normalize_embeddings")
+    faiss_string_factory: str = scincl_setting("faiss_string_factory")
     ann_device: int = setting(0, "first GPU when faiss has one, else CPU", "faiss device (-1: CPU)")
     device: Optional[str] = setting(
         None, "CUDA when available", "where training, the faiss index and embedding run; cuda stops at once when "
@@ -124,14 +121,14 @@ class RunSettings:
                                   choices=TRIPLES_SOURCES)
     triples_per_query: int = scincl_setting("triples_per_query")
     easy_positives_count: int = scincl_setting("easy_positives_count")
-    easy_positives_strategy: str = setting("knn", "README: --easy_positives_strategy knn", "how positives are drawn")
+    easy_positives_strategy: str = scincl_setting("easy_positives_strategy")
     easy_positives_k_min: Optional[int] = scincl_setting("easy_positives_k_min", None)
     easy_positives_k_max: Optional[int] = scincl_setting("easy_positives_k_max", None, presets={
         "paper": SCINCL.easy_positives_k_max, "demo": SCINCL.easy_positives_k_max})
     easy_negatives_count: int = scincl_setting("easy_negatives_count")
     easy_negatives_strategy: str = scincl_setting("easy_negatives_strategy")
     hard_negatives_count: int = scincl_setting("hard_negatives_count")
-    hard_negatives_strategy: str = setting("knn", "README: --hard_negatives_strategy knn", "how hard negatives are drawn")
+    hard_negatives_strategy: str = scincl_setting("hard_negatives_strategy")
     hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None)
     # the demo's 200: beyond the ~130-paper topic of the 1.5k-paper demo corpus (paper: k- = 4000 of 52M)
     hard_negatives_k_max: Optional[int] = scincl_setting("hard_negatives_k_max", None, presets={

@@ -61,6 +61,8 @@ class SciNCLSchema:
     easy_positives_k_max: int = setting(
         25, "paper §5 / §6.1 (Fig. 2): best k+ = 25 on SciDocs val",
         "k+: positives end at the k_max-th neighbour of the query in the citation-embedding space", NON_NEGATIVE_INT)
+    easy_positives_strategy: str = setting("knn", "paper §3.2; README: --easy_positives_strategy knn",
+                                           "how positives are drawn (strategies of scincl/triples/strategies.py)")
     easy_negatives_count: int = setting(
         3, "paper §3.2: c-easy = 3", "easy negatives per query (random papers outside the kNN set)", NON_NEGATIVE_INT)
     easy_negatives_strategy: str = setting(
@@ -68,6 +70,8 @@ class SciNCLSchema:
         "how easy negatives are drawn (strategies of scincl/triples/strategies.py)")
     hard_negatives_count: int = setting(
         2, "paper §3.2: c-hard = 2", "c-: hard negatives per query, from the k-hard band", NON_NEGATIVE_INT)
+    hard_negatives_strategy: str = setting("knn", "paper §3.2; README: --hard_negatives_strategy knn",
+                                           "how hard negatives are drawn (strategies of scincl/triples/strategies.py)")
     hard_negatives_k_min: Optional[int] = setting(
         None, "derived: k- - c- = hard_negatives_k_max - hard_negatives_count (paper §3.2 band (k- - c-; k-])",
         "hard negatives start after the k_min-th neighbour (default: hard_negatives_k_max - hard_negatives_count)",
@@ -76,6 +80,13 @@ class SciNCLSchema:
         4000, "paper §5 / §6.2 (Fig. 3): best k-hard = 4000 on SciDocs val",
         "k-hard: hard negatives end at the k_max-th neighbour of the query", NON_NEGATIVE_INT)
     seed: int = setting(0, "paper §5: seeds 0..9, the first", "sampling and training seed", NON_NEGATIVE_INT)
+
+    # --- the kNN index the bands are read from (scincl/knn/): the original README's build_faiss and run_specter
+    ann_metric: str = setting("inner_product", "README: --ann_metric inner_product", "kNN index metric")
+    ann_normalize_embeddings: bool = setting(
+        True, "README: build_faiss --do_normalize (inner product = cosine)",
+        "L2-normalise the graph embeddings before the kNN search")
+    faiss_string_factory: str = setting("Flat", "README: ANN_FAISS_FACTORY=Flat (exact search)", "faiss index factory")
 
     # --- training (scincl/model/): paper §4.3, SPECTER's set-up
     num_train_epochs: float = setting(2, "paper §4.3: 2 epochs", "training epochs", NON_NEGATIVE)

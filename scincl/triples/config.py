@@ -29,20 +29,12 @@ BAND_STRATEGIES = (KNN, KMEANS)
 
 ROLES = ("positives", "negatives")
 
-# SciNCL defaults (values and sources in scincl/settings/schema.py; the original README `run_specter`
-# command): c+ = 5 positives from k+ = 25, 3 easy negatives random without kNN, c- = 2 hard
-# negatives at k- = 4000, 5 triples per query. The paper's names of these quantities, for the
-# modules that compute with them:
-DEFAULT_TRIPLES_PER_QUERY = SCINCL.triples_per_query
-POSITIVES_K = SCINCL.easy_positives_k_max  # k+: positives end at the k+-th neighbour
+# The paper's names of SciNCL quantities, for the modules that compute with them (values and sources in
+# scincl/settings/schema.py, under the flags' names):
 POSITIVES_BAND = SCINCL.easy_positives_count  # c+: positives are n_{k+ - c+ + 1} .. n_{k+}
 HARD_NEGATIVES_K = SCINCL.hard_negatives_k_max  # k-hard: hard negatives end at the k-hard-th neighbour
 HARD_NEGATIVES_BAND = SCINCL.hard_negatives_count  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-}
-EASY_NEGATIVES_COUNT = SCINCL.easy_negatives_count  # random papers outside the kNN set
-
-# Normalise graph embeddings before the faiss search (inner product = cosine): the original README
-# builds its index with `build_faiss ... --do_normalize`. One default for get_knn_triples and run_specter.
-DEFAULT_ANN_NORMALIZE_EMBEDDINGS = True
+DEFAULT_ANN_NORMALIZE_EMBEDDINGS = SCINCL.ann_normalize_embeddings  # README build_faiss --do_normalize
 
 # Continuous co-citation triples (get_continuous_cocitation_triples, the co-citation thesis 004): SciNCL's
 # kNN bands on co-citation-graph embeddings, searched as the thesis searches them.
@@ -82,9 +74,9 @@ class MinerConfig:
     left ``None`` is derived from its end and count (``k_max - count``, :func:`~scincl.settings.schema.derive_bands`);
     :attr:`slots` says which flags fill which slot. Built from flat flags by :func:`make_config`."""
 
-    triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY
+    triples_per_query: int = SCINCL.triples_per_query
     easy_positives_count: int = SCINCL.easy_positives_count
-    easy_positives_strategy: str = KNN
+    easy_positives_strategy: str = SCINCL.easy_positives_strategy
     easy_positives_k_min: Optional[int] = None  # None: k_max - count (schema)
     easy_positives_k_max: int = SCINCL.easy_positives_k_max
     easy_positives_range: Optional[float] = None
@@ -109,7 +101,7 @@ class MinerConfig:
     medium_negatives_k_max: int = 0
     medium_negatives_range: Optional[float] = None
     hard_negatives_count: int = SCINCL.hard_negatives_count
-    hard_negatives_strategy: str = KNN
+    hard_negatives_strategy: str = SCINCL.hard_negatives_strategy
     hard_negatives_k_min: Optional[int] = None  # None: k_max - count (schema)
     hard_negatives_k_max: int = SCINCL.hard_negatives_k_max
     hard_negatives_range: Optional[float] = None

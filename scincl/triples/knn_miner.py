@@ -20,11 +20,9 @@ from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
-from scincl.triples.config import (
-    DEFAULT_ANN_NORMALIZE_EMBEDDINGS, DEFAULT_TRIPLES_PER_QUERY, EASY_NEGATIVES_COUNT, HARD_NEGATIVES_BAND,
-    HARD_NEGATIVES_K, KMEANS, KNN, POSITIVES_BAND, POSITIVES_K, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE,
-    MinerConfig, make_config, miner_option_names,
-)
+from scincl.settings.schema import SCINCL
+from scincl.triples.config import (KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
+                                   make_config, miner_option_names)
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
@@ -73,9 +71,9 @@ def load_graph_corpus(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,
     ann_index_path: PathLike,
-    ann_metric: str = "inner_product",
-    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS,
-    faiss_string_factory: str = "Flat",
+    ann_metric: str = SCINCL.ann_metric,
+    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings,
+    faiss_string_factory: str = SCINCL.faiss_string_factory,
     faiss_nprobe: Optional[int] = None,
     ann_batch_size: int = 512,
     ann_device: int = -1,
@@ -250,24 +248,24 @@ def get_knn_triples(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,
     query_papers: QueryPapers = None,
-    triples_per_query: int = DEFAULT_TRIPLES_PER_QUERY,
-    easy_positives_count: int = POSITIVES_BAND,
-    easy_positives_strategy: str = "knn",
+    triples_per_query: int = SCINCL.triples_per_query,
+    easy_positives_count: int = SCINCL.easy_positives_count,
+    easy_positives_strategy: str = SCINCL.easy_positives_strategy,
     easy_positives_k_min: Optional[int] = None,
-    easy_positives_k_max: int = POSITIVES_K,
-    easy_negatives_count: int = EASY_NEGATIVES_COUNT,
-    easy_negatives_strategy: str = "random_without_knn",
-    hard_negatives_count: int = HARD_NEGATIVES_BAND,
-    hard_negatives_strategy: str = "knn",
+    easy_positives_k_max: int = SCINCL.easy_positives_k_max,
+    easy_negatives_count: int = SCINCL.easy_negatives_count,
+    easy_negatives_strategy: str = SCINCL.easy_negatives_strategy,
+    hard_negatives_count: int = SCINCL.hard_negatives_count,
+    hard_negatives_strategy: str = SCINCL.hard_negatives_strategy,
     hard_negatives_k_min: Optional[int] = None,
-    hard_negatives_k_max: int = HARD_NEGATIVES_K,
-    ann_metric: str = "inner_product",
+    hard_negatives_k_max: int = SCINCL.hard_negatives_k_max,
+    ann_metric: str = SCINCL.ann_metric,
     ann_backend: str = "faiss",
     ann_index_path: Optional[PathLike] = None,
-    ann_normalize_embeddings: bool = DEFAULT_ANN_NORMALIZE_EMBEDDINGS,
+    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings,
     ann_batch_size: int = 512,
     ann_device: int = -1,
-    faiss_string_factory: str = "Flat",
+    faiss_string_factory: str = SCINCL.faiss_string_factory,
     faiss_nprobe: Optional[int] = None,
     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
     seed: int = 0,

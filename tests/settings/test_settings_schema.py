@@ -15,7 +15,7 @@ def test_every_field_has_a_source_help_and_a_validator():
     for name, f in FIELDS.items():
         meta = f.metadata
         assert meta["source"] and meta["help"], name
-        assert meta["rule"] is not None or meta["choices"] or isinstance(f.default, str), name
+        assert meta["rule"] is not None or meta["choices"] or isinstance(f.default, (str, bool)), name  # a bool: its type
         assert name in help_of(name) or meta["help"] in help_of(name)
 
 
