@@ -175,44 +175,42 @@ def output_flag_values(function: Callable, args: tuple, kwargs: dict) -> Tuple[l
 
 
 
+def _mark(**attributes: Any) -> Callable[[Callable], Callable]:
+    """A decorator that stores ``attributes`` on a command and returns it (the marks below; private names:
+    fire lists public attributes as sub-commands)."""
+    def mark(function: Callable) -> Callable:
+        for name, value in attributes.items():
+            setattr(function, name, value)
+        return function
+
+    return mark
+
+
 def settings_checked_by_library(function: Callable) -> Callable:
     """Mark a command whose library checks its resolved settings before any work (``run_specter``: the flags
     with the paper's or the demo's presets, :func:`scincl.pipeline.settings.check_ranges`): the CLI converts
     the flags' types and leaves the range check to it, so each value is checked once."""
-    function._checks_settings = True
-    return function
+    return _mark(_checks_settings=True)(function)
 
 
 def default_outputs(**outputs: str) -> Callable:
     """Mark a command whose output flags default to ``None`` but which then writes these paths (``run_specter``
     without ``--output_dir`` writes ``demo_output``), so its lock covers the output it really writes."""
-    def mark(function: Callable) -> Callable:
-        function._default_outputs = dict(outputs)
-        return function
-
-    return mark
+    return _mark(_default_outputs=dict(outputs))
 
 
 def shows(text: Callable[[Any], Optional[str]]) -> Callable:
     """Mark a command whose result the command line prints as ``text(result)`` (``None``: nothing), not as fire
     renders it (``run_specter``'s result dict: its summary; ``evaluate``'s: nothing, the library writes the
     results files). A Python caller of the function gets the result itself."""
-    def mark(function: Callable) -> Callable:
-        function._shows = text
-        return function
-
-    return mark
+    return _mark(_shows=text)
 
 
 def fills_doc(**fills: Callable[[], str]) -> Callable:
     """Mark a command whose docstring names ``{name}`` places that ``--help`` fills with ``fills[name]()``, taken
     from where the values are defined (``reproduce``'s experiment kinds: the registry
     :data:`scincl.pipeline.experiment_kinds.KINDS`), when asked: the registry is not imported to run a command."""
-    def mark(function: Callable) -> Callable:
-        function._doc_fills = dict(fills)
-        return function
-
-    return mark
+    return _mark(_doc_fills=dict(fills))
 
 
 def filled_doc(function: Callable) -> str:
@@ -243,13 +241,9 @@ def checked_command(function: Callable, wait: bool = False) -> Callable:
     return run
 
 
-def repeatable_flags(*names: str):
+def repeatable_flags(*names: str) -> Callable[[Callable], Callable]:
     """Mark a command whose flags ``names`` may be given several times (``--corpus_dir A --corpus_dir B``)."""
-    def mark(function):
-        function._repeatable_flags = tuple(names)
-        return function
-
-    return mark
+    return _mark(_repeatable_flags=tuple(names))
 
 
 def gather_repeated_flags(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
@@ -289,11 +283,7 @@ def gather_repeated_flags(commands: Dict[str, Callable], argv: List[str]) -> Lis
 def flag_aliases(**aliases: str):
     """Mark a command that also takes older spellings of flags, ``flag_aliases(model_dir="model_dirs")``: the
     library's parameter name is the flag's name, the alias keeps documented command lines working."""
-    def mark(function):
-        function._flag_aliases = dict(aliases)
-        return function
-
-    return mark
+    return _mark(_flag_aliases=dict(aliases))
 
 
 def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
@@ -316,16 +306,12 @@ def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
     return out
 
 
-def accepts_flags(names: Callable[[], Iterable[str]], describe: Optional[Callable[[], list]] = None):
+def accepts_flags(names: Callable[[], Iterable[str]],
+                  describe: Optional[Callable[[], list]] = None) -> Callable[[Callable], Callable]:
     """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
     for ``--help``, a ``describe()`` returning their :class:`scincl.cli.help.FlagInfo` rows (type,
-    default, source). Stored as private attributes: fire lists public ones as sub-commands."""
-    def mark(function):
-        function._extra_flags = names
-        function._describe_flags = describe
-        return function
-
-    return mark
+    default, source)."""
+    return _mark(_extra_flags=names, _describe_flags=describe)
 
 
 def command_flags(function: Callable) -> Optional[Set[str]]:

@@ -201,7 +201,6 @@ def is_embedded_demo(settings: RunSettings) -> bool:
 def _resolve_corpus_dir(s: RunSettings) -> None:
     """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards."""
     from scincl.corpus import check_format
-    from scincl.errors import InputError
 
     if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
         raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
@@ -216,11 +215,8 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
 
 
 def _check_k_scale(s: RunSettings) -> None:
-    """``--k_scale corpus`` sizes the four k flags itself: giving them too is ambiguous."""
-    from scincl.errors import InputError
-    from scincl.triples.k_scale import check_k_scale
-
-    check_k_scale(s.k_scale)
+    """``--k_scale corpus`` sizes the four k flags itself: giving them too is ambiguous (the value's choices:
+    :func:`check_ranges`)."""
     given = [f"--{band}_k_{end}" for band in ("easy_positives", "hard_negatives") for end in ("min", "max")
              if getattr(s, f"{band}_k_{end}") is not None]
     if s.k_scale == "corpus" and given:
