@@ -178,21 +178,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     settings = RunSettings(output_dir=output_dir, **check_types(named), miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
                            override=sorted(routed.override))
-    return check_training_choices(check_ranges(resolve(settings)))
-
-
-def check_training_choices(settings):
-    """The loss and its flags build (``--loss hinge`` was refused only after the citation and graph
-    stages ran, issue 29): one :class:`InputError` line before any stage."""
-    from scincl.model.losses import LOSS_NAMES, build_loss
-
-    if settings.loss not in LOSS_NAMES:
-        raise InputError(f"unknown --loss {settings.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
-    try:
-        build_loss(settings.loss, **dict(settings.training_options))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"--loss {settings.loss}: {exc}") from None
-    return settings
+    return check_ranges(resolve(settings))
 
 
 def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:

@@ -363,7 +363,8 @@ def check_ranges(s: RunSettings) -> RunSettings:
     """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
     field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
     and choices of its field, else of its flag; the bands), the same line as the CLI's check; then how the
-    miner's slots fit together (:func:`scincl.triples.config.make_config`) and the graph method's settings."""
+    miner's slots fit together (:func:`scincl.triples.config.make_config`), the graph method's settings, a GPU
+    asked for, and the loss with its flags."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)
     if s.triples_source == "knn":  # how the miner's slots fit (counts, strategies, bands), not at the triples stage
@@ -376,6 +377,14 @@ def check_ranges(s: RunSettings) -> RunSettings:
         from scincl.model.device import check_gpu_usable
 
         check_gpu_usable(s.device)
+    from scincl.model.losses import LOSS_NAMES, build_loss
+
+    if s.loss not in LOSS_NAMES:  # the loss and its flags build (issue 29: refused only after the graph stage ran)
+        raise InputError(f"unknown --loss {s.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    try:
+        build_loss(s.loss, **dict(s.training_options))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--loss {s.loss}: {exc}") from None
     return s
 
 
