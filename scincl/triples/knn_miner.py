@@ -22,7 +22,7 @@ from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import (KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
-                                   make_config, miner_option_names)
+                                   make_config)
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
@@ -299,8 +299,13 @@ def get_knn_triples(
     index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
     ascending row).
     """
-    # the named MinerConfig fields of this call, in signature order (the --help rows): one dict, by their names
-    slots = {name: value for name, value in locals().items() if name in miner_option_names()}
+    # the named MinerConfig fields of this call, in signature order (the --help rows), each by its flag's name
+    slots = dict(triples_per_query=triples_per_query, easy_positives_count=easy_positives_count,
+                 easy_positives_strategy=easy_positives_strategy, easy_positives_k_min=easy_positives_k_min,
+                 easy_positives_k_max=easy_positives_k_max, easy_negatives_count=easy_negatives_count,
+                 easy_negatives_strategy=easy_negatives_strategy, hard_negatives_count=hard_negatives_count,
+                 hard_negatives_strategy=hard_negatives_strategy, hard_negatives_k_min=hard_negatives_k_min,
+                 hard_negatives_k_max=hard_negatives_k_max)
     check_k_scale(k_scale)
     if ann_backend not in ANN_BACKENDS:
         raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
