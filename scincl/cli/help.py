@@ -36,6 +36,7 @@ class FlagInfo:
     default: str
     source: str
     help: str = ""
+    choices: Sequence[str] = ()  # the values it takes (a settings field's ``choices`` metadata)
 
 
 def _type_name(annotation: Any, default: Any = inspect.Parameter.empty) -> str:
@@ -127,7 +128,8 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
             default = "required"
         meta = f.metadata
         text = f"{meta['help']} (default from: {meta['source']})" if "help" in meta else comments.get(f.name, "")
-        out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls), text))
+        out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls), text,
+                            meta.get("choices", ())))
     return out
 
 
@@ -173,7 +175,7 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
     A SciNCL setting's help text (what it is, the paper's default and its source) comes from
     :mod:`scincl.settings.schema`; the default shown is the command's own.
     """
-    from scincl.settings.schema import help_of
+    from scincl.settings.schema import FIELDS, help_of
 
     rows = signature_flags(function)
     describe = getattr(function, "_describe_flags", None)
@@ -186,22 +188,26 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
     old_names = {new: old for old, new in getattr(function, "_flag_aliases", {}).items()}
     for row in rows:
         row.help = help_of(row.name) or row.help
+        row.choices = row.choices or (FIELDS[row.name].metadata["choices"] if row.name in FIELDS else ())
         if row.name in old_names:  # scincl.cli.flag_aliases
             row.help = (row.help + " " if row.help else "") + f"(also --{old_names[row.name]}, its old name)"
     return rows
 
 
-def _range(name: str) -> str:
+def _range(row: FlagInfo) -> str:
+    """``; range >= 0`` (the flag's rule in :data:`scincl.cli.flags.RANGES`) or ``; choices a | b``."""
     from scincl.cli.flags import RANGES
 
-    rule = RANGES.get(name)
+    rule = RANGES.get(row.name)
+    if row.choices:
+        return f"; choices {' | '.join(map(str, row.choices))}"
     return f"; range {rule.describe()}" if rule is not None and rule.describe() else ""
 
 
 def format_flag(row: FlagInfo) -> str:
     """``  --name TYPE  default: X  [source: ...]`` (positional arguments without the dashes)."""
     lead = row.name if row.default.startswith("positional") or row.default == "required" else f"--{row.name}"
-    text = f"  {lead} {row.type}  default: {row.default}{_range(row.name)}  [{row.source}]"
+    text = f"  {lead} {row.type}  default: {row.default}{_range(row)}  [{row.source}]"
     return text + (f"\n      {row.help}" if row.help else "")
 
 

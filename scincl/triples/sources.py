@@ -13,7 +13,7 @@ from scincl.errors import InputError
 from scincl.io import PathLike
 from scincl.triples.queries import QueryPapers
 
-# --triples_source values (scincl/pipeline/settings.py CHOICES validates against them)
+# --triples_source values (the choices of scincl/pipeline/settings.py:RunSettings.triples_source)
 KNN = "knn"                    # SciNCL: kNN of the query in the graph embeddings (paper §3.2)
 SPECTER_LIKE = "specter_like"  # SPECTER: cited papers, citations of citations (Cohan et al. 2020)
 TRIPLES_SOURCES = (KNN, SPECTER_LIKE)

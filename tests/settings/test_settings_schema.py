@@ -163,3 +163,13 @@ def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
         settings_from_flags("out", {"medium_negatives_strategy": "range", "medium_negatives_count": 1,
                                     "easy_negatives_count": 2})
     assert settings_from_flags("out", {"triples_source": "specter_like", "easy_positives_count": 4}).demo
+
+
+def test_help_shows_a_fields_choices_from_its_metadata():
+    """--help reads the values a setting takes from the field that check_ranges checks them with."""
+    from scincl.cli.help import format_flag
+    from scincl.pipeline.seeds_and_sweeps import run_specter_flag_info
+
+    rows = {row.name: row for row in run_specter_flag_info()}
+    assert "; choices cuda | cpu" in format_flag(rows["device"])
+    assert "; choices knn | specter_like" in format_flag(rows["triples_source"])
