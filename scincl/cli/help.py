@@ -109,8 +109,8 @@ def signature_flags(function: Callable) -> List[FlagInfo]:
 def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Dict[str, str]] = None,
                     source: Optional[str] = None) -> List[FlagInfo]:
     """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default). A field declared
-    with :func:`scincl.settings.schema.setting` gives its help and the source of its default; another field the
-    ``# comment`` after it."""
+    with :func:`scincl.settings.schema.setting` gives its help, the source of its default and its paper / demo
+    presets; another field the ``# comment`` after it."""
     hints = typing.get_type_hints(cls)
     comments = _field_comments(cls)
     defaults, exclude = defaults or {}, set(exclude)
@@ -118,8 +118,11 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
     for f in dataclasses.fields(cls):
         if f.name in exclude:
             continue
+        presets = f.metadata.get("presets")  # a settings field's paper / demo values (scincl.settings.schema.setting)
         if f.name in defaults:
             default = defaults[f.name]
+        elif presets:
+            default = f"paper {presets.get('paper')!r} / demo {presets.get('demo')!r}"
         elif f.default is not dataclasses.MISSING:
             default = _default_text(f.default)
         elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.pipeline.settings import (DEMO_DEFAULTS, PAPER_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
+from scincl.pipeline.settings import (DEMO_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
                                       check_ranges, check_types, parse_int_list, parse_seeds, resolve)
 from scincl.settings.schema import derive_bands
 from scincl.triples.config import miner_option_names
@@ -146,11 +146,9 @@ def run_specter_flag_info() -> list:
     from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
 
-    both = {name: f"paper {PAPER_DEFAULTS.get(name)!r} / demo {DEMO_DEFAULTS.get(name)!r}"
-            for name in set(PAPER_DEFAULTS) | set(DEMO_DEFAULTS) if name != "training_options"}
     settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
     rows = dataclass_flags(RunSettings, exclude={"output_dir"} | (
-        {f.name for f in dataclasses.fields(RunSettings)} - settings), defaults=both)
+        {f.name for f in dataclasses.fields(RunSettings)} - settings))
     rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
              for prefix in ("skip", "override") for stage in stage_names()]
