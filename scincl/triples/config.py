@@ -10,7 +10,7 @@ negatives likewise).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
