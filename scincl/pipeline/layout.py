@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
 
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.pipeline.settings import RunSettings, experiment_dir, model_dir_name
-from scincl.pipeline.stages import evaluate_stage, train_stage
+from scincl.pipeline.stages import citations_stage, evaluate_stage, graph_stage, train_stage
 
 TRIPLES_FILE = "train_triples.csv"  # a run's triplets (``.gz`` when gzipped)
 TEXTS_FILE = "train_metadata.jsonl"  # the titles and abstracts of its triplets' papers
@@ -72,11 +72,13 @@ def leakage_inputs(excluded: Optional[Path], graph_ids: Optional[Path], citation
 
 
 class Planner:
-    """The base of both planners: stages named below ``root`` and recorded in ``manifest``, and the steps both build
-    the same way from a settings object (``loss``, ``pooling_strategy``, ``max_sequence_length``, ``bitfit``)."""
+    """The base of both planners: stages named below ``root`` and recorded in ``manifest``, what several runs share
+    below ``shared`` (citations, graphs), and the steps both build the same way (training and evaluation from a
+    settings object: ``loss``, ``pooling_strategy``, ``max_sequence_length``, ``bitfit``)."""
 
-    def __init__(self, root: Path, manifest: Optional[Manifest] = None) -> None:
+    def __init__(self, root: Path, shared: Path, manifest: Optional[Manifest] = None) -> None:
         self.root = Path(root)
+        self.shared = Path(shared)
         self.manifest = manifest
 
     def stage_name(self, output: Path) -> str:
@@ -86,6 +88,25 @@ class Planner:
     def run_stage(self, stage: Stage) -> None:
         """Run (or reuse) one stage, recorded in the planner's manifest."""
         run_stages([stage], self.manifest)
+
+    def citations_step(self, name: str, metadata_dir: Optional[Path], excluded: Optional[Path], test_ratio: float,
+                       seed: int, workers: Optional[int], **stage: Any) -> Stage:
+        """The corpus' citation edges without the papers listed in ``excluded``, ``test_ratio`` of them held out with
+        ``seed``, into :func:`citation_files` below ``shared`` (scincl/pipeline/stages.py:citations_stage);
+        ``stage``: the corpus format and the :class:`Stage` as the planner records it."""
+        train, test = citation_files(self.shared)
+        return citations_stage(name, metadata_dir, train.parent, test_ratio=test_ratio, seed=seed, excluded=excluded,
+                               workers=workers, outputs=[train, test], inputs=[metadata_dir, excluded], **stage)
+
+    def graph_step(self, name: str, train: Path, test: Optional[Path], directory: Path, embed: Dict[str, Any],
+                   outputs: Optional[Sequence[Path]] = None, inputs: Sequence[Path] = (), **stage: Any) -> Stage:
+        """The graph of the edges in ``train`` embedded into ``directory`` (link prediction on ``test``;
+        scincl/pipeline/stages.py:graph_stage): its outputs are ``outputs`` (default: the embeddings and ids of
+        :func:`graph_files`), its inputs the edges and ``inputs``; ``stage``: the :class:`Stage` as the planner
+        records it."""
+        files = graph_files(directory)
+        return graph_stage(name, train, test, directory, embed=embed, inputs=[train, test, *inputs],
+                           outputs=[files["embeddings"], files["ids"]] if outputs is None else outputs, **stage)
 
     def train_step(self, name: str, run: Any, triples: Path, metadata: Path, model: Path, base_model: str,
                    training: Dict[str, Any], leakage: Callable[[], Dict[str, Any]], **stage: Any) -> Stage:

@@ -39,8 +39,7 @@ from scincl.pipeline.layout import (Planner, citation_files, device_type, encode
                                     leakage_inputs, run_files)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
-from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, queries_stage, score_embeddings,
-                                    texts_stage, triples_stage)
+from scincl.pipeline.stages import index_stage, queries_stage, score_embeddings, texts_stage, triples_stage
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE
@@ -251,7 +250,7 @@ class Reproduction(Planner):
         self.workers = workers
         self.cocitation_min_count = cocitation_min_count
         self.shared.mkdir(parents=True, exist_ok=True)
-        super().__init__(self.out, Manifest(self.out, {
+        super().__init__(self.out, self.shared, Manifest(self.out, {
             "corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length, "workers": workers,
             "cocitation_min_count": cocitation_min_count}))
 
@@ -281,11 +280,9 @@ class Reproduction(Planner):
 
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.run_stage(citations_stage(
-            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.shared / "citations",
-            test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed, excluded=self.corpus.excluded_ids,
-            workers=self.workers, outputs=[self.citations_train, self.citations_test],
-            inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids],
+        self.run_stage(self.citations_step(
+            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.corpus.excluded_ids,
+            SCINCL.shared_graph_test_ratio, SCINCL.shared_graph_seed, self.workers,
             description="citation edges w/o the SciDocs queries"))
         return self.citations_train
 
@@ -318,10 +315,9 @@ class Reproduction(Planner):
             embed["overrides"] = f"dimension={dim} workers={BIGGRAPH_WORKERS}"
         else:
             embed["dimension"] = dim
-        self.run_stage(graph_stage(self.stage_name(result["embeddings"]), train, test, directory, embed=embed,
-                                   outputs=[result["embeddings"], result["ids"]], inputs=[train, test],
-                                   description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
-                                   else f"{method} {kind} {dim}d"))
+        self.run_stage(self.graph_step(self.stage_name(result["embeddings"]), train, test, directory, embed,
+                                       description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
+                                       else f"{method} {kind} {dim}d"))
         return result
 
     def transductive_citations(self) -> Path:
@@ -480,7 +476,8 @@ class Reproduction(Planner):
             self.run_stage(self.texts_stage(run_dir))
 
         return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
-                               recipe.encoder_path(), {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+                               recipe.encoder_path(),
+                               {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
                                lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
                                outputs=[model / "train_args.json"], inputs=[triples, metadata],
                                description=f"train {arm} seed {seed}")
@@ -496,7 +493,8 @@ class Reproduction(Planner):
         papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
         setting = ARM_SETTINGS[arm]
         knn = setting.triples_source != SPECTER_LIKE
-        return leakage_inputs(self.corpus.excluded_ids, self.graph(setting.graph, recipe.graph_dim)["ids"] if knn else None,
+        graph_ids = self.graph(setting.graph, recipe.graph_dim)["ids"] if knn else None
+        return leakage_inputs(self.corpus.excluded_ids, graph_ids,
                               [self.cocitations() if setting.graph == "cocite" else self.citations_train])
 
     def eval_papers(self, split: str) -> Path:

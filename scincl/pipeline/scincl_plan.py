@@ -40,8 +40,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import (citations_stage, graph_stage, index_stage, queries_stage, texts_stage,
-                                    triples_stage)
+from scincl.pipeline.stages import index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -53,7 +52,8 @@ DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the t
 
 
 class SciNCLPlan(Planner):
-    """Builds the stage list for one experiment and runs it (the shared steps: :class:`~scincl.pipeline.layout.Planner`)."""
+    """Builds the stage list for one experiment and runs it (its steps shared with the real-corpus experiments:
+    :class:`~scincl.pipeline.layout.Planner`)."""
 
     def __init__(self, settings: RunSettings, shared_dir: Optional[Path] = None) -> None:
         if settings.triples_source not in TRIPLES_SOURCES:
@@ -67,7 +67,7 @@ class SciNCLPlan(Planner):
         # the demo always uses the packaged MiniLM (offline, small)
         self.base_model = encoder_path(settings.base_model_name_or_path, packaged=settings.demo)
         self.p = plan_paths(settings, shared_dir, self.base_model)
-        super().__init__(self.p.run)
+        super().__init__(self.p.run, self.p.shared)
         self.torch_threads = torch_threads()
 
     # ------------------------------------------------------------------ inputs of the run
@@ -282,26 +282,24 @@ class SciNCLPlan(Planner):
                              description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if self.needs_citations:
             excluded = p.scidocs_ids if self.excludes_scidocs else None
-            out.append(citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
-                                       seed=s.seed, excluded=excluded, workers=s.workers,
-                                       corpus_format=self.corpus_format, outputs=[p.citations_train, p.citations_test],
-                                       inputs=[self.metadata_dir, excluded],
-                                       description="citation edges from the corpus",
-                                       settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
-                                                 "corpus_format": self.corpus_format,
-                                                 "excludes_scidocs": self.excludes_scidocs}))
+            out.append(self.citations_step("citations", self.metadata_dir, excluded, s.graph_test_ratio, s.seed,
+                                           s.workers, corpus_format=self.corpus_format,
+                                           description="citation edges from the corpus",
+                                           settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
+                                                     "corpus_format": self.corpus_format,
+                                                     "excludes_scidocs": self.excludes_scidocs}))
         if self.builds_graph:
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
-            out.append(graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
-                                   outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
-                                   inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
-                                   description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
-                                   if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
-                                   settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
-                                             **({"graph_method": s.graph_method,
-                                                 "graph_method_settings": s.graph_method_settings}
-                                                if s.graph_method != "pbg" else {})}))
+            out.append(self.graph_step("graph", p.citations_train, p.citations_test, p.graph_dir, embed,
+                                       outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
+                                       inputs=[Path(s.biggraph_config)],
+                                       description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
+                                       if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
+                                       settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
+                                                 **({"graph_method": s.graph_method,
+                                                     "graph_method_settings": s.graph_method_settings}
+                                                    if s.graph_method != "pbg" else {})}))
         if self.metadata_dir is not None:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
                              description="which papers have texts in the corpus",
