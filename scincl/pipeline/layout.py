@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
@@ -60,15 +60,20 @@ def device_type() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def leakage_inputs(excluded: Optional[Path], graph_ids: Optional[Path], citations: Iterable[Path],
+def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Optional[Path],
+                   graph_edges: Optional[Path], triples_edges: Optional[Path],
                    graph_leakage: bool = False) -> Dict[str, Any]:
-    """What the leakage guard of ``train`` checks (scincl/leakage.py): the evaluation papers listed in ``excluded``
-    against the graph's nodes (``graph_ids``) and the citation edges the graph or the triplets came from, unless
-    ``graph_leakage`` (the paper's "w/ leakage" setting). ``None`` (none given) is ``train``'s default."""
-    edges = ",".join(dict.fromkeys(str(path) for path in citations))
+    """What the leakage guard of ``train`` checks (scincl/leakage.py), decided once for both planners: the evaluation
+    papers listed in ``excluded`` against the graph's nodes (``graph_ids``, kNN triplets only) and the citation edges
+    the run learnt from: those its graph was trained on (``graph_edges``, when the run made its graph) and those
+    SPECTER-like triplets were drawn from (``triples_edges``); unless ``graph_leakage`` (the paper's "w/ leakage").
+    ``None`` (none given) is ``train``'s default."""
+    knn = triples_source == "knn"
+    edges = [path for path in (graph_edges, None if knn else triples_edges) if path is not None]
     return {"excluded_paper_ids": str(excluded) if excluded else None,
-            "graph_paper_ids_path": str(graph_ids) if graph_ids else None,
-            "citations_path": edges or None, "graph_leakage": graph_leakage}
+            "graph_paper_ids_path": str(graph_ids) if knn and graph_ids else None,
+            "citations_path": ",".join(dict.fromkeys(str(path) for path in edges)) or None,
+            "graph_leakage": graph_leakage}
 
 
 class Planner:

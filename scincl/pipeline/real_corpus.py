@@ -9,14 +9,9 @@ and evaluation under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``. Every 
 of ``run_specter``: the same reuse rule, the same log lines, a ``manifest.json`` in each output
 directory, so an interrupted command resumes and a finished one re-prints its tables for free.
 
-Arms (paper Table 1 "w/o leakage" rows, at equal budget):
-
-- ``base``: the encoder without fine-tuning;
-- ``specter_like``: SPECTER's citation triplets (positives = cited papers, hard negatives =
-  citations of citations, easy negatives random);
-- ``scincl``: SciNCL's kNN triplets from citation-graph embeddings (positives from the
-  (k+ - c+, k+] band, hard negatives from (k- - c-, k-], easy negatives random outside the kNN);
-- ``cocite``: the same kNN sampling on co-citation-graph embeddings ("continuous co-citation").
+The arms (paper Table 1 "w/o leakage" rows, at equal budget: ``base``, the encoder without fine-tuning, and the
+trained ones, SPECTER-like citation triplets or SciNCL's kNN triplets on a graph's embeddings), their graphs and
+the corpora are data: ``experiments/arms.py``.
 
 Every trained arm of one seed uses the same query papers (a seeded sample of the papers for which
 *every* arm can build its triplets), the same number of triplets and the same training recipe.
@@ -40,6 +35,7 @@ from scincl.pipeline.layout import (Planner, citation_files, device_type, encode
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
 from scincl.pipeline.stages import index_stage, queries_stage, score_embeddings, texts_stage, triples_stage
+from scincl.pipeline.settings import REPO_ROOT
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE
@@ -53,27 +49,32 @@ logger = logging.getLogger(__name__)
 BIGGRAPH_WORKERS = 1
 
 
+def load_module(path: Path, name: str) -> Any:
+    """The Python module at ``path`` (an ``experiments/`` data module), loaded as ``name``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @dataclass(frozen=True)
 class Arm:
-    """A trained arm is a setting, not a code path: where its triplets come from."""
+    """A trained arm is a setting, not a code path: where its triplets come from (``experiments/arms.py``)."""
 
     name: str  # directory key (runs/<split>/<recipe>/<name>/seed_<s>)
     label: str  # table row
     triples_source: str  # knn | specter_like (scincl/triples/sources.py TRIPLES_SOURCES)
-    graph: Optional[str] = None  # knn only: the BigGraph embeddings sampled from (cite | cocite)
+    graph: Optional[str] = None  # knn only: the graph embeddings sampled from (a GRAPHS kind)
 
 
-ARM_SETTINGS = {arm.name: arm for arm in (
-    Arm("specter_like", "SPECTER-like (citations)", "specter_like"),
-    Arm("scincl", "SciNCL (kNN on citation embeddings)", "knn", graph="cite"),
-    Arm("cocite", "continuous co-citation (kNN)", "knn", graph="cocite"),
-    # issue 30: SciNCL's sampling on the citation graph embedded by another method (paper defaults)
-    Arm("scincl_fastrp", "SciNCL (kNN on FastRP citation embeddings)", "knn", graph="cite_fastrp"),
-    Arm("scincl_prone", "SciNCL (kNN on ProNE citation embeddings)", "knn", graph="cite_prone"),
-)}
+_ARMS_DATA = load_module(REPO_ROOT / "experiments" / "arms.py", "scincl_experiments_arms")
+ARM_SETTINGS = {name: Arm(name, **fields) for name, fields in _ARMS_DATA.get_arms().items()}
 ARMS = tuple(ARM_SETTINGS)
-DEFAULT_ARMS = ("specter_like", "scincl", "cocite")  # the main comparison (docs/results.md §2)
-GRAPH_METHOD_KINDS = {"cite_fastrp": "fastrp", "cite_prone": "prone"}  # graph kind -> embed_graph --method
+DEFAULT_ARMS = tuple(_ARMS_DATA.DEFAULT_ARMS)  # the main comparison (docs/results.md §2)
+GRAPHS: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_graphs()  # graph kind -> edges, embed_graph method, config
+CORPORA: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_corpora()  # corpus -> CorpusSpec fields
 ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
 
 
@@ -83,9 +84,7 @@ class CorpusSpec:
 
     name: str
     root: Path
-    # SPECTER-like positives: papers the query cites (hep-th) or is linked to either way (CiteSeer,
-    # whose cite task counts both directions and whose papers cite ~1.3 others on average)
-    bidirectional: bool = False
+    bidirectional: bool = False  # SPECTER-like positives: cited papers, or linked either way (experiments/arms.py)
 
     @property
     def metadata_dir(self) -> Path:
@@ -107,10 +106,10 @@ class CorpusSpec:
 
 
 def corpus_spec(name: str, data_dir: PathLike) -> CorpusSpec:
-    """``hepth`` or ``citeseer`` below ``data_dir`` (default layout of ``../shared/data``)."""
-    if name not in ("hepth", "citeseer"):
-        raise InputError(f"unknown corpus {name!r}: choose hepth or citeseer")
-    spec = CorpusSpec(name=name, root=Path(data_dir) / name, bidirectional=name == "citeseer")
+    """A corpus of :data:`CORPORA` (``hepth``, ``citeseer``) below ``data_dir`` (the layout of ``../shared/data``)."""
+    if name not in CORPORA:
+        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(CORPORA)}")
+    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **CORPORA[name])
     spec.check()
     return spec
 
@@ -232,11 +231,6 @@ def recipe_record(recipe: Recipe) -> Dict[str, Any]:
                                                                    key=lambda item: names.get(item[0], item[0]))}
 
 
-def recipe_from_record(record: Dict[str, Any]) -> Recipe:
-    """The :class:`Recipe` of a ``recipe.json`` (its fields, under either name)."""
-    return Recipe(**recipe_fields(record))
-
-
 class Reproduction(Planner):
     """Shared stage outputs of one corpus plus the per-arm runs (see the module docstring); the steps it shares with
     ``run_specter``'s plan: :class:`~scincl.pipeline.layout.Planner`."""
@@ -246,6 +240,8 @@ class Reproduction(Planner):
         self.corpus = corpus
         self.out = Path(output_dir)
         self.shared = self.out / "shared"
+        # the citation edges the graphs are trained on (w/o the SciDocs query papers) and the held-out ones
+        self.citations_train, self.citations_test = citation_files(self.shared)
         self.eval_max_sequence_length = eval_max_sequence_length
         self.workers = workers
         self.cocitation_min_count = cocitation_min_count
@@ -268,16 +264,6 @@ class Reproduction(Planner):
         return output
 
     # ------------------------------------------------------------------ shared inputs
-    @property
-    def citations_train(self) -> Path:
-        """The citation edges the graphs are trained on (w/o the SciDocs query papers)."""
-        return citation_files(self.shared)[0]
-
-    @property
-    def citations_test(self) -> Path:
-        """The held-out edges of the link prediction."""
-        return citation_files(self.shared)[1]
-
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
         self.run_stage(self.citations_step(
@@ -295,22 +281,22 @@ class Reproduction(Planner):
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
-        """Embeddings of the citation (``cite``), co-citation (``cocite``) or transductive citation graph by BigGraph,
-        or of the citation graph by another method (:data:`GRAPH_METHOD_KINDS`); its edges are staged first."""
+        """Embeddings of a graph of :data:`GRAPHS` (experiments/arms.py): the citation (``cite``), co-citation
+        (``cocite``) or transductive citation graph by BigGraph, or the citation graph by another method; its edges
+        are staged first (only the citation graph has held-out edges to score)."""
         directory = self.shared / f"graph_{kind}_{dim}d_{comparator}"
         result = graph_files(directory)
-        method = GRAPH_METHOD_KINDS.get(kind, "pbg")
-        if kind == "cite" or kind in GRAPH_METHOD_KINDS:
-            config, train, test = f"s2orc_128d_{comparator}", self.citations(), self.citations_test
-        elif kind == "cocite":
-            if comparator != "dot":
-                raise InputError("the co-citation graph is trained with the dot comparator only")
-            config, train, test = "cocitations_768d_dot", self.cocitations(), None
-        elif kind == "transductive":
-            config, train, test = f"s2orc_128d_{comparator}", self.transductive_citations(), None
-        else:
+        if kind not in GRAPHS:
             raise InputError(f"unknown graph kind {kind!r}")
-        embed: Dict[str, Any] = {"method": method, "config": config, "seed": SCINCL.shared_graph_seed}
+        graph = GRAPHS[kind]
+        if comparator not in graph.get("comparators", (comparator,)):
+            raise InputError(f"the {kind} graph is trained with the {', '.join(graph['comparators'])} comparator only")
+        edges = {"citations": self.citations, "cocitations": self.cocitations,
+                 "transductive": self.transductive_citations}[graph["edges"]]
+        train, test = edges(), self.citations_test if graph["edges"] == "citations" else None
+        method = graph["method"]
+        embed: Dict[str, Any] = {"method": method, "config": graph["config"].format(comparator=comparator),
+                                 "seed": SCINCL.shared_graph_seed}
         if method == "pbg":  # BigGraph's dimension and worker count as overrides of the config
             embed["overrides"] = f"dimension={dim} workers={BIGGRAPH_WORKERS}"
         else:
@@ -441,7 +427,7 @@ class Reproduction(Planner):
             raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
         setting = ARM_SETTINGS[arm]
         path = run_files(run_dir)[0]
-        queries = self.queries(seed, -(-recipe.triplets // 5), recipe.graph_dim)
+        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), recipe.graph_dim)
         if setting.triples_source == SPECTER_LIKE:
             citations = self.citations()
             sources: Dict[str, Any] = {"citations_path": citations}
@@ -492,10 +478,12 @@ class Reproduction(Planner):
         """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query
         papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
         setting = ARM_SETTINGS[arm]
-        knn = setting.triples_source != SPECTER_LIKE
-        graph_ids = self.graph(setting.graph, recipe.graph_dim)["ids"] if knn else None
-        return leakage_inputs(self.corpus.excluded_ids, graph_ids,
-                              [self.cocitations() if setting.graph == "cocite" else self.citations_train])
+        graph_ids = graph_edges = None
+        if setting.triples_source != SPECTER_LIKE:
+            graph_ids = self.graph(setting.graph, recipe.graph_dim)["ids"]
+            graph_edges = self.cocitations() if GRAPHS[setting.graph]["edges"] == "cocitations" else self.citations_train
+        return leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
+                              self.citations_train)
 
     def eval_papers(self, split: str) -> Path:
         """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""

@@ -108,16 +108,11 @@ class SciNCLPlan(Planner):
         return self.names_evaluation_papers and not self.s.graph_leakage
 
     def training_leakage_inputs(self) -> Dict[str, Any]:
-        """What the leakage guard of ``train`` checks (scincl/leakage.py): the evaluation ids, the graph's
-        nodes, the citation edges the graph or the triplets came from, and whether leakage was asked for."""
-        citations = []
-        if self.builds_graph and self.s.citations_path is None:  # the edges the graph is trained on
-            citations.append(self.p.citations_train)
-        if self.s.triples_source != "knn":  # the edges SPECTER-like triplets are drawn from
-            citations.append(self.citations_for_triples)
-        return leakage_inputs(self.p.scidocs_ids if self.names_evaluation_papers else None,
-                              self.p.graph_ids if self.s.triples_source == "knn" else None, citations,
-                              self.s.graph_leakage)
+        """What the leakage guard of ``train`` checks (scincl/pipeline/layout.py:leakage_inputs): the evaluation ids,
+        the graph's nodes, the edges the graph (when this run builds it) or the triplets came from."""
+        graph_edges = self.p.citations_train if self.builds_graph and self.s.citations_path is None else None
+        return leakage_inputs(self.p.scidocs_ids if self.names_evaluation_papers else None, self.s.triples_source,
+                              self.p.graph_ids, graph_edges, self.citations_for_triples, self.s.graph_leakage)
 
     @property
     def citations_for_triples(self) -> Path:
