@@ -3,7 +3,8 @@ definition: ``scincl/pipeline/real_corpus.py`` reads it (an arm is a setting of 
 
 - ``get_arms()``: arm -> its table label, where its triplets come from (``triples_source``: knn | specter_like,
   scincl/triples/sources.py) and, for kNN arms, the graph they are sampled from (a ``get_graphs()`` kind);
-  ``DEFAULT_ARMS``: the main comparison (paper Table 1 "w/o leakage" rows, at equal budget);
+  ``DEFAULT_ARMS``: the main comparison (paper Table 1 "w/o leakage" rows, at equal budget), ``TUNING_ARMS``: the
+  tuning table's;
 - ``get_graphs()``: graph kind -> its edges (citations | cocitations | transductive), the embedding method
   (``embed_graph --method``; ``pbg``: PyTorch-BigGraph with ``config`` from ``biggraph_configs/``, where
   ``{comparator}`` is the run's) and, when not any, the comparators it is trained with;
@@ -13,6 +14,7 @@ definition: ``scincl/pipeline/real_corpus.py`` reads it (an arm is a setting of 
 """
 
 DEFAULT_ARMS = ["specter_like", "scincl", "cocite"]
+TUNING_ARMS = ["specter_like", "scincl"]  # the trained arms of the tuning table (``reproduce tuning`` without --arms)
 
 
 def get_arms():

@@ -34,8 +34,8 @@ from scincl.eval.study_tables import (collision_plot, collision_table, link_pred
 from scincl.pipeline.experiment_tables import Timings, finished_scores
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
-from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
-                                         load_module, recipe_field, recipe_fields)
+from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, TUNING_ARMS, Recipe,
+                                         Reproduction, load_module, recipe_field, recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -45,7 +45,6 @@ logger = logging.getLogger(__name__)
 COMPARED_LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 COLLISION_QUERIES = 2000  # query papers of the collision study (docs/results.md)
-TUNING_ARMS = ("specter_like", "scincl")  # the trained arms of the tuning table
 
 
 # ---------------------------------------------------------------------- the kinds: rows of a grid

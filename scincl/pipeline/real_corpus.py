@@ -73,6 +73,7 @@ _ARMS_DATA = load_module(REPO_ROOT / "experiments" / "arms.py", "scincl_experime
 ARM_SETTINGS = {name: Arm(name, **fields) for name, fields in _ARMS_DATA.get_arms().items()}
 ARMS = tuple(ARM_SETTINGS)
 DEFAULT_ARMS = tuple(_ARMS_DATA.DEFAULT_ARMS)  # the main comparison (docs/results.md §2)
+TUNING_ARMS = tuple(_ARMS_DATA.TUNING_ARMS)  # the trained arms of the tuning table
 GRAPHS: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_graphs()  # graph kind -> edges, embed_graph method, config
 CORPORA: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_corpora()  # corpus -> CorpusSpec fields
 ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
