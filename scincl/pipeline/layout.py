@@ -1,12 +1,13 @@
 """What both planners compute once (issue 27: one planner): where a run's files go, the encoder a run
-fine-tunes, the leakage guard's inputs, how a stage is named and run, and the train and evaluate steps.
+fine-tunes, the leakage guard's inputs, how a stage is named and run, and the citation, graph and train steps.
 
 :class:`Planner` is the base of ``run_specter``'s plan (:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`)
 and of the real-corpus experiments (:class:`~scincl.pipeline.real_corpus.Reproduction`): both name their
 files with :func:`citation_files`, :func:`graph_files` and :func:`run_files`, resolve their encoder with
-:func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their training and evaluation stages
-with :meth:`Planner.train_step` and :meth:`Planner.evaluate_step` (from a settings object carrying the
-settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a real-corpus ``Recipe``).
+:func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph and training stages
+with :meth:`Planner.citations_step`, :meth:`Planner.graph_step` and :meth:`Planner.train_step` (the objective from
+a settings object carrying the settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a
+real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages`.
 
 ``shared`` (default: OUTPUT_DIR) holds what experiments can share (demo corpus, citations, graph,
 base-model evaluation); ``run`` is the experiment directory (``--auto_output_dir`` layout).
@@ -20,7 +21,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.pipeline.settings import RunSettings, experiment_dir, model_dir_name
-from scincl.pipeline.stages import citations_stage, evaluate_stage, graph_stage, train_stage
+from scincl.pipeline.stages import citations_stage, graph_stage, train_stage
 
 TRIPLES_FILE = "train_triples.csv"  # a run's triplets (``.gz`` when gzipped)
 TEXTS_FILE = "train_metadata.jsonl"  # the titles and abstracts of its triplets' papers
@@ -121,14 +122,6 @@ class Planner:
         return train_stage(name, triples, metadata, model, base_model=base_model, loss=run.loss,
                            pooling_strategy=run.pooling_strategy, max_sequence_length=run.max_sequence_length,
                            bitfit=getattr(run, "bitfit", False), training=training, leakage=leakage, **stage)
-
-    def evaluate_step(self, name: str, model: str, scidocs_dir: Path, results_dir: Path, split: str,
-                      pooling_strategy: Optional[str], max_sequence_length: Optional[int], **stage: Any) -> Stage:
-        """A SciDocs evaluation of ``model`` on ``split`` into ``results_dir`` (``results.json`` is its output;
-        scincl/pipeline/stages.py:evaluate_stage); ``stage``: the embedding options and the :class:`Stage` as the
-        planner records it."""
-        return evaluate_stage(name, model, scidocs_dir, results_dir, split=split, pooling_strategy=pooling_strategy,
-                              max_sequence_length=max_sequence_length, **stage)
 
 
 @dataclass

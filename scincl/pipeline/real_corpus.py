@@ -34,7 +34,8 @@ from scincl.pipeline.layout import (Planner, citation_files, device_type, encode
                                     leakage_inputs, run_files)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
-from scincl.pipeline.stages import index_stage, queries_stage, score_embeddings, texts_stage, triples_stage
+from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
+                                    triples_stage)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
@@ -512,9 +513,9 @@ class Reproduction(Planner):
         """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless ``bf16``) and score them
         (scincl/pipeline/stages.py:evaluate_stage); ``results.json`` holds the scores of every split evaluated."""
         results = run_dir / "results.json"
-        self.run_stage(self.evaluate_step(
-            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split, pooling,
-            self.eval_max_sequence_length, papers=lambda: self.eval_papers(split), bf16=bf16,
+        self.run_stage(evaluate_stage(
+            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
+            max_sequence_length=self.eval_max_sequence_length, papers=lambda: self.eval_papers(split), bf16=bf16,
             outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=lambda: split in _splits_of(results),
             description=f"evaluate {run_dir} ({split})"))
         return read_json(results)

@@ -40,7 +40,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import index_stage, queries_stage, texts_stage, triples_stage
+from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -212,9 +212,10 @@ class SciNCLPlan(Planner):
     def evaluate_stage(self, name: str, model: str, results_dir: Path, **stage: Any) -> Stage:
         """A SciDocs evaluation of ``model`` into ``results_dir`` (scincl/pipeline/stages.py:evaluate_stage): every
         SciDocs file, embedded by the evaluator or, with --eval_max_sequence_length, cut to that length."""
-        return self.evaluate_step(name, model, self.scidocs_dir, results_dir, self.s.val_or_test_or_both,
-                                  self.s.pooling_strategy, self.s.eval_max_sequence_length, device=self.s.device,
-                                  threads=self.torch_threads, **stage)
+        return evaluate_stage(name, model, self.scidocs_dir, results_dir, split=self.s.val_or_test_or_both,
+                              pooling_strategy=self.s.pooling_strategy,
+                              max_sequence_length=self.s.eval_max_sequence_length, device=self.s.device,
+                              threads=self.torch_threads, **stage)
 
     def compare(self) -> None:
         from scincl.eval.compare import compare
