@@ -34,8 +34,8 @@ from scincl.eval.study_tables import (collision_plot, collision_table, link_pred
 from scincl.pipeline.experiment_tables import Timings, finished_scores
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
-from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, Recipe, Reproduction,
-                                         recipe_field, recipe_fields)
+from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, TUNING_ARMS, Recipe,
+                                         Reproduction, load_module, recipe_field, recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -45,7 +45,6 @@ logger = logging.getLogger(__name__)
 COMPARED_LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 COLLISION_QUERIES = 2000  # query papers of the collision study (docs/results.md)
-TUNING_ARMS = ("specter_like", "scincl")  # the trained arms of the tuning table
 
 
 # ---------------------------------------------------------------------- the kinds: rows of a grid
@@ -282,10 +281,6 @@ def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
     return {key: type(getattr(recipe, key))(value)}
 
 
-def _apply(recipe: Recipe, variant: str) -> Recipe:
-    return dataclasses.replace(recipe, **variant_changes(recipe, variant))
-
-
 # ---------------------------------------------------------------------- experiments as data
 @dataclass(frozen=True)
 class Experiment:
@@ -406,7 +401,8 @@ KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
 
 
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
-NOT_EXPERIMENTS = ("choose_recipe", "paper_ablations")  # modules of experiments/ that run_experiment does not run
+# modules of experiments/ that run_experiment does not run
+NOT_EXPERIMENTS = ("arms", "choose_recipe", "paper_ablations")
 
 
 def experiment_names() -> List[str]:
@@ -421,18 +417,14 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
     or a list of them, run in order (the ``biggraph_configs/`` shape); ``changes`` (command-line
     flags) apply to each.
     """
-    import importlib.util
-
     path = Path(path_or_name)
     if not path.suffix:
         path = EXPERIMENTS_DIR / f"{path_or_name}.py"
     if not path.is_file():
         raise InputError(f"no experiment definition {str(path_or_name)!r} (experiments/: "
                          f"{', '.join(experiment_names())})")
-    spec = importlib.util.spec_from_file_location(f"scincl_experiment_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
     try:  # a broken definition is one line naming the file, before any stage (issue 29: a traceback)
-        spec.loader.exec_module(module)
+        module = load_module(path, f"scincl_experiment_{path.stem}")
         if not hasattr(module, "get_experiment"):
             raise InputError("defines no get_experiment()", path=path)
         definitions = module.get_experiment()

@@ -1,4 +1,13 @@
-"""Where one ``run_specter`` experiment puts each file (``RunPaths``), from its settings.
+"""What both planners compute once (issue 27: one planner): where a run's files go, the encoder a run
+fine-tunes, the leakage guard's inputs, how a stage is named and run, and the citation, graph and train steps.
+
+:class:`Planner` is the base of ``run_specter``'s plan (:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`)
+and of the real-corpus experiments (:class:`~scincl.pipeline.real_corpus.Reproduction`): both name their
+files with :func:`citation_files`, :func:`graph_files` and :func:`run_files`, resolve their encoder with
+:func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph and training stages
+with :meth:`Planner.citations_step`, :meth:`Planner.graph_step` and :meth:`Planner.train_step` (the objective from
+a settings object carrying the settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a
+real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages`.
 
 ``shared`` (default: OUTPUT_DIR) holds what experiments can share (demo corpus, citations, graph,
 base-model evaluation); ``run`` is the experiment directory (``--auto_output_dir`` layout).
@@ -7,14 +16,117 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
+from scincl.pipeline.manifest import Manifest
+from scincl.pipeline.runner import Stage, run_stages
 from scincl.pipeline.settings import RunSettings, experiment_dir, model_dir_name
+from scincl.pipeline.stages import citations_stage, graph_stage, train_stage
+
+TRIPLES_FILE = "train_triples.csv"  # a run's triplets (``.gz`` when gzipped)
+TEXTS_FILE = "train_metadata.jsonl"  # the titles and abstracts of its triplets' papers
+
+
+def citation_files(shared: Path) -> Tuple[Path, Path]:
+    """The train and test citation edges below ``shared`` (``citations/citations.{train,test}.tsv``)."""
+    return shared / "citations" / "citations.train.tsv", shared / "citations" / "citations.test.tsv"
+
+
+def graph_files(directory: Path) -> Dict[str, Path]:
+    """The files of one graph embedding in ``directory``: its paper ids, embeddings and link prediction."""
+    return {"ids": directory / "entity_names_paper_id_0.json", "embeddings": directory / "embeddings.h5",
+            "metrics": directory / "link_prediction.json", "dir": directory}
+
+
+def run_files(run: Path, gzip: bool = False) -> Tuple[Path, Path]:
+    """A run's triplets and their papers' texts in ``run`` (gzipped names when ``gzip``)."""
+    suffix = ".gz" if gzip else ""
+    return run / f"{TRIPLES_FILE}{suffix}", run / f"{TEXTS_FILE}{suffix}"
+
+
+def encoder_path(name: Optional[str], packaged: bool = True) -> str:
+    """The encoder a run fine-tunes: ``name`` when given, else the packaged all-MiniLM-L6-v2 (``packaged``: the demo
+    and the real-corpus experiments) or ``model.encoder.resolve_base_model``'s choice (SciBERT when cached)."""
+    from scincl.model.encoder import packaged_minilm_path, resolve_base_model
+
+    if name:
+        return name
+    return packaged_minilm_path() if packaged else resolve_base_model(None)
+
+
+def device_type() -> str:
+    """Where a run trains when no device is given: ``cuda`` when torch sees a GPU, else ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Optional[Path],
+                   graph_edges: Optional[Path], triples_edges: Optional[Path],
+                   graph_leakage: bool = False) -> Dict[str, Any]:
+    """What the leakage guard of ``train`` checks (scincl/leakage.py), decided once for both planners: the evaluation
+    papers listed in ``excluded`` against the graph's nodes (``graph_ids``, kNN triplets only) and the citation edges
+    the run learnt from: those its graph was trained on (``graph_edges``, when the run made its graph) and those
+    SPECTER-like triplets were drawn from (``triples_edges``); unless ``graph_leakage`` (the paper's "w/ leakage").
+    ``None`` (none given) is ``train``'s default."""
+    knn = triples_source == "knn"
+    edges = [path for path in (graph_edges, None if knn else triples_edges) if path is not None]
+    return {"excluded_paper_ids": str(excluded) if excluded else None,
+            "graph_paper_ids_path": str(graph_ids) if knn and graph_ids else None,
+            "citations_path": ",".join(dict.fromkeys(str(path) for path in edges)) or None,
+            "graph_leakage": graph_leakage}
+
+
+class Planner:
+    """The base of both planners: stages named below ``root`` and recorded in ``manifest``, what several runs share
+    below ``shared`` (citations, graphs), and the steps both build the same way (training and evaluation from a
+    settings object: ``loss``, ``pooling_strategy``, ``max_sequence_length``, ``bitfit``)."""
+
+    def __init__(self, root: Path, shared: Path, manifest: Optional[Manifest] = None) -> None:
+        self.root = Path(root)
+        self.shared = Path(shared)
+        self.manifest = manifest
+
+    def stage_name(self, output: Path) -> str:
+        """A stage named by its output: the path below ``root`` (the name its completion marker records)."""
+        return str(Path(output).relative_to(self.root)) if Path(output).is_relative_to(self.root) else str(output)
+
+    def run_stage(self, stage: Stage) -> None:
+        """Run (or reuse) one stage, recorded in the planner's manifest."""
+        run_stages([stage], self.manifest)
+
+    def citations_step(self, name: str, metadata_dir: Optional[Path], excluded: Optional[Path], test_ratio: float,
+                       seed: int, workers: Optional[int], **stage: Any) -> Stage:
+        """The corpus' citation edges without the papers listed in ``excluded``, ``test_ratio`` of them held out with
+        ``seed``, into :func:`citation_files` below ``shared`` (scincl/pipeline/stages.py:citations_stage);
+        ``stage``: the corpus format and the :class:`Stage` as the planner records it."""
+        train, test = citation_files(self.shared)
+        return citations_stage(name, metadata_dir, train.parent, test_ratio=test_ratio, seed=seed, excluded=excluded,
+                               workers=workers, outputs=[train, test], inputs=[metadata_dir, excluded], **stage)
+
+    def graph_step(self, name: str, train: Path, test: Optional[Path], directory: Path, embed: Dict[str, Any],
+                   outputs: Optional[Sequence[Path]] = None, inputs: Sequence[Path] = (), **stage: Any) -> Stage:
+        """The graph of the edges in ``train`` embedded into ``directory`` (link prediction on ``test``;
+        scincl/pipeline/stages.py:graph_stage): its outputs are ``outputs`` (default: the embeddings and ids of
+        :func:`graph_files`), its inputs the edges and ``inputs``; ``stage``: the :class:`Stage` as the planner
+        records it."""
+        files = graph_files(directory)
+        return graph_stage(name, train, test, directory, embed=embed, inputs=[train, test, *inputs],
+                           outputs=[files["embeddings"], files["ids"]] if outputs is None else outputs, **stage)
+
+    def train_step(self, name: str, run: Any, triples: Path, metadata: Path, model: Path, base_model: str,
+                   training: Dict[str, Any], leakage: Callable[[], Dict[str, Any]], **stage: Any) -> Stage:
+        """Fine-tune ``base_model`` on ``triples`` + ``metadata`` into ``model`` with the objective of ``run`` (its
+        ``loss``, ``pooling_strategy``, ``max_sequence_length``, ``bitfit``) and the Trainer arguments ``training``
+        (scincl/pipeline/stages.py:train_stage); ``stage``: the :class:`Stage` as the planner records it."""
+        return train_stage(name, triples, metadata, model, base_model=base_model, loss=run.loss,
+                           pooling_strategy=run.pooling_strategy, max_sequence_length=run.max_sequence_length,
+                           bitfit=getattr(run, "bitfit", False), training=training, leakage=leakage, **stage)
 
 
 @dataclass
 class RunPaths:
-    """Every file and directory of one run."""
+    """Every file and directory of one ``run_specter`` run."""
 
     shared: Path
     run: Path
@@ -39,26 +151,26 @@ class RunPaths:
 
 
 def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Optional[str] = None) -> RunPaths:
-    """Derive every path from the settings (user-given paths win)."""
+    """Derive every path of a ``run_specter`` run from its settings (user-given paths win)."""
     shared = Path(shared_dir) if shared_dir is not None else Path(s.output_dir)
     run = experiment_dir(s)
-    graph_dir = shared / "graph"
-    suffix = ".gz" if s.gzip else ""
+    graph = graph_files(shared / "graph")
     corpus_ids = Path(s.train_s2orc_paper_ids or run / f"s2orc_paper_ids.seed_{s.corpus_seed}.json")
     query_name = f"query_s2orc_paper_ids.seed_{s.corpus_seed}"
     if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1:
         query_name += f".ratio_{s.sample_queries_ratio}"
     query_ids = Path(s.train_query_s2orc_paper_ids or run / f"{query_name}.json")
+    triples, metadata = run_files(run, s.gzip)
+    citations_train, citations_test = citation_files(shared)
     return RunPaths(
         shared=shared, run=run, demo=shared / "demo_corpus",
         scidocs_ids=Path(s.scidocs_paper_ids) if s.scidocs_paper_ids else shared / "scidocs_s2orc_paper_ids.json",
-        metadata_ids=shared / "s2orc_metadata_id_mapping.json", citations_dir=shared / "citations", graph_dir=graph_dir,
-        graph_ids=Path(s.graph_paper_ids_path) if s.graph_paper_ids_path else graph_dir / "entity_names_paper_id_0.json",
-        graph_embeddings=Path(s.graph_embeddings_path) if s.graph_embeddings_path else graph_dir / "embeddings.h5",
+        metadata_ids=shared / "s2orc_metadata_id_mapping.json", citations_dir=citations_train.parent,
+        graph_dir=graph["dir"], graph_ids=Path(s.graph_paper_ids_path) if s.graph_paper_ids_path else graph["ids"],
+        graph_embeddings=Path(s.graph_embeddings_path) if s.graph_embeddings_path else graph["embeddings"],
         corpus_ids=corpus_ids, query_ids=query_ids,
         ann_index=Path(s.ann_index_path) if s.ann_index_path else Path(f"{corpus_ids}.{s.faiss_string_factory}.faiss"),
-        triples=run / f"train_triples.csv{suffix}", metadata=run / f"train_metadata.jsonl{suffix}",
-        model=run / model_dir_name(s, base_model), base_eval=shared / "base_model_eval", eval=run,
-        comparison=run / "comparison", citations_train=shared / "citations" / "citations.train.tsv",
-        citations_test=shared / "citations" / "citations.test.tsv",
+        triples=triples, metadata=metadata, model=run / model_dir_name(s, base_model),
+        base_eval=shared / "base_model_eval", eval=run, comparison=run / "comparison",
+        citations_train=citations_train, citations_test=citations_test,
     )

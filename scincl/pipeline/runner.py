@@ -159,11 +159,6 @@ def reuse_decision(stage: Stage, manifest: Optional[Manifest] = None) -> Optiona
     return None
 
 
-def outputs_complete(stage: Stage, manifest: Optional[Manifest] = None) -> bool:
-    """True when ``stage`` can be reused (see :func:`reuse_decision`)."""
-    return reuse_decision(stage, manifest) is None
-
-
 def remove_outputs(stage: Stage) -> None:
     """Delete a stage's old outputs before rebuilding it (``--override_<stage>``)."""
     for out in stage.outputs:
@@ -250,8 +245,3 @@ def run_stages(
         manifest.write_all()
         logger.info("%s: done in %.1f s", prefix, seconds)
     return results
-
-
-def describe_outputs(stage: Stage) -> List[Dict[str, Any]]:
-    """Fingerprints of a stage's outputs (files: size + sha256; directories: their files)."""
-    return fingerprint_paths(stage.outputs)

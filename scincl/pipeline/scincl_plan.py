@@ -34,14 +34,13 @@ from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import write_id_list
 from scincl.leakage import guard_training, recorded_report
-from scincl.pipeline.layout import plan_paths
+from scincl.pipeline.layout import Planner, encoder_path, leakage_inputs, plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import (citations_stage, evaluate_stage, graph_stage, index_stage, queries_stage,
-                                    texts_stage, train_stage, triples_stage)
+from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -52,8 +51,9 @@ TRIPLES_SOURCES = CHOICES["triples_source"]
 DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
 
 
-class SciNCLPlan:
-    """Builds the stage list for one experiment and runs it."""
+class SciNCLPlan(Planner):
+    """Builds the stage list for one experiment and runs it (its steps shared with the real-corpus experiments:
+    :class:`~scincl.pipeline.layout.Planner`)."""
 
     def __init__(self, settings: RunSettings, shared_dir: Optional[Path] = None) -> None:
         if settings.triples_source not in TRIPLES_SOURCES:
@@ -64,21 +64,13 @@ class SciNCLPlan:
             # training-universe papers by design (scincl/demo_scidocs.py)
             shared = Path(shared_dir) if shared_dir is not None else Path(settings.output_dir)
             settings.scidocs_paper_ids = str(shared / "demo_corpus" / "scidocs_paper_ids.json")
-        self.base_model = self._resolve_base_model()
+        # the demo always uses the packaged MiniLM (offline, small)
+        self.base_model = encoder_path(settings.base_model_name_or_path, packaged=settings.demo)
         self.p = plan_paths(settings, shared_dir, self.base_model)
+        super().__init__(self.p.run, self.p.shared)
         self.torch_threads = torch_threads()
 
     # ------------------------------------------------------------------ inputs of the run
-    def _resolve_base_model(self) -> str:
-        if self.s.base_model_name_or_path:
-            return self.s.base_model_name_or_path
-        if self.s.demo:
-            from scincl.model.encoder import packaged_minilm_path
-
-            return packaged_minilm_path()  # the demo always uses the packaged MiniLM (offline, small)
-        from scincl.model.encoder import resolve_base_model
-
-        return resolve_base_model(None)
 
     @property
     def metadata_dir(self) -> Optional[Path]:
@@ -116,17 +108,11 @@ class SciNCLPlan:
         return self.names_evaluation_papers and not self.s.graph_leakage
 
     def training_leakage_inputs(self) -> Dict[str, Any]:
-        """What the leakage guard of ``train`` checks (scincl/leakage.py): the evaluation ids, the graph's
-        nodes, the citation edges the graph or the triplets came from, and whether leakage was asked for."""
-        citations = []
-        if self.builds_graph and self.s.citations_path is None:  # the edges the graph is trained on
-            citations.append(str(self.p.citations_train))
-        if self.s.triples_source != "knn":  # the edges SPECTER-like triplets are drawn from
-            citations.append(str(self.citations_for_triples))
-        return {"excluded_paper_ids": str(self.p.scidocs_ids) if self.names_evaluation_papers else None,
-                "graph_paper_ids_path": str(self.p.graph_ids) if self.s.triples_source == "knn" else None,
-                "citations_path": ",".join(dict.fromkeys(citations)) or None,
-                "graph_leakage": self.s.graph_leakage}
+        """What the leakage guard of ``train`` checks (scincl/pipeline/layout.py:leakage_inputs): the evaluation ids,
+        the graph's nodes, the edges the graph (when this run builds it) or the triplets came from."""
+        graph_edges = self.p.citations_train if self.builds_graph and self.s.citations_path is None else None
+        return leakage_inputs(self.p.scidocs_ids if self.names_evaluation_papers else None, self.s.triples_source,
+                              self.p.graph_ids, graph_edges, self.citations_for_triples, self.s.graph_leakage)
 
     @property
     def citations_for_triples(self) -> Path:
@@ -207,12 +193,10 @@ class SciNCLPlan:
         options.setdefault("seed", self.s.seed)
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
         options.setdefault("other_run", "restart")
-        return train_stage("train", self.p.triples, self.p.metadata, self.p.model, base_model=self.base_model,
-                           loss=self.s.loss, pooling_strategy=self.s.pooling_strategy,
-                           max_sequence_length=self.s.max_sequence_length, bitfit=self.s.bitfit, training=options,
-                           leakage=self.training_leakage_inputs, threads=self.torch_threads,
-                           outputs=[self.p.model], inputs=[self.p.triples, self.p.metadata, local_path(self.base_model)],
-                           settings=self.train_settings(), description=f"fine-tune {self.base_model}")
+        return self.train_step("train", self.s, self.p.triples, self.p.metadata, self.p.model, self.base_model, options,
+                               self.training_leakage_inputs, threads=self.torch_threads, outputs=[self.p.model],
+                               inputs=[self.p.triples, self.p.metadata, local_path(self.base_model)],
+                               settings=self.train_settings(), description=f"fine-tune {self.base_model}")
 
     def leakage_record(self) -> Optional[Dict[str, Any]]:
         """The trained model's leakage report (checked now when a model made before the guard is reused)."""
@@ -294,26 +278,24 @@ class SciNCLPlan:
                              description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if self.needs_citations:
             excluded = p.scidocs_ids if self.excludes_scidocs else None
-            out.append(citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
-                                       seed=s.seed, excluded=excluded, workers=s.workers,
-                                       corpus_format=self.corpus_format, outputs=[p.citations_train, p.citations_test],
-                                       inputs=[self.metadata_dir, excluded],
-                                       description="citation edges from the corpus",
-                                       settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
-                                                 "corpus_format": self.corpus_format,
-                                                 "excludes_scidocs": self.excludes_scidocs}))
+            out.append(self.citations_step("citations", self.metadata_dir, excluded, s.graph_test_ratio, s.seed,
+                                           s.workers, corpus_format=self.corpus_format,
+                                           description="citation edges from the corpus",
+                                           settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
+                                                     "corpus_format": self.corpus_format,
+                                                     "excludes_scidocs": self.excludes_scidocs}))
         if self.builds_graph:
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
-            out.append(graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
-                                   outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
-                                   inputs=[p.citations_train, p.citations_test, Path(s.biggraph_config)],
-                                   description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
-                                   if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
-                                   settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
-                                             **({"graph_method": s.graph_method,
-                                                 "graph_method_settings": s.graph_method_settings}
-                                                if s.graph_method != "pbg" else {})}))
+            out.append(self.graph_step("graph", p.citations_train, p.citations_test, p.graph_dir, embed,
+                                       outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
+                                       inputs=[Path(s.biggraph_config)],
+                                       description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
+                                       if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
+                                       settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
+                                                 **({"graph_method": s.graph_method,
+                                                     "graph_method_settings": s.graph_method_settings}
+                                                    if s.graph_method != "pbg" else {})}))
         if self.metadata_dir is not None:
             out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
                              description="which papers have texts in the corpus",

@@ -29,16 +29,23 @@ def _corpus_folder(demo_corpus, root: Path) -> Path:
     return root
 
 
+def _apply(recipe: Recipe, variant: str) -> Recipe:
+    """``recipe`` with one tuning variant ``field=value`` applied."""
+    import dataclasses
+
+    return dataclasses.replace(recipe, **studies.variant_changes(recipe, variant))
+
+
 def test_recipe_variants_and_table_formatting():
     recipe = Recipe()
-    assert studies._apply(recipe, "pooling=cls").pooling_strategy == "cls"  # the former name, an alias
-    assert studies._apply(recipe, "pooling_strategy=cls") == studies._apply(recipe, "pooling=cls")
-    assert studies._apply(recipe, "learning_rate=2e-5").learning_rate == 2e-5
-    assert studies._apply(recipe, "triplets=2000").key() != recipe.key()
+    assert _apply(recipe, "pooling=cls").pooling_strategy == "cls"  # the former name, an alias
+    assert _apply(recipe, "pooling_strategy=cls") == _apply(recipe, "pooling=cls")
+    assert _apply(recipe, "learning_rate=2e-5").learning_rate == 2e-5
+    assert _apply(recipe, "triplets=2000").key() != recipe.key()
     # a revised loss definition (issue 25) gets its own runs; unrevised losses keep their run names
-    assert "_triplet_len" in recipe.key() and "_angle.r3_len" in studies._apply(recipe, "loss=angle").key()
+    assert "_triplet_len" in recipe.key() and "_angle.r3_len" in _apply(recipe, "loss=angle").key()
     with pytest.raises(InputError, match="unknown recipe field 'k'"):
-        studies._apply(recipe, "k=3")
+        _apply(recipe, "k=3")
     assert parse_seeds("0..2") == [0, 1, 2]
     assert parse_int_list("10,50", "values") == [10, 50]
     table = study_tables.mean_std_table([("a", [{"cite": {"map": 70.0, "ndcg": 80.0}}, {"cite": {"map": 72.0, "ndcg": 84.0}}])])
