@@ -306,12 +306,12 @@ def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
     return out
 
 
-def accepts_flags(names: Callable[[], Iterable[str]],
-                  describe: Optional[Callable[[], list]] = None) -> Callable[[Callable], Callable]:
-    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
-    for ``--help``, a ``describe()`` returning their :class:`scincl.cli.help.FlagInfo` rows (type,
-    default, source)."""
-    return _mark(_extra_flags=names, _describe_flags=describe)
+def accepts_flags(describe: Callable[[], list],
+                  names: Optional[Callable[[], Iterable[str]]] = None) -> Callable[[Callable], Callable]:
+    """Mark a ``**kwargs`` command with the extra flags it takes: ``describe()`` returns their
+    :class:`scincl.cli.help.FlagInfo` rows (type, default, source) for ``--help``; the flags checked before it
+    runs are those rows' names, or ``names()`` where that set is cheaper to build."""
+    return _mark(_extra_flags=names or (lambda: {row.name for row in describe()}), _describe_flags=describe)
 
 
 def command_flags(function: Callable) -> Optional[Set[str]]:

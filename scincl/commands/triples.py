@@ -51,21 +51,11 @@ def sweep_collision_margins(*args, **kwargs) -> None:
                                    int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND))))
 
 
-accepts_flags(miner_option_names, miner_flags)(get_knn_triples)
-
-
-def _continuous_cocitation_flags():
-    """The continuous co-citation command's extra flags: every flag get_knn_triples takes (its own and the miner's)."""
-    return command_flags(get_knn_triples)
-
-
-def _continuous_cocitation_flag_rows():
-    """``--help`` rows of those extra flags: the ones ``get_knn_triples --help`` shows."""
-    return command_flags_info(get_knn_triples)
-
-
-accepts_flags(_continuous_cocitation_flags, _continuous_cocitation_flag_rows)(get_continuous_cocitation_triples)
-accepts_flags(miner_option_names, miner_flags)(sweep_collision_margins)
+accepts_flags(miner_flags, names=miner_option_names)(get_knn_triples)
+accepts_flags(miner_flags, names=miner_option_names)(sweep_collision_margins)
+# continuous co-citation takes every flag get_knn_triples takes (its own and the miner's)
+accepts_flags(lambda: command_flags_info(get_knn_triples), names=lambda: command_flags(get_knn_triples))(
+    get_continuous_cocitation_triples)
 
 COMMANDS = {command.__name__: command for command in (
     get_knn_triples, get_continuous_cocitation_triples, count_collisions, sweep_collision_margins,
