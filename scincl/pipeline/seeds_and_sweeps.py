@@ -171,11 +171,11 @@ def run_specter_flag_info() -> list:
 
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
-    names = setting_names()
+    names, flags = setting_names(), check_types(dict(flags))
     named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
     routed = route_flags({k: v for k, v in flags.items() if k not in names}, stage_names(),
                          reserved=RESERVED_TRAINING_FLAGS)
-    settings = RunSettings(output_dir=output_dir, **check_types(named), miner_options=routed.miner,
+    settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
                            override=sorted(routed.override))
     return check_ranges(resolve(settings))

@@ -349,13 +349,15 @@ def parse_int_list(values: Any, name: str) -> List[int]:
 
 
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
-    """Flags named like :class:`RunSettings` fields converted to the field types by the CLI's converter
-    (:func:`scincl.cli.flags.check_value`: ``--output_dir 2024`` a string, ``true``/``false`` booleans,
-    a wrong type one line); ranges are :func:`check_ranges`'. ``None`` keeps a field's default."""
+    """run_specter's flags converted once, by the CLI's converter (:func:`scincl.cli.flags.check_value`:
+    ``--output_dir 2024`` a string, ``true``/``false`` booleans, a wrong type one line): a :class:`RunSettings`
+    field to its field's type, another flag (the miner's, the trainer's) to its rule's; ranges are
+    :func:`check_ranges`'. ``None`` keeps a field's default."""
     from scincl.cli.flags import _simple_type, check_value
 
     hints = typing.get_type_hints(RunSettings)
-    return {name: check_value(name, value, _simple_type(hints[name]) or object, check_range=False)
+    return {name: check_value(name, value, (_simple_type(hints[name]) or object) if name in hints else None,
+                              check_range=False)
             for name, value in flags.items()}
 
 
