@@ -15,8 +15,7 @@ from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evalua
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
 from scincl.pipeline.seeds_and_sweeps import (reproduce, run_experiment_definition, run_specter, run_specter_flag_info,
-                                              run_specter_flag_names, run_specter_like, run_summary, sweep,
-                                              sweep_summary)
+                                              run_specter_like, run_summary, sweep, sweep_summary)
 from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
 
 
@@ -47,7 +46,7 @@ for command in (run_specter, run_specter_like, sweep):
     settings_checked_by_library(command)
     default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)(command)
     shows(sweep_summary if command is sweep else run_summary)(command)
-    accepts_flags(run_specter_flag_info, names=run_specter_flag_names)(command)
+    accepts_flags(run_specter_flag_info)(command)
 for command in (reproduce, run_experiment_definition):
     accepts_flags(lambda: _experiment_kinds().reproduce_flag_info(),
                   names=lambda: _experiment_kinds().reproduce_flag_names())(command)

@@ -135,22 +135,21 @@ def setting_names() -> Set[str]:
 
 
 def run_specter_flag_names() -> Set[str]:
-    """Every flag ``run_specter`` takes (for the front end's check before anything runs)."""
-    stages = {f"{prefix}_{name}" for prefix in ("skip", "override") for name in stage_names()}
-    return (setting_names() | stages | miner_option_names() | (training_option_names() - RESERVED_TRAINING_FLAGS)
-            | set(ACCEPTED_WITHOUT_EFFECT) | {"seeds"})
+    """Every flag ``run_specter`` takes (for the front end's check before anything runs): its OUTPUT_DIR and
+    the flags ``--help`` lists (:func:`run_specter_flag_info`)."""
+    return {"output_dir"} | {row.name for row in run_specter_flag_info()}
 
 
 def run_specter_flag_info() -> list:
-    """``run_specter --help``: the flags beyond its signature (:func:`run_specter_flag_names`):
-    the :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
+    """``run_specter --help``: the flags beyond its OUTPUT_DIR: the
+    :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
     control, the miner's and the trainer's flags and those accepted without effect."""
     from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
 
     settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
-    rows = dataclass_flags(RunSettings, exclude={"output_dir"} | (
-        {f.name for f in dataclasses.fields(RunSettings)} - settings))
+    rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - settings
+                           | {"output_dir"})
     rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
              for prefix in ("skip", "override") for stage in stage_names()]
