@@ -242,7 +242,7 @@ def resolve(settings: RunSettings) -> RunSettings:
     if s.k_scale != "corpus":  # --k_scale corpus sizes the bands for the index (scincl/triples/k_scale.py)
         for name, value in derive_bands(vars(s)).items():
             setattr(s, name, value)
-    if s.graph_limit == "specter" and s.specter_triples_path is None and "graph_limit" not in _explicit(settings):
+    if s.graph_limit == "specter" and s.specter_triples_path is None and settings.graph_limit is None:
         s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
     if s.corpus_seed is None:
         s.corpus_seed = s.seed  # original: the corpus follows --seed unless --corpus_seed is given
@@ -252,12 +252,6 @@ def resolve(settings: RunSettings) -> RunSettings:
         s.training_options.setdefault("use_cpu", True)
         s.ann_device = -1
     return s
-
-
-def _explicit(settings: RunSettings) -> Dict[str, Any]:
-    """Fields the caller set (not None)."""
-    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
-            if getattr(settings, f.name) is not None}
 
 
 def miner_signature(s: RunSettings) -> str:
