@@ -48,8 +48,7 @@ for command in (run_specter, run_specter_like, sweep):
     shows(sweep_summary if command is sweep else run_summary)(command)
     accepts_flags(run_specter_flag_info)(command)
 for command in (reproduce, run_experiment_definition):
-    accepts_flags(lambda: _experiment_kinds().reproduce_flag_info(),
-                  names=lambda: _experiment_kinds().reproduce_flag_names())(command)
+    accepts_flags(lambda: _experiment_kinds().reproduce_flag_info())(command)
 fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
 
 COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import functools
 
-from scincl.cli import accepts_flags, command_flags
+from scincl.cli import accepts_flags
 from scincl.cli.flags import shows
 from scincl.cli.help import command_flags_info, miner_flags
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
 from scincl.triples.collisions import count_collisions, format_collision_report
-from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND, miner_option_names
+from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.continuous_cocitation import get_continuous_cocitation_triples
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.metadata import extract_ids_from_triples, get_metadata
@@ -34,10 +34,10 @@ def sweep_collision_margins(*args, **kwargs) -> None:
 
 
 shows(format_collision_report)(count_collisions)
-accepts_flags(miner_flags, names=miner_option_names)(get_knn_triples)
-accepts_flags(miner_flags, names=miner_option_names)(sweep_collision_margins)
+accepts_flags(miner_flags)(get_knn_triples)
+accepts_flags(miner_flags)(sweep_collision_margins)
 # continuous co-citation takes every flag get_knn_triples takes (its own and the miner's)
-accepts_flags(lambda: command_flags_info(get_knn_triples), names=lambda: command_flags(get_knn_triples))(
+accepts_flags(lambda: command_flags_info(get_knn_triples))(
     get_continuous_cocitation_triples)
 
 COMMANDS = {command.__name__: command for command in (
