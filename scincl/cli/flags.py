@@ -18,7 +18,7 @@ import os
 import re
 import typing
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.settings.rules import Rule, check_rule
@@ -309,12 +309,11 @@ def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
     return out
 
 
-def accepts_flags(describe: Callable[[], list],
-                  names: Optional[Callable[[], Iterable[str]]] = None) -> Callable[[Callable], Callable]:
+def accepts_flags(describe: Callable[[], list]) -> Callable[[Callable], Callable]:
     """Mark a ``**kwargs`` command with the extra flags it takes: ``describe()`` returns their
-    :class:`scincl.cli.help.FlagInfo` rows (type, default, source) for ``--help``; the flags checked before it
-    runs are those rows' names, or ``names()`` where that set is cheaper to build."""
-    return _mark(_extra_flags=names or (lambda: {row.name for row in describe()}), _describe_flags=describe)
+    :class:`scincl.cli.help.FlagInfo` rows (type, default, source) for ``--help``; their names are the flags
+    checked before it runs."""
+    return _mark(_extra_flags=lambda: {row.name for row in describe()}, _describe_flags=describe)
 
 
 def command_flags(function: Callable) -> Optional[Set[str]]:
