@@ -1,9 +1,6 @@
 #!/usr/bin/env python
 """`cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle SciDocs) + metadata.
 
-Subcommands are the public functions below; `python cli_triples.py SUBCOMMAND --help` shows each
-docstring. The logic lives in `scincl/triples/`.
-
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
 library function of the same name and flags listed in `scincl/commands/triples.py`; `--help` shows its docstring.
 """

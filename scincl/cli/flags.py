@@ -18,7 +18,7 @@ import os
 import re
 import typing
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.settings.rules import Rule, check_rule
@@ -123,8 +123,8 @@ def _hints(function: Callable) -> Dict[str, Any]:
 
 def check_call(function: Callable, args: tuple, kwargs: dict) -> Tuple[tuple, dict]:
     """The arguments of one call of ``function``, converted to their types (see :func:`check_value`) and
-    range-checked once by :func:`scincl.settings.schema.check_settings` (not when ``function`` checks its
-    resolved settings itself: :func:`settings_checked_by_library`).
+    range-checked once by :func:`scincl.settings.schema.check_settings` (a command that converts and checks its
+    ``**kwargs`` settings itself, :func:`settings_checked_by_library`: its signature's arguments only).
 
     Arguments ``function`` cannot take are left for the call itself to reject.
     """
@@ -137,7 +137,9 @@ def check_call(function: Callable, args: tuple, kwargs: dict) -> Tuple[tuple, di
     seen: Dict[str, Any] = {}
     for name, value in list(bound.arguments.items()):
         kind = signature.parameters[name].kind
-        if kind is inspect.Parameter.VAR_KEYWORD:
+        if kind is inspect.Parameter.VAR_KEYWORD and getattr(function, "_checks_settings", False):
+            seen.update(value)  # converted and checked once, by the library (settings_checked_by_library)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
             checked = {key: check_value(key, item, None, check_range=False) for key, item in value.items()}
             bound.arguments[name] = checked
             seen.update(checked)
@@ -187,9 +189,10 @@ def _mark(**attributes: Any) -> Callable[[Callable], Callable]:
 
 
 def settings_checked_by_library(function: Callable) -> Callable:
-    """Mark a command whose library checks its resolved settings before any work (``run_specter``: the flags
-    with the paper's or the demo's presets, :func:`scincl.pipeline.settings.check_ranges`): the CLI converts
-    the flags' types and leaves the range check to it, so each value is checked once."""
+    """Mark a command whose library converts and checks its ``**kwargs`` settings before any work (``run_specter``:
+    :func:`scincl.pipeline.settings.check_types`, then with the paper's or the demo's presets
+    :func:`scincl.pipeline.settings.check_ranges`): the CLI leaves them to it, so each value is converted and
+    checked once."""
     return _mark(_checks_settings=True)(function)
 
 
@@ -306,12 +309,11 @@ def rename_aliases(commands: Dict[str, Callable], argv: List[str]) -> List[str]:
     return out
 
 
-def accepts_flags(names: Callable[[], Iterable[str]],
-                  describe: Optional[Callable[[], list]] = None) -> Callable[[Callable], Callable]:
-    """Mark a ``**kwargs`` command with the extra flag names it takes (checked before it runs) and,
-    for ``--help``, a ``describe()`` returning their :class:`scincl.cli.help.FlagInfo` rows (type,
-    default, source)."""
-    return _mark(_extra_flags=names, _describe_flags=describe)
+def accepts_flags(describe: Callable[[], list]) -> Callable[[Callable], Callable]:
+    """Mark a ``**kwargs`` command with the extra flags it takes: ``describe()`` returns their
+    :class:`scincl.cli.help.FlagInfo` rows (type, default, source) for ``--help``; their names are the flags
+    checked before it runs."""
+    return _mark(_extra_flags=lambda: {row.name for row in describe()}, _describe_flags=describe)
 
 
 def command_flags(function: Callable) -> Optional[Set[str]]:

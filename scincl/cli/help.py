@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import os
 import re
 import typing
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ def _type_name(annotation: Any, default: Any = inspect.Parameter.empty) -> str:
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     if typing.get_origin(annotation) is typing.Union and len(args) == 1:
         return _type_name(args[0])
+    if typing.get_origin(annotation) is typing.Union and set(args) == {str, os.PathLike}:
+        return "str"  # a path (scincl.io.PathLike)
     if isinstance(annotation, type) and not typing.get_args(annotation):
         return annotation.__name__
     return str(annotation).replace("typing.", "")

@@ -200,19 +200,7 @@ def print_help(commands: Dict[str, Callable], argv: Sequence[str], prog: str) ->
 
 
 def commands_of(source: Any) -> Dict[str, Callable]:
-    """The subcommands (name -> function) of a commands module or a ``cli_*.py`` namespace.
-
-    A module (``scincl.commands.graph``): its public functions defined in it (imported helpers
-    are excluded). A namespace dict: its ``COMMANDS`` table when it has one, else the public
-    functions defined in it.
-    """
+    """The subcommands (name -> function) of a commands module or a ``cli_*.py`` namespace: its ``COMMANDS``
+    table."""
     namespace = vars(source) if inspect.ismodule(source) else source
-    if "COMMANDS" in namespace:
-        return dict(namespace["COMMANDS"])
-    module_name = namespace.get("__name__")
-    return {
-        name: obj
-        for name, obj in namespace.items()
-        if callable(obj) and not name.startswith("_") and getattr(obj, "__module__", None) == module_name
-        and not isinstance(obj, type)
-    }
+    return dict(namespace["COMMANDS"])

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -195,3 +195,27 @@ def compare(paths: Sequence[PathLike], output_dir: PathLike, names: Optional[Seq
     summary["files"] = [str(p) for p in written]
     write_json(out / "comparison.json", summary)
     return summary
+
+
+def compare_results(*results: str, output_dir: str = "comparison", names: Union[None, str, Sequence[str]] = None,
+                    split: str = "test", sweep_dir: Optional[str] = None, metric: str = "avg") -> None:
+    """Put evaluation runs side by side (OUTPUT_DIR/comparison.md, .json) and plot sweeps (PNG).
+
+    Each RESULTS argument is a results.json of `evaluate`, a directory holding one, or a directory
+    of per-seed sub-directories holding one (shown as mean ± std), e.g.
+    `compare_results runs/base runs/specter runs/scincl --names base,SPECTER-like,SciNCL`.
+
+    Args:
+        results: results.json files or directories (one table row each).
+        output_dir: where comparison.md, comparison.json and the plots go.
+        names: row names, comma-separated (default: directory names).
+        split: val | test.
+        sweep_dir: sweep layout SWEEP/k_pos/<k+>/, SWEEP/k_hard/<k-hard>/ (results.json in each, or one
+            sub-directory per seed) and SWEEP/margin/<margin>/collisions.json ({"collisions": N}):
+            plots metric vs k+ and vs k-hard (paper Figs. 2-3) and collisions vs margin (Fig. 5).
+        metric: what the sweep plots show: avg (the table's Avg.) or task/metric, e.g. cite/map.
+    """
+    from scincl.eval.evaluate import as_list
+
+    compare(list(results), output_dir, names=as_list(names) or None, split=split, sweep_dir=sweep_dir,
+            metric=metric)

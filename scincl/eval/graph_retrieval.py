@@ -41,7 +41,17 @@ def relevance_from_pairs(pairs_path: PathLike, known_ids: Set[str]) -> Dict[str,
 def evaluate_graph_retrieval(embeddings_path: PathLike, pairs_path: PathLike, output_path: Optional[PathLike] = None,
                              paper_ids_path: Optional[PathLike] = None, metric: str = "cosine", k: int = 10,
                              max_queries: Optional[int] = None, seed: int = 0) -> Dict[str, Any]:
-    """MAP / nDCG@k (×100) of graph embeddings on held-out pairs over the whole pool; optionally written as JSON."""
+    """Graph embeddings used directly as a retriever on held-out citation (or co-citation) pairs.
+
+    python cli_graph.py evaluate_graph_retrieval out/embeddings.h5 citations.test.tsv --output_path retrieval.json
+
+    Each citing paper of PAIRS_PATH (citing<TAB>cited, e.g. the test split BigGraph never saw) is a
+    query; its cited papers are the relevant ones; the pool is every paper with an embedding
+    (OpenMSD Table 7 protocol: MAP and nDCG@10 over the whole pool, self excluded). Pairs with a
+    paper without embedding are counted and skipped. --max_queries samples queries with --seed.
+    --paper_ids_path: the embeddings' ids (default: entity_names_paper_id_0.json beside them).
+    Returns MAP / nDCG@k (×100), also written to --output_path as JSON when given.
+    """
     from scincl.eval.retrieval import full_pool_retrieval
 
     ids_path = Path(paper_ids_path) if paper_ids_path else entity_names_path(Path(embeddings_path).parent)

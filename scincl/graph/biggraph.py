@@ -87,8 +87,8 @@ def train_biggraph(
     config: PathLike,
     train_edges: Optional[PathLike] = None,
     test_edges: Optional[PathLike] = None,
-    overrides: Overrides = None,
     output_dir: Optional[PathLike] = None,
+    overrides: Overrides = None,
     rank: int = 0,
     seed: int = 0,
     override: bool = False,
@@ -96,13 +96,21 @@ def train_biggraph(
     export_format: str = "h5",
     importer: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Import + train + evaluate + export in one call (the ``cli_graph.py train_biggraph`` command).
+    """Train citation-graph embeddings with PyTorch-BigGraph: import -> train -> eval -> export.
+
+    python cli_graph.py train_biggraph demo --train_edges citations.train.tsv \\
+        --test_edges citations.test.tsv --output_dir out/biggraph -p num_epochs=5
+
+    Writes embeddings.{h5,npy} + entity_names_paper_id_0.json, link_prediction.json/.md (test split:
+    loss, mean rank, MRR, Hits@1/10/50, AUC) and biggraph_run.json; the command prints the output paths.
 
     Args:
-        config: a config module path or a bundled config name (``demo``, ``s2orc_768d_dot``, ...).
-        train_edges / test_edges: ``citing<TAB>cited`` TSVs; omit both to use an existing import.
-        overrides: PBG ``key=value`` overrides (``-p``), applied last (they win over ``output_dir``).
-        output_dir: put import, checkpoints, exports and metrics under this folder.
+        config: a config module (biggraph_configs/*.py) or a bundled config name (demo, s2orc_768d_dot, ...).
+        train_edges / test_edges: ``citing<TAB>cited`` TSVs (gzip ok); omit both to train on an existing import
+            (e.g. one made by torchbiggraph_import_from_tsv or ``import_edges``).
+        output_dir: put import (graph/), checkpoints, exports and metrics under this folder; without it the
+            config's entity_path/checkpoint_path are used and exports go to checkpoint_path.
+        overrides: PBG ``key=value`` overrides (``-p``, repeatable), applied last (they win over ``output_dir``).
         rank: this machine's rank in distributed mode (``num_machines > 1``). Import first
             (``import_edges`` / ``cli_graph.py import_edges``), then start every rank without edge
             files; only rank 0 evaluates and exports after training.

@@ -53,12 +53,38 @@ def fill_isolated(vectors: np.ndarray, degrees: np.ndarray, seed: int) -> np.nda
     return vectors
 
 
+def method_settings_help() -> str:
+    """Each method's ``--settings`` (name, paper, then one line per setting), for ``embed_graph --help``."""
+    from scincl.graph.embedders.settings import settings_help
+
+    lines = []
+    for name, embedder in EMBEDDERS.items():
+        lines.append(f"{name} ({embedder.paper}):")
+        lines.extend("  " + line.strip() for line in settings_help(embedder.settings).splitlines())
+    return "\n".join(lines)
+
+
 def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAULT_GRAPH_METHOD,
                 config: Optional[PathLike] = None, test_edges: Optional[PathLike] = None,
                 dimension: Optional[int] = None, settings: Optional[Any] = None, overrides: Optional[Any] = None,
                 seed: int = 0, override: bool = False, random_baseline: bool = True,
                 export_format: str = "h5") -> Dict[str, Any]:
-    """Embed the citation graph of ``train_edges`` with ``method``; returns the output paths (and metrics)."""
+    """Citation-graph embeddings with --method pbg (PyTorch-BigGraph, the paper's), prone or fastrp.
+
+    python cli_graph.py embed_graph citations.train.tsv out/graph --method fastrp \\
+        --test_edges citations.test.tsv --dimension 128 --settings "normalization_strength=-0.5"
+
+    Every method writes what train_biggraph exports: OUTPUT_DIR/embeddings.{h5,npy} +
+    entity_names_paper_id_0.json (every paper of the train + test edges), and with --test_edges
+    link_prediction.json/.md under PBG's protocol (the config's comparator and negatives), so
+    build_faiss, get_knn and the triples are unchanged. --method pbg: train_biggraph with --config
+    (default s2orc_768d_dot, paper §4.2) and -p overrides; --dimension sets PBG's dimension.
+    --method prone|fastrp: --dimension (default: the config's) and --settings "key=value ..."
+    (their paper defaults otherwise; embed_graph_run.json records method, settings, timings):
+    {settings}
+    An output made with other inputs, method or settings is refused unless --override.
+    Returns the output paths and the link-prediction metrics.
+    """
     from scincl.graph.biggraph import train_biggraph
     from scincl.graph.pbg_config import (load_config_dict, load_config_dict_overrides, resolve_config_path,
                                          with_output_dir)

@@ -19,7 +19,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from scincl.errors import InputError
 from scincl.io import write_json
@@ -130,25 +130,68 @@ def _check_settings(corpus_dirs: Sequence[str], vocab_size: int, size: str, max_
         raise InputError(f"--val_ratio must be in [0, 0.5), got {val_ratio}")
 
 
-def pretrain(corpus_dirs: Sequence[str], output_dir: str, corpus_formats: Sequence[Optional[str]] = (),
+def _as_list(value: Any) -> List[str]:
+    """A flag that names one folder, a comma-separated list or a list (``--corpus_dir`` repeated) -> list."""
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [v.strip() for v in str(value).split(",") if v.strip()]
+
+
+def pretrain(corpus_dir: Union[None, str, Sequence[str]] = None, output_dir: Optional[str] = None,
+             corpus_format: Union[None, str, Sequence[Optional[str]]] = None,
              excluded_paper_ids: Optional[str] = None, vocab_size: int = DEFAULT_VOCAB_SIZE,
              size: str = DEFAULT_SIZE, max_sequence_length: int = DEFAULT_MAX_SEQUENCE_LENGTH,
              mlm_probability: float = DEFAULT_MLM_PROBABILITY, whole_word_masking: bool = False,
-             val_ratio: float = DEFAULT_VAL_RATIO, workers: int = 1, override: bool = False,
+             val_ratio: float = DEFAULT_VAL_RATIO, workers: Optional[int] = None, override: bool = False,
              **training_args: Any) -> Path:
-    """Pre-train a BERT by MLM on the corpora's titles and abstracts; returns ``output_dir`` (see the module docstring).
+    """Pre-train a BERT from random initialisation by masked-language modelling on corpora's titles + abstracts; prints OUTPUT_DIR.
 
-    A finished run of the same corpora, excluded ids and settings is reused; checkpoints of it are
-    resumed from (the newest complete one); a run made differently is refused unless ``override``.
+    SciBERT's recipe at a size this machine affords (see the module docstring): the text is `title [SEP]
+    abstract` of every paper cut into windows of --max_sequence_length tokens; an uncased WordPiece vocabulary
+    of --vocab_size is learned from it; BertForMaskedLM from a --size preset (tiny 2x128, mini 4x256, small
+    4x512: the BERT miniatures; base 12x768 = SciBERT, for a GPU); --mlm_probability of the tokens are masked
+    (whole words with --whole_word_masking); a --val_ratio share of the papers is held out for an MLM loss
+    every --eval_steps. Every transformers.TrainingArguments flag passes through (defaults:
+    PRETRAIN_TRAINING_DEFAULTS; --max_steps N stops earlier).
+
+    OUTPUT_DIR loads with AutoModel/AutoTokenizer and is a --base_model_name_or_path of `train`, `run_specter`
+    and `reproduce`. A finished run of the same corpora, excluded ids and settings (run_fingerprint.json) is
+    reused; an interrupted one resumes from its newest complete checkpoint; a run made differently is refused
+    unless --override. pretrain_log.jsonl and mlm_loss.png: loss, held-out loss, tokens, wall seconds and
+    tokens/s; pretrain_args.json (written last): cost and counts.
+
+    Example: python cli_pipeline.py pretrain --corpus_dir ../shared/data/hepth/s2orc/metadata
+        --corpus_dir ../shared/data/citeseer/s2orc/metadata --corpus_format s2orc
+        --excluded_paper_ids ../shared/data/hepth/scidocs_paper_ids.json --output_dir runs/pretrain
+        --size mini --vocab_size 16000 --max_steps 3000
+
+    Args:
+        corpus_dir: a corpus folder, or several (a list, comma-separated, or the flag repeated).
+        output_dir: the model dir (checkpoints in OUTPUT_DIR/checkpoint-N).
+        corpus_format: s2orc | s2ag | openalex | plain (default: detected); one for all corpora or one each.
+        excluded_paper_ids: JSON list of paper ids whose text is kept out (e.g. SciDocs query papers).
+        vocab_size: WordPiece vocabulary size (31090: SciBERT's SciVocab).
+        size: tiny | mini | small | base.
+        max_sequence_length: tokens per window (128: BERT's and SciBERT's first phase).
+        mlm_probability: share of tokens masked (0.15, BERT).
+        whole_word_masking: mask all pieces of a word together.
+        val_ratio: share of papers held out for the MLM loss (0: none).
+        workers: processes reading the corpora (default: all CPUs).
+        override: start over even if OUTPUT_DIR holds this run (or another).
     """
+    if not output_dir:
+        raise InputError("give --output_dir")
     import torch
     from transformers import Trainer, set_seed
 
     from scincl.model.train import _resolve_resume, _versions, build_training_arguments
+    from scincl.corpus.outputs import worker_count
     from scincl.corpus.shards import load_id_set
 
-    corpus_dirs = [str(d) for d in corpus_dirs]
-    formats = list(corpus_formats) or [None] * len(corpus_dirs)
+    corpus_dirs, workers = _as_list(corpus_dir), worker_count(workers)
+    formats = [f or None for f in _as_list(corpus_format)] or [None] * len(corpus_dirs)
     if len(formats) == 1 and len(corpus_dirs) > 1:
         formats = formats * len(corpus_dirs)
     if len(formats) != len(corpus_dirs):
@@ -221,10 +264,10 @@ def pretrain(corpus_dirs: Sequence[str], output_dir: str, corpus_formats: Sequen
                 config.num_hidden_layers, config.hidden_size, n_params, len(tokenizer))
     collator = mlm_collator(tokenizer, mlm_probability, whole_word_masking,
                             pad_to_multiple_of=8 if (args.bf16 or args.fp16) else None)
-    progress = ProgressCallback(out / LOG_FILE, out / CURVE_FILE, tokens_per_example=tokens_per_epoch /
-                                max(1, len(train_windows)),
-                                examples_per_step=args.per_device_train_batch_size * args.gradient_accumulation_steps
-                                * max(1, args.world_size))
+    progress = progress_callback(out / LOG_FILE, out / CURVE_FILE, tokens_per_example=tokens_per_epoch /
+                                 max(1, len(train_windows)),
+                                 examples_per_step=args.per_device_train_batch_size * args.gradient_accumulation_steps
+                                 * max(1, args.world_size))
     from scincl.faults import kill_point_callback
 
     trainer = Trainer(model=model, args=args, train_dataset=train_windows, eval_dataset=val_windows or None,
@@ -359,54 +402,55 @@ def plot_curve(history: List[Dict[str, Any]], path: Path) -> Optional[Path]:
     return path
 
 
-def _progress_callback_base() -> Any:
+def progress_callback(log_path: Path, curve_path: Path, tokens_per_example: float, examples_per_step: int) -> Any:
+    """A ``TrainerCallback`` writing ``pretrain_log.jsonl`` and the curve (defined here, so that importing this
+    module loads no transformers)."""
     from transformers import TrainerCallback
 
-    return TrainerCallback
+    class ProgressCallback(TrainerCallback):
+        """Appends loss, held-out loss, tokens seen and wall seconds (summed over restarts) to ``pretrain_log.jsonl``.
 
+        Tokens are steps x examples per step x the mean tokens of a window (windows are sampled
+        uniformly, so this is the expected count); tokens/s is over this session's steps. The curve PNG
+        is redrawn at every checkpoint.
+        """
 
-class ProgressCallback(_progress_callback_base()):
-    """Appends loss, held-out loss, tokens seen and wall seconds (summed over restarts) to ``pretrain_log.jsonl``.
+        def __init__(self, log_path: Path, curve_path: Path, tokens_per_example: float, examples_per_step: int) -> None:
+            self.log_path, self.curve_path = log_path, curve_path
+            self.tokens_per_step = tokens_per_example * examples_per_step
+            self.session_start = time.time()
+            self.start_step: Optional[int] = None
+            self.previous_wall = 0.0
 
-    Tokens are steps x examples per step x the mean tokens of a window (windows are sampled
-    uniformly, so this is the expected count); tokens/s is over this session's steps. The curve PNG
-    is redrawn at every checkpoint.
-    """
+        def on_train_begin(self, args, state, control, **kwargs):  # noqa: D401 - TrainerCallback hook
+            self.start_step = state.global_step
+            history = [h for h in read_progress(self.log_path) if h["step"] <= state.global_step]
+            self.previous_wall = history[-1]["wall_seconds"] if history else 0.0
+            self.session_start = time.time()
 
-    def __init__(self, log_path: Path, curve_path: Path, tokens_per_example: float, examples_per_step: int) -> None:
-        self.log_path, self.curve_path = log_path, curve_path
-        self.tokens_per_step = tokens_per_example * examples_per_step
-        self.session_start = time.time()
-        self.start_step: Optional[int] = None
-        self.previous_wall = 0.0
+        def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: D401 - TrainerCallback hook
+            if not state.is_world_process_zero or not logs:
+                return
+            session = time.time() - self.session_start
+            steps = state.global_step - (self.start_step or 0)
+            row = {"step": state.global_step, "tokens": round(state.global_step * self.tokens_per_step),
+                   "wall_seconds": round(self.previous_wall + session, 1),
+                   "tokens_per_second": round(steps * self.tokens_per_step / session, 1) if session > 0 else None}
+            for key in ("loss", "eval_loss", "learning_rate"):
+                if key in logs:
+                    row[key] = logs[key]
+            with open(self.log_path, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+            if "loss" in logs:
+                logger.info("step %d: MLM loss %.4f, %d tokens, %s tokens/s", row["step"], logs["loss"], row["tokens"],
+                            row["tokens_per_second"])
 
-    def on_train_begin(self, args, state, control, **kwargs):  # noqa: D401 - TrainerCallback hook
-        self.start_step = state.global_step
-        history = [h for h in read_progress(self.log_path) if h["step"] <= state.global_step]
-        self.previous_wall = history[-1]["wall_seconds"] if history else 0.0
-        self.session_start = time.time()
+        def on_save(self, args, state, control, **kwargs):  # noqa: D401 - TrainerCallback hook
+            if state.is_world_process_zero:
+                self.write_curve()
 
-    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: D401 - TrainerCallback hook
-        if not state.is_world_process_zero or not logs:
-            return
-        session = time.time() - self.session_start
-        steps = state.global_step - (self.start_step or 0)
-        row = {"step": state.global_step, "tokens": round(state.global_step * self.tokens_per_step),
-               "wall_seconds": round(self.previous_wall + session, 1),
-               "tokens_per_second": round(steps * self.tokens_per_step / session, 1) if session > 0 else None}
-        for key in ("loss", "eval_loss", "learning_rate"):
-            if key in logs:
-                row[key] = logs[key]
-        with open(self.log_path, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
-        if "loss" in logs:
-            logger.info("step %d: MLM loss %.4f, %d tokens, %s tokens/s", row["step"], logs["loss"], row["tokens"],
-                        row["tokens_per_second"])
+        def write_curve(self) -> Optional[Path]:
+            """Redraw the loss curve PNG from the log."""
+            return plot_curve(read_progress(self.log_path), self.curve_path)
 
-    def on_save(self, args, state, control, **kwargs):  # noqa: D401 - TrainerCallback hook
-        if state.is_world_process_zero:
-            self.write_curve()
-
-    def write_curve(self) -> Optional[Path]:
-        """Redraw the loss curve PNG from the log."""
-        return plot_curve(read_progress(self.log_path), self.curve_path)
+    return ProgressCallback(log_path, curve_path, tokens_per_example, examples_per_step)

@@ -18,7 +18,9 @@ Anything else is an :class:`InputError` naming the closest valid flag, never sil
   on the same corpus (``OUTPUT_DIR/seeds/seed_N``) and a mean ± std table (paper Table 1 reports
   the mean over ten seeds);
 - :func:`sweep`: the k+ and k-hard sweeps of paper Figs. 2-3 (``OUTPUT_DIR/sweep/k_pos/<k+>``,
-  ``OUTPUT_DIR/sweep/k_hard/<k->``) plotted by the evaluation's ``compare``.
+  ``OUTPUT_DIR/sweep/k_hard/<k->``) plotted by the evaluation's ``compare``;
+- :func:`reproduce`, :func:`run_experiment_definition`: the real-corpus experiments of
+  :mod:`scincl.pipeline.experiment_kinds` (``cli_pipeline.py reproduce`` / ``run_experiment``).
 
 Experiments of one call share the demo corpus, citations, graph embeddings and the base-model
 evaluation (``OUTPUT_DIR``); everything that depends on the seed or the sampling goes below.
@@ -133,22 +135,21 @@ def setting_names() -> Set[str]:
 
 
 def run_specter_flag_names() -> Set[str]:
-    """Every flag ``run_specter`` takes (for the front end's check before anything runs)."""
-    stages = {f"{prefix}_{name}" for prefix in ("skip", "override") for name in stage_names()}
-    return (setting_names() | stages | miner_option_names() | (training_option_names() - RESERVED_TRAINING_FLAGS)
-            | set(ACCEPTED_WITHOUT_EFFECT) | {"seeds"})
+    """Every flag ``run_specter`` takes (for the front end's check before anything runs): its OUTPUT_DIR and
+    the flags ``--help`` lists (:func:`run_specter_flag_info`)."""
+    return {"output_dir"} | {row.name for row in run_specter_flag_info()}
 
 
 def run_specter_flag_info() -> list:
-    """``run_specter --help``: the flags beyond its signature (:func:`run_specter_flag_names`):
-    the :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
+    """``run_specter --help``: the flags beyond its OUTPUT_DIR: the
+    :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
     control, the miner's and the trainer's flags and those accepted without effect."""
     from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
 
     settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
-    rows = dataclass_flags(RunSettings, exclude={"output_dir"} | (
-        {f.name for f in dataclasses.fields(RunSettings)} - settings))
+    rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - settings
+                           | {"output_dir"})
     rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
              for prefix in ("skip", "override") for stage in stage_names()]
@@ -169,11 +170,11 @@ def run_specter_flag_info() -> list:
 
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
-    names = setting_names()
+    names, flags = setting_names(), check_types(dict(flags))
     named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
     routed = route_flags({k: v for k, v in flags.items() if k not in names}, stage_names(),
                          reserved=RESERVED_TRAINING_FLAGS)
-    settings = RunSettings(output_dir=output_dir, **check_types(named), miner_options=routed.miner,
+    settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
                            override=sorted(routed.override))
     return check_ranges(resolve(settings))
@@ -297,6 +298,59 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
 
     summary = compare([], shared / "comparison", sweep_dir=shared / "sweep", split=first.split)
     return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}
+
+
+def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data",
+              workers: Optional[int] = None, **settings: Any) -> None:
+    """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
+    unless --base_model_name_or_path names another.
+
+    EXPERIMENT: one of {kinds} (scincl.pipeline.experiment_kinds.KINDS): main (base vs SPECTER-like vs
+    SciNCL vs continuous co-citation, mean ± std over --seeds, test queries), tuning (--variants
+    pooling=cls,learning_rate=2e-5,... on val), k_pos / k_hard (SciNCL sweeps over --values, val), losses
+    (triplet, infonce, cosent, angle on SciNCL triplets, val), collisions (vs margin, --values = k-hard
+    grid), graph (link prediction 64/128-d dot vs cos + graph embeddings alone as a retriever), budget
+    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840).
+    Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
+    samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
+    seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
+    Every step runs through the stage runner of run_specter (manifest.json in each output dir).
+    The same experiments as data: experiments/*.py, run with `run_experiment`.
+
+    Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
+    Args:
+        experiment: {kinds}.
+        settings: the fields of scincl.pipeline.experiment_kinds.Experiment (--corpus hepth|citeseer, --seeds,
+            --split, --values, --variants, --arms, --losses, ...) and of the recipe
+            (scincl.pipeline.real_corpus.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
+            --pooling_strategy, --learning_rate, ...), each with its default defined there and listed below
+            (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
+    """
+    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
+
+    run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
+                              workers: Optional[int] = None, **changes: Any) -> None:
+    """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
+
+    The module's get_experiment() returns the experiment's kind, corpus, arms, seeds, split,
+    recipe changes and sweep values (one dict, or a list run in order); see experiments/ and
+    scincl.pipeline.experiment_kinds.Experiment for the fields and their defaults. Further flags
+    change every experiment of the module: the same settings as `reproduce` (e.g. --seeds 0
+    --k_hard 2000).
+
+    Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
+    """
+    from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
+    from scincl.pipeline.real_corpus import corpus_spec
+
+    experiments = load_experiments(definition, changes)
+    for experiment in experiments:  # every experiment's corpus checked before the first one runs
+        corpus_spec(experiment.corpus, data_dir)
+    for experiment in experiments:
+        run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
 
 
 def format_stage_times(result: Dict[str, Any]) -> str:

@@ -242,7 +242,7 @@ def resolve(settings: RunSettings) -> RunSettings:
     if s.k_scale != "corpus":  # --k_scale corpus sizes the bands for the index (scincl/triples/k_scale.py)
         for name, value in derive_bands(vars(s)).items():
             setattr(s, name, value)
-    if s.graph_limit == "specter" and s.specter_triples_path is None and "graph_limit" not in _explicit(settings):
+    if s.graph_limit == "specter" and s.specter_triples_path is None and settings.graph_limit is None:
         s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
     if s.corpus_seed is None:
         s.corpus_seed = s.seed  # original: the corpus follows --seed unless --corpus_seed is given
@@ -252,12 +252,6 @@ def resolve(settings: RunSettings) -> RunSettings:
         s.training_options.setdefault("use_cpu", True)
         s.ann_device = -1
     return s
-
-
-def _explicit(settings: RunSettings) -> Dict[str, Any]:
-    """Fields the caller set (not None)."""
-    return {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
-            if getattr(settings, f.name) is not None}
 
 
 def miner_signature(s: RunSettings) -> str:
@@ -349,13 +343,15 @@ def parse_int_list(values: Any, name: str) -> List[int]:
 
 
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
-    """Flags named like :class:`RunSettings` fields converted to the field types by the CLI's converter
-    (:func:`scincl.cli.flags.check_value`: ``--output_dir 2024`` a string, ``true``/``false`` booleans,
-    a wrong type one line); ranges are :func:`check_ranges`'. ``None`` keeps a field's default."""
+    """run_specter's flags converted once, by the CLI's converter (:func:`scincl.cli.flags.check_value`:
+    ``--output_dir 2024`` a string, ``true``/``false`` booleans, a wrong type one line): a :class:`RunSettings`
+    field to its field's type, another flag (the miner's, the trainer's) to its rule's; ranges are
+    :func:`check_ranges`'. ``None`` keeps a field's default."""
     from scincl.cli.flags import _simple_type, check_value
 
     hints = typing.get_type_hints(RunSettings)
-    return {name: check_value(name, value, _simple_type(hints[name]) or object, check_range=False)
+    return {name: check_value(name, value, (_simple_type(hints[name]) or object) if name in hints else None,
+                              check_range=False)
             for name, value in flags.items()}
 
 

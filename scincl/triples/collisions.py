@@ -12,7 +12,7 @@ All counting is vectorised over integer pair keys.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -73,6 +73,24 @@ def count_collisions_in_files(paths: Iterable[PathLike]) -> Dict[str, Dict[str, 
         n = [x for c in columns for x in c[2]]
         (qc, pc, nc), _ = encode_ids(q, p, n)
         report["all files"] = collision_counts(qc, pc, nc)
+    return report
+
+
+def count_collisions(*triples_paths: str, output_path: Optional[str] = None) -> Dict[str, Dict[str, int]]:
+    """Count pairs that are both positive and negative (same query, and symmetric {a,b}) in triples files.
+
+    One file: collisions within it. Several files (e.g. one per strategy): each file, then all together
+    (a positive pair of one file that is a negative pair of another counts). Prints a markdown table;
+    --output_path writes the report as json.
+    """
+    from scincl.errors import InputError
+    from scincl.io import write_json
+
+    if not triples_paths:
+        raise InputError("give at least one triples file")
+    report = count_collisions_in_files(triples_paths)
+    if output_path:
+        write_json(output_path, report)
     return report
 
 

@@ -167,7 +167,7 @@ def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys
     with pytest.raises(InputError, match="unknown --size 'huge'"):
         pretrain([str(tmp_path)], str(tmp_path / "out"), size="huge")
     with pytest.raises(InputError, match="2 --corpus_format for 3 --corpus_dir"):
-        pretrain([str(tmp_path)] * 3, str(tmp_path / "out"), corpus_formats=["s2orc", "plain"])
+        pretrain([str(tmp_path)] * 3, str(tmp_path / "out"), corpus_format=["s2orc", "plain"])
 
 
 def test_a_killed_run_resumes_from_its_last_checkpoint(demo_corpus, tmp_path, python_exe):
