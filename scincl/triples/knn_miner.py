@@ -12,7 +12,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -29,6 +29,10 @@ from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_q
 
 logger = logging.getLogger(__name__)
 
+# the MinerConfig fields get_knn_triples names in its signature (the --help rows), in signature order
+NAMED_FLAGS = ("triples_per_query", "easy_positives_count", "easy_positives_strategy", "easy_positives_k_min",
+               "easy_positives_k_max", "easy_negatives_count", "easy_negatives_strategy", "hard_negatives_count",
+               "hard_negatives_strategy", "hard_negatives_k_min", "hard_negatives_k_max")
 BAND_FLAGS = ("easy_positives_k_min", "easy_positives_k_max", "hard_negatives_k_min", "hard_negatives_k_max")
 # faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
 ANN_BACKENDS = ("faiss", "exact")
@@ -299,22 +303,63 @@ def get_knn_triples(
     index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
     ascending row).
     """
-    # the named MinerConfig fields of this call, in signature order (the --help rows), each by its flag's name
-    slots = dict(triples_per_query=triples_per_query, easy_positives_count=easy_positives_count,
-                 easy_positives_strategy=easy_positives_strategy, easy_positives_k_min=easy_positives_k_min,
-                 easy_positives_k_max=easy_positives_k_max, easy_negatives_count=easy_negatives_count,
-                 easy_negatives_strategy=easy_negatives_strategy, hard_negatives_count=hard_negatives_count,
-                 hard_negatives_strategy=hard_negatives_strategy, hard_negatives_k_min=hard_negatives_k_min,
-                 hard_negatives_k_max=hard_negatives_k_max)
+    _check_search(k_scale, ann_backend)
+    config = make_config(  # validated before the index is loaded; k_min derived
+        triples_per_query=triples_per_query, easy_positives_count=easy_positives_count,
+        easy_positives_strategy=easy_positives_strategy, easy_positives_k_min=easy_positives_k_min,
+        easy_positives_k_max=easy_positives_k_max, easy_negatives_count=easy_negatives_count,
+        easy_negatives_strategy=easy_negatives_strategy, hard_negatives_count=hard_negatives_count,
+        hard_negatives_strategy=hard_negatives_strategy, hard_negatives_k_min=hard_negatives_k_min,
+        hard_negatives_k_max=hard_negatives_k_max, **strategy_options)
+    return write_knn_triples(
+        output_path, graph_paper_ids_path, graph_embeddings_path, config, query_papers=query_papers,
+        strategy_options=strategy_options, ann_metric=ann_metric, ann_backend=ann_backend,
+        ann_index_path=ann_index_path, ann_normalize_embeddings=ann_normalize_embeddings,
+        ann_batch_size=ann_batch_size, ann_device=ann_device, faiss_string_factory=faiss_string_factory,
+        faiss_nprobe=faiss_nprobe, include_paper_ids=include_paper_ids, seed=seed, workers=workers, gzip=gzip,
+        override=override, show_progress=show_progress, k_scale=k_scale)
+
+
+def _check_search(k_scale: str, ann_backend: str) -> None:
     check_k_scale(k_scale)
     if ann_backend not in ANN_BACKENDS:
         raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
+
+
+def write_knn_triples(
+    output_path: PathLike,
+    graph_paper_ids_path: PathLike,
+    graph_embeddings_path: PathLike,
+    config: MinerConfig,
+    query_papers: QueryPapers = None,
+    strategy_options: Optional[Mapping[str, Any]] = None,
+    ann_metric: str = SCINCL.ann_metric,
+    ann_backend: str = "faiss",
+    ann_index_path: Optional[PathLike] = None,
+    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings,
+    ann_batch_size: int = 512,
+    ann_device: int = -1,
+    faiss_string_factory: str = SCINCL.faiss_string_factory,
+    faiss_nprobe: Optional[int] = None,
+    include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
+    seed: int = 0,
+    workers: Optional[int] = None,
+    gzip: bool = False,
+    override: bool = False,
+    show_progress: bool = True,
+    k_scale: str = "paper",
+) -> Path:
+    """:func:`get_knn_triples` with the miner's settings already built: ``config`` (:func:`~scincl.triples.config.make_config`,
+    validated by whoever built it: the planner, or :func:`get_knn_triples` from its flags). ``strategy_options``:
+    the miner options the caller was given beyond the named slot flags, recorded as given in the output's
+    ``made_by`` (their values are already in ``config``). Every other argument is :func:`get_knn_triples`'s."""
+    _check_search(k_scale, ann_backend)
+    strategy_options = dict(strategy_options or {})
     out = output_with_gzip(output_path, gzip)
-    config = make_config(**slots, **strategy_options)  # validated before the index is loaded; k_min derived
     bands = {name: getattr(config, name) for name in BAND_FLAGS}
     id_inputs = {"query_papers": query_papers, "include_paper_ids": include_paper_ids}
     record = made_by({
-        **{name: value for name, value in slots.items() if name not in BAND_FLAGS}, **bands, "ann_metric": ann_metric,
+        **{name: getattr(config, name) for name in NAMED_FLAGS if name not in BAND_FLAGS}, **bands, "ann_metric": ann_metric,
         "ann_backend": ann_backend, "ann_normalize_embeddings": bool(ann_normalize_embeddings),
         "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
         "k_scale": k_scale, "strategy_options": strategy_options,
@@ -333,7 +378,7 @@ def get_knn_triples(
                                   ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
                                   include_paper_ids=include_paper_ids, override=override)
         if k_scale == "corpus":
-            bands = corpus_k(len(graph.paper_ids), easy_positives_count, hard_negatives_count)
+            bands = corpus_k(len(graph.paper_ids), config.easy_positives_count, config.hard_negatives_count)
             logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
             config = dataclasses.replace(config, **bands)
         query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
@@ -349,7 +394,7 @@ def get_knn_triples(
         "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
         "include_paper_ids": include_paper_ids if not isinstance(include_paper_ids, (list, tuple))
         else f"{len(include_paper_ids)} ids", "corpus_papers": len(graph.paper_ids),
-        "triples_per_query": triples_per_query, "k_scale": k_scale,
+        "triples_per_query": config.triples_per_query, "k_scale": k_scale,
         "slots": [vars(s) for s in config.active()],
         "options": {k: getattr(config, k) for k in ("random_sorted_sample_n", "min_range_results_count",
                                                       "range_fallback_to_random", "k_means_clusters")},
