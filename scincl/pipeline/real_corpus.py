@@ -19,6 +19,7 @@ Every trained arm of one seed uses the same query papers (a seeded sample of the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import logging
 import re
@@ -39,7 +40,7 @@ from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, 
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
-from scincl.triples.sources import SPECTER_LIKE
+from scincl.triples.sources import SPECTER_LIKE, mine_triples
 
 logger = logging.getLogger(__name__)
 
@@ -445,7 +446,8 @@ class Reproduction(Planner):
                  "easy_positives_k_max": recipe.easy_positives_k_max,
                  "hard_negatives_k_max": recipe.hard_negatives_k_max, "ann_normalize_embeddings": True,
                  "workers": self.workers, "show_progress": False}
-        return triples_stage(self.stage_name(path), setting.triples_source, path, queries, miner=miner, inputs=inputs,
+        return triples_stage(self.stage_name(path), functools.partial(mine_triples, setting.triples_source), path,
+                             queries, miner=miner, inputs=inputs,
                              description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:

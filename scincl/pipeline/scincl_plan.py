@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
@@ -38,7 +38,7 @@ from scincl.pipeline.layout import Planner, encoder_path, leakage_inputs, plan_p
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
-from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name
+from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name, miner_config
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
@@ -171,21 +171,28 @@ class SciNCLPlan(Planner):
         """An existing --ann_index_path: an input of the triples stage, checked by the miner, never rebuilt."""
         return bool(self.s.ann_index_path) and self.p.ann_index.exists()
 
-    def miner_arguments(self) -> Dict[str, Any]:
-        """The arguments of ``triples.sources.mine_triples`` besides the source, output and queries: the run's flags."""
+    def triples_miner(self) -> Tuple[Callable[..., Path], Dict[str, Any]]:
+        """The library call that mines this run's ``--triples_source`` and its arguments besides the output, the
+        queries and ``override``: for ``knn``, :func:`scincl.triples.knn_miner.write_knn_triples` with the miner's
+        config built here, once, from the run's flags (:func:`~scincl.pipeline.settings.miner_config`); for
+        ``specter_like``, :func:`scincl.triples.specter_like.get_specter_like_triples` with its count flags."""
         s, p = self.s, self.p
-        return dict(citations_path=self.citations_for_triples, graph_paper_ids_path=p.graph_ids,
-                    graph_embeddings_path=p.graph_embeddings, seed=s.seed, gzip=s.gzip,
-                    triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
-                    easy_positives_strategy=s.easy_positives_strategy, easy_positives_k_min=s.easy_positives_k_min,
-                    easy_positives_k_max=s.easy_positives_k_max, easy_negatives_count=s.easy_negatives_count,
-                    easy_negatives_strategy=s.easy_negatives_strategy, hard_negatives_count=s.hard_negatives_count,
-                    hard_negatives_strategy=s.hard_negatives_strategy, hard_negatives_k_min=s.hard_negatives_k_min,
-                    hard_negatives_k_max=s.hard_negatives_k_max, ann_metric=s.ann_metric, ann_backend=s.ann_backend,
-                    ann_index_path=p.ann_index, ann_normalize_embeddings=s.ann_do_normalize, ann_device=s.ann_device,
-                    faiss_string_factory=s.faiss_string_factory, workers=s.workers,
-                    include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
-                    show_progress=True, k_scale=s.k_scale, **s.miner_options)
+        if s.triples_source == "specter_like":
+            from scincl.triples.specter_like import get_specter_like_triples
+
+            return get_specter_like_triples, dict(
+                citations_input_path=self.citations_for_triples, seed=s.seed, gzip=s.gzip,
+                triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
+                easy_negatives_count=s.easy_negatives_count, hard_negatives_count=s.hard_negatives_count)
+        from scincl.triples.knn_miner import write_knn_triples
+
+        return write_knn_triples, dict(
+            graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=miner_config(s),
+            strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip, ann_metric=s.ann_metric,
+            ann_backend=s.ann_backend, ann_index_path=p.ann_index, ann_normalize_embeddings=s.ann_do_normalize,
+            ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, workers=s.workers,
+            include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
+            show_progress=True, k_scale=s.k_scale)
 
     def train_stage(self) -> Stage:
         """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
@@ -323,7 +330,8 @@ class SciNCLPlan(Planner):
         triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                           if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
         # an --ann_index_path that exists when the stage runs is checked by the miner, never rebuilt
-        out.append(triples_stage("triples", s.triples_source, p.triples, p.query_ids, miner=self.miner_arguments(),
+        mine, miner = self.triples_miner()
+        out.append(triples_stage("triples", mine, p.triples, p.query_ids, miner=miner,
                                  override=lambda: not self.given_index, inputs=triples_inputs,
                                  description=f"{s.triples_source} triplets", settings=self.triples_settings()))
         out.append(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,

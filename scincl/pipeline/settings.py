@@ -23,7 +23,7 @@ from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.corpus.selection import GRAPH_LIMITS
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
-from scincl.triples.config import make_config, miner_option_names
+from scincl.triples.config import MinerConfig, make_config, miner_option_names
 from scincl.triples.k_scale import K_SCALES
 from scincl.triples.sources import TRIPLES_SOURCES
 
@@ -355,6 +355,14 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
             for name, value in flags.items()}
 
 
+def miner_config(s: RunSettings) -> MinerConfig:
+    """The kNN miner's config of a run (:func:`scincl.triples.config.make_config`, validated): its slot flags by
+    their fields' names plus ``miner_options``. Built by :func:`check_ranges` to check it before any work, and by
+    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``triples_miner``)."""
+    return make_config(**{name: getattr(s, name) for name in sorted(miner_option_names() & set(FIELDS))},
+                       **s.miner_options)
+
+
 def check_ranges(s: RunSettings) -> RunSettings:
     """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
     field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
@@ -364,7 +372,7 @@ def check_ranges(s: RunSettings) -> RunSettings:
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)
     if s.triples_source == "knn":  # how the miner's slots fit (counts, strategies, bands), not at the triples stage
-        make_config(**{name: values[name] for name in miner_option_names() if name in values}, **s.miner_options)
+        miner_config(s)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:

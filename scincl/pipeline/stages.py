@@ -76,30 +76,31 @@ def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional
     return Stage(name, [metadata], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
 
 
-def triples_stage(name: str, source: str, triples: Path, queries: Path, *, miner: Mapping[str, Any],
+def triples_stage(name: str, mine: Callable[..., Path], triples: Path, queries: Path, *, miner: Mapping[str, Any],
                   inputs: Sequence[Optional[Path]], override: Union[bool, Callable[[], bool]] = True,
                   settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
-    """The triplets stage: ``triples.sources.mine_triples(source, ...)`` for the query papers listed in ``queries``,
-    written to ``triples`` (a ``.gz`` name is written gzipped: ``miner["gzip"]``).
+    """The triplets stage: ``mine(output_path=..., query_papers=..., override=..., **miner)`` for the query papers
+    listed in ``queries``, written to ``triples`` (a ``.gz`` name is written gzipped: ``miner["gzip"]``).
 
     Args:
         name, inputs, settings, description: the :class:`Stage` as the planner records it.
-        miner: every other argument of ``mine_triples`` as the planner chose it (the source's input paths, seed,
-            counts, bands, ANN options, ...), passed as it is: the miner records what they make in its
-            ``.args.json``, so two planners passing the same values write the same record.
+        mine: the library call that writes the triplets of the run's source, as the planner chose it
+            (``triples.knn_miner.write_knn_triples``, ``triples.specter_like.get_specter_like_triples``, or
+            ``triples.sources.mine_triples`` bound to a source name).
+        miner: every other argument of ``mine`` as the planner chose it (the source's input paths, seed,
+            counts, bands or the miner's config, ANN options, ...), passed as it is: the miner records what they
+            make in its ``.args.json``, so two planners passing the same values write the same record.
         override: the miner may rebuild what does not match (the triplets, the index). ``False`` keeps a given
             ``ann_index_path`` as it is: the triplets, which the runner decided to (re)make, are deleted first.
             A function is asked when the stage runs (an index an earlier stage made exists by then).
     """
     def run() -> None:
-        from scincl.triples.sources import mine_triples
-
         plain = Path(str(triples)[:-3]) if str(triples).endswith(".gz") else triples
         rebuild = override() if callable(override) else override
         if not rebuild:
             for stale in (plain, triples):
                 stale.unlink(missing_ok=True)
-        mine_triples(source, plain, str(queries), override=rebuild, **miner)
+        mine(output_path=plain, query_papers=str(queries), override=rebuild, **miner)
 
     return Stage(name, [triples], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
 
