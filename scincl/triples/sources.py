@@ -1,8 +1,9 @@
-"""Triplets from one ``triples_source``: the single mining call of the SciNCL plan and the real-corpus arms.
+"""Triplets from one ``triples_source``: the names of the sources, and the mining call of the real-corpus arms.
 
-An arm is a setting, not a code path: ``run_specter --triples_source`` and the experiments' arms
-(``pipeline/real_corpus.ARM_SETTINGS``) both call :func:`mine_triples`, which hands the run's flags
-to the sampler of that source.
+An arm is a setting, not a code path: the experiments' arms (``pipeline/real_corpus.ARM_SETTINGS``) call
+:func:`mine_triples`, which hands the arm's flags to the sampler of that source. ``run_specter``'s plan
+(``pipeline/scincl_plan.py``: ``triples_miner``) calls the source's sampler itself, the kNN miner with the
+config it built.
 """
 from __future__ import annotations
 
