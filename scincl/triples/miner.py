@@ -164,7 +164,8 @@ def _fill_slot(slot: Slot, block: _Block, corpus: Corpus, config: MinerConfig, r
     """Candidate rows ``[n, slot.count]`` for one slot (dispatch on the strategy name)."""
     rows, nn, count = block.query_rows, block.neighbours, slot.count
     try:
-        if slot.strategy == KNN:  # the band (<slot>_k_min, <slot>_k_max], e.g. --hard_negatives_k_min/_k_max
+        # the band (<slot>_k_min, <slot>_k_max] of MinerConfig.slots, e.g. hard_negatives_k_min, hard_negatives_k_max
+        if slot.strategy == KNN:
             return st.knn_band(nn, slot.k_min, slot.k_max, count, rng)
         if slot.strategy == RANDOM:
             return st.random_rows(rows, corpus.size, count, rng)
