@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-TRIPLETS_PER_QUERY = 5  # paper §4.3 (scincl/triples/config.py DEFAULT_TRIPLES_PER_QUERY)
+TRIPLETS_PER_QUERY = 5  # paper §3.2 (scincl/settings/schema.py: SCINCL.triples_per_query)
 
 
 @dataclass(frozen=True)
