@@ -25,7 +25,7 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
@@ -439,13 +439,6 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
         raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
                          f"{type(definitions).__name__}", path=path)
     return [make_experiment(with_changes(d, changes or {}, "run_experiment")) for d in items]
-
-
-def reproduce_flag_names() -> Set[str]:
-    """Every setting ``reproduce`` and ``run_experiment`` take: the experiment's fields and the recipe's (and
-    the recipe fields' former names, :data:`~scincl.pipeline.real_corpus.RECIPE_ALIASES`)."""
-    return ({f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}) | {
-        f.name for f in dataclasses.fields(Recipe)} | set(RECIPE_ALIASES)
 
 
 def reproduce_flag_info() -> list:

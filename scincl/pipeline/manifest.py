@@ -147,13 +147,6 @@ class Manifest:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def stage_completed(self, name: str) -> bool:
-        """True when this run or an earlier run in the same directory completed ``name``."""
-        for record in (self.data["stages"].get(name), self.previous_stages.get(name)):
-            if record and record.get("completed"):
-                return True
-        return False
-
     def record_stage(self, stage: Any, status: str, seconds: float, reused: bool = False,
                      result: Any = None) -> None:
         """Store the status, timing, inputs and outputs of ``stage`` (a :class:`Stage`), and what
