@@ -8,6 +8,7 @@ ids (``entity_names_paper_id_0.json`` + ``embeddings.h5``), build or reuse the f
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import time
 from dataclasses import dataclass
@@ -22,17 +23,13 @@ from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import (KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
-                                   make_config)
+                                   make_config, miner_option_names)
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
 
 logger = logging.getLogger(__name__)
 
-# the MinerConfig fields get_knn_triples names in its signature (the --help rows), in signature order
-NAMED_FLAGS = ("triples_per_query", "easy_positives_count", "easy_positives_strategy", "easy_positives_k_min",
-               "easy_positives_k_max", "easy_negatives_count", "easy_negatives_strategy", "hard_negatives_count",
-               "hard_negatives_strategy", "hard_negatives_k_min", "hard_negatives_k_max")
 BAND_FLAGS = ("easy_positives_k_min", "easy_positives_k_max", "hard_negatives_k_min", "hard_negatives_k_max")
 # faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
 ANN_BACKENDS = ("faiss", "exact")
@@ -318,6 +315,10 @@ def get_knn_triples(
         ann_batch_size=ann_batch_size, ann_device=ann_device, faiss_string_factory=faiss_string_factory,
         faiss_nprobe=faiss_nprobe, include_paper_ids=include_paper_ids, seed=seed, workers=workers, gzip=gzip,
         override=override, show_progress=show_progress, k_scale=k_scale)
+
+
+# the MinerConfig fields get_knn_triples names in its signature (the --help rows), in signature order
+NAMED_FLAGS = tuple(name for name in inspect.signature(get_knn_triples).parameters if name in miner_option_names())
 
 
 def _check_search(k_scale: str, ann_backend: str) -> None:
