@@ -4,7 +4,8 @@ definition: ``scincl/pipeline/real_corpus.py`` reads it (an arm is a setting of 
 - ``get_arms()``: arm -> its table label, where its triplets come from (``triples_source``: knn | specter_like,
   scincl/triples/sources.py) and, for kNN arms, the graph they are sampled from (a ``get_graphs()`` kind);
   ``DEFAULT_ARMS``: the main comparison (paper Table 1 "w/o leakage" rows, at equal budget), ``TUNING_ARMS``: the
-  tuning table's;
+  tuning table's, ``BUDGET_ARMS``: the budget curve's pair (its paired test: second minus first); ``DEFAULT_SPLITS``:
+  the SciDocs split each experiment kind scores unless ``--split`` says otherwise (the studies choose on val);
 - ``get_graphs()``: graph kind -> its edges (citations | cocitations | transductive), the embedding method
   (``embed_graph --method``; ``pbg``: PyTorch-BigGraph with ``config`` from ``biggraph_configs/``, where
   ``{comparator}`` is the run's) and, when not any, the comparators it is trained with;
@@ -15,6 +16,10 @@ definition: ``scincl/pipeline/real_corpus.py`` reads it (an arm is a setting of 
 
 DEFAULT_ARMS = ["specter_like", "scincl", "cocite"]
 TUNING_ARMS = ["specter_like", "scincl"]  # the trained arms of the tuning table (``reproduce tuning`` without --arms)
+BUDGET_ARMS = ["specter_like", "scincl"]  # the budget curve's pair (issue 17): SciNCL minus SPECTER-like per seed
+# the split of each kind without --split: the tables of docs/results.md are on test, the studies choose on val
+DEFAULT_SPLITS = {"main": "test", "graph": "test", "budget": "test"}
+DEFAULT_SPLIT = "val"  # every other kind
 
 
 def get_arms():

@@ -15,7 +15,6 @@ from scincl.errors import InputError
 from scincl.eval.report import TABLE_COLUMNS, avg_cell, avg_label, mean_std_cell, run_average
 
 Scores = Dict[str, Dict[str, float]]  # task -> metric -> value (results.json "scores"[split])
-BUDGET_ARMS = ("specter_like", "scincl")  # the pair the budget curve's paired test compares: second minus first
 ARM_DODGE = 1.04  # x factor between neighbouring arms on the budget plot's log axis (a display choice, 4 %)
 # Paper Table 2 (SciNCL with 1 % / 10 % / 100 % of its 684k triplets, SciBERT, full SciDocs) is not
 # drawn: its encoder, corpus and tasks differ, so only the direction of the gap is comparable.
@@ -77,8 +76,9 @@ def paired_test(first: Sequence[float], second: Sequence[float]) -> Dict[str, An
 
 
 def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[Scores], seeds: Sequence[int],
-                  budgets: Sequence[int], labels: Dict[str, str], arms: Sequence[str] = BUDGET_ARMS) -> str:
-    """Markdown: mean ± std per arm and budget, then the paired differences per budget.
+                  budgets: Sequence[int], labels: Dict[str, str], arms: Sequence[str]) -> str:
+    """Markdown: mean ± std per arm and budget, then the paired differences per budget (``arms``: the pair,
+    second minus first; ``experiments/arms.py`` BUDGET_ARMS by default).
 
     ``cells[(arm, budget)]`` maps seed -> scores of the finished runs; a cell with fewer runs than
     ``seeds`` is marked partial, a cell without runs is left out.
@@ -124,7 +124,7 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
 
 
 def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[Scores], budgets: Sequence[int],
-                labels: Dict[str, str], path: Path, arms: Sequence[str] = BUDGET_ARMS) -> Optional[Path]:
+                labels: Dict[str, str], path: Path, arms: Sequence[str]) -> Optional[Path]:
     """Avg vs budget (mean ± std over the finished seeds) for each arm, the base encoder as a line."""
     import matplotlib
 

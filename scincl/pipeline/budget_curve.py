@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
-from scincl.eval.study_tables import BUDGET_ARMS, Scores, budget_plot, budget_tables
+from scincl.eval.study_tables import Scores, budget_plot, budget_tables
 from scincl.io import read_json
 from scincl.pipeline import grid
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns
@@ -32,7 +32,7 @@ def run_scores(run_dir: Path, split: str) -> Optional[Scores]:
     return read_json(path).get("scores", {}).get(split)
 
 
-def budget_row_list(budgets: Sequence[int], arms: Sequence[str] = BUDGET_ARMS) -> List[Row]:
+def budget_row_list(budgets: Sequence[int], arms: Sequence[str]) -> List[Row]:
     """The base row, then each budget (smallest first) with its arms, run seed by seed: each budget complete
     across seeds before the next one."""
     from scincl.pipeline.real_corpus import ARM_NAMES
@@ -43,15 +43,15 @@ def budget_row_list(budgets: Sequence[int], arms: Sequence[str] = BUDGET_ARMS) -
 
 
 def run_order(budgets: Sequence[int], seeds: Sequence[int],
-              arms: Sequence[str] = BUDGET_ARMS) -> List[Tuple[int, int, str]]:
+              arms: Sequence[str]) -> List[Tuple[int, int, str]]:
     """(budget, seed, arm) in the grid's running order (:func:`budget_row_list`)."""
     rows = budget_row_list(budgets, arms)
     return [(rows[i].changes["triplets"], seed, rows[i].arm) for i, seed in grid.run_order(rows, seeds)
             if rows[i].arm != BASE]
 
 
-def budget_grid(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str = "test",
-                arms: Sequence[str] = BUDGET_ARMS) -> Grid:
+def budget_grid(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split: str,
+                arms: Sequence[str]) -> Grid:
     """Every arm x seed x budget as a grid whose tables are rewritten after every run (partial cells marked)."""
     if len(arms) != 2:
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")

@@ -34,17 +34,24 @@ from scincl.eval.study_tables import (collision_plot, collision_table, link_pred
 from scincl.pipeline.experiment_tables import Timings, finished_scores
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
-from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, TUNING_ARMS, Recipe,
-                                         Reproduction, load_module, recipe_field, recipe_fields)
+from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
+                                         RECIPE_ALIASES, TUNING_ARMS, Recipe, Reproduction, load_module, recipe_field,
+                                         recipe_fields)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
 logger = logging.getLogger(__name__)
 
-COMPARED_LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
-COLLISION_QUERIES = 2000  # query papers of the collision study (docs/results.md)
+EXPERIMENTS_DIR = REPO_ROOT / "experiments"
+
+
+@functools.lru_cache(maxsize=None)
+def experiment_data(name: str) -> Any:
+    """The data module ``experiments/<name>.py``, loaded once: a kind's defaults live in its experiment's module
+    (``hepth_losses.LOSSES``, ``hepth_collisions.QUERIES`` / ``K_POS``, ``hepth_graph.GRAPH_DIMS`` / ``COMPARATORS``)."""
+    return load_module(EXPERIMENTS_DIR / f"{name}.py", f"scincl_experiments_{name}")
 
 
 # ---------------------------------------------------------------------- the kinds: rows of a grid
@@ -126,9 +133,11 @@ def loss_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) ->
 
 
 def collision_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """Collisions vs k-hard for k+ in {10, the recipe's, 50} (Fig. 5): no trained rows, one search per k+."""
-    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
-    report = functools.partial(collision_report, sorted({10, recipe.easy_positives_k_max, 50}),
+    """Collisions vs k-hard for each k+ of ``experiments/hepth_collisions.py`` K_POS and the recipe's (Fig. 5): no
+    trained rows, one search per k+, on at most its QUERIES query papers."""
+    study = experiment_data("hepth_collisions")
+    queries = min(study.QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
+    report = functools.partial(collision_report, sorted({*study.K_POS, recipe.easy_positives_k_max}),
                                list(exp.values or DEFAULT_HARD_NEGATIVES_K), queries, recipe)
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
                 report=report, seeds=(0,))
@@ -142,13 +151,14 @@ def graph_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -
         group = rep.run_dir(arm, 0, recipe, split).parent
         if any(group.glob("seed_*/results.json")):
             text_runs[f"{arm} (text encoder)"] = group
-    report = functools.partial(graph_report, exp.graph_dims, ("dot", "cos"), recipe, text_runs)
+    comparators = tuple(experiment_data("hepth_graph").COMPARATORS)
+    report = functools.partial(graph_report, exp.graph_dims, comparators, recipe, text_runs)
     return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report=report, seeds=(0,))
 
 
 def budget_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The budget curve (``budget_curve``): SPECTER-like vs SciNCL at each triplet budget."""
-    from scincl.pipeline.budget_curve import BUDGET_ARMS, budget_grid
+    from scincl.pipeline.budget_curve import budget_grid
 
     if not exp.values:
         raise InputError("the budget curve needs --values (triplets per run), e.g. --values 1000,2500,6840")
@@ -293,15 +303,15 @@ class Experiment:
     kind: str  # one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget
     corpus: str = "hepth"  # a folder of --data_dir: hepth | citeseer
     seeds: Tuple[int, ...] = (0, 1, 2)  # seeds of the trained runs (sweeps and tuning usually take one)
-    split: Optional[str] = None  # SciDocs split scored; None: DEFAULT_SPLIT of the kind
+    split: Optional[str] = None  # SciDocs split scored; None: the kind's (experiments/arms.py DEFAULT_SPLITS)
     arms: Optional[Tuple[str, ...]] = None  # main / tuning; None: the kind's default arms
     recipe: Dict[str, Any] = dataclasses.field(default_factory=dict)  # Recipe fields that differ
     values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid, budgets
     variants: Tuple[str, ...] = ()  # tuning: "field=value" recipe variants
-    losses: Tuple[str, ...] = COMPARED_LOSSES  # losses of the loss comparison
+    losses: Tuple[str, ...] = tuple(experiment_data("hepth_losses").LOSSES)  # losses of the loss comparison
     cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
     eval_max_sequence_length: int = 128  # tokens per SciDocs paper at evaluation (CPU budget)
-    graph_dims: Tuple[int, ...] = (64, 128)  # graph study: link-prediction dimensions (paper Table 4 ablation)
+    graph_dims: Tuple[int, ...] = tuple(experiment_data("hepth_graph").GRAPH_DIMS)  # graph study: link-prediction dims
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
@@ -310,9 +320,6 @@ class Experiment:
             if recipe_field(name) not in fields:
                 raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", fields)
         return dataclasses.replace(Recipe(), **recipe_fields(self.recipe))
-
-
-DEFAULT_SPLIT = {"main": "test", "graph": "test", "budget": "test"}  # the studies choose on val (docs/results.md)
 
 
 def _names(value: Any) -> Tuple[str, ...]:
@@ -390,7 +397,7 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
     rep = Reproduction(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                        eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                        cocitation_min_count=exp.cocitation_min_count)
-    recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLIT.get(exp.kind, "val")
+    recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLITS.get(exp.kind, DEFAULT_SPLIT)
     return run_grid(rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, exp.seeds, split)
 
 
@@ -400,7 +407,6 @@ KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
 
 
-EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 # modules of experiments/ that run_experiment does not run
 NOT_EXPERIMENTS = ("arms", "choose_recipe", "paper_ablations")
 

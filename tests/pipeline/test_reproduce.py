@@ -354,11 +354,12 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells()
     cells = {("specter_like", 1000): specter, ("scincl", 1000): scincl,
              ("specter_like", 2500): {0: specter[0], 1: specter[1]}, ("scincl", 2500): {}}
     labels = {"base": "base", "specter_like": "SPECTER-like", "scincl": "SciNCL"}
-    rows = _table_rows(budget_tables(cells, _scores(60.0, 70.0, 50.0, 60.0), [0, 1, 2], [1000, 2500], labels))
+    arms = ("specter_like", "scincl")  # the pair compared: SciNCL minus SPECTER-like
+    rows = _table_rows(budget_tables(cells, _scores(60.0, 70.0, 50.0, 60.0), [0, 1, 2], [1000, 2500], labels, arms))
     assert rows["base"] == ["0", "-", "60.00", "70.00", "50.00", "60.00", "60.00"]
     assert rows["SciNCL"] == ["1,000", "3", "72.00 ± 1.00", "80.00 ± 0.00", "60.00 ± 0.00", "72.00 ± 2.00",
                               "71.00 ± 0.75"]
-    table = budget_tables(cells, None, [0, 1, 2], [1000, 2500], labels)
+    table = budget_tables(cells, None, [0, 1, 2], [1000, 2500], labels, arms)
     assert "| SPECTER-like | 2,500 | 2 of 3 (partial) |" in table
     assert "| SciNCL | 2,500 |" not in table  # no finished run: no row
     # per-seed Avg differences 0.25, 0.75, 1.25: mean 0.75, sd 0.5, t = 0.75 / (0.5 / sqrt(3)) = 2.598, df 2
