@@ -8,7 +8,8 @@ none of its flags. The flags come from one place each:
 - the command's signature (type hint, default; source: the function);
 - for a ``**kwargs`` command, what :func:`scincl.cli.accepts_flags` registered with it: a
   ``describe`` callable returning :class:`FlagInfo` rows built from the settings where they are
-  defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``;
+  defined (:func:`dataclass_flags` for ``RunSettings``, ``Recipe``, ``Experiment``: their fields' ``setting()``
+  metadata;
   :func:`miner_flags` for the triplet miner's flags; :func:`training_flags` for the Trainer);
 - the value range of :data:`scincl.cli.flags.RANGES`, where the flag has one (a SciNCL setting's
   range and help text: :mod:`scincl.settings.schema`).
@@ -38,6 +39,7 @@ class FlagInfo:
     source: str
     help: str = ""
     choices: Sequence[str] = ()  # the values it takes (a settings field's ``choices`` metadata)
+    declared: bool = False  # help from the field's setting() metadata (:func:`setting_help`): shown as it is
 
 
 def _type_name(annotation: Any, default: Any = inspect.Parameter.empty) -> str:
@@ -109,11 +111,26 @@ def signature_flags(function: Callable) -> List[FlagInfo]:
     return out
 
 
+def setting_help(name: str, meta: Dict[str, Any]) -> str:
+    """The help of a field declared with :func:`scincl.settings.schema.setting`: ``help (default from: source)``;
+    for a SciNCL setting (a :mod:`scincl.settings.schema` field of the same name) also the paper's default and its
+    source, unless the field's default comes from there too (then :func:`~scincl.settings.schema.help_of`)."""
+    from scincl.settings.schema import FIELDS, SCINCL, help_of
+
+    schema = FIELDS.get(name)
+    if schema is None:
+        return f"{meta['help']} (default from: {meta['source']})"
+    if meta["source"] == schema.metadata["source"]:
+        return help_of(name)
+    return (f"{meta['help']} (default from: {meta['source']}; SciNCL default {getattr(SCINCL, name)!r}: "
+            f"{schema.metadata['source']})")
+
+
 def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Dict[str, str]] = None,
                     source: Optional[str] = None) -> List[FlagInfo]:
     """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default). A field declared
     with :func:`scincl.settings.schema.setting` gives its help, the source of its default and its paper / demo
-    presets; another field the ``# comment`` after it."""
+    presets (:func:`setting_help`); another field the ``# comment`` after it (``MinerConfig``'s)."""
     hints = typing.get_type_hints(cls)
     comments = _field_comments(cls)
     defaults, exclude = defaults or {}, set(exclude)
@@ -133,9 +150,9 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
         else:
             default = "required"
         meta = f.metadata
-        text = f"{meta['help']} (default from: {meta['source']})" if "help" in meta else comments.get(f.name, "")
+        text = setting_help(f.name, meta) if "help" in meta else comments.get(f.name, "")
         out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls), text,
-                            meta.get("choices", ())))
+                            meta.get("choices", ()), declared="help" in meta))
     return out
 
 
@@ -179,7 +196,8 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
     """Every flag a command takes: its signature, then what :func:`scincl.cli.accepts_flags` registered.
 
     A SciNCL setting's help text (what it is, the paper's default and its source) comes from
-    :mod:`scincl.settings.schema`; the default shown is the command's own.
+    :mod:`scincl.settings.schema`, unless its row was declared with its own source (:func:`setting_help`); the
+    default shown is the command's own.
     """
     from scincl.settings.schema import FIELDS, help_of
 
@@ -193,7 +211,7 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
                 seen.add(row.name)
     old_names = {new: old for old, new in getattr(function, "_flag_aliases", {}).items()}
     for row in rows:
-        row.help = help_of(row.name) or row.help
+        row.help = row.help if row.declared else help_of(row.name) or row.help
         row.choices = row.choices or (FIELDS[row.name].metadata["choices"] if row.name in FIELDS else ())
         if row.name in old_names:  # scincl.cli.flag_aliases
             row.help = (row.help + " " if row.help else "") + f"(also --{old_names[row.name]}, its old name)"

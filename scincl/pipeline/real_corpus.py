@@ -38,7 +38,7 @@ from scincl.pipeline.runner import Stage
 from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
                                     triples_stage)
 from scincl.pipeline.settings import REPO_ROOT
-from scincl.settings.schema import SCINCL
+from scincl.settings.schema import SCINCL, scincl_setting, setting
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.sources import SPECTER_LIKE, mine_triples
 
@@ -130,22 +130,30 @@ class Recipe:
     records (:func:`recipe_record`), so runs cached under them keep their folders and records.
     """
 
-    triplets: int = 1000
-    # k+: positives n_{k+-c+ +1} .. n_{k+} (c+ = POSITIVES_BAND); chosen on hep-th val
-    easy_positives_k_max: int = 25
-    # k-hard: hard negatives n_{k- -c- +1} .. n_{k-} (c- = HARD_NEGATIVES_BAND); hep-th val
-    hard_negatives_k_max: int = 500
-    pooling_strategy: str = "mean"
-    learning_rate: float = 5e-5
-    loss: str = "triplet"
-    max_sequence_length: int = 64
-    per_device_train_batch_size: int = 16
-    num_train_epochs: int = 1
-    graph_dim: int = 64
-    bf16: str = "auto"  # training precision: auto (bf16 where native) | true | false (train's default)
-    eval_bf16: str = "false"  # evaluation embeddings: fp32 unless asked (scincl.model.embed.EMBED_BF16)
-    # the encoder to fine-tune: "" = the packaged all-MiniLM-L6-v2, else a hub name or dir
-    base_model_name_or_path: str = ""
+    triplets: int = setting(1000, "docs/results.md Setup: 200 hep-th query papers x 5 (CPU budget)",
+                            "training triplets per run, 5 per query paper")
+    easy_positives_k_max: int = scincl_setting(
+        "easy_positives_k_max", 25, source="hep-th val, docs/results.md §1 (k+ in 10, 25, 50)")
+    hard_negatives_k_max: int = scincl_setting(
+        "hard_negatives_k_max", 500, source="hep-th val, docs/results.md §1 (k-hard in 100, 500, 2000)")
+    pooling_strategy: str = scincl_setting(
+        "pooling_strategy", "mean", source="hep-th val, docs/results.md §1 (MiniLM was trained with mean pooling)")
+    learning_rate: float = scincl_setting(
+        "learning_rate", 5e-5, source="the demo's, not swept for lack of CPU time (docs/results.md §1)")
+    loss: str = scincl_setting("loss", "triplet", source="docs/results.md Setup: the paper's triplet margin loss")
+    max_sequence_length: int = scincl_setting(
+        "max_sequence_length", 64, source="docs/results.md Setup: 64 training tokens (CPU budget)")
+    per_device_train_batch_size: int = scincl_setting(
+        "per_device_train_batch_size", 16, source="docs/results.md Setup: batch 16 (CPU budget)")
+    num_train_epochs: int = scincl_setting(
+        "num_train_epochs", 1, source="docs/results.md Setup: one epoch (CPU budget)")
+    graph_dim: int = setting(64, "docs/results.md Setup: the citation graph's BigGraph embeddings, 64-d",
+                             "dimensions of the citation-graph embeddings SciNCL samples from")
+    bf16: str = setting("auto", "train's default", "training precision: auto (bf16 where native) | true | false")
+    eval_bf16: str = setting("false", "scincl.model.embed.EMBED_BF16", "evaluation embeddings: fp32 unless asked")
+    base_model_name_or_path: str = setting(
+        "", "the packaged all-MiniLM-L6-v2 (docs/results.md Setup)",
+        "the encoder to fine-tune: empty = the packaged MiniLM, else a hub name or a directory")
 
     def __post_init__(self) -> None:
         from scincl.model.device import parse_bf16_request

@@ -127,13 +127,13 @@ BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_m
 
 
 def scincl_setting(name: str, default: Any = dataclasses.MISSING, presets: Optional[Mapping[str, Any]] = None,
-                   choices: Tuple[str, ...] = ()) -> Any:
+                   choices: Tuple[str, ...] = (), source: Optional[str] = None) -> Any:
     """A field of another settings dataclass that is SciNCL setting ``name``: the schema field's source, help,
     rule and choices (declared once, above; ``choices`` where the values are registered elsewhere, e.g. the graph
     methods), its default unless ``default`` is given (``None``: filled from ``presets`` by the pipeline's
-    ``resolve``)."""
+    ``resolve``; another value: ``source`` says where it comes from, e.g. the real-corpus recipe's)."""
     meta = FIELDS[name].metadata
-    return setting(getattr(SCINCL, name) if default is dataclasses.MISSING else default, meta["source"],
+    return setting(getattr(SCINCL, name) if default is dataclasses.MISSING else default, source or meta["source"],
                    meta["help"], meta["rule"], choices or meta["choices"], presets)
 
 
