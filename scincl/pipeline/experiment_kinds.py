@@ -40,6 +40,7 @@ from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_A
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
+from scincl.settings.schema import setting
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,8 @@ EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 @functools.lru_cache(maxsize=None)
 def experiment_data(name: str) -> Any:
     """The data module ``experiments/<name>.py``, loaded once: a kind's defaults live in its experiment's module
-    (``hepth_losses.LOSSES``, ``hepth_collisions.QUERIES`` / ``K_POS``, ``hepth_graph.GRAPH_DIMS`` / ``COMPARATORS``)."""
+    (``hepth_losses.LOSSES``, ``hepth_collisions.QUERIES`` / ``K_POS``, ``hepth_graph.GRAPH_DIMS`` /
+    ``COMPARATORS``)."""
     return load_module(EXPERIMENTS_DIR / f"{name}.py", f"scincl_experiments_{name}")
 
 
@@ -296,22 +298,36 @@ def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
 class Experiment:
     """One experiment of ``docs/results.md`` as data (``experiments/<name>.py`` returns these).
 
-    Every field has its default here and only here; ``recipe`` holds :class:`Recipe` fields that
-    differ from the default recipe (chosen on hep-th val, docs/results.md).
+    Every field is declared once (:func:`scincl.settings.schema.setting`: default, its source, help; ``--help``
+    reads them); ``recipe`` holds :class:`Recipe` fields that differ from the default recipe.
     """
 
-    kind: str  # one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget
-    corpus: str = "hepth"  # a folder of --data_dir: hepth | citeseer
-    seeds: Tuple[int, ...] = (0, 1, 2)  # seeds of the trained runs (sweeps and tuning usually take one)
-    split: Optional[str] = None  # SciDocs split scored; None: the kind's (experiments/arms.py DEFAULT_SPLITS)
-    arms: Optional[Tuple[str, ...]] = None  # main / tuning; None: the kind's default arms
-    recipe: Dict[str, Any] = dataclasses.field(default_factory=dict)  # Recipe fields that differ
-    values: Optional[Tuple[int, ...]] = None  # k_pos / k_hard sweep values, collisions' k-hard grid, budgets
-    variants: Tuple[str, ...] = ()  # tuning: "field=value" recipe variants
-    losses: Tuple[str, ...] = tuple(experiment_data("hepth_losses").LOSSES)  # losses of the loss comparison
-    cocitation_min_count: int = 2  # co-citation graph edges: pairs co-cited at least this often
-    eval_max_sequence_length: int = 128  # tokens per SciDocs paper at evaluation (CPU budget)
-    graph_dims: Tuple[int, ...] = tuple(experiment_data("hepth_graph").GRAPH_DIMS)  # graph study: link-prediction dims
+    kind: str = setting(dataclasses.MISSING, "required: the definition's, or reproduce's EXPERIMENT",
+                        "one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget")
+    corpus: str = setting("hepth", "docs/results.md: hep-th, the main corpus",
+                          "a folder of --data_dir: hepth | citeseer")
+    seeds: Tuple[int, ...] = setting((0, 1, 2), "docs/results.md: three seeds per arm",
+                                     "seeds of the trained runs (sweeps and tuning usually take one)")
+    split: Optional[str] = setting(None, "experiments/arms.py DEFAULT_SPLITS (test for main, graph, budget), else val",
+                                   "SciDocs split scored; None: the kind's")
+    arms: Optional[Tuple[str, ...]] = setting(None, "experiments/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
+                                              "main / tuning / budget; None: the kind's default arms")
+    recipe: Dict[str, Any] = setting(None, "the default Recipe (scincl/pipeline/real_corpus.py)",
+                                     "Recipe fields that differ", default_factory=dict)
+    values: Optional[Tuple[int, ...]] = setting(
+        None, "none for the sweeps and the budget curve (required); collisions: "
+        "scincl/triples/margins.py DEFAULT_HARD_NEGATIVES_K",
+        "k_pos / k_hard sweep values, collisions' k-hard grid, budgets")
+    variants: Tuple[str, ...] = setting((), "the default recipe alone", 'tuning: "field=value" recipe variants')
+    losses: Tuple[str, ...] = setting(tuple(experiment_data("hepth_losses").LOSSES),
+                                      "experiments/hepth_losses.py LOSSES", "losses of the loss comparison")
+    cocitation_min_count: int = setting(2, "docs/results.md Setup: hep-th pairs co-cited >= 2x",
+                                        "co-citation graph edges: pairs co-cited at least this often")
+    eval_max_sequence_length: int = setting(128, "docs/results.md Setup: 128 evaluation tokens (CPU budget)",
+                                            "tokens per SciDocs paper at evaluation")
+    graph_dims: Tuple[int, ...] = setting(tuple(experiment_data("hepth_graph").GRAPH_DIMS),
+                                          "experiments/hepth_graph.py GRAPH_DIMS (paper Table 4 ablation)",
+                                          "graph study: link-prediction dimensions")
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""

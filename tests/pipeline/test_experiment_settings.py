@@ -1,0 +1,47 @@
+"""issue 27: the real-corpus Recipe and Experiment declare every field once (default, its source, help), --help reads
+that metadata, and the cached runs keep their directory names and recipe.json records."""
+from __future__ import annotations
+
+import dataclasses
+
+from scincl.io import dumps_json
+from scincl.pipeline.experiment_kinds import Experiment, experiment_data, reproduce_flag_info
+from scincl.pipeline.real_corpus import Recipe, recipe_record
+from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
+
+# Recipe() before issue 27 as a run's recipe.json records it (under the former names of its fields)
+RECORD = (b'{\n  "base_model": "",\n  "batch_size": 16,\n  "bf16": "auto",\n  "epochs": 1,\n  "eval_bf16": "false",\n'
+          b'  "graph_dim": 64,\n  "k_hard": 500,\n  "k_pos": 25,\n  "learning_rate": 0.00005,\n  "loss": "triplet",\n'
+          b'  "max_sequence_length": 64,\n  "pooling": "mean",\n  "triplets": 1000\n}')
+
+
+def test_recipe_and_experiment_fields_carry_source_and_help_and_recipe_keys_stay():
+    for cls in (Recipe, Experiment):
+        for f in dataclasses.fields(cls):
+            assert f.metadata.get("source") and f.metadata.get("help"), (cls.__name__, f.name)
+    for f in dataclasses.fields(Recipe):  # a SciNCL setting: the schema's help and range, the recipe's own default
+        if f.name in SCHEMA_FIELDS:
+            schema = SCHEMA_FIELDS[f.name].metadata
+            assert (f.metadata["help"], f.metadata["rule"]) == (schema["help"], schema["rule"]), f.name
+            assert f.metadata["source"] != schema["source"], f.name
+    fp32 = Recipe(bf16="false", eval_bf16="false")
+    assert fp32.key() == "t1000_kp25_kh500_mean_lr5e-05_triplet_len64_bs16_ep1_g64"
+    assert dumps_json(recipe_record(Recipe(bf16="auto")), indent=True) == RECORD  # as write_json writes it
+
+
+def test_help_reads_the_declared_defaults_and_their_sources():
+    rows = {row.name: row for row in reproduce_flag_info()}
+    k_hard = rows["hard_negatives_k_max"]
+    assert k_hard.default == "500" and "hep-th val, docs/results.md §1" in k_hard.help
+    assert "SciNCL default 4000: paper §5" in k_hard.help  # the paper's value beside the recipe's
+    assert rows["losses"].default == str(tuple(experiment_data("hepth_losses").LOSSES))
+    assert "experiments/hepth_losses.py LOSSES" in rows["losses"].help
+    assert "(default from: docs/results.md Setup" in rows["triplets"].help  # a recipe-only field
+    assert rows["k_hard"].help == "the former name of --hard_negatives_k_max" and rows["k_hard"].default == "500"
+    assert "kind" not in rows and "recipe" not in rows
+
+
+def test_the_kinds_defaults_are_the_experiment_modules_data():
+    assert Experiment(kind="graph").graph_dims == (64, 128) == tuple(experiment_data("hepth_graph").GRAPH_DIMS)
+    assert Experiment(kind="losses").losses == ("triplet", "infonce", "cosent", "angle")
+    assert experiment_data("hepth_collisions").QUERIES == 2000
