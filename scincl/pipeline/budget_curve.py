@@ -16,20 +16,13 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 from scincl.errors import InputError
-from scincl.eval.study_tables import Scores, budget_plot, budget_tables
-from scincl.io import read_json
+from scincl.eval.study_tables import budget_plot, budget_tables
 from scincl.pipeline import grid
+from scincl.pipeline.experiment_tables import run_scores
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns
-
-def run_scores(run_dir: Path, split: str) -> Optional[Scores]:
-    """The scores of one finished run (``None`` while it has not finished)."""
-    path = Path(run_dir) / "results.json"
-    if not path.exists():
-        return None
-    return read_json(path).get("scores", {}).get(split)
 
 
 def budget_row_list(budgets: Sequence[int], arms: Sequence[str]) -> List[Row]:
@@ -66,9 +59,9 @@ def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[s
     """Tables + plot from the runs that exist now (partial cells marked)."""
     from scincl.pipeline.real_corpus import ARM_NAMES
 
-    base = next((run_scores(r.runs[0], split) for r in results if r.row.arm == BASE and r.runs), None)
+    base = next((run_scores(r.runs[0], split, missing_ok=True) for r in results if r.row.arm == BASE and r.runs), None)
     cells = {(r.row.arm, r.recipe.triplets): {s: scores for s, run in zip(seeds, r.runs)
-                                              if (scores := run_scores(run, split)) is not None}
+                                              if (scores := run_scores(run, split, missing_ok=True)) is not None}
              for r in results if r.row.arm != BASE}
     done = sum(len(runs) for runs in cells.values())
     wanted = len(budgets) * len(seeds) * len(arms)

@@ -31,7 +31,7 @@ from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.eval.study_tables import (collision_plot, collision_table, link_prediction_table, mean_std_table,
                                       retrieval_table)
-from scincl.pipeline.experiment_tables import Timings, finished_scores
+from scincl.pipeline.experiment_tables import Timings, run_scores
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
@@ -270,10 +270,10 @@ def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe
 
     rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]], output_dir=scidocs_run,
               description=f"graph embeddings alone on the SciDocs {split} queries")
-    rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [finished_scores(scidocs_run, split)])]
+    rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [run_scores(scidocs_run, split)])]
     for name, run_group in text_runs.items():
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
-        rows.append((name, [read_json(r)["scores"][split] for r in runs if r.exists()]))
+        rows.append((name, [run_scores(r.parent, split) for r in runs if r.exists()]))
     text = ["## Link prediction (held-out 5 % of citation edges, PBG protocol)", "",
             link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
             "(whole pool, OpenMSD Table 7 protocol)", "", retrieval_table(retrieval_rows),

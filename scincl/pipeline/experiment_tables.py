@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
 
+from scincl.errors import InputError
+from scincl.eval.study_tables import Scores
 from scincl.io import read_json, write_json
 from scincl.provenance import is_marker
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
@@ -49,9 +51,17 @@ def wrote_since(result: Any, start: float) -> bool:
                if p.is_file() and p.name not in RECORDS and not is_marker(p))
 
 
-def finished_scores(run_dir: Path, split: str) -> Dict[str, Dict[str, float]]:
-    """The scores of a finished run (``results.json``) on ``split``."""
-    return read_json(run_dir / "results.json")["scores"][split]
+def run_scores(run_dir: Path, split: str, missing_ok: bool = False) -> Optional[Scores]:
+    """The scores of one run (its ``results.json``) on ``split``: the one reader of a run's scores.
+
+    A run that has not finished (no ``results.json``, or no scores of ``split`` in it) gives ``None`` when
+    ``missing_ok`` (the budget curve's tables, rewritten while it runs), else an :class:`InputError` naming it.
+    """
+    path = Path(run_dir) / "results.json"
+    scores = read_json(path).get("scores", {}).get(split) if path.exists() else None
+    if scores is None and not missing_ok:
+        raise InputError(f"no {split} scores: the run has not finished", path=path)
+    return scores
 
 
 def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table: str, seeds: Sequence[int],

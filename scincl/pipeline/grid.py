@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from scincl.eval.study_tables import mean_std_table
-from scincl.pipeline.experiment_tables import Timings, finished_scores, write_tables
+from scincl.pipeline.experiment_tables import Timings, run_scores, write_tables
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import Recipe, Reproduction
@@ -84,7 +84,7 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Opti
 def mean_std_report(first_column: str) -> Report:
     """The default report: one mean ± std row per grid row (sample std over the seeds)."""
     def report(exp: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
-        return mean_std_table([(r.row.label, [finished_scores(run, split) for run in r.runs]) for r in results],
+        return mean_std_table([(r.row.label, [run_scores(run, split) for run in r.runs]) for r in results],
                               first_column), []
     return report
 

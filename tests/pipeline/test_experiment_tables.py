@@ -1,4 +1,5 @@
-"""Timings of the real-corpus experiments: a cached rerun does not replace the time a step took."""
+"""Timings of the real-corpus experiments (a cached rerun does not replace the time a step took) and the one reader
+of a run's scores."""
 from __future__ import annotations
 
 import json
@@ -35,3 +36,21 @@ def test_a_reused_run_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, 
     assert json.loads((tmp_path / "timings.json").read_text()) == {"scincl/seed_0": 300.0}
     timings.run("scincl/seed_0", retrains)
     assert json.loads((tmp_path / "timings.json").read_text()) == {"scincl/seed_0": 9.0}
+
+
+def test_run_scores_reads_a_finished_run_and_says_when_it_has_not_finished(tmp_path):
+    """One reader of a run's scores: the grid's tables need finished runs, the budget curve's partial tables skip
+    the others."""
+    import pytest
+
+    from scincl.errors import InputError
+    from scincl.pipeline.experiment_tables import run_scores
+
+    scores = {"cite": {"map": 70.0}}
+    (tmp_path / "done").mkdir()
+    (tmp_path / "done" / "results.json").write_text(json.dumps({"scores": {"test": scores}}))
+    assert run_scores(tmp_path / "done", "test") == scores
+    assert run_scores(tmp_path / "running", "test", missing_ok=True) is None
+    assert run_scores(tmp_path / "done", "val", missing_ok=True) is None  # scored on another split only
+    with pytest.raises(InputError, match="no test scores: the run has not finished"):
+        run_scores(tmp_path / "running", "test")
