@@ -2,8 +2,9 @@
 
 Mean ± std tables over seeds (the Avg is :func:`scincl.eval.report.run_average`, the one definition),
 the budget curve's per-budget table, paired differences and plot (issue 17), the collisions-vs-margin
-table and plot (paper Fig. 5), and the graph study's link-prediction and retrieval tables. The runs
-are made and read by ``scincl/pipeline`` (``grid.py``, ``experiment_kinds.py``, ``budget_curve.py``).
+table and plot (paper Fig. 5), the graph study's link-prediction and retrieval tables, and how each arm's
+triplets relate to their query in the citation graph. The runs are made and read by ``scincl/pipeline``
+(``grid.py``, ``study_reports.py``, ``budget_curve.py``).
 """
 from __future__ import annotations
 
@@ -241,3 +242,30 @@ def _find(metrics: Dict[str, Any], key: str) -> Any:
 
 def _num(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}f}" if isinstance(value, (int, float)) else "n/a"
+
+
+# ---------------------------------------------------------------------- the main comparison's triplet relations
+def triplet_relations_table(rows: Sequence[Tuple[str, Sequence[float], Sequence[float]]]) -> str:
+    """Markdown: per arm (its label), the shares of its positive and of its negative (query, paper) pairs that are
+    (direct citation, co-cited, within 2 hops) in the training citation graph, as percentages."""
+    lines = ["How the sampled papers relate to their query in the training citation graph (seed "
+             "of the first run; % of distinct pairs):", "",
+             "| arm | positives: direct citation | co-cited | within 2 hops | negatives: direct citation "
+             "| co-cited | within 2 hops |", "|---|---|---|---|---|---|---|"]
+    for label, positives, negatives in rows:
+        lines.append(f"| {label} | " + " | ".join(f"{100 * share:.1f}" for share in [*positives, *negatives]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------- the graph study's page
+def graph_study_text(lp_rows: Sequence[Tuple[str, Dict[str, Any]]],
+                     retrieval_rows: Sequence[Tuple[str, Dict[str, Any]]],
+                     embedding_rows: Sequence[Tuple[str, List[Scores]]], split: str) -> str:
+    """The graph study's tables: link prediction per graph variant, the graph as a retriever of held-out citations,
+    and the graph alone vs the text encoders on the SciDocs ``split`` queries (mean ± std over their runs)."""
+    text = ["## Link prediction (held-out 5 % of citation edges, PBG protocol)", "",
+            link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
+            "(whole pool, OpenMSD Table 7 protocol)", "", retrieval_table(retrieval_rows),
+            f"## Graph alone vs text encoders on the SciDocs {split} queries", "",
+            mean_std_table(embedding_rows, "embeddings")]
+    return "\n".join(text)

@@ -15,23 +15,22 @@ runs (rows x seeds, each cell one cached run) and turns into ``results.md``:
   embeddings alone as a retriever (OpenMSD Table 7 style; the text rows are the main runs that exist).
 
 Each writes ``<OUTPUT_DIR>/<corpus>/<folder>/results.md`` (tables) plus PNG plots where they apply,
-and ``timings.json`` (wall seconds per step on this machine).
+and ``timings.json`` (wall seconds per step on this machine). The reports beyond a mean ± std table are
+``study_reports``; a kind's defaults (arms, split, losses, the collision and graph studies' parameters) are data
+in ``experiments/`` (:func:`experiment_data`).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
 import logging
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
-from scincl.eval.study_tables import (collision_plot, collision_table, link_prediction_table, mean_std_table,
-                                      retrieval_table)
-from scincl.pipeline.experiment_tables import Timings, run_scores
+from scincl.io import PathLike
+from scincl.pipeline.study_reports import collision_report, graph_report, sweep_report, triplet_relations
 from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
@@ -44,7 +43,6 @@ from scincl.settings.schema import setting
 
 logger = logging.getLogger(__name__)
 
-RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 
 
@@ -106,26 +104,6 @@ def sweep_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -
                 report=functools.partial(sweep_report, family, exp.values))
 
 
-def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rep: Reproduction, results: List[RowRuns],
-                 split: str) -> Tuple[str, Sequence[str]]:
-    """The sweep's table and its plots (``eval/compare.sweep_plots`` over links to the shared run dirs)."""
-    from scincl.eval.compare import sweep_plots
-
-    for value, result in zip(values, results):  # the plot's layout (sweep/<family>/<value>/seed_<s>)
-        link = exp_dir / "sweep" / family / str(value)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        if not link.exists():
-            link.symlink_to(result.runs[0].parent.resolve(), target_is_directory=True)
-    plots = []
-    for metric in ("avg", "cite/map", "co-cite/map"):
-        try:
-            plots += sweep_plots(exp_dir / "sweep", exp_dir, split=split, metric=metric)
-        except InputError as exc:
-            logger.warning("no plot for %s: %s", metric, exc)
-    table, _ = mean_std_report(family)(exp_dir, rep, results, split)
-    return table, sorted({p.name for p in plots if family in p.name})
-
-
 def loss_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The same SciNCL triplets trained with each loss (triplet / InfoNCE / CoSENT / AnglE): mining is
     deterministic in (seed, k+, k-hard, queries), so every loss sees the same triplets."""
@@ -165,120 +143,6 @@ def budget_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) 
     if not exp.values:
         raise InputError("the budget curve needs --values (triplets per run), e.g. --values 1000,2500,6840")
     return budget_grid(rep, recipe, list(exp.values), exp.seeds, split, exp.arms or BUDGET_ARMS)
-
-
-# ---------------------------------------------------------------------- the kinds' own outputs
-def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
-    """How each arm's positives and negatives relate to their query in the training citation graph.
-
-    Shares of (query, paper) pairs that are a direct citation (either direction), co-cited (cited
-    together by some paper) or within two citation hops: what each sampler teaches the encoder.
-    """
-    import csv
-    from collections import defaultdict
-
-    linked: Dict[str, set] = defaultdict(set)
-    cited_by: Dict[str, set] = defaultdict(set)
-    for _, (citing, cited, *_rest) in iter_tsv(rep.citations_train):
-        linked[citing].add(cited)
-        linked[cited].add(citing)
-        cited_by[citing].add(cited)
-    cocited: Dict[str, set] = defaultdict(set)
-    for references in cited_by.values():
-        for paper in references:
-            cocited[paper] |= references
-
-    def shares(pairs: List[Tuple[str, str]]) -> List[str]:
-        n = max(1, len(pairs))
-        direct = sum(b in linked[a] for a, b in pairs) / n
-        co = sum(b in cocited[a] and b != a for a, b in pairs) / n
-        two = sum(b in linked[a] or any(b in linked[x] for x in linked[a]) for a, b in pairs) / n
-        return [f"{100 * direct:.1f}", f"{100 * co:.1f}", f"{100 * two:.1f}"]
-
-    lines = ["How the sampled papers relate to their query in the training citation graph (seed "
-             "of the first run; % of distinct pairs):", "",
-             "| arm | positives: direct citation | co-cited | within 2 hops | negatives: direct citation "
-             "| co-cited | within 2 hops |", "|---|---|---|---|---|---|---|"]
-    for arm, path in triples.items():
-        if not Path(path).exists():
-            continue
-        with open(path, newline="") as fh:
-            rows = list(csv.reader(fh))[1:]
-        positives = sorted({(q, p) for q, p, _ in rows})
-        negatives = sorted({(q, n) for q, _, n in rows})
-        lines.append(f"| {ARM_NAMES[arm]} | " + " | ".join(shares(positives) + shares(negatives)) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def collision_report(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, recipe: Recipe, exp_dir: Path,
-                     rep: Reproduction, results: List[RowRuns], split: str, seed: int = 0) -> Tuple[str, Sequence[str]]:
-    """Collisions (a positive of one triplet is a negative of another) vs k-hard for each k+; table + plot."""
-    from scincl.triples.margins import sweep_collision_margins
-
-    graph = rep.graph("cite", recipe.graph_dim)
-    query_ids = rep.queries(seed, queries, recipe.graph_dim)
-    rows = []
-    start = time.time()
-    index = rep.ann_index("cite", recipe.graph_dim)
-    corpus = rep.graph_papers_with_text("cite", recipe.graph_dim)
-    for kp in k_pos:
-        out = exp_dir / f"k_pos_{kp}.json"
-        rep.stage(out, functools.partial(
-            sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
-            query_papers=str(query_ids), positives_k=[kp],
-            hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out),
-            ann_normalize_embeddings=True, seed=seed, include_paper_ids=str(corpus), workers=rep.workers),
-            inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}")
-        rows.append((kp, read_json(out)))
-    table = collision_table(rows)
-    collision_plot(rows, exp_dir / "collisions_vs_margin.png")
-    write_json(exp_dir / "timings.json", {"collisions": round(time.time() - start, 1)})
-    return table, ["collisions_vs_margin.png"]
-
-
-def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe, text_runs: Dict[str, Path],
-                 exp_dir: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
-    """Link prediction and held-out-citation retrieval per graph variant; the graph alone vs the text encoders."""
-    from scincl.eval.graph_retrieval import evaluate_graph_retrieval
-    from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
-
-    timings = Timings(exp_dir / "timings.json")
-    lp_rows, retrieval_rows = [], []
-    for dim in dims:
-        for comparator in comparators:
-            name = f"{dim}d {comparator}"
-            graph = timings.run(f"biggraph {name}", rep.graph, "cite", dim, comparator)
-            lp_rows.append((name, read_json(graph["metrics"])))
-            out = exp_dir / f"retrieval_{dim}d_{comparator}.json"
-            rep.stage(out, functools.partial(
-                evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
-                paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
-                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}")
-            retrieval_rows.append((name, read_json(out)))
-    # graph alone on the SciDocs queries: needs the queries in the graph (transductive graph)
-    graph = timings.run("biggraph transductive", rep.graph, "transductive", recipe.graph_dim, "dot")
-    scidocs_run = exp_dir / f"scidocs_transductive_{recipe.graph_dim}d" / split
-
-    def graph_alone() -> None:
-        ids = read_id_list(graph["ids"])
-        vectors = read_embeddings_matrix(graph["embeddings"])
-        wanted = set(read_json(rep.eval_papers(split)))
-        keep = [i for i, pid in enumerate(ids) if pid in wanted]
-        scidocs_run.mkdir(parents=True, exist_ok=True)
-        write_embeddings_jsonl(scidocs_run / "embeddings.jsonl", [ids[i] for i in keep], vectors[keep])
-        rep.score_embeddings(scidocs_run / "embeddings.jsonl", scidocs_run, split)
-
-    rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]], output_dir=scidocs_run,
-              description=f"graph embeddings alone on the SciDocs {split} queries")
-    rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [run_scores(scidocs_run, split)])]
-    for name, run_group in text_runs.items():
-        runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
-        rows.append((name, [run_scores(r.parent, split) for r in runs if r.exists()]))
-    text = ["## Link prediction (held-out 5 % of citation edges, PBG protocol)", "",
-            link_prediction_table(lp_rows), "## Graph embeddings as a retriever of held-out citations "
-            "(whole pool, OpenMSD Table 7 protocol)", "", retrieval_table(retrieval_rows),
-            f"## Graph alone vs text encoders on the SciDocs {split} queries", "", mean_std_table(rows, "embeddings")]
-    return "\n".join(text), []
 
 
 def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
@@ -423,13 +287,10 @@ KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
 
 
-# modules of experiments/ that run_experiment does not run
-NOT_EXPERIMENTS = ("arms", "choose_recipe", "paper_ablations")
-
-
 def experiment_names() -> List[str]:
-    """The experiments of ``experiments/`` (``bash experiments/run.sh NAME``), sorted."""
-    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.py") if p.stem not in NOT_EXPERIMENTS)
+    """The experiments of ``experiments/`` (``bash experiments/run.sh NAME``), sorted: its modules that define
+    ``get_experiment()`` (not ``arms.py``'s shared data, ``choose_recipe.py``, ``paper_ablations.py``)."""
+    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.py") if "\ndef get_experiment(" in p.read_text())
 
 
 def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:

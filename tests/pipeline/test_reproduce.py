@@ -280,7 +280,7 @@ def test_collisions_study_counts_each_margin_of_the_grid(reproduced, repo_root):
 
 
 def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
-    from scincl.pipeline.experiment_kinds import triplet_relations
+    from scincl.pipeline.study_reports import triplet_relations
     from scincl.pipeline.real_corpus import ARM_NAMES, CorpusSpec
 
     rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
