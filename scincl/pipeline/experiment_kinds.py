@@ -172,7 +172,7 @@ class Experiment:
                           "a folder of --data_dir: hepth | citeseer")
     seeds: Tuple[int, ...] = setting((0, 1, 2), "docs/results.md: three seeds per arm",
                                      "seeds of the trained runs (sweeps and tuning usually take one)")
-    split: Optional[str] = setting(None, "experiments/arms.py DEFAULT_SPLITS (test for main, graph, budget), else val",
+    split: Optional[str] = setting(None, "experiments/arms.py DEFAULT_SPLITS, else its DEFAULT_SPLIT",
                                    "SciDocs split scored; None: the kind's")
     arms: Optional[Tuple[str, ...]] = setting(None, "experiments/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
                                               "main / tuning / budget; None: the kind's default arms")
