@@ -22,10 +22,10 @@ from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.settings.schema import SCINCL
-from scincl.triples.config import (KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
-                                   make_config, miner_option_names)
+from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
-from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
+from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, cluster_corpus, make_config,
+                                  mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
 
 logger = logging.getLogger(__name__)
@@ -350,7 +350,7 @@ def write_knn_triples(
     show_progress: bool = True,
     k_scale: str = "paper",
 ) -> Path:
-    """:func:`get_knn_triples` with the miner's settings already built: ``config`` (:func:`~scincl.triples.config.make_config`,
+    """:func:`get_knn_triples` with the miner's settings already built: ``config`` (:func:`~scincl.triples.miner.make_config`,
     validated by whoever built it: the planner, or :func:`get_knn_triples` from its flags). ``strategy_options``:
     the miner options the caller was given beyond the named slot flags, recorded as given in the output's
     ``made_by`` (their values are already in ``config``). Every other argument is :func:`get_knn_triples`'s."""

@@ -11,7 +11,7 @@ from scincl.errors import InputError
 from scincl.io import iter_triples_csv, read_id_list, read_json, write_embeddings_h5, write_id_list
 from scincl.triples import strategies as st
 from scincl.triples.collisions import collision_counts
-from scincl.triples.config import make_config
+from scincl.triples.miner import make_config
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.margins import collision_sweep
 from scincl.triples.miner import Corpus, cluster_corpus, mine_knn_triples
