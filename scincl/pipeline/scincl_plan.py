@@ -174,8 +174,9 @@ class SciNCLPlan(Planner):
     def triples_miner(self) -> Tuple[Callable[..., Path], Dict[str, Any]]:
         """The library call that mines this run's ``--triples_source`` and its arguments besides the output, the
         queries and ``override``: for ``knn``, :func:`scincl.triples.knn_miner.write_knn_triples` with the miner's
-        config built here, once, from the run's flags (:func:`~scincl.pipeline.settings.miner_config`); for
-        ``specter_like``, :func:`scincl.triples.specter_like.get_specter_like_triples` with its count flags."""
+        config (:func:`~scincl.pipeline.settings.miner_config`) and search (:class:`~scincl.triples.knn_miner.KnnSearch`)
+        built here, once, from the run's flags (an unknown ``--ann_backend`` or ``--k_scale`` is refused before any
+        stage runs); for ``specter_like``, :func:`scincl.triples.specter_like.get_specter_like_triples` with its count flags."""
         s, p = self.s, self.p
         if s.triples_source == "specter_like":
             from scincl.triples.specter_like import get_specter_like_triples
@@ -184,15 +185,15 @@ class SciNCLPlan(Planner):
                 citations_input_path=self.citations_for_triples, seed=s.seed, gzip=s.gzip,
                 triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
                 easy_negatives_count=s.easy_negatives_count, hard_negatives_count=s.hard_negatives_count)
-        from scincl.triples.knn_miner import write_knn_triples
+        from scincl.triples.knn_miner import KnnSearch, write_knn_triples
 
+        search = KnnSearch(ann_metric=s.ann_metric, ann_backend=s.ann_backend, ann_normalize_embeddings=s.ann_do_normalize,
+                           ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, k_scale=s.k_scale)
         return write_knn_triples, dict(
             graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=miner_config(s),
-            strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip, ann_metric=s.ann_metric,
-            ann_backend=s.ann_backend, ann_index_path=p.ann_index, ann_normalize_embeddings=s.ann_do_normalize,
-            ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, workers=s.workers,
-            include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
-            show_progress=True, k_scale=s.k_scale)
+            search=search, strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip, ann_index_path=p.ann_index,
+            workers=s.workers, include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
+            show_progress=True)
 
     def train_stage(self) -> Stage:
         """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
