@@ -358,7 +358,7 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
 def miner_config(s: RunSettings) -> MinerConfig:
     """The kNN miner's config of a run (:func:`scincl.triples.miner.make_config`, validated): its slot flags by
     their fields' names plus ``miner_options``. Built by :func:`check_ranges` to check it before any work, and by
-    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``triples_miner``)."""
+    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``sampling``)."""
     return make_config(**{name: getattr(s, name) for name in sorted(miner_option_names() & set(FIELDS))},
                        **s.miner_options)
 

@@ -84,9 +84,8 @@ def triples_stage(name: str, mine: Callable[..., Path], triples: Path, queries: 
 
     Args:
         name, inputs, settings, description: the :class:`Stage` as the planner records it.
-        mine: the library call that writes the triplets of the run's source, as the planner chose it
-            (``triples.knn_miner.write_knn_triples``, ``triples.specter_like.get_specter_like_triples``, or
-            ``triples.sources.mine_triples`` bound to a source name).
+        mine: the library call that writes the triplets of the run's source (:func:`scincl.triples.sources.sampler`:
+            ``triples.knn_miner.write_knn_triples`` or ``triples.specter_like.get_specter_like_triples``).
         miner: every other argument of ``mine`` as the planner chose it (the source's input paths, seed,
             counts, bands or the miner's config, ANN options, ...), passed as it is: the miner records what they
             make in its ``.args.json``, so two planners passing the same values write the same record.
