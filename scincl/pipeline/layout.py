@@ -1,16 +1,14 @@
 """What both planners compute once (issue 27: one planner): where a run's files go, the encoder a run
-fine-tunes, the leakage guard's inputs, how a stage is named and run, and the citation, graph, index, triplets and
-train steps.
+fine-tunes, the leakage guard's inputs, how a stage is named and run, and the citation, graph and train steps.
 
 :class:`Planner` is the base of ``run_specter``'s plan (:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`)
 and of the real-corpus experiments (:class:`~scincl.pipeline.real_corpus.Reproduction`): both name their
 files with :func:`citation_files`, :func:`graph_files` and :func:`run_files`, resolve their encoder with
-:func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph, index, triplets and
-training stages with :meth:`Planner.citations_step`, :meth:`Planner.graph_step`, :meth:`Planner.index_step`,
-:meth:`Planner.triples_step` and :meth:`Planner.train_step` (the kNN search from a
-:class:`~scincl.triples.knn_miner.KnnSearch`, the sampler from the arm's ``triples_source``, the objective from a
-settings object carrying the settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a
-real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages`.
+:func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph and training stages
+with :meth:`Planner.citations_step`, :meth:`Planner.graph_step` and :meth:`Planner.train_step` (the objective from
+a settings object carrying the settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a
+real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages` (the index and
+triplets stages from the run's :class:`~scincl.triples.knn_miner.KnnSearch` and ``triples_source``).
 
 ``shared`` (default: OUTPUT_DIR) holds what experiments can share (demo corpus, citations, graph,
 base-model evaluation); ``run`` is the experiment directory (``--auto_output_dir`` layout).
@@ -19,16 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.pipeline.settings import RunSettings, experiment_dir, model_dir_name
-from scincl.pipeline.stages import citations_stage, graph_stage, index_stage, train_stage, triples_stage
-from scincl.triples.sources import sampler
-
-if TYPE_CHECKING:
-    from scincl.triples.knn_miner import KnnSearch
+from scincl.pipeline.stages import citations_stage, graph_stage, train_stage
 
 TRIPLES_FILE = "train_triples.csv"  # a run's triplets (``.gz`` when gzipped)
 TEXTS_FILE = "train_metadata.jsonl"  # the titles and abstracts of its triplets' papers
@@ -120,26 +114,6 @@ class Planner:
         files = graph_files(directory)
         return graph_stage(name, train, test, directory, embed=embed, inputs=[train, test, *inputs],
                            outputs=[files["embeddings"], files["ids"]] if outputs is None else outputs, **stage)
-
-    def index_step(self, name: str, graph: Dict[str, Path], index: Path, corpus: Path, search: "KnnSearch",
-                   workers: Optional[int], seed: int = 0, **stage: Any) -> Stage:
-        """The kNN index over the ``graph`` embeddings (its ``embeddings`` and ``ids``, :func:`graph_files`) of the
-        papers listed in ``corpus``, built as ``search`` searches (factory, metric, normalisation, batch size,
-        device) into ``index`` (scincl/pipeline/stages.py:index_stage); ``stage``: the :class:`Stage` as the planner
-        records it."""
-        faiss = {"string_factory": search.faiss_string_factory, "metric": search.ann_metric,
-                 "do_normalize": search.ann_normalize_embeddings, "paper_ids": str(graph["ids"]),
-                 "batch_size": search.ann_batch_size, "workers": workers, "device": search.ann_device, "seed": seed}
-        return index_stage(name, graph["embeddings"], index, corpus, faiss=faiss, **stage)
-
-    def triples_step(self, name: str, triples_source: str, triples: Path, queries: Path, sampling: Dict[str, Any],
-                     override: Union[bool, Callable[[], bool]] = True, **stage: Any) -> Stage:
-        """The triplets of ``triples_source`` for the query papers listed in ``queries``, written to ``triples`` by
-        the source's sampler (:func:`scincl.triples.sources.sampler`) with the arguments ``sampling`` (its input
-        files, seed, counts; the kNN miner's built config and search) (scincl/pipeline/stages.py:triples_stage);
-        ``stage``: the :class:`Stage` as the planner records it."""
-        return triples_stage(name, sampler(triples_source), triples, queries, miner=sampling, override=override,
-                             **stage)
 
     def train_step(self, name: str, run: Any, triples: Path, metadata: Path, model: Path, base_model: str,
                    training: Dict[str, Any], leakage: Callable[[], Dict[str, Any]], **stage: Any) -> Stage:

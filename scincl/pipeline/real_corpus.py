@@ -34,7 +34,8 @@ from scincl.pipeline.layout import (Planner, citation_files, device_type, encode
                                     leakage_inputs, run_files)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
-from scincl.pipeline.stages import evaluate_stage, queries_stage, score_embeddings, texts_stage
+from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
+                                    triples_stage)
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.settings.schema import SCINCL
 from scincl.triples.queries import is_eligible_query
@@ -350,9 +351,9 @@ class Reproduction(Planner):
         graph = self.graph(kind, dim)
         path = self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
-        self.run_stage(self.index_step(self.stage_name(path), graph, path, corpus, REAL_CORPUS_SEARCH, self.workers,
-                                       inputs=[graph["embeddings"], corpus], keep_result=True,
-                                       description=f"FAISS index of the {kind} graph ({dim}d)"))
+        self.run_stage(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
+                                   workers=self.workers, inputs=[graph["embeddings"], corpus], keep_result=True,
+                                   description=f"FAISS index of the {kind} graph ({dim}d)"))
         return path
 
     def graph_papers_with_text(self, kind: str, dim: int) -> Path:
@@ -425,7 +426,7 @@ class Reproduction(Planner):
         return run_files(run_dir)[0]
 
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
-        """The arm's triplets stage (:meth:`~scincl.pipeline.layout.Planner.triples_step`); the inputs its source
+        """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source
         reads are staged first. The kNN miner's bands come from the recipe (the other slots keep SciNCL's, each band
         starts at k_max - count: scincl/settings/schema.py:derive_bands) and it searches :data:`REAL_CORPUS_SEARCH`;
         the SPECTER-like sampler writes exactly the recipe's number of triplets."""
@@ -449,8 +450,8 @@ class Reproduction(Planner):
                         "config": config, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
                         "include_paper_ids": str(corpus), "workers": self.workers, "show_progress": False}
             inputs = [graph["embeddings"], index, queries]
-        return self.triples_step(self.stage_name(path), setting.triples_source, path, queries,
-                                 {**sampling, "seed": seed}, inputs=inputs, description=f"{arm} triplets, seed {seed}")
+        return triples_stage(self.stage_name(path), setting.triples_source, path, queries,
+                             sampling={**sampling, "seed": seed}, inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """Fine-tune the recipe's encoder on the arm's triplets (reused when ``train_args.json`` exists)."""

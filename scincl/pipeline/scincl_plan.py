@@ -40,7 +40,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name, miner_config
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
-from scincl.pipeline.stages import evaluate_stage, queries_stage, texts_stage
+from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
 
 logger = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ class SciNCLPlan(Planner):
                          ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, k_scale=s.k_scale)
 
     def sampling(self) -> Dict[str, Any]:
-        """The arguments of this run's ``--triples_source`` sampler (:func:`scincl.triples.sources.sampler`) besides
+        """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
         the output, the queries and ``override``: for ``knn``, the miner's config
         (:func:`~scincl.pipeline.settings.miner_config`, built once, here) and :attr:`search`; for ``specter_like``,
         its count flags."""
@@ -317,12 +317,12 @@ class SciNCLPlan(Planner):
             from scincl.knn.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
-            ann = self.index_step("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index,
-                                  p.corpus_ids, self.search, s.workers, seed=s.seed, outputs=ann_files,
-                                  inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
-                                  description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
-                                  settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                                            "do_normalize": s.ann_do_normalize, "seed": s.seed})
+            ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
+                              search=self.search, workers=s.workers, seed=s.seed, outputs=ann_files,
+                              inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                              description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                              settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                        "do_normalize": s.ann_do_normalize, "seed": s.seed})
             # an existing --ann_index_path this stage did not make from these inputs and settings (the
             # user's, or another seed's corpus) is never rebuilt unless --override_ann: the miner uses
             # it when it fits and refuses it otherwise
@@ -331,9 +331,9 @@ class SciNCLPlan(Planner):
         triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                           if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
         # an --ann_index_path that exists when the stage runs is checked by the miner, never rebuilt
-        out.append(self.triples_step("triples", s.triples_source, p.triples, p.query_ids, self.sampling(),
-                                     override=lambda: not self.given_index, inputs=triples_inputs,
-                                     description=f"{s.triples_source} triplets", settings=self.triples_settings()))
+        out.append(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
+                                 override=lambda: not self.given_index, inputs=triples_inputs,
+                                 description=f"{s.triples_source} triplets", settings=self.triples_settings()))
         out.append(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
                                corpus_format=self.corpus_format, keep_counts=False,
                                inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
