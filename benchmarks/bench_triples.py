@@ -37,7 +37,7 @@ from scincl.knn import ann  # noqa: E402
 from scincl.knn.exact import ExactKnn  # noqa: E402
 from scincl.triples.knn_miner import bands_of  # noqa: E402
 from scincl.triples import strategies as st  # noqa: E402
-from scincl.triples.config import make_config  # noqa: E402
+from scincl.triples.miner import make_config  # noqa: E402
 from scincl.triples.knn_miner import write_mined_triples  # noqa: E402
 from scincl.triples.miner import Corpus, mine_knn_triples  # noqa: E402
 

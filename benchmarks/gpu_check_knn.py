@@ -55,7 +55,7 @@ def knn_checks(n: int, dim: int, queries: int, k: int, device: Optional[int], fa
     when ``faiss_gpu``; ``{"error": ...}`` when its GPU calls fail, so the other two still count)."""
     from scincl.knn import ann
     from scincl.knn.exact import ExactKnn
-    from scincl.triples.config import make_config
+    from scincl.triples.miner import make_config
     from scincl.triples.knn_miner import bands_of
 
     x = random_unit_vectors(n, dim, seed)

@@ -158,10 +158,10 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
 
 def miner_flags() -> List[FlagInfo]:
     """The triplet miner's flags: per slot (``easy_positives_k_max``, ...) and the strategy options, from the
-    fields of :class:`scincl.triples.config.MinerConfig` (one per flag)."""
-    from scincl.triples import config
+    fields of :class:`scincl.triples.miner.MinerConfig` (one per flag)."""
+    from scincl.triples import config, miner
 
-    rows = dataclass_flags(config.MinerConfig, source="scincl/triples/config.py:MinerConfig")
+    rows = dataclass_flags(miner.MinerConfig, source="scincl/triples/miner.py:MinerConfig")
     for row in rows:
         if row.name.endswith("_strategy"):
             row.help = f"strategies: {', '.join(config.STRATEGIES)}"

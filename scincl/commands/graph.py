@@ -23,11 +23,11 @@ from __future__ import annotations
 from typing import Any, Dict
 
 from scincl.cli import flag_aliases
-from scincl.cli.flags import fills_doc, shows
+from scincl.cli.flags import shows
 from scincl.eval.graph_retrieval import evaluate_graph_retrieval
 from scincl.graph.biggraph import export_checkpoint, import_edge_files, train_biggraph
 from scincl.graph.edges import extract_ids_in_graph, get_largest_connected_subgraph, make_edges_bidirectional
-from scincl.graph.embed import embed_graph, method_settings_help
+from scincl.graph.embed import embed_graph
 from scincl.knn.papers import build_faiss, get_knn
 
 
@@ -38,7 +38,6 @@ def _outputs(result: Dict[str, Any]) -> Dict[str, Any]:
 
 shows(_outputs)(train_biggraph)
 shows(_outputs)(embed_graph)
-fills_doc(settings=method_settings_help)(embed_graph)
 flag_aliases(paper_ids="paper_ids_path")(evaluate_graph_retrieval)
 
 # The subcommands of cli_graph.py, in the order --help lists them.

@@ -157,6 +157,11 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     return result
 
 
+# each method's --settings, listed in the docstring from where they are declared (help() and --help show them)
+if embed_graph.__doc__:  # python -OO drops docstrings
+    embed_graph.__doc__ = embed_graph.__doc__.replace("{settings}", method_settings_help().replace("\n", "\n    "))
+
+
 def _link_prediction(config_dict, ids, vectors, train_edges, test_edges, seed, random_baseline, out) -> Dict[str, Any]:
     from scincl.graph.embedding_link_prediction import evaluate_embeddings
     from scincl.graph.link_prediction import metrics_markdown, write_metrics

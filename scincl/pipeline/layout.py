@@ -7,7 +7,8 @@ files with :func:`citation_files`, :func:`graph_files` and :func:`run_files`, re
 :func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph and training stages
 with :meth:`Planner.citations_step`, :meth:`Planner.graph_step` and :meth:`Planner.train_step` (the objective from
 a settings object carrying the settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a
-real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages`.
+real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages` (the index and
+triplets stages from the run's :class:`~scincl.triples.knn_miner.KnnSearch` and ``triples_source``).
 
 ``shared`` (default: OUTPUT_DIR) holds what experiments can share (demo corpus, citations, graph,
 base-model evaluation); ``run`` is the experiment directory (``--auto_output_dir`` layout).

@@ -19,7 +19,6 @@ Every trained arm of one seed uses the same query papers (a seeded sample of the
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import logging
 import re
@@ -40,7 +39,9 @@ from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, 
 from scincl.pipeline.settings import REPO_ROOT
 from scincl.settings.schema import SCINCL, scincl_setting, setting
 from scincl.triples.queries import is_eligible_query
-from scincl.triples.sources import SPECTER_LIKE, mine_triples
+from scincl.triples.knn_miner import KnnSearch
+from scincl.triples.miner import make_config
+from scincl.triples.sources import SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +50,10 @@ logger = logging.getLogger(__name__)
 # triplets, byte-reproducible from a clean checkout (scincl/graph/pbg_compat.py seeds it); its cost on
 # hep-th is in docs/results.md ("Reproducibility").
 BIGGRAPH_WORKERS = 1
+
+# The kNN arms' index and search: FAISS Flat (exact) inner product over the L2-normalised graph embeddings (cosine;
+# the original README's build_faiss --do_normalize), the paper's k as given.
+REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddings=True, faiss_string_factory="Flat")
 
 
 def load_module(path: Path, name: str) -> Any:
@@ -357,10 +362,8 @@ class Reproduction(Planner):
         graph = self.graph(kind, dim)
         path = self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
-        faiss = {"string_factory": "Flat", "metric": "inner_product", "do_normalize": True,
-                 "paper_ids": str(graph["ids"]), "workers": self.workers}  # batch size, device, seed: the defaults
-        self.run_stage(index_stage(self.stage_name(path), graph["embeddings"], path, corpus, faiss=faiss,
-                                   inputs=[graph["embeddings"], corpus], keep_result=True,
+        self.run_stage(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
+                                   workers=self.workers, inputs=[graph["embeddings"], corpus], keep_result=True,
                                    description=f"FAISS index of the {kind} graph ({dim}d)"))
         return path
 
@@ -434,9 +437,10 @@ class Reproduction(Planner):
         return run_files(run_dir)[0]
 
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
-        """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source reads are staged
-        first. The miner's arguments come from the recipe; the other slots keep the miner's defaults (SciNCL's),
-        the bands start at k_max - count (scincl/settings/schema.py:derive_bands)."""
+        """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source
+        reads are staged first. The kNN miner's bands come from the recipe (the other slots keep SciNCL's, each band
+        starts at k_max - count: scincl/settings/schema.py:derive_bands) and it searches :data:`REAL_CORPUS_SEARCH`;
+        the SPECTER-like sampler writes exactly the recipe's number of triplets."""
         if arm not in ARM_SETTINGS:
             raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
         setting = ARM_SETTINGS[arm]
@@ -444,22 +448,21 @@ class Reproduction(Planner):
         queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), recipe.graph_dim)
         if setting.triples_source == SPECTER_LIKE:
             citations = self.citations()
-            sources: Dict[str, Any] = {"citations_path": citations}
+            sampling: Dict[str, Any] = {"citations_input_path": citations, "triples_count": recipe.triplets,
+                                        "bidirectional": self.corpus.bidirectional}
             inputs = [citations, queries]
         else:
             graph = self.graph(setting.graph, recipe.graph_dim)
             index = self.ann_index(setting.graph, recipe.graph_dim)
             corpus = self.graph_papers_with_text(setting.graph, recipe.graph_dim)
-            sources = {"graph_paper_ids_path": graph["ids"], "graph_embeddings_path": graph["embeddings"],
-                       "ann_index_path": index, "include_paper_ids": str(corpus)}
+            config = make_config(easy_positives_k_max=recipe.easy_positives_k_max,
+                                 hard_negatives_k_max=recipe.hard_negatives_k_max)  # other slots: SciNCL's
+            sampling = {"graph_paper_ids_path": graph["ids"], "graph_embeddings_path": graph["embeddings"],
+                        "config": config, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
+                        "include_paper_ids": str(corpus), "workers": self.workers, "show_progress": False}
             inputs = [graph["embeddings"], index, queries]
-        miner = {**sources, "triples_count": recipe.triplets, "bidirectional": self.corpus.bidirectional, "seed": seed,
-                 "easy_positives_k_max": recipe.easy_positives_k_max,
-                 "hard_negatives_k_max": recipe.hard_negatives_k_max, "ann_normalize_embeddings": True,
-                 "workers": self.workers, "show_progress": False}
-        return triples_stage(self.stage_name(path), functools.partial(mine_triples, setting.triples_source), path,
-                             queries, miner=miner, inputs=inputs,
-                             description=f"{arm} triplets, seed {seed}")
+        return triples_stage(self.stage_name(path), setting.triples_source, path, queries,
+                             sampling={**sampling, "seed": seed}, inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """Fine-tune the recipe's encoder on the arm's triplets (reused when ``train_args.json`` exists)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
@@ -171,28 +171,31 @@ class SciNCLPlan(Planner):
         """An existing --ann_index_path: an input of the triples stage, checked by the miner, never rebuilt."""
         return bool(self.s.ann_index_path) and self.p.ann_index.exists()
 
-    def triples_miner(self) -> Tuple[Callable[..., Path], Dict[str, Any]]:
-        """The library call that mines this run's ``--triples_source`` and its arguments besides the output, the
-        queries and ``override``: for ``knn``, :func:`scincl.triples.knn_miner.write_knn_triples` with the miner's
-        config built here, once, from the run's flags (:func:`~scincl.pipeline.settings.miner_config`); for
-        ``specter_like``, :func:`scincl.triples.specter_like.get_specter_like_triples` with its count flags."""
+    @property
+    def search(self):
+        """How this run builds its kNN index and searches it (:class:`~scincl.triples.knn_miner.KnnSearch`, from the
+        run's flags; an unknown ``--ann_backend`` or ``--k_scale`` is refused when the plan is built)."""
+        from scincl.triples.knn_miner import KnnSearch
+
+        s = self.s
+        return KnnSearch(ann_metric=s.ann_metric, ann_backend=s.ann_backend, ann_normalize_embeddings=s.ann_do_normalize,
+                         ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, k_scale=s.k_scale)
+
+    def sampling(self) -> Dict[str, Any]:
+        """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
+        the output, the queries and ``override``: for ``knn``, the miner's config
+        (:func:`~scincl.pipeline.settings.miner_config`, built once, here) and :attr:`search`; for ``specter_like``,
+        its count flags."""
         s, p = self.s, self.p
         if s.triples_source == "specter_like":
-            from scincl.triples.specter_like import get_specter_like_triples
-
-            return get_specter_like_triples, dict(
-                citations_input_path=self.citations_for_triples, seed=s.seed, gzip=s.gzip,
-                triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
-                easy_negatives_count=s.easy_negatives_count, hard_negatives_count=s.hard_negatives_count)
-        from scincl.triples.knn_miner import write_knn_triples
-
-        return write_knn_triples, dict(
-            graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=miner_config(s),
-            strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip, ann_metric=s.ann_metric,
-            ann_backend=s.ann_backend, ann_index_path=p.ann_index, ann_normalize_embeddings=s.ann_do_normalize,
-            ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, workers=s.workers,
-            include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
-            show_progress=True, k_scale=s.k_scale)
+            return dict(citations_input_path=self.citations_for_triples, seed=s.seed, gzip=s.gzip,
+                        triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
+                        easy_negatives_count=s.easy_negatives_count, hard_negatives_count=s.hard_negatives_count)
+        return dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=miner_config(s),
+                    search=self.search, strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip,
+                    ann_index_path=p.ann_index, workers=s.workers,
+                    include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
+                    show_progress=True)
 
     def train_stage(self) -> Stage:
         """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
@@ -314,10 +317,8 @@ class SciNCLPlan(Planner):
             from scincl.knn.ann import index_config_path, index_ids_path
 
             ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
-            faiss = {"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                     "do_normalize": s.ann_do_normalize, "paper_ids": str(p.graph_ids), "batch_size": 512,
-                     "workers": s.workers, "device": s.ann_device, "seed": s.seed}
-            ann = index_stage("ann", p.graph_embeddings, p.ann_index, p.corpus_ids, faiss=faiss, outputs=ann_files,
+            ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
+                              search=self.search, workers=s.workers, seed=s.seed, outputs=ann_files,
                               inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
                               description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
                               settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
@@ -330,8 +331,7 @@ class SciNCLPlan(Planner):
         triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                           if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
         # an --ann_index_path that exists when the stage runs is checked by the miner, never rebuilt
-        mine, miner = self.triples_miner()
-        out.append(triples_stage("triples", mine, p.triples, p.query_ids, miner=miner,
+        out.append(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
                                  override=lambda: not self.given_index, inputs=triples_inputs,
                                  description=f"{s.triples_source} triplets", settings=self.triples_settings()))
         out.append(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,

@@ -37,7 +37,7 @@ from scincl.errors import InputError, unknown_flag_error
 from scincl.pipeline.settings import (DEMO_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
                                       check_ranges, check_types, parse_int_list, parse_seeds, resolve)
 from scincl.settings.schema import derive_bands
-from scincl.triples.config import miner_option_names
+from scincl.triples.miner import miner_option_names
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.corpus.selection import GRAPH_LIMITS
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
-from scincl.triples.config import MinerConfig, make_config, miner_option_names
+from scincl.triples.miner import MinerConfig, make_config, miner_option_names
 from scincl.triples.k_scale import K_SCALES
 from scincl.triples.sources import TRIPLES_SOURCES
 
@@ -161,7 +161,7 @@ class RunSettings:
                                         "evaluate the base encoder too (false: no base-encoder row)")
     demo_papers: int = setting(1500, "CPU budget: ~1.3k training papers, ~1.4k SciDocs papers",
                                "embedded demo corpus size")
-    miner_options: Dict[str, Any] = setting(None, "scincl/triples/config.py:MinerConfig", "the miner's other flags",
+    miner_options: Dict[str, Any] = setting(None, "scincl/triples/miner.py:MinerConfig", "the miner's other flags",
                                             default_factory=dict)
     training_options: Dict[str, Any] = setting(
         None, "scincl/model/train.py (SPECTER's set-up); the demo: one short epoch on CPU", "the trainer's flags",
@@ -356,9 +356,9 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def miner_config(s: RunSettings) -> MinerConfig:
-    """The kNN miner's config of a run (:func:`scincl.triples.config.make_config`, validated): its slot flags by
+    """The kNN miner's config of a run (:func:`scincl.triples.miner.make_config`, validated): its slot flags by
     their fields' names plus ``miner_options``. Built by :func:`check_ranges` to check it before any work, and by
-    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``triples_miner``)."""
+    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``sampling``)."""
     return make_config(**{name: getattr(s, name) for name in sorted(miner_option_names() & set(FIELDS))},
                        **s.miner_options)
 
@@ -367,7 +367,7 @@ def check_ranges(s: RunSettings) -> RunSettings:
     """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
     field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
     and choices of its field, else of its flag; the bands), the same line as the CLI's check; then how the
-    miner's slots fit together (:func:`scincl.triples.config.make_config`), the graph method's settings, a GPU
+    miner's slots fit together (:func:`scincl.triples.miner.make_config`), the graph method's settings, a GPU
     asked for, and the loss with its flags."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
 from scincl.pipeline.runner import Stage
+from scincl.triples.sources import sampler
+
+if TYPE_CHECKING:
+    from scincl.triples.knn_miner import KnnSearch
 
 logger = logging.getLogger(__name__)
 
@@ -76,50 +80,56 @@ def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional
     return Stage(name, [metadata], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
 
 
-def triples_stage(name: str, mine: Callable[..., Path], triples: Path, queries: Path, *, miner: Mapping[str, Any],
+def triples_stage(name: str, triples_source: str, triples: Path, queries: Path, *, sampling: Mapping[str, Any],
                   inputs: Sequence[Optional[Path]], override: Union[bool, Callable[[], bool]] = True,
                   settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
-    """The triplets stage: ``mine(output_path=..., query_papers=..., override=..., **miner)`` for the query papers
-    listed in ``queries``, written to ``triples`` (a ``.gz`` name is written gzipped: ``miner["gzip"]``).
+    """The triplets stage: the sampler of ``triples_source`` (:func:`scincl.triples.sources.sampler`:
+    ``triples.knn_miner.write_knn_triples`` or ``triples.specter_like.get_specter_like_triples``) called as
+    ``sampler(output_path=..., query_papers=..., override=..., **sampling)`` for the query papers listed in
+    ``queries``, written to ``triples`` (a ``.gz`` name is written gzipped: ``sampling["gzip"]``).
 
     Args:
         name, inputs, settings, description: the :class:`Stage` as the planner records it.
-        mine: the library call that writes the triplets of the run's source, as the planner chose it
-            (``triples.knn_miner.write_knn_triples``, ``triples.specter_like.get_specter_like_triples``, or
-            ``triples.sources.mine_triples`` bound to a source name).
-        miner: every other argument of ``mine`` as the planner chose it (the source's input paths, seed,
-            counts, bands or the miner's config, ANN options, ...), passed as it is: the miner records what they
-            make in its ``.args.json``, so two planners passing the same values write the same record.
-        override: the miner may rebuild what does not match (the triplets, the index). ``False`` keeps a given
+        sampling: every other argument of the sampler as the planner chose it (the source's input paths, seed,
+            counts; for ``knn`` the built :class:`~scincl.triples.miner.MinerConfig` and
+            :class:`~scincl.triples.knn_miner.KnnSearch`), passed as it is: the sampler records what they make in
+            its ``.args.json``, so two planners passing the same values write the same record.
+        override: the sampler may rebuild what does not match (the triplets, the index). ``False`` keeps a given
             ``ann_index_path`` as it is: the triplets, which the runner decided to (re)make, are deleted first.
             A function is asked when the stage runs (an index an earlier stage made exists by then).
     """
+    mine = sampler(triples_source)  # an unknown source is refused when the plan is built
+
     def run() -> None:
         plain = Path(str(triples)[:-3]) if str(triples).endswith(".gz") else triples
         rebuild = override() if callable(override) else override
         if not rebuild:
             for stale in (plain, triples):
                 stale.unlink(missing_ok=True)
-        mine(output_path=plain, query_papers=str(queries), override=rebuild, **miner)
+        mine(output_path=plain, query_papers=str(queries), override=rebuild, **sampling)
 
     return Stage(name, [triples], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
 
 
-def index_stage(name: str, embeddings: Path, index: Path, corpus: Path, *, faiss: Mapping[str, Any],
-                inputs: Sequence[Optional[Path]], outputs: Optional[Sequence[Path]] = None,
-                settings: Optional[Dict[str, Any]] = None, keep_result: bool = False, description: str = "") -> Stage:
-    """The kNN index stage: ``knn.papers.build_faiss`` over the graph ``embeddings`` of the papers listed in ``corpus``
-    (the training corpus the triplets are mined from), written to ``index`` (rebuilt: the runner decided to).
-
-    ``faiss``: the other arguments of ``build_faiss`` as the planner chose them (factory, metric, normalisation,
-    the embeddings' ``paper_ids``, batch size, device, seed, workers), passed as they are: ``faiss_config.json``
-    records them. ``outputs`` (default ``[index]``), ``inputs``, ``settings``, ``description``: the
+def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path, *, search: "KnnSearch",
+                workers: Optional[int], seed: int = 0, inputs: Sequence[Optional[Path]],
+                outputs: Optional[Sequence[Path]] = None, settings: Optional[Dict[str, Any]] = None,
+                keep_result: bool = False, description: str = "") -> Stage:
+    """The kNN index stage: ``knn.papers.build_faiss`` over the ``graph`` embeddings (its ``embeddings`` and
+    ``ids``: :func:`scincl.pipeline.layout.graph_files`) of the papers listed in ``corpus`` (the training corpus the
+    triplets are mined from), built as ``search`` searches (factory, metric, normalisation, batch size, device) with
+    ``workers`` threads and ``seed``, written to ``index`` (rebuilt: the runner decided to; ``faiss_config.json``
+    records the settings). ``outputs`` (default ``[index]``), ``inputs``, ``settings``, ``description``: the
     :class:`Stage` as the planner records it; its result is ``build_faiss``'s summary when ``keep_result``.
     """
     def run() -> Optional[Dict[str, Any]]:
         from scincl.knn.papers import build_faiss
 
-        result = build_faiss(str(embeddings), str(index), include_paper_ids=str(corpus), override=True, **faiss)
+        result = build_faiss(str(graph["embeddings"]), str(index), string_factory=search.faiss_string_factory,
+                             metric=search.ann_metric, do_normalize=search.ann_normalize_embeddings,
+                             paper_ids=str(graph["ids"]), include_paper_ids=str(corpus),
+                             batch_size=search.ann_batch_size, workers=workers, device=search.ann_device, seed=seed,
+                             override=True)
         return result if keep_result else None
 
     return Stage(name, list(outputs or [index]), run, inputs=list(inputs), description=description,

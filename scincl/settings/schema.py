@@ -11,7 +11,7 @@ SciNCL default reads it here, under the flag's own name:
   of these fields from :func:`rule_of` / :func:`help_of`;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
   it is not given: here, in ``RunSettings`` and in the miner's config;
-- the triplet miner's slot defaults (:mod:`scincl.triples.config`), ``--k_scale corpus``
+- the triplet miner's slot defaults (:mod:`scincl.triples.miner`), ``--k_scale corpus``
   (:mod:`scincl.triples.k_scale`), the trainer's paper set-up (:mod:`scincl.model.train`) and the
   encoders' input length (``max_sequence_length``) take their defaults from :data:`SCINCL`.
 
@@ -196,7 +196,7 @@ def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]]
         if choices and value not in choices:
             raise InputError(f"--{name} {value!r}: choose one of {', '.join(choices)}")
     bands = values if bands is None else bands
-    # every (k_min, k_max] band, found by its flags' names: the miner's slots are named once, in triples/config.py
+    # every (k_min, k_max] band, found by its flags' names: the miner's slots are named once, in triples/miner.py
     for end in sorted(name for name in bands if name.endswith("_k_max")):
         band = end[:-len("_k_max")]
         check_band(band, bands.get(f"{band}_k_min"), bands[end])

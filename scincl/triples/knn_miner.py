@@ -22,10 +22,10 @@ from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
 from scincl.settings.schema import SCINCL
-from scincl.triples.config import (KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, MinerConfig,
-                                   make_config, miner_option_names)
+from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
-from scincl.triples.miner import Clusters, Corpus, MinedTriples, cluster_corpus, mine_knn_triples
+from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, cluster_corpus, make_config,
+                                  mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
 
 logger = logging.getLogger(__name__)
@@ -244,6 +244,28 @@ def write_mined_triples(output_path: PathLike, mined: MinedTriples, paper_ids: S
                                               ids[mined.negative_rows]))
 
 
+@dataclass(frozen=True)
+class KnnSearch:
+    """How the miner finds each query's neighbours: the kNN index it searches (metric, normalisation, faiss factory
+    and ``nprobe``, build batch size and device), the backend (``faiss`` searches that index; ``exact``:
+    :mod:`scincl.knn.exact`, any k) and the k scale (``paper``: the flags' k as given; ``corpus``: the paper's k/N
+    shares for this corpus). :func:`get_knn_triples`' search flags under their names, checked when built."""
+
+    ann_metric: str = SCINCL.ann_metric
+    ann_backend: str = "faiss"
+    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings
+    ann_batch_size: int = 512
+    ann_device: int = -1  # a CUDA device, or -1 for the CPU
+    faiss_string_factory: str = SCINCL.faiss_string_factory
+    faiss_nprobe: Optional[int] = None
+    k_scale: str = "paper"
+
+    def __post_init__(self) -> None:
+        check_k_scale(self.k_scale)
+        if self.ann_backend not in ANN_BACKENDS:
+            raise InputError(f"--ann_backend {self.ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
+
+
 def get_knn_triples(
     output_path: PathLike,
     graph_paper_ids_path: PathLike,
@@ -260,21 +282,21 @@ def get_knn_triples(
     hard_negatives_strategy: str = SCINCL.hard_negatives_strategy,
     hard_negatives_k_min: Optional[int] = None,
     hard_negatives_k_max: int = SCINCL.hard_negatives_k_max,
-    ann_metric: str = SCINCL.ann_metric,
-    ann_backend: str = "faiss",
+    ann_metric: str = KnnSearch.ann_metric,
+    ann_backend: str = KnnSearch.ann_backend,
     ann_index_path: Optional[PathLike] = None,
-    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings,
-    ann_batch_size: int = 512,
-    ann_device: int = -1,
-    faiss_string_factory: str = SCINCL.faiss_string_factory,
-    faiss_nprobe: Optional[int] = None,
+    ann_normalize_embeddings: bool = KnnSearch.ann_normalize_embeddings,
+    ann_batch_size: int = KnnSearch.ann_batch_size,
+    ann_device: int = KnnSearch.ann_device,
+    faiss_string_factory: str = KnnSearch.faiss_string_factory,
+    faiss_nprobe: Optional[int] = KnnSearch.faiss_nprobe,
     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
     seed: int = 0,
     workers: Optional[int] = None,
     gzip: bool = False,
     override: bool = False,
     show_progress: bool = True,
-    k_scale: str = "paper",
+    k_scale: str = KnnSearch.k_scale,
     **strategy_options: Any,
 ) -> Path:
     """SciNCL triples (paper §3.2): positives and hard negatives from each query's graph-embedding kNN.
@@ -300,7 +322,9 @@ def get_knn_triples(
     index rows' vectors, any k, on ``ann_device`` = a CUDA device or -1 for the CPU; ties ranked by
     ascending row).
     """
-    _check_search(k_scale, ann_backend)
+    search = KnnSearch(ann_metric=ann_metric, ann_backend=ann_backend, ann_normalize_embeddings=ann_normalize_embeddings,
+                       ann_batch_size=ann_batch_size, ann_device=ann_device, faiss_string_factory=faiss_string_factory,
+                       faiss_nprobe=faiss_nprobe, k_scale=k_scale)  # checked before the index is loaded
     config = make_config(  # validated before the index is loaded; k_min derived
         triples_per_query=triples_per_query, easy_positives_count=easy_positives_count,
         easy_positives_strategy=easy_positives_strategy, easy_positives_k_min=easy_positives_k_min,
@@ -309,22 +333,13 @@ def get_knn_triples(
         hard_negatives_strategy=hard_negatives_strategy, hard_negatives_k_min=hard_negatives_k_min,
         hard_negatives_k_max=hard_negatives_k_max, **strategy_options)
     return write_knn_triples(
-        output_path, graph_paper_ids_path, graph_embeddings_path, config, query_papers=query_papers,
-        strategy_options=strategy_options, ann_metric=ann_metric, ann_backend=ann_backend,
-        ann_index_path=ann_index_path, ann_normalize_embeddings=ann_normalize_embeddings,
-        ann_batch_size=ann_batch_size, ann_device=ann_device, faiss_string_factory=faiss_string_factory,
-        faiss_nprobe=faiss_nprobe, include_paper_ids=include_paper_ids, seed=seed, workers=workers, gzip=gzip,
-        override=override, show_progress=show_progress, k_scale=k_scale)
+        output_path, graph_paper_ids_path, graph_embeddings_path, config, search, query_papers=query_papers,
+        strategy_options=strategy_options, ann_index_path=ann_index_path, include_paper_ids=include_paper_ids,
+        seed=seed, workers=workers, gzip=gzip, override=override, show_progress=show_progress)
 
 
 # the MinerConfig fields get_knn_triples names in its signature (the --help rows), in signature order
 NAMED_FLAGS = tuple(name for name in inspect.signature(get_knn_triples).parameters if name in miner_option_names())
-
-
-def _check_search(k_scale: str, ann_backend: str) -> None:
-    check_k_scale(k_scale)
-    if ann_backend not in ANN_BACKENDS:
-        raise InputError(f"--ann_backend {ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
 
 
 def write_knn_triples(
@@ -332,38 +347,32 @@ def write_knn_triples(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,
     config: MinerConfig,
+    search: KnnSearch = KnnSearch(),
     query_papers: QueryPapers = None,
     strategy_options: Optional[Mapping[str, Any]] = None,
-    ann_metric: str = SCINCL.ann_metric,
-    ann_backend: str = "faiss",
     ann_index_path: Optional[PathLike] = None,
-    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings,
-    ann_batch_size: int = 512,
-    ann_device: int = -1,
-    faiss_string_factory: str = SCINCL.faiss_string_factory,
-    faiss_nprobe: Optional[int] = None,
     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
     seed: int = 0,
     workers: Optional[int] = None,
     gzip: bool = False,
     override: bool = False,
     show_progress: bool = True,
-    k_scale: str = "paper",
 ) -> Path:
-    """:func:`get_knn_triples` with the miner's settings already built: ``config`` (:func:`~scincl.triples.config.make_config`,
-    validated by whoever built it: the planner, or :func:`get_knn_triples` from its flags). ``strategy_options``:
-    the miner options the caller was given beyond the named slot flags, recorded as given in the output's
-    ``made_by`` (their values are already in ``config``). Every other argument is :func:`get_knn_triples`'s."""
-    _check_search(k_scale, ann_backend)
+    """:func:`get_knn_triples` with the miner's settings already built: ``config`` (:func:`~scincl.triples.miner.make_config`,
+    validated by whoever built it: the planner, or :func:`get_knn_triples` from its flags) and ``search`` (the index
+    and the search, :class:`KnnSearch`, checked when built). ``strategy_options``: the miner options the caller was
+    given beyond the named slot flags, recorded as given in the output's ``made_by`` (their values are already in
+    ``config``). Every other argument is :func:`get_knn_triples`'s."""
+    s = search
     strategy_options = dict(strategy_options or {})
     out = output_with_gzip(output_path, gzip)
     bands = {name: getattr(config, name) for name in BAND_FLAGS}
     id_inputs = {"query_papers": query_papers, "include_paper_ids": include_paper_ids}
     record = made_by({
-        **{name: getattr(config, name) for name in NAMED_FLAGS if name not in BAND_FLAGS}, **bands, "ann_metric": ann_metric,
-        "ann_backend": ann_backend, "ann_normalize_embeddings": bool(ann_normalize_embeddings),
-        "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
-        "k_scale": k_scale, "strategy_options": strategy_options,
+        **{name: getattr(config, name) for name in NAMED_FLAGS if name not in BAND_FLAGS}, **bands, "ann_metric": s.ann_metric,
+        "ann_backend": s.ann_backend, "ann_normalize_embeddings": bool(s.ann_normalize_embeddings),
+        "faiss_string_factory": str(s.faiss_string_factory), "faiss_nprobe": s.faiss_nprobe, "seed": seed,
+        "k_scale": s.k_scale, "strategy_options": strategy_options,
         **{k: v for k, v in id_inputs.items() if not isinstance(v, (str, Path))}},
         [graph_paper_ids_path, graph_embeddings_path] + [v for v in id_inputs.values() if isinstance(v, (str, Path))])
     if out.exists() and check_reuse(out, read_record(args_path(out), "made_by"), record, override):
@@ -373,29 +382,29 @@ def write_knn_triples(
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
     started = time.perf_counter()
     with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
-        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, ann_metric=ann_metric,
-                                  ann_normalize_embeddings=ann_normalize_embeddings,
-                                  faiss_string_factory=faiss_string_factory, faiss_nprobe=faiss_nprobe,
-                                  ann_batch_size=ann_batch_size, ann_device=ann_device, workers=workers, seed=seed,
+        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, ann_metric=s.ann_metric,
+                                  ann_normalize_embeddings=s.ann_normalize_embeddings,
+                                  faiss_string_factory=s.faiss_string_factory, faiss_nprobe=s.faiss_nprobe,
+                                  ann_batch_size=s.ann_batch_size, ann_device=s.ann_device, workers=workers, seed=seed,
                                   include_paper_ids=include_paper_ids, override=override)
-        if k_scale == "corpus":
+        if s.k_scale == "corpus":
             bands = corpus_k(len(graph.paper_ids), config.easy_positives_count, config.hard_negatives_count)
             logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
             config = dataclasses.replace(config, **bands)
         query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
-        mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=ann_batch_size,
-                                       show_progress=show_progress, ann_backend=ann_backend, ann_device=ann_device)
+        mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=s.ann_batch_size,
+                                       show_progress=show_progress, ann_backend=s.ann_backend, ann_device=s.ann_device)
     written = write_mined_triples(out, mined, graph.paper_ids)
     logger.info("wrote %d triples for %d queries to %s", written, len(query_rows), out)
     settings: Dict[str, Any] = {
         "command": "get_knn_triples", "output_path": str(out),
         "graph_paper_ids_path": str(graph_paper_ids_path), "graph_embeddings_path": str(graph_embeddings_path),
-        "ann_index_path": str(index_path), "ann_backend": ann_backend, "query_papers": query_papers if not isinstance(query_papers, list)
-        else f"{len(query_papers)} ids", "ann_metric": ann_metric, "ann_normalize_embeddings": ann_normalize_embeddings,
-        "faiss_string_factory": str(faiss_string_factory), "faiss_nprobe": faiss_nprobe, "seed": seed,
+        "ann_index_path": str(index_path), "ann_backend": s.ann_backend, "query_papers": query_papers if not isinstance(query_papers, list)
+        else f"{len(query_papers)} ids", "ann_metric": s.ann_metric, "ann_normalize_embeddings": s.ann_normalize_embeddings,
+        "faiss_string_factory": str(s.faiss_string_factory), "faiss_nprobe": s.faiss_nprobe, "seed": seed,
         "include_paper_ids": include_paper_ids if not isinstance(include_paper_ids, (list, tuple))
         else f"{len(include_paper_ids)} ids", "corpus_papers": len(graph.paper_ids),
-        "triples_per_query": config.triples_per_query, "k_scale": k_scale,
+        "triples_per_query": config.triples_per_query, "k_scale": s.k_scale,
         "slots": [vars(s) for s in config.active()],
         "options": {k: getattr(config, k) for k in ("random_sorted_sample_n", "min_range_results_count",
                                                       "range_fallback_to_random", "k_means_clusters")},

@@ -17,7 +17,8 @@ from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json
 from scincl.triples.collisions import collision_counts
-from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS, make_config
+from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+from scincl.triples.miner import make_config
 from scincl.triples.knn_miner import load_graph_corpus
 from scincl.triples.miner import Corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows

@@ -36,7 +36,7 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
     from scincl.pipeline.settings import PAPER_DEFAULTS, RunSettings
     from scincl.triples import k_scale
-    from scincl.triples.config import make_config
+    from scincl.triples.miner import make_config
 
     assert (k_scale.PAPER_POSITIVES_K, k_scale.PAPER_HARD_NEGATIVES_K) == (25, 4000)
     config = make_config()
@@ -74,7 +74,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     does not check ranges again (its entry points did), only how the slots fit together."""
     from scincl.cli.flags import check_call
     from scincl.pipeline.seeds_and_sweeps import settings_from_flags
-    from scincl.triples.config import make_config
+    from scincl.triples.miner import make_config
 
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         check_settings(values)
@@ -96,8 +96,8 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
 
 
 def test_every_slot_band_is_checked_by_its_flags_names():
-    """The miner's six slots are named once (triples/config.py); the schema's check finds each band by its flags."""
-    from scincl.triples.config import make_config
+    """The miner's six slots are named once (triples/miner.py); the schema's check finds each band by its flags."""
+    from scincl.triples.miner import make_config
 
     for slot in make_config().slots:
         with pytest.raises(InputError, match=f"--{slot.name}_k_min 9 / --{slot.name}_k_max 9: need k_min < k_max"):
@@ -108,7 +108,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
     from scincl.pipeline.settings import RunSettings, resolve
     from scincl.settings.schema import derive_bands
-    from scincl.triples.config import make_config
+    from scincl.triples.miner import make_config
 
     assert (SCINCL.easy_positives_k_min, SCINCL.hard_negatives_k_min) == (20, 3998)
     assert SciNCLSchema(hard_negatives_k_max=500).hard_negatives_k_min == 498

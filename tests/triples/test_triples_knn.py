@@ -11,7 +11,7 @@ from scincl.errors import InputError
 from scincl.io import iter_triples_csv, read_id_list, read_json, write_embeddings_h5, write_id_list
 from scincl.triples import strategies as st
 from scincl.triples.collisions import collision_counts
-from scincl.triples.config import make_config
+from scincl.triples.miner import make_config
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.margins import collision_sweep
 from scincl.triples.miner import Corpus, cluster_corpus, mine_knn_triples
@@ -260,25 +260,27 @@ def test_get_knn_triples_and_run_specter_share_one_normalisation_default():
     assert RunSettings().ann_do_normalize is True
 
 
-def test_one_mining_call_for_every_triples_source(arc_graph, tmp_path):
-    """mine_triples: the kNN arm gets the same triplets as get_knn_triples; specter_like ignores kNN flags."""
-    from scincl.triples.sources import mine_triples
+def test_one_sampler_for_every_triples_source(arc_graph, tmp_path):
+    """sources.sampler: the kNN source's call with a built config and search writes get_knn_triples' triplets and
+    record; the SPECTER-like source's call samples cited papers; an unknown source is one error line."""
+    from scincl.triples.knn_miner import KnnSearch, args_path
+    from scincl.triples.miner import make_config
+    from scincl.triples.sources import sampler
 
-    knn_flags = dict(easy_positives_k_min=20, easy_positives_k_max=25, hard_negatives_k_min=58,
-                     hard_negatives_k_max=60, show_progress=False)
-    path = mine_triples("knn", tmp_path / "k.csv", str(arc_graph / "queries.json"),
-                        graph_paper_ids_path=arc_graph / "entity_names_paper_id_0.json",
-                        graph_embeddings_path=arc_graph / "embeddings.h5", ann_index_path=tmp_path / "arc.faiss",
-                        triples_count=999, bidirectional=True, **knn_flags)  # specter-only settings: unused by knn
+    bands = dict(easy_positives_k_min=20, easy_positives_k_max=25, hard_negatives_k_min=58, hard_negatives_k_max=60)
+    path = sampler("knn")(tmp_path / "k.csv", arc_graph / "entity_names_paper_id_0.json",
+                          arc_graph / "embeddings.h5", make_config(**bands), KnnSearch(),
+                          query_papers=str(arc_graph / "queries.json"), ann_index_path=tmp_path / "arc.faiss",
+                          show_progress=False)
     assert list(iter_triples_csv(path)) == arc_triples(arc_graph, tmp_path / "t.csv")
+    made_by = lambda p: json.loads(args_path(p).read_text())["made_by"]["settings"]
+    assert made_by(path) == made_by(tmp_path / "t.csv")  # one record, whichever call built the config
     citations = tmp_path / "citations.tsv"
     citations.write_text("".join(f"q\t{t}\n" for t in "abcde") + "a\tx\nb\ty\nm\tn\no\ts\nu\tv\n")
-    specter = mine_triples("specter_like", tmp_path / "s.csv", None, citations_path=citations, **knn_flags)
+    specter = sampler("specter_like")(citations, tmp_path / "s.csv")
     assert sorted(p for _, p, _ in iter_triples_csv(specter)) == list("abcde")
     with pytest.raises(InputError, match="--triples_source 'cites': choose one of knn, specter_like"):
-        mine_triples("cites", tmp_path / "x.csv", None)
-    with pytest.raises(InputError, match="--triples_source specter_like needs the citations file"):
-        mine_triples("specter_like", tmp_path / "x.csv", None)
+        sampler("cites")
 
 
 def test_continuous_cocitation_searches_as_the_thesis_and_scincl_search_is_the_other_reading(tmp_path):
