@@ -80,20 +80,6 @@ def source_of(obj: Any) -> str:
     return f"{where}:{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
 
 
-def _field_comments(cls: type) -> Dict[str, str]:
-    """The ``# comment`` after each field of a dataclass's source (where its default comes from)."""
-    try:
-        lines = inspect.getsource(cls).splitlines()
-    except (OSError, TypeError):
-        return {}
-    comments = {}
-    for line in lines:
-        match = re.match(r"\s+(\w+)\s*:[^#]*#\s*(.+)$", line)
-        if match:
-            comments[match.group(1)] = match.group(2).strip()
-    return comments
-
-
 def signature_flags(function: Callable) -> List[FlagInfo]:
     """The flags (and positional arguments) of a function's signature."""
     hints = typing.get_type_hints(function) if not isinstance(function, type) else {}
@@ -130,9 +116,8 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
                     source: Optional[str] = None) -> List[FlagInfo]:
     """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default). A field declared
     with :func:`scincl.settings.schema.setting` gives its help, the source of its default and its paper / demo
-    presets (:func:`setting_help`); another field the ``# comment`` after it (``MinerConfig``'s)."""
+    presets (:func:`setting_help`); another field no help."""
     hints = typing.get_type_hints(cls)
-    comments = _field_comments(cls)
     defaults, exclude = defaults or {}, set(exclude)
     out = []
     for f in dataclasses.fields(cls):
@@ -150,7 +135,7 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
         else:
             default = "required"
         meta = f.metadata
-        text = setting_help(f.name, meta) if "help" in meta else comments.get(f.name, "")
+        text = setting_help(f.name, meta) if "help" in meta else ""
         out.append(FlagInfo(f.name, _type_name(hints.get(f.name, Any)), default, source or source_of(cls), text,
                             meta.get("choices", ()), declared="help" in meta))
     return out

@@ -34,11 +34,15 @@ from tqdm.auto import tqdm
 
 from scincl.errors import InputError
 from scincl.triples import strategies as st
-from scincl.settings.schema import SCINCL, derive_bands
+from scincl.settings.schema import SCINCL, derive_bands, scincl_setting, setting
 from scincl.triples.config import (BAND_STRATEGIES, KMEANS, KNN, RANDOM, RANDOM_SORTED, RANDOM_WITHOUT_KNN,
                                    RANDOM_WITHOUT_KNN_SORTED, RANGE, ROLES, STRATEGIES)
 
 logger = logging.getLogger(__name__)
+
+# a band start left None (the flag not given): its end minus its count, paper §3.2
+DERIVED_BAND_START = "None: k_max - count (scincl/settings/schema.py:derive_bands)"
+
 
 @dataclass(frozen=True)
 class Slot:
@@ -68,7 +72,7 @@ class MinerConfig:
     triples_per_query: int = SCINCL.triples_per_query
     easy_positives_count: int = SCINCL.easy_positives_count
     easy_positives_strategy: str = SCINCL.easy_positives_strategy
-    easy_positives_k_min: Optional[int] = None  # None: k_max - count (schema)
+    easy_positives_k_min: Optional[int] = scincl_setting("easy_positives_k_min", None, source=DERIVED_BAND_START)
     easy_positives_k_max: int = SCINCL.easy_positives_k_max
     easy_positives_range: Optional[float] = None
     medium_positives_count: int = 0
@@ -93,13 +97,15 @@ class MinerConfig:
     medium_negatives_range: Optional[float] = None
     hard_negatives_count: int = SCINCL.hard_negatives_count
     hard_negatives_strategy: str = SCINCL.hard_negatives_strategy
-    hard_negatives_k_min: Optional[int] = None  # None: k_max - count (schema)
+    hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None, source=DERIVED_BAND_START)
     hard_negatives_k_max: int = SCINCL.hard_negatives_k_max
     hard_negatives_range: Optional[float] = None
-    random_sorted_sample_n: int = 100  # candidates drawn per query by random_sorted (original default)
-    min_range_results_count: int = 10  # range results required beyond the count (original default)
-    range_fallback_to_random: bool = True  # too few range results -> random_without_knn (original)
-    k_means_clusters: Optional[int] = None  # default: about sqrt(corpus size)
+    random_sorted_sample_n: int = setting(100, "the original SciNCL code", "candidates drawn per query by random_sorted")
+    min_range_results_count: int = setting(10, "the original SciNCL code", "range results required beyond the count")
+    range_fallback_to_random: bool = setting(True, "the original SciNCL code",
+                                             "too few range results: fall back to random_without_knn")
+    k_means_clusters: Optional[int] = setting(None, "None: about sqrt(corpus size) (mine_from_graph_corpus)",
+                                              "k-means clusters of the kmeans strategy")
 
     def __post_init__(self) -> None:
         values = {**vars(self), **derive_bands(vars(self))}
