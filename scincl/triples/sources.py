@@ -12,12 +12,12 @@ from typing import Any, Optional
 
 from scincl.errors import InputError
 from scincl.io import PathLike
+from scincl.settings.choices import TRIPLES_SOURCES
 from scincl.triples.queries import QueryPapers
 
-# --triples_source values (the choices of scincl/pipeline/settings.py:RunSettings.triples_source)
-KNN = "knn"                    # SciNCL: kNN of the query in the graph embeddings (paper §3.2)
-SPECTER_LIKE = "specter_like"  # SPECTER: cited papers, citations of citations (Cohan et al. 2020)
-TRIPLES_SOURCES = (KNN, SPECTER_LIKE)
+# --triples_source values (scincl/settings/choices.py): KNN, SciNCL: kNN of the query in the graph embeddings
+# (paper §3.2); SPECTER_LIKE, SPECTER: cited papers, citations of citations (Cohan et al. 2020)
+KNN, SPECTER_LIKE = TRIPLES_SOURCES
 # the flags both samplers take; the SPECTER-like sampler ignores the kNN miner's other flags
 SPECTER_LIKE_FLAGS = ("triples_per_query", "easy_positives_count", "easy_negatives_count", "hard_negatives_count")
 
