@@ -32,11 +32,11 @@ from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_json
 from scincl.eval.study_tables import (collision_plot, collision_table, link_prediction_table, mean_std_table,
                                       retrieval_table)
 from scincl.pipeline.experiment_tables import Timings, finished_scores
-from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, DEFAULT_ARMS, RECIPE_ALIASES, TUNING_ARMS, Recipe,
                                          Reproduction, load_module, recipe_field, recipe_fields)
-from scincl.pipeline.settings import REPO_ROOT
+from scincl.pipeline.manifest import REPO_ROOT
+from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
