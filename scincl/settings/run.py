@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
-from scincl.settings.choices import ANN_METRICS, DEVICES, GRAPH_LIMITS, GRAPH_METHODS, K_SCALES, TRIPLES_SOURCES
+from scincl.settings.choices import (ANN_BACKENDS, ANN_METRICS, DEVICES, GRAPH_LIMITS, GRAPH_METHODS, K_SCALES,
+                                     TRIPLES_SOURCES)
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
 
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"  # the embedded demo's OUTPUT_DIR
@@ -98,7 +99,8 @@ class RunSettings:
         None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
         "share of the citation edges held out for link prediction", presets={"paper": 0.01, "demo": 0.05})
     ann_metric: str = scincl_setting("ann_metric", choices=ANN_METRICS)
-    ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)")
+    ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
+                               choices=ANN_BACKENDS)
     ann_index_path: Optional[str] = setting(
         None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
         "or settings is refused)")

@@ -173,3 +173,4 @@ def test_help_shows_a_fields_choices_from_its_metadata():
     rows = {row.name: row for row in run_specter_flag_info()}
     assert "; choices cuda | cpu" in format_flag(rows["device"])
     assert "; choices knn | specter_like" in format_flag(rows["triples_source"])
+    assert "; choices faiss | exact" in format_flag(rows["ann_backend"])
