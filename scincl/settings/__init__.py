@@ -9,8 +9,8 @@
 - :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment with its paper
   and demo presets, :func:`~scincl.settings.run.resolve` and the range and choice check of its values.
 
-This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks that no
-package cycle runs through it): every other part may import it. Checks that need a package acting on the
+This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
+other part may import it. Checks that need a package acting on the
 settings (the miner's config, a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
 in :mod:`scincl.pipeline.run_checks`.
 """
