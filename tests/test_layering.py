@@ -67,6 +67,15 @@ def test_no_import_cycles_between_packages_or_modules():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]  # the check sees a cycle
 
 
+def test_the_settings_package_imports_only_the_errors():
+    """scincl/settings/__init__.py's rule: the settings sit below every package that acts on them (these import
+    their choices and defaults from it), so any of them may import it; checks needing those packages live in
+    scincl/pipeline/run_checks.py."""
+    packages = _import_graph(lambda m: ".".join(m.split(".")[:2]))
+    assert packages["scincl.settings"] == {"scincl.errors"}
+    assert "scincl.settings" in packages["scincl.graph"] and "scincl.settings" in packages["scincl.corpus"]
+
+
 def _cli_imports(path: Path) -> list[str]:
     """``file:line name`` of every import of a ``cli_*`` module (statements, importlib, __import__)."""
     found = []

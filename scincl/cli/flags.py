@@ -190,8 +190,8 @@ def _mark(**attributes: Any) -> Callable[[Callable], Callable]:
 
 def settings_checked_by_library(function: Callable) -> Callable:
     """Mark a command whose library converts and checks its ``**kwargs`` settings before any work (``run_specter``:
-    :func:`scincl.pipeline.settings.check_types`, then with the paper's or the demo's presets
-    :func:`scincl.pipeline.settings.check_ranges`): the CLI leaves them to it, so each value is converted and
+    :func:`scincl.pipeline.run_checks.check_types`, then with the paper's or the demo's presets
+    :func:`scincl.pipeline.run_checks.check_run`): the CLI leaves them to it, so each value is converted and
     checked once."""
     return _mark(_checks_settings=True)(function)
 

@@ -16,7 +16,7 @@ from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
 from scincl.pipeline.seeds_and_sweeps import (reproduce, run_experiment_definition, run_specter, run_specter_flag_info,
                                               run_specter_like, run_summary, sweep, sweep_summary)
-from scincl.pipeline.settings import DEFAULT_DEMO_OUTPUT_DIR
+from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
 
 
 def _experiment_kinds():

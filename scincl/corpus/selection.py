@@ -30,10 +30,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_triples_csv
+from scincl.settings.choices import GRAPH_LIMITS
 
 logger = logging.getLogger(__name__)
 
-GRAPH_LIMITS = ("specter", "s2orc", "graph", "none")
 NEEDS_SPECTER_TRIPLES = ("specter", "s2orc", "none")
 
 

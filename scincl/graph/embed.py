@@ -30,10 +30,10 @@ from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.io import PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
 from scincl.provenance import check_reuse, made_by, read_record, record_path, write_record
+from scincl.settings.choices import GRAPH_METHODS  # pbg, then the EMBEDDERS
 
 logger = logging.getLogger(__name__)
 
-GRAPH_METHODS = ("pbg", *EMBEDDERS)  # pbg: the paper's PyTorch-BigGraph (SciNCL §4.2), the default
 DEFAULT_GRAPH_METHOD = "pbg"
 RUN_RECORD = "embed_graph_run.json"
 

@@ -5,11 +5,11 @@ Read in this order:
 - :mod:`scincl.pipeline.runner`: :class:`Stage`, :func:`run_stages` - the one place that decides
   skip / reuse / override and records each stage in a ``manifest.json``;
 - :mod:`scincl.pipeline.manifest`: ``manifest.json`` (arguments, input hashes, versions, git commit);
-- :mod:`scincl.pipeline.settings`: the settings of one ``run_specter`` run (:class:`RunSettings`, paper
-  and demo presets, checks; each SciNCL setting's default, source and range come from
-  :mod:`scincl.settings.schema`);
+- the settings of one ``run_specter`` run are :mod:`scincl.settings.run`'s (``RunSettings``, paper and demo
+  presets, each value's range and choices); :mod:`scincl.pipeline.run_checks`: the checks of those settings
+  that need the other packages (the miner's slots, the graph method, the GPU, the loss), before any stage;
 - :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan (``run_specter``): every stage wired to its API;
-  :mod:`scincl.pipeline.layout`: where each of its files goes;
+  :mod:`scincl.pipeline.layout`: where each of its files goes (run and model directories included);
 - :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once (so far: training);
 - :mod:`scincl.pipeline.seeds_and_sweeps`: ``run_specter``'s flags -> settings (unknown flags name the
   closest valid one) -> one plan, one per seed, or one per k+/k-hard value;

@@ -31,12 +31,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike
 from scincl.pipeline.study_reports import collision_report, graph_report, sweep_report, triplet_relations
-from scincl.pipeline.settings import parse_int_list, parse_seeds
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
                                          RECIPE_ALIASES, TUNING_ARMS, Recipe, Reproduction, load_module, recipe_field,
                                          recipe_fields)
-from scincl.pipeline.settings import REPO_ROOT
+from scincl.pipeline.manifest import REPO_ROOT
+from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 from scincl.settings.schema import setting

@@ -6,12 +6,14 @@ and of the real-corpus experiments (:class:`~scincl.pipeline.real_corpus.Reprodu
 files with :func:`citation_files`, :func:`graph_files` and :func:`run_files`, resolve their encoder with
 :func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph and training stages
 with :meth:`Planner.citations_step`, :meth:`Planner.graph_step` and :meth:`Planner.train_step` (the objective from
-a settings object carrying the settings' own names: a :class:`~scincl.pipeline.settings.RunSettings` or a
+a settings object carrying the settings' own names: a :class:`~scincl.settings.run.RunSettings` or a
 real-corpus ``Recipe``); every stage itself is implemented once, in :mod:`scincl.pipeline.stages` (the index and
 triplets stages from the run's :class:`~scincl.triples.knn_miner.KnnSearch` and ``triples_source``).
 
 ``shared`` (default: OUTPUT_DIR) holds what experiments can share (demo corpus, citations, graph,
-base-model evaluation); ``run`` is the experiment directory (``--auto_output_dir`` layout).
+base-model evaluation); ``run`` is the experiment directory (:func:`experiment_dir`: the original code's layout,
+``--auto_output_dir``: ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``), the model
+directory below it :func:`model_dir_name`.
 """
 from __future__ import annotations
 
@@ -21,8 +23,8 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.settings import RunSettings, experiment_dir, model_dir_name
 from scincl.pipeline.stages import citations_stage, graph_stage, train_stage
+from scincl.settings.run import RunSettings
 
 TRIPLES_FILE = "train_triples.csv"  # a run's triplets (``.gz`` when gzipped)
 TEXTS_FILE = "train_metadata.jsonl"  # the titles and abstracts of its triplets' papers
@@ -123,6 +125,52 @@ class Planner:
         return train_stage(name, triples, metadata, model, base_model=base_model, loss=run.loss,
                            pooling_strategy=run.pooling_strategy, max_sequence_length=run.max_sequence_length,
                            bitfit=getattr(run, "bitfit", False), training=training, leakage=leakage, **stage)
+
+
+def miner_signature(s: RunSettings) -> str:
+    """Short name of the sampling settings, e.g. ``knn_5_pos_knn_20_25__neg_random_without_knn_3__hard_knn_3998_4000_2``."""
+    if s.triples_source != "knn":
+        return f"{s.triples_source}_{s.triples_per_query}"
+    parts = [f"pos_{s.easy_positives_strategy}_{s.easy_positives_k_min}_{s.easy_positives_k_max}_{s.easy_positives_count}",
+             f"easyneg_{s.easy_negatives_strategy}_{s.easy_negatives_count}",
+             f"hardneg_{s.hard_negatives_strategy}_{s.hard_negatives_k_min}_{s.hard_negatives_k_max}_"
+             f"{s.hard_negatives_count}"]
+    parts += [f"{k}_{v}" for k, v in sorted(s.miner_options.items())]
+    return "__".join(parts)
+
+
+def experiment_dir(s: RunSettings) -> Path:
+    """Where this experiment's outputs go (``--auto_output_dir`` adds the original sub-directories)."""
+    base = Path(s.output_dir)
+    if not s.auto_output_dir:
+        return base
+    out = base / str(s.graph_limit) / f"corpus_seed_{s.corpus_seed}"
+    if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1:
+        out = out / f"queries_{s.sample_queries_ratio}"
+    return out / miner_signature(s)
+
+
+def base_model_short_name(name_or_path: str) -> str:
+    """``allenai/scibert_scivocab_uncased`` -> ``scibert_scivocab_uncased``; ``.../pkg/model`` -> ``pkg``."""
+    parts = [p for p in str(name_or_path).rstrip("/").split("/") if p]
+    if len(parts) > 1 and parts[-1] in ("model", "models", "checkpoint"):
+        return parts[-2]
+    return parts[-1] if parts else "base"
+
+
+def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
+    """``model_<base name>[_<pooling>][_bitfit][_<loss>]...`` as in the original code."""
+    name = f"model_{base_model_short_name(base_model or s.base_model_name_or_path or 'base')}"
+    if s.pooling_strategy != "cls":
+        name += f"_{s.pooling_strategy}"
+    if s.bitfit:
+        name += "_bitfit"
+    if s.loss != "triplet":
+        name += f"_{s.loss}"
+    for key in ("num_train_epochs", "learning_rate"):
+        if key in s.training_options and not s.demo:
+            name += f"_{key.split('_')[-1]}_{s.training_options[key]}"
+    return name
 
 
 @dataclass

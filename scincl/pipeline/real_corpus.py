@@ -36,7 +36,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
 from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
                                     triples_stage)
-from scincl.pipeline.settings import REPO_ROOT
+from scincl.pipeline.manifest import REPO_ROOT
 from scincl.settings.schema import SCINCL, scincl_setting, setting
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.knn_miner import KnnSearch
@@ -167,8 +167,8 @@ class Recipe:
             object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
 
     def training_arguments(self) -> Dict[str, Any]:
-        """The Trainer arguments of this recipe (the fixed CPU ones from scincl/pipeline/settings.py)."""
-        from scincl.pipeline.settings import CPU_TRAINING
+        """The Trainer arguments of this recipe (the fixed CPU ones from scincl/settings/run.py)."""
+        from scincl.settings.run import CPU_TRAINING
 
         return {"learning_rate": self.learning_rate, "num_train_epochs": self.num_train_epochs,
                 "per_device_train_batch_size": self.per_device_train_batch_size, "bf16": self.bf16, **CPU_TRAINING}

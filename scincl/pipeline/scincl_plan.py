@@ -22,7 +22,7 @@ stage                   what                                                    
 
 ``shared_dir`` (default: the output dir) holds what several experiments can share: the demo
 corpus, citations, graph embeddings and the base-model evaluation; experiment-specific outputs
-go to :func:`scincl.pipeline.settings.experiment_dir`.
+go to :func:`scincl.pipeline.layout.experiment_dir`.
 """
 from __future__ import annotations
 
@@ -34,14 +34,15 @@ from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import write_id_list
 from scincl.leakage import guard_training, recorded_report
-from scincl.pipeline.layout import Planner, encoder_path, leakage_inputs, plan_paths
+from scincl.pipeline.layout import Planner, base_model_short_name, encoder_path, leakage_inputs, plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
-from scincl.pipeline.settings import CHOICES, RunSettings, base_model_short_name, miner_config
+from scincl.pipeline.run_checks import miner_config
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
+from scincl.settings.run import CHOICES, RunSettings
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +185,7 @@ class SciNCLPlan(Planner):
     def sampling(self) -> Dict[str, Any]:
         """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
         the output, the queries and ``override``: for ``knn``, the miner's config
-        (:func:`~scincl.pipeline.settings.miner_config`, built once, here) and :attr:`search`; for ``specter_like``,
+        (:func:`~scincl.pipeline.run_checks.miner_config`, built once, here) and :attr:`search`; for ``specter_like``,
         its count flags."""
         s, p = self.s, self.p
         if s.triples_source == "specter_like":

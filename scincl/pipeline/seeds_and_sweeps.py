@@ -1,10 +1,10 @@
-"""``run_specter``: its flags -> checked :class:`~scincl.pipeline.settings.RunSettings` -> one SciNCL plan, one
+"""``run_specter``: its flags -> checked :class:`~scincl.settings.run.RunSettings` -> one SciNCL plan, one
 per seed (``--seeds``), or one per k+ / k-hard value (``sweep``).
 
 ``run_specter`` accepts the original SciNCL command verbatim. Each flag is one of:
 
 - a :class:`RunSettings` field (``--graph_limit``, ``--hard_negatives_k_max``, ...): type-checked
-  against the field's annotation, then range-checked by :func:`~scincl.pipeline.settings.check_ranges`;
+  against the field's annotation, then range-checked by :func:`~scincl.pipeline.run_checks.check_run`;
 - ``skip_<stage>`` / ``override_<stage>``: stage control (validated against the stage names);
 - another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the triplet miner;
 - a ``TrainingArguments`` field or a ``train`` option (``learning_rate``, ``fp16``, ``save_steps``):
@@ -34,8 +34,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.pipeline.settings import (DEMO_DEFAULTS, RunSettings, SeedsArg, check_input_paths,
-                                      check_ranges, check_types, parse_int_list, parse_seeds, resolve)
+from scincl.pipeline.run_checks import check_run, check_types
+from scincl.settings.run import (DEMO_DEFAULTS, RunSettings, SeedsArg, check_input_paths, parse_int_list, parse_seeds,
+                                 resolve)
 from scincl.settings.schema import derive_bands
 from scincl.triples.miner import miner_option_names
 
@@ -142,7 +143,7 @@ def run_specter_flag_names() -> Set[str]:
 
 def run_specter_flag_info() -> list:
     """``run_specter --help``: the flags beyond its OUTPUT_DIR: the
-    :class:`~scincl.pipeline.settings.RunSettings` fields with the paper's and the demo's defaults, stage
+    :class:`~scincl.settings.run.RunSettings` fields with the paper's and the demo's defaults, stage
     control, the miner's and the trainer's flags and those accepted without effect."""
     from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
@@ -157,14 +158,14 @@ def run_specter_flag_info() -> list:
     demo_training = DEMO_DEFAULTS["training_options"]
     for row in training_flags(exclude=reserved):
         if row.name in demo_training:
-            row.default += f" (demo {demo_training[row.name]!r}: scincl/pipeline/settings.py:RunSettings.training_options)"
+            row.default += f" (demo {demo_training[row.name]!r}: scincl/settings/run.py:RunSettings.training_options)"
         rows.append(row)
     rows += [r for r in signature_flags(train) if r.name in training_option_names() - reserved
              and r.name not in settings]
     rows += [FlagInfo(name, "any", "None", "scincl/pipeline/seeds_and_sweeps.py:ACCEPTED_WITHOUT_EFFECT",
                       f"accepted for the original command, no effect: {why}")
              for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
-    return rows + [FlagInfo("seeds", "str", "None", "scincl/pipeline/settings.py:parse_seeds",
+    return rows + [FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
                             "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")]
 
 
@@ -177,7 +178,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
                            override=sorted(routed.override))
-    return check_ranges(resolve(settings))
+    return check_run(resolve(settings))
 
 
 def _run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
@@ -211,7 +212,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
             --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \\
             --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
 
-    Flags: every field of scincl/pipeline/settings.py:RunSettings, each with its help, its default (the
+    Flags: every field of scincl/settings/run.py:RunSettings, each with its help, its default (the
     paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
     them from there); a band's *_k_min not given is its *_k_max minus its count (--hard_negatives_k_max 500
     samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every

@@ -1,9 +1,16 @@
-"""Settings of a SciNCL run declared once: each field's type, default, source, range and help.
+"""Settings of a SciNCL run declared once: each field's type, default, source, range, choices and help.
 
 - :mod:`scincl.settings.rules`: the value ranges (:class:`Rule`) and the one place their error lines are made;
+- :mod:`scincl.settings.choices`: the named values a setting takes (graph limits, graph methods, k scales,
+  triples sources, kNN backends and metrics, devices); the packages acting on them import them from here;
 - :mod:`scincl.settings.schema`: :class:`SciNCLSchema`, the sampling, training and graph settings of a
-  SciNCL run (PyTorch-BigGraph's ``ConfigSchema`` shape). The CLI checks, ``--help``, the pipeline's
-  ``RunSettings``, the miner and the trainer read their defaults and ranges from it.
+  SciNCL run (PyTorch-BigGraph's ``ConfigSchema`` shape). The CLI checks, ``--help``, ``RunSettings``, the
+  miner and the trainer read their defaults and ranges from it;
+- :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment with its paper
+  and demo presets, :func:`~scincl.settings.run.resolve` and the range and choice check of its values.
 
-This package imports nothing of ``scincl`` but :mod:`scincl.errors`: every other part may import it.
+This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
+other part may import it. Checks that need a package acting on the
+settings (the miner's config, a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
+in :mod:`scincl.pipeline.run_checks`.
 """

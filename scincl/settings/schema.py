@@ -7,7 +7,7 @@ SciNCL default reads it here, under the flag's own name:
 - :func:`check_settings` is the one range check of every flag (these fields' rules and
   :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
   (:mod:`scincl.cli.flags`), by ``run_specter``'s settings for its resolved values
-  (:mod:`scincl.pipeline.settings`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text
+  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text
   of these fields from :func:`rule_of` / :func:`help_of`;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
   it is not given: here, in ``RunSettings`` and in the miner's config;
@@ -32,7 +32,7 @@ from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_
 def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
             choices: Tuple[str, ...] = (), presets: Optional[Mapping[str, Any]] = None,
             default_factory: Optional[Callable[[], Any]] = None) -> Any:
-    """One field of a settings dataclass (:class:`SciNCLSchema`, ``scincl.pipeline.settings.RunSettings``): its
+    """One field of a settings dataclass (:class:`SciNCLSchema`, :class:`scincl.settings.run.RunSettings`): its
     default, the source of that default, help text and validator (a range
     :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names). ``presets``: the values
     ``{"paper": ..., "demo": ...}`` a field left ``None`` takes in the full-scale run or the embedded demo

@@ -20,12 +20,12 @@ from __future__ import annotations
 from typing import Dict
 
 from scincl.errors import InputError
+from scincl.settings.choices import K_SCALES
 from scincl.settings.schema import SCINCL
 
 PAPER_INDEX_SIZE = 680_967  # paper §4.3: papers in the kNN index the k were tuned on
 PAPER_POSITIVES_K = SCINCL.easy_positives_k_max  # k+ (scincl/settings/schema.py)
 PAPER_HARD_NEGATIVES_K = SCINCL.hard_negatives_k_max  # k-hard (scincl/settings/schema.py)
-K_SCALES = ("paper", "corpus")
 
 
 def corpus_k(n_papers: int, positives_count: int = SCINCL.easy_positives_count,

@@ -21,6 +21,7 @@ from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import check_reuse, fingerprint, made_by, read_record
+from scincl.settings.choices import ANN_BACKENDS
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
@@ -31,8 +32,6 @@ from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_q
 logger = logging.getLogger(__name__)
 
 BAND_FLAGS = ("easy_positives_k_min", "easy_positives_k_max", "hard_negatives_k_min", "hard_negatives_k_max")
-# faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
-ANN_BACKENDS = ("faiss", "exact")
 
 
 def output_with_gzip(output_path: PathLike, gzip: bool) -> Path:

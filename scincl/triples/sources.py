@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Callable
 
 from scincl.errors import InputError
+from scincl.settings.choices import TRIPLES_SOURCES
 
-# --triples_source values (the choices of scincl/pipeline/settings.py:RunSettings.triples_source)
-KNN = "knn"                    # SciNCL: kNN of the query in the graph embeddings (paper §3.2)
-SPECTER_LIKE = "specter_like"  # SPECTER: cited papers, citations of citations (Cohan et al. 2020)
-TRIPLES_SOURCES = (KNN, SPECTER_LIKE)
+# --triples_source values (scincl/settings/choices.py): KNN, SciNCL: kNN of the query in the graph embeddings
+# (paper §3.2); SPECTER_LIKE, SPECTER: cited papers, citations of citations (Cohan et al. 2020)
+KNN, SPECTER_LIKE = TRIPLES_SOURCES
 
 
 def sampler(triples_source: str) -> Callable[..., Path]:

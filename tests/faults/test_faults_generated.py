@@ -16,7 +16,7 @@ from scincl.corpus.plain import read_texts
 from scincl.corpus.records import iter_tsv_lines
 from scincl.errors import InputError
 from scincl.cli.flags import RANGES, check_value
-from scincl.pipeline.settings import parse_seeds
+from scincl.settings.run import parse_seeds
 from scincl.corpus.shards import ReadStats
 
 FAST = settings(max_examples=60, deadline=None, derandomize=True, database=None,  # deterministic, nothing written

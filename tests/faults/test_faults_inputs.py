@@ -13,7 +13,7 @@ from scincl.corpus.records import iter_tsv_lines
 from scincl.graph.stage import get_citations
 from scincl.errors import InputError
 from scincl.pipeline.experiment_kinds import load_experiments
-from scincl.pipeline.settings import parse_seeds
+from scincl.settings.run import parse_seeds
 from scincl.corpus.shards import ReadStats
 from scincl.corpus.s2orc_mappings import read_mapping
 

@@ -166,3 +166,12 @@ def test_run_specter_graph_method_builds_the_graph_stage_with_it(demo_citations,
         settings_from_flags(str(tmp_path / "bad"), {**flags, "graph_method_settings": "normalization_strength=4"})
     with pytest.raises(InputError, match="graph_method"):
         settings_from_flags(str(tmp_path / "bad"), {**flags, "graph_method": "node2vec"})
+
+
+def test_graph_method_choices_are_pbg_then_the_registered_embedders():
+    """--graph_method's choices are settings data (scincl/settings/choices.py), the embedders a registry: the same
+    names in the same order, so a new embedder is also a new choice."""
+    from scincl.graph.embed import GRAPH_METHODS
+    from scincl.settings.choices import GRAPH_METHODS as CHOICES
+
+    assert GRAPH_METHODS is CHOICES and CHOICES == ("pbg", *EMBEDDERS)

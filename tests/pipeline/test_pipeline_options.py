@@ -12,8 +12,8 @@ from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.corpus.selection import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
 from scincl.pipeline.seeds_and_sweeps import settings_from_flags
-from scincl.pipeline.settings import parse_seeds
-from scincl.pipeline.settings import experiment_dir, model_dir_name
+from scincl.pipeline.layout import experiment_dir, model_dir_name
+from scincl.settings.run import parse_seeds
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from tests.conftest import REPO_ROOT as REPO
 
@@ -159,6 +159,23 @@ def test_cli_reports_a_bad_flag_in_one_line():
         "cli_pipeline.py: error: --hard_negatives_kmax: unknown flag for run_specter "
         "(did you mean --hard_negatives_k_max?)")
     assert not (REPO / "out").exists()  # rejected before any stage ran
+
+
+def test_an_unknown_ann_backend_is_refused_before_any_stage(tmp_path):
+    """issue 27: --ann_backend's choices are on its field (scincl/settings/choices.py), so run_specter refuses a
+    backend it does not have in one line before the first stage; the triples stage refused it before, after the
+    demo corpus, citations, graph and index had been built."""
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "cli_pipeline.py", "run_specter", str(out), "--ann_backend", "annoy"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "cli_pipeline.py: error: --ann_backend 'annoy': choose one of faiss, exact")
+    assert not out.exists()  # no stage ran: not even the demo corpus was written
+    with pytest.raises(InputError, match="--ann_backend 'annoy': choose one of faiss, exact"):
+        settings_from_flags(str(out), {"ann_backend": "annoy"})
+    assert settings_from_flags(str(out), {"ann_backend": "exact"}).ann_backend == "exact"
+    assert not out.exists()
 
 
 def test_help_lists_the_flags():

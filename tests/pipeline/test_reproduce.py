@@ -11,7 +11,7 @@ import pytest
 from scincl.errors import InputError
 from scincl.eval import study_tables
 from scincl.pipeline import experiment_kinds as studies
-from scincl.pipeline.settings import parse_int_list, parse_seeds
+from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
 from tests.conftest import REPO_ROOT, run_command
 

@@ -34,7 +34,7 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.cli.flags import RANGES
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
-    from scincl.pipeline.settings import PAPER_DEFAULTS, RunSettings
+    from scincl.settings.run import PAPER_DEFAULTS, RunSettings
     from scincl.triples import k_scale
     from scincl.triples.miner import make_config
 
@@ -106,7 +106,7 @@ def test_every_slot_band_is_checked_by_its_flags_names():
 def test_a_band_start_not_given_is_its_end_minus_its_count():
     """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
-    from scincl.pipeline.settings import RunSettings, resolve
+    from scincl.settings.run import RunSettings, resolve
     from scincl.settings.schema import derive_bands
     from scincl.triples.miner import make_config
 
@@ -126,7 +126,7 @@ def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
     from scincl.pipeline.seeds_and_sweeps import run_specter_flag_info
-    from scincl.pipeline.settings import RunSettings, resolve
+    from scincl.settings.run import RunSettings, resolve
 
     demo = resolve(RunSettings())
     assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
@@ -138,7 +138,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
     """issue 27: each RunSettings field carries its source and help (a SciNCL setting the schema field's own), the
     presets and the choices are read from the fields, and --help shows them."""
     from scincl.cli.help import dataclass_flags
-    from scincl.pipeline.settings import CHOICES, DEMO_DEFAULTS, FIELDS, PAPER_DEFAULTS, RunSettings
+    from scincl.settings.run import CHOICES, DEMO_DEFAULTS, FIELDS, PAPER_DEFAULTS, RunSettings
     from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
 
     for name, f in FIELDS.items():
@@ -173,3 +173,4 @@ def test_help_shows_a_fields_choices_from_its_metadata():
     rows = {row.name: row for row in run_specter_flag_info()}
     assert "; choices cuda | cpu" in format_flag(rows["device"])
     assert "; choices knn | specter_like" in format_flag(rows["triples_source"])
+    assert "; choices faiss | exact" in format_flag(rows["ann_backend"])

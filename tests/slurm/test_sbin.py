@@ -263,7 +263,7 @@ def test_multi_gpu_training_passes_positionals_resumes_and_picks_precision(demo_
 
 def test_faiss_script_indexes_the_corpus_run_specter_wrote(demo_env):
     from scincl.pipeline.layout import plan_paths
-    from scincl.pipeline.settings import RunSettings
+    from scincl.settings.run import RunSettings
 
     env, out = demo_env
     (argv,) = render(SBIN / "03_faiss.sbatch", env)

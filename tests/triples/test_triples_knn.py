@@ -250,7 +250,7 @@ def test_get_knn_triples_and_run_specter_share_one_normalisation_default():
     import inspect
 
     import cli_triples
-    from scincl.pipeline.settings import RunSettings
+    from scincl.settings.run import RunSettings
     from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
     from scincl.triples.knn_miner import get_knn_triples
 

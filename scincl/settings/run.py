@@ -1,41 +1,34 @@
 """Settings of one ``run_specter`` experiment: :class:`RunSettings`, each field declared once with its default,
 the source of that default, help text and range or choices (:func:`scincl.settings.schema.setting`; the SciNCL
-settings' metadata is :class:`scincl.settings.schema.SciNCLSchema`'s).
+settings' metadata is :class:`scincl.settings.schema.SciNCLSchema`'s, the choices :mod:`scincl.settings.choices`).
 
 Fields default to ``None`` where the full-scale run and the embedded demo differ; their ``presets`` metadata holds
 both values (:data:`PAPER_DEFAULTS`, :data:`DEMO_DEFAULTS` are read from it) and :func:`resolve` fills them;
-:func:`check_types` and :func:`check_ranges` check them (the flags are routed to these fields by
-:mod:`scincl.pipeline.seeds_and_sweeps`). Run directories follow the original code's layout
-(``--auto_output_dir``: ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``).
+:func:`check_ranges` checks every value against its field's rule and choices. What needs another package to
+check (the flags' types by the CLI's converter, the miner's slots, a graph method's settings, the GPU, the loss)
+is :mod:`scincl.pipeline.run_checks`', which calls :func:`check_ranges` first; the flags are routed to these fields
+by :mod:`scincl.pipeline.seeds_and_sweeps`, the run's directories laid out by :mod:`scincl.pipeline.layout`.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
-from scincl.graph.embed import GRAPH_METHODS
-from scincl.graph.embedders import EMBEDDERS
-from scincl.graph.embedders.settings import parse_settings
-from scincl.corpus.selection import GRAPH_LIMITS
+from scincl.settings.choices import (ANN_BACKENDS, ANN_METRICS, DEVICES, GRAPH_LIMITS, GRAPH_METHODS, K_SCALES,
+                                     TRIPLES_SOURCES)
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
-from scincl.triples.miner import MinerConfig, make_config, miner_option_names
-from scincl.triples.k_scale import K_SCALES
-from scincl.triples.sources import TRIPLES_SOURCES
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DEMO_OUTPUT_DIR = "demo_output"
-BIGGRAPH_CONFIGS = REPO_ROOT / "biggraph_configs"
+DEFAULT_DEMO_OUTPUT_DIR = "demo_output"  # the embedded demo's OUTPUT_DIR
+BIGGRAPH_CONFIGS = Path(__file__).resolve().parents[2] / "biggraph_configs"  # the repository's PBG configs
 
 # Trainer arguments every CPU-budget run shares (the demo, the real-corpus experiments): no gradient
 # accumulation, 10 % linear warm-up, a loss line every 10 steps, no external logger.
 CPU_TRAINING: Dict[str, Any] = {"gradient_accumulation_steps": 1, "warmup_ratio": 0.1, "logging_steps": 10,
                                 "report_to": "none"}
-DEVICES = ("cuda", "cpu")  # --device: the stages' own default (None) is CUDA when available
 DATA = "none: no data argument at all runs the embedded demo"  # the source of the data arguments' default
 
 
@@ -105,8 +98,9 @@ class RunSettings:
     graph_test_ratio: Optional[float] = setting(
         None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
         "share of the citation edges held out for link prediction", presets={"paper": 0.01, "demo": 0.05})
-    ann_metric: str = scincl_setting("ann_metric", choices=("inner_product", "l2", "cosine"))
-    ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)")
+    ann_metric: str = scincl_setting("ann_metric", choices=ANN_METRICS)
+    ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
+                               choices=ANN_BACKENDS)
     ann_index_path: Optional[str] = setting(
         None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
         "or settings is refused)")
@@ -199,9 +193,9 @@ def is_embedded_demo(settings: RunSettings) -> bool:
 
 
 def _resolve_corpus_dir(s: RunSettings) -> None:
-    """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards."""
-    from scincl.corpus import check_format
-
+    """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards (likewise
+    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``); ``--corpus_format`` is checked, against the corpus
+    package's formats, by :func:`scincl.pipeline.run_checks.check_run`."""
     if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
         raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
                          "give one (--s2orc_metadata_dir is the old name of --corpus_dir)")
@@ -210,7 +204,6 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
         raise InputError(f"--scidocs_paper_ids {s.scidocs_paper_ids} and --excluded_paper_ids {s.excluded_paper_ids} "
                          "differ; give one (both name the evaluation papers kept out of graph and triplets)")
     s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids
-    s.corpus_format = check_format(s.corpus_format)
     _check_k_scale(s)
 
 
@@ -252,52 +245,6 @@ def resolve(settings: RunSettings) -> RunSettings:
         s.training_options.setdefault("use_cpu", True)
         s.ann_device = -1
     return s
-
-
-def miner_signature(s: RunSettings) -> str:
-    """Short name of the sampling settings, e.g. ``knn_5_pos_knn_20_25__neg_random_without_knn_3__hard_knn_3998_4000_2``."""
-    if s.triples_source != "knn":
-        return f"{s.triples_source}_{s.triples_per_query}"
-    parts = [f"pos_{s.easy_positives_strategy}_{s.easy_positives_k_min}_{s.easy_positives_k_max}_{s.easy_positives_count}",
-             f"easyneg_{s.easy_negatives_strategy}_{s.easy_negatives_count}",
-             f"hardneg_{s.hard_negatives_strategy}_{s.hard_negatives_k_min}_{s.hard_negatives_k_max}_"
-             f"{s.hard_negatives_count}"]
-    parts += [f"{k}_{v}" for k, v in sorted(s.miner_options.items())]
-    return "__".join(parts)
-
-
-def experiment_dir(s: RunSettings) -> Path:
-    """Where this experiment's outputs go (``--auto_output_dir`` adds the original sub-directories)."""
-    base = Path(s.output_dir)
-    if not s.auto_output_dir:
-        return base
-    out = base / str(s.graph_limit) / f"corpus_seed_{s.corpus_seed}"
-    if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1:
-        out = out / f"queries_{s.sample_queries_ratio}"
-    return out / miner_signature(s)
-
-
-def base_model_short_name(name_or_path: str) -> str:
-    """``allenai/scibert_scivocab_uncased`` -> ``scibert_scivocab_uncased``; ``.../pkg/model`` -> ``pkg``."""
-    parts = [p for p in str(name_or_path).rstrip("/").split("/") if p]
-    if len(parts) > 1 and parts[-1] in ("model", "models", "checkpoint"):
-        return parts[-2]
-    return parts[-1] if parts else "base"
-
-
-def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
-    """``model_<base name>[_<pooling>][_bitfit][_<loss>]...`` as in the original code."""
-    name = f"model_{base_model_short_name(base_model or s.base_model_name_or_path or 'base')}"
-    if s.pooling_strategy != "cls":
-        name += f"_{s.pooling_strategy}"
-    if s.bitfit:
-        name += "_bitfit"
-    if s.loss != "triplet":
-        name += f"_{s.loss}"
-    for key in ("num_train_epochs", "learning_rate"):
-        if key in s.training_options and not s.demo:
-            name += f"_{key.split('_')[-1]}_{s.training_options[key]}"
-    return name
 
 
 SeedsArg = Union[None, int, str, Sequence[int]]
@@ -342,53 +289,14 @@ def parse_int_list(values: Any, name: str) -> List[int]:
         raise InputError(f"--{name}: expected integers like 10,25,100, got {values!r}") from None
 
 
-def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
-    """run_specter's flags converted once, by the CLI's converter (:func:`scincl.cli.flags.check_value`:
-    ``--output_dir 2024`` a string, ``true``/``false`` booleans, a wrong type one line): a :class:`RunSettings`
-    field to its field's type, another flag (the miner's, the trainer's) to its rule's; ranges are
-    :func:`check_ranges`'. ``None`` keeps a field's default."""
-    from scincl.cli.flags import _simple_type, check_value
-
-    hints = typing.get_type_hints(RunSettings)
-    return {name: check_value(name, value, (_simple_type(hints[name]) or object) if name in hints else None,
-                              check_range=False)
-            for name, value in flags.items()}
-
-
-def miner_config(s: RunSettings) -> MinerConfig:
-    """The kNN miner's config of a run (:func:`scincl.triples.miner.make_config`, validated): its slot flags by
-    their fields' names plus ``miner_options``. Built by :func:`check_ranges` to check it before any work, and by
-    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``sampling``)."""
-    return make_config(**{name: getattr(s, name) for name in sorted(miner_option_names() & set(FIELDS))},
-                       **s.miner_options)
-
-
 def check_ranges(s: RunSettings) -> RunSettings:
-    """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every
-    field and miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule
-    and choices of its field, else of its flag; the bands), the same line as the CLI's check; then how the
-    miner's slots fit together (:func:`scincl.triples.miner.make_config`), the graph method's settings, a GPU
-    asked for, and the loss with its flags."""
+    """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every field and
+    miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule and choices of
+    its field, else of its flag; the bands), the same line as the CLI's check. The checks that need the other
+    packages (the miner's slots, the graph method's settings, a GPU, the loss) follow it in
+    :func:`scincl.pipeline.run_checks.check_run`."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)
-    if s.triples_source == "knn":  # how the miner's slots fit (counts, strategies, bands), not at the triples stage
-        miner_config(s)
-    if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
-        parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
-    elif s.graph_method_settings:
-        raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
-    if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
-        from scincl.model.device import check_gpu_usable
-
-        check_gpu_usable(s.device)
-    from scincl.model.losses import LOSS_NAMES, build_loss
-
-    if s.loss not in LOSS_NAMES:  # the loss and its flags build (issue 29: refused only after the graph stage ran)
-        raise InputError(f"unknown --loss {s.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
-    try:
-        build_loss(s.loss, **dict(s.training_options))
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"--loss {s.loss}: {exc}") from None
     return s
 
 

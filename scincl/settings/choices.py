@@ -1,0 +1,26 @@
+"""The named values a setting takes (its ``choices``), declared once here, below every package that uses them.
+
+The settings dataclasses (:class:`scincl.settings.run.RunSettings`) check a value against these tuples before
+any work; the packages that act on a value import the tuple from here under the name they always used
+(``scincl.corpus.selection.GRAPH_LIMITS``, ``scincl.graph.embed.GRAPH_METHODS``, ...), so choices and code
+cannot drift apart and ``scincl.settings`` needs none of those packages.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+# --graph_limit: which papers form the training corpus (scincl/corpus/selection.py)
+GRAPH_LIMITS: Tuple[str, ...] = ("specter", "s2orc", "graph", "none")
+# --graph_method: pbg, the paper's PyTorch-BigGraph (SciNCL §4.2, the default), then the embedders registered in
+# scincl/graph/embedders/__init__.py:EMBEDDERS, in their order (tests/graph/test_graph_embedders.py checks both agree)
+GRAPH_METHODS: Tuple[str, ...] = ("pbg", "prone", "fastrp")
+# --k_scale: the k flags as given (paper) or sized for the index from the paper's k/N ratios (scincl/triples/k_scale.py)
+K_SCALES: Tuple[str, ...] = ("paper", "corpus")
+# --triples_source: SciNCL's kNN sampling (paper §3.2), SPECTER's citations (Cohan et al. 2020; scincl/triples/sources.py)
+TRIPLES_SOURCES: Tuple[str, ...] = ("knn", "specter_like")
+# --ann_backend: faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
+ANN_BACKENDS: Tuple[str, ...] = ("faiss", "exact")
+# --ann_metric: the kNN index's metric (scincl/knn/)
+ANN_METRICS: Tuple[str, ...] = ("inner_product", "l2", "cosine")
+# --device: the stages' own default (None) is CUDA when available
+DEVICES: Tuple[str, ...] = ("cuda", "cpu")
