@@ -5,7 +5,7 @@ settings' metadata is :class:`scincl.settings.schema.SciNCLSchema`'s).
 Fields default to ``None`` where the full-scale run and the embedded demo differ; their ``presets`` metadata holds
 both values (:data:`PAPER_DEFAULTS`, :data:`DEMO_DEFAULTS` are read from it) and :func:`resolve` fills them;
 :func:`check_types` and :func:`check_ranges` check them (the flags are routed to these fields by
-:mod:`scincl.pipeline.seeds_and_sweeps`). Run directories follow the original code's layout
+:mod:`scincl.pipeline.run_flags`). Run directories follow the original code's layout
 (``--auto_output_dir``: ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner settings>/``).
 """
 from __future__ import annotations
