@@ -14,8 +14,10 @@ from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
-from scincl.pipeline.seeds_and_sweeps import (reproduce, run_experiment_definition, run_specter, run_specter_flag_info,
-                                              run_specter_like, run_summary, sweep, sweep_summary)
+from scincl.pipeline.experiment_commands import (reproduce, run_experiment_definition, run_summary, sweep,
+                                                 sweep_summary)
+from scincl.pipeline.run_flags import run_specter_flag_info
+from scincl.pipeline.scincl_plan import run_specter, run_specter_like
 from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
 
 

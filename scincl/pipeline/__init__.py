@@ -8,14 +8,18 @@ Read in this order:
 - the settings of one ``run_specter`` run are :mod:`scincl.settings.run`'s (``RunSettings``, paper and demo
   presets, each value's range and choices); :mod:`scincl.pipeline.run_checks`: the checks of those settings
   that need the other packages (the miner's slots, the graph method, the GPU, the loss), before any stage;
-- :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan (``run_specter``): every stage wired to its API;
-  :mod:`scincl.pipeline.layout`: where each of its files goes (run and model directories included);
-- :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once (so far: training);
-- :mod:`scincl.pipeline.seeds_and_sweeps`: ``run_specter``'s flags -> settings (unknown flags name the
-  closest valid one) -> one plan, one per seed, or one per k+/k-hard value;
+- :mod:`scincl.pipeline.run_flags`: which of ``run_specter``'s flags goes where (unknown flags name the closest
+  valid one) and what its ``--help`` lists;
+- :mod:`scincl.pipeline.scincl_plan`: ``run_specter`` (flags -> settings -> one plan, or one per seed) and the
+  SciNCL plan: every stage wired to its API; :mod:`scincl.pipeline.layout`: where each of its files goes (run and
+  model directories included), and the :class:`~scincl.pipeline.layout.Planner` base both planners share;
+- :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once;
+- :mod:`scincl.pipeline.experiment_commands`: ``sweep`` (one plan per k+/k-hard value), ``reproduce`` and
+  ``run_experiment``;
 - :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
   stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md``, each
-  building the rows of a grid that :mod:`scincl.pipeline.grid` runs (rows x seeds -> runs -> tables);
+  building the rows of a grid that :mod:`scincl.pipeline.grid` runs (rows x seeds -> runs -> tables;
+  :mod:`scincl.pipeline.study_reports` writes their tables);
   the experiments themselves are data (``experiments/*.py``, run by ``experiments/run.sh NAME``);
 - :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
 

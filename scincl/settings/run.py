@@ -7,7 +7,7 @@ both values (:data:`PAPER_DEFAULTS`, :data:`DEMO_DEFAULTS` are read from it) and
 :func:`check_ranges` checks every value against its field's rule and choices. What needs another package to
 check (the flags' types by the CLI's converter, the miner's slots, a graph method's settings, the GPU, the loss)
 is :mod:`scincl.pipeline.run_checks`', which calls :func:`check_ranges` first; the flags are routed to these fields
-by :mod:`scincl.pipeline.seeds_and_sweeps`, the run's directories laid out by :mod:`scincl.pipeline.layout`.
+by :mod:`scincl.pipeline.run_flags`, the run's directories laid out by :mod:`scincl.pipeline.layout`.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from scincl.pipeline.layout import citation_files, encoder_path, graph_files, leakage_inputs, run_files
 from scincl.pipeline.real_corpus import ARM_SETTINGS, GRAPHS, CorpusSpec, Recipe, Reproduction
 from scincl.pipeline.scincl_plan import SciNCLPlan
-from scincl.pipeline.seeds_and_sweeps import settings_from_flags
+from scincl.pipeline.scincl_plan import settings_from_flags
 
 
 def test_leakage_rule_for_each_kind_of_run():

@@ -73,7 +73,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     """The schema's check gives the same line to the CLI flag check and the run settings; the miner's config
     does not check ranges again (its entry points did), only how the slots fit together."""
     from scincl.cli.flags import check_call
-    from scincl.pipeline.seeds_and_sweeps import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.triples.miner import make_config
 
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -125,7 +125,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
 def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
-    from scincl.pipeline.seeds_and_sweeps import run_specter_flag_info
+    from scincl.pipeline.run_flags import run_specter_flag_info
     from scincl.settings.run import RunSettings, resolve
 
     demo = resolve(RunSettings())
@@ -155,7 +155,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
 def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
     """issue 27: values checked once, before any work. Counts that do not add up were refused only by the triples
     stage, after the citations, graph and index stages had run; the SPECTER-like arm takes no kNN slots."""
-    from scincl.pipeline.seeds_and_sweeps import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
 
     with pytest.raises(InputError, match="positives counts must add up to --triples_per_query=5"):
         settings_from_flags("out", {"easy_positives_count": 4})
@@ -168,7 +168,7 @@ def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
 def test_help_shows_a_fields_choices_from_its_metadata():
     """--help reads the values a setting takes from the field that check_ranges checks them with."""
     from scincl.cli.help import format_flag
-    from scincl.pipeline.seeds_and_sweeps import run_specter_flag_info
+    from scincl.pipeline.run_flags import run_specter_flag_info
 
     rows = {row.name: row for row in run_specter_flag_info()}
     assert "; choices cuda | cpu" in format_flag(rows["device"])

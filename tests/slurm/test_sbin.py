@@ -141,7 +141,7 @@ def check_cli_call(argv: list[str]) -> None:
     except TypeError as exc:
         pytest.fail(f"{module_name}.py {sub} {' '.join(positional)}: {exc}")
     if sub in ("run_specter", "run_specter_like"):
-        from scincl.pipeline.seeds_and_sweeps import check_extra_flags
+        from scincl.pipeline.run_flags import check_extra_flags
 
         check_extra_flags({f: True for f in flags if f not in params})
 

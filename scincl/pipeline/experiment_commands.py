@@ -1,0 +1,127 @@
+"""The experiment commands beyond one ``run_specter``: the k sweeps of paper Figs. 2-3 on the SciNCL plan
+(:func:`sweep`), the real-corpus experiments (:func:`reproduce`, :func:`run_experiment_definition`:
+:mod:`scincl.pipeline.experiment_kinds`), and what the command line prints after a run or a sweep.
+
+- :func:`sweep`: ``OUTPUT_DIR/sweep/k_pos/<k+>``, ``OUTPUT_DIR/sweep/k_hard/<k->``, one ``run_specter`` experiment
+  each (:func:`scincl.pipeline.scincl_plan.run_one`) sharing the corpus, citations, graph and base evaluation of
+  ``OUTPUT_DIR``, plotted by the evaluation's ``compare``;
+- :func:`reproduce`, :func:`run_experiment_definition`: ``cli_pipeline.py reproduce`` / ``run_experiment``.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
+
+from scincl.errors import InputError
+from scincl.pipeline.scincl_plan import run_one, settings_from_flags
+from scincl.settings.run import parse_int_list
+from scincl.settings.schema import derive_bands
+
+logger = logging.getLogger(__name__)
+
+
+def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: Sequence[int] = (),
+          **flags: Any) -> Dict[str, Any]:
+    """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
+
+    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
+    Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ and the plots in
+    OUTPUT_DIR/comparison/. Other flags as in run_specter. One model per k+ (positives
+    n_{k+-c+ +1} .. n_{k+}, c+ = --easy_positives_count) and per k-hard (hard negatives n_{k- -c- +1} .. n_{k-},
+    c- = --hard_negatives_count): paper Figs. 2-3 vary k+ with k-hard fixed and vice versa. The command prints
+    the plots' paths.
+    """
+    if not k_pos and not k_hard:
+        raise InputError("give --k_pos and/or --k_hard values, e.g. --k_pos 10,25,100 --k_hard 500,1000,4000")
+    first = settings_from_flags(output_dir, flags)
+    shared = Path(first.output_dir)
+    runs = []
+    for family, values in (("k_pos", parse_int_list(k_pos, "k_pos")), ("k_hard", parse_int_list(k_hard, "k_hard"))):
+        for k in values:
+            band = "easy_positives" if family == "k_pos" else "hard_negatives"
+            per_run = dict(flags, auto_output_dir=False, **{f"{band}_k_max": k})
+            # the band's start k - count (paper §3.2), whatever k_min the other runs take
+            per_run.update(derive_bands({f"{band}_k_max": k, f"{band}_count": flags.get(f"{band}_count")}))
+            logger.info("=== sweep %s = %d ===", family, k)
+            runs.append(run_one(str(shared / "sweep" / family / str(k)), per_run, shared_dir=shared))
+    from scincl.eval.compare import compare
+
+    summary = compare([], shared / "comparison", sweep_dir=shared / "sweep", split=first.split)
+    return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}
+
+
+def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data",
+              workers: Optional[int] = None, **settings: Any) -> None:
+    """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
+    unless --base_model_name_or_path names another.
+
+    EXPERIMENT: one of {kinds} (scincl.pipeline.experiment_kinds.KINDS): main (base vs SPECTER-like vs
+    SciNCL vs continuous co-citation, mean ± std over --seeds, test queries), tuning (--variants
+    pooling=cls,learning_rate=2e-5,... on val), k_pos / k_hard (SciNCL sweeps over --values, val), losses
+    (triplet, infonce, cosent, angle on SciNCL triplets, val), collisions (vs margin, --values = k-hard
+    grid), graph (link prediction 64/128-d dot vs cos + graph embeddings alone as a retriever), budget
+    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840).
+    Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
+    samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
+    seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
+    Every step runs through the stage runner of run_specter (manifest.json in each output dir).
+    The same experiments as data: experiments/*.py, run with `run_experiment`.
+
+    Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
+    Args:
+        experiment: {kinds}.
+        settings: the fields of scincl.pipeline.experiment_kinds.Experiment (--corpus hepth|citeseer, --seeds,
+            --split, --values, --variants, --arms, --losses, ...) and of the recipe
+            (scincl.pipeline.real_corpus.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
+            --pooling_strategy, --learning_rate, ...), each with its default defined there and listed below
+            (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
+    """
+    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
+
+    run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
+                              workers: Optional[int] = None, **changes: Any) -> None:
+    """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
+
+    The module's get_experiment() returns the experiment's kind, corpus, arms, seeds, split,
+    recipe changes and sweep values (one dict, or a list run in order); see experiments/ and
+    scincl.pipeline.experiment_kinds.Experiment for the fields and their defaults. Further flags
+    change every experiment of the module: the same settings as `reproduce` (e.g. --seeds 0
+    --k_hard 2000).
+
+    Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
+    """
+    from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
+    from scincl.pipeline.real_corpus import corpus_spec
+
+    experiments = load_experiments(definition, changes)
+    for experiment in experiments:  # every experiment's corpus checked before the first one runs
+        corpus_spec(experiment.corpus, data_dir)
+    for experiment in experiments:
+        run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def format_stage_times(result: Dict[str, Any]) -> str:
+    """One line per stage: status and seconds (for the end of a run's output)."""
+    lines = []
+    stages = result["manifest"]["stages"]
+    for name in result["manifest"].get("stage_order", list(stages)):
+        entry = stages[name]
+        lines.append(f"  {name:<12} {entry['status']:<8} {entry.get('seconds', 0.0):8.1f} s")
+    return "\n".join(lines)
+
+
+def run_summary(result: Dict[str, Any]) -> str:
+    """What ``run_specter`` prints at the end: the output dir, the first run's stage times, the table."""
+    text = f"\nOutputs: {result['output_dir']}"
+    for one in result["runs"][:1]:
+        text += "\nStage times (first run):\n" + format_stage_times(one)
+    return text + (f"\n\n{result['table']}" if result["table"] else "")
+
+
+def sweep_summary(result: Dict[str, Any]) -> str:
+    """What ``sweep`` prints at the end: the plots' paths, one a line."""
+    return "\n".join(str(p) for p in result["plots"])
