@@ -19,6 +19,27 @@ os.environ.setdefault("WANDB_MODE", "offline")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+# The modules tests/README.md calls slow (tens of seconds to minutes each: they train, run the pipeline or a cluster
+# through subprocesses), marked ``slow`` here in one place: ``pytest -m "not slow"`` is the quick subset to iterate
+# with, ``make test`` runs everything.
+SLOW_MODULES = {
+    "test_corpus_hepth.py", "test_graph.py", "test_biggraph_distributed.py", "test_graph_embedders.py", "test_train.py",
+    "test_distributed_train.py", "test_embed.py", "test_model.py", "test_train_data.py", "test_pretrain.py",
+    "test_eval_cli.py", "test_pipeline_e2e.py", "test_reproduce.py", "test_demo.py", "test_faults_nonfinite.py",
+    "test_faults_signals.py", "test_kill_points.py", "test_slurm.py", "test_gpu_check.py", "test_docs.py",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: tens of seconds to minutes (tests/conftest.py:SLOW_MODULES)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    """Mark every test of a :data:`SLOW_MODULES` module ``slow``."""
+    for item in items:
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
 # --- helpers shared by test modules (import them: ``from tests.conftest import REPO_ROOT, free_port, run_front_end``);
 # a folder's own helpers live in its conftest.py
 
