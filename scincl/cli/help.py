@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from scincl.settings.run import REPO_ROOT
+
 HELP_TOKENS = ("--help", "-h")
 
 

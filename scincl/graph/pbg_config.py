@@ -12,9 +12,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 from scincl.errors import InputError
 from scincl.graph.pbg_compat import import_torchbiggraph
 from scincl.io import PathLike
+from scincl.settings.run import BIGGRAPH_CONFIGS
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CONFIG_DIR = REPO_ROOT / "biggraph_configs"
+CONFIG_DIR = BIGGRAPH_CONFIGS  # the bundled configs (scincl/settings/run.py)
 
 Overrides = Union[None, str, Sequence[str], Mapping[str, Any]]
 

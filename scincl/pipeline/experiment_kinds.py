@@ -35,8 +35,7 @@ from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_
 from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
                                          RECIPE_ALIASES, TUNING_ARMS, Recipe, Reproduction, load_module, recipe_field,
                                          recipe_fields)
-from scincl.pipeline.manifest import REPO_ROOT
-from scincl.settings.run import parse_int_list, parse_seeds
+from scincl.settings.run import REPO_ROOT, parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 from scincl.settings.schema import setting

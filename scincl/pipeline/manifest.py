@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional
 from scincl.io import file_fingerprint, read_json, write_json
 from scincl.errors import InputError
 from scincl.provenance import is_marker
+from scincl.settings.run import REPO_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,6 @@ MANIFEST_NAME = "manifest.json"
 HASH_BYTES_LIMIT = 64 << 20  # files above 64 MiB are hashed on their first 64 MiB (size still exact)
 DIR_FILE_HASH_BYTES_LIMIT = 1 << 20  # per file inside an input directory (S2ORC: 100 x ~1 GB shards)
 DIR_MAX_LISTED_FILES = 2000
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Packages whose versions decide results (recorded when installed).
 RECORDED_PACKAGES = (

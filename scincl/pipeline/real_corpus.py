@@ -36,7 +36,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
 from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
                                     triples_stage)
-from scincl.pipeline.manifest import REPO_ROOT
+from scincl.settings.run import REPO_ROOT
 from scincl.settings.schema import SCINCL, scincl_setting, setting
 from scincl.triples.queries import is_eligible_query
 from scincl.triples.knn_miner import KnnSearch

@@ -23,7 +23,8 @@ from scincl.settings.choices import (ANN_BACKENDS, ANN_METRICS, DEVICES, GRAPH_L
 from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
 
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"  # the embedded demo's OUTPUT_DIR
-BIGGRAPH_CONFIGS = Path(__file__).resolve().parents[2] / "biggraph_configs"  # the repository's PBG configs
+REPO_ROOT = Path(__file__).resolve().parents[2]  # the repository: biggraph_configs/, experiments/, its git state
+BIGGRAPH_CONFIGS = REPO_ROOT / "biggraph_configs"  # the repository's PBG configs
 
 # Trainer arguments every CPU-budget run shares (the demo, the real-corpus experiments): no gradient
 # accumulation, 10 % linear warm-up, a loss line every 10 steps, no external logger.
