@@ -187,8 +187,8 @@ class SciNCLPlan(Planner):
     def sampling(self) -> Dict[str, Any]:
         """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
         the output, the queries and ``override``: for ``knn``, the miner's config
-        (:func:`~scincl.pipeline.run_checks.miner_config`, built once, here) and :attr:`search`; for ``specter_like``,
-        its count flags."""
+        (:func:`~scincl.pipeline.run_checks.miner_config`; ``check_run`` built it once before, to check it) and
+        :attr:`search`; for ``specter_like``, its count flags."""
         s, p = self.s, self.p
         if s.triples_source == "specter_like":
             return dict(citations_input_path=self.citations_for_triples, seed=s.seed, gzip=s.gzip,

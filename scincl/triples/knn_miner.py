@@ -45,6 +45,28 @@ def args_path(output_path: PathLike) -> Path:
     return Path(str(output_path) + ".args.json")
 
 
+@dataclass(frozen=True)
+class KnnSearch:
+    """How the miner finds each query's neighbours: the kNN index it searches (metric, normalisation, faiss factory
+    and ``nprobe``, build batch size and device), the backend (``faiss`` searches that index; ``exact``:
+    :mod:`scincl.knn.exact`, any k) and the k scale (``paper``: the flags' k as given; ``corpus``: the paper's k/N
+    shares for this corpus). :func:`get_knn_triples`' search flags under their names, checked when built."""
+
+    ann_metric: str = SCINCL.ann_metric
+    ann_backend: str = "faiss"
+    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings
+    ann_batch_size: int = 512
+    ann_device: int = -1  # a CUDA device, or -1 for the CPU
+    faiss_string_factory: str = SCINCL.faiss_string_factory
+    faiss_nprobe: Optional[int] = None
+    k_scale: str = "paper"
+
+    def __post_init__(self) -> None:
+        check_k_scale(self.k_scale)
+        if self.ann_backend not in ANN_BACKENDS:
+            raise InputError(f"--ann_backend {self.ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
+
+
 @dataclass
 class GraphCorpus:
     """The corpus a kNN miner works on: index rows, their ids, and the vectors behind them."""
@@ -71,18 +93,14 @@ def load_graph_corpus(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,
     ann_index_path: PathLike,
-    ann_metric: str = SCINCL.ann_metric,
-    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings,
-    faiss_string_factory: str = SCINCL.faiss_string_factory,
-    faiss_nprobe: Optional[int] = None,
-    ann_batch_size: int = 512,
-    ann_device: int = -1,
+    search: KnnSearch = KnnSearch(),
     workers: Optional[int] = None,
     seed: int = 0,
     override: bool = False,
     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
 ) -> GraphCorpus:
-    """Read the BigGraph export and build (or reuse) the faiss index over it.
+    """Read the BigGraph export and build (or reuse) the faiss index over it, as ``search`` builds it (metric,
+    normalisation, factory, ``nprobe``, batch size, device).
 
     ``include_paper_ids`` (a JSON id list or a list) limits the index, and so the training corpus
     (queries and candidates), to those papers, e.g. to the papers that have texts; ids without a
@@ -111,16 +129,16 @@ def load_graph_corpus(
         if not corpus_ids:
             raise InputError("none of the --include_paper_ids is in the graph", path=graph_paper_ids_path)
         logger.info("corpus limited to %d of %d graph papers", len(corpus_ids), len(graph_ids))
-    metric_type, force_normalize = ann.resolve_metric(ann_metric)
-    normalize = bool(ann_normalize_embeddings or force_normalize)
-    metric = "l2" if ann_metric in ("l2", "euclidean") else "inner_product"
+    metric_type, force_normalize = ann.resolve_metric(search.ann_metric)
+    normalize = bool(search.ann_normalize_embeddings or force_normalize)
+    metric = "l2" if search.ann_metric in ("l2", "euclidean") else "inner_product"
     index_path = Path(ann_index_path)
     graph_row_of = id_to_row(graph_ids)
     existing = None
     if index_path.exists():
         index, index_ids = ann.read_index(index_path, device=-1)
         why = _index_difference(ann.read_index_config(index_path), index_ids, corpus_ids, metric, normalize,
-                                faiss_string_factory, graph_embeddings_path)
+                                search.faiss_string_factory, graph_embeddings_path)
         if why is None:
             existing = index, index_ids
         elif not override:
@@ -140,21 +158,21 @@ def load_graph_corpus(
         started = time.perf_counter()
         rows = rows_of_ids(corpus_ids, graph_row_of, "corpus ids")
         embeddings = ann.read_embedding_rows(graph_embeddings_path, rows)
-        index = ann.build_index(embeddings, string_factory=faiss_string_factory, metric=ann_metric,
-                                do_normalize=normalize, device=ann_device, batch_size=ann_batch_size,
+        index = ann.build_index(embeddings, string_factory=search.faiss_string_factory, metric=search.ann_metric,
+                                do_normalize=normalize, device=search.ann_device, batch_size=search.ann_batch_size,
                                 workers=workers, seed=seed)
         ann.write_index(index, index_path, corpus_ids,
-                        build_info={"string_factory": str(faiss_string_factory), "do_normalize": normalize,
+                        build_info={"string_factory": str(search.faiss_string_factory), "do_normalize": normalize,
                                     "source_embeddings": str(graph_embeddings_path), "seed": seed,
                                     "embeddings_fingerprint": fingerprint(graph_embeddings_path)})
         index = ann.index_to_cpu(index)
         index_ids = corpus_ids
         logger.info("built faiss index in %.1f s", time.perf_counter() - started)
-    if faiss_nprobe:
+    if search.faiss_nprobe:
         import faiss
 
         if faiss.try_extract_index_ivf(index) is not None:
-            faiss.ParameterSpace().set_index_parameter(index, "nprobe", int(faiss_nprobe))
+            faiss.ParameterSpace().set_index_parameter(index, "nprobe", int(search.faiss_nprobe))
     return GraphCorpus(index=index, paper_ids=index_ids, embeddings=embeddings, normalize=normalize, metric=metric)
 
 
@@ -193,16 +211,14 @@ def mine_from_graph_corpus(
     graph: GraphCorpus,
     query_rows: np.ndarray,
     config: MinerConfig,
+    search: KnnSearch = KnnSearch(),
     seed: int = 0,
-    ann_batch_size: int = 512,
     show_progress: bool = True,
-    ann_backend: str = "faiss",
-    ann_device: int = -1,
 ) -> MinedTriples:
     """Run the array miner with a kNN search over ``graph`` (and k-means when a slot needs it).
 
-    ``ann_backend``: ``faiss`` searches ``graph.index``; ``exact`` uses :class:`scincl.knn.exact.ExactKnn`
-    over the index rows' vectors on ``ann_device`` (-1 = CPU), any k.
+    ``search.ann_backend``: ``faiss`` searches ``graph.index``; ``exact`` uses :class:`scincl.knn.exact.ExactKnn`
+    over the index rows' vectors on ``search.ann_device`` (-1 = CPU), any k.
     """
     n = len(graph.paper_ids)
     vectors = graph.all_vectors() if config.uses(RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, KMEANS) else None
@@ -216,22 +232,23 @@ def mine_from_graph_corpus(
                 raise InputError(f"--{slot.name}_k_max={slot.k_max} is beyond the {available} non-empty k-means "
                                  f"clusters (--k_means_clusters {n_clusters})")
 
-    def search(rows: np.ndarray, k: int) -> np.ndarray:
-        return ann.knn_search(graph.index, graph.vectors_of(rows), k, batch_size=max(ann_batch_size, len(rows)),
+    def faiss_search(rows: np.ndarray, k: int) -> np.ndarray:
+        return ann.knn_search(graph.index, graph.vectors_of(rows), k, batch_size=max(search.ann_batch_size, len(rows)),
                               show_progress=False)[1]
 
-    if ann_backend == "exact":
+    search_fn = faiss_search
+    if search.ann_backend == "exact":
         from scincl.knn.exact import ExactKnn
 
-        search = ExactKnn(graph.all_vectors() if vectors is None else vectors, metric=graph.metric,
-                          bands=bands_of(config), device=ann_device).search
+        search_fn = ExactKnn(graph.all_vectors() if vectors is None else vectors, metric=graph.metric,
+                             bands=bands_of(config), device=search.ann_device).search
 
     def range_search(rows: np.ndarray, threshold: float):
         lims, scores, found = graph.index.range_search(graph.vectors_of(rows), float(threshold))
         return lims, scores, found
 
     corpus = Corpus(size=n, metric=graph.metric, vectors=vectors, clusters=clusters)
-    return mine_knn_triples(query_rows, corpus, config, search, seed=seed,
+    return mine_knn_triples(query_rows, corpus, config, search_fn, seed=seed,
                             range_search_fn=range_search if config.uses(RANGE) else None,
                             show_progress=show_progress)
 
@@ -241,28 +258,6 @@ def write_mined_triples(output_path: PathLike, mined: MinedTriples, paper_ids: S
     ids = np.asarray(paper_ids, dtype=object)
     return write_triples_csv(output_path, zip(ids[mined.query_rows], ids[mined.positive_rows],
                                               ids[mined.negative_rows]))
-
-
-@dataclass(frozen=True)
-class KnnSearch:
-    """How the miner finds each query's neighbours: the kNN index it searches (metric, normalisation, faiss factory
-    and ``nprobe``, build batch size and device), the backend (``faiss`` searches that index; ``exact``:
-    :mod:`scincl.knn.exact`, any k) and the k scale (``paper``: the flags' k as given; ``corpus``: the paper's k/N
-    shares for this corpus). :func:`get_knn_triples`' search flags under their names, checked when built."""
-
-    ann_metric: str = SCINCL.ann_metric
-    ann_backend: str = "faiss"
-    ann_normalize_embeddings: bool = SCINCL.ann_normalize_embeddings
-    ann_batch_size: int = 512
-    ann_device: int = -1  # a CUDA device, or -1 for the CPU
-    faiss_string_factory: str = SCINCL.faiss_string_factory
-    faiss_nprobe: Optional[int] = None
-    k_scale: str = "paper"
-
-    def __post_init__(self) -> None:
-        check_k_scale(self.k_scale)
-        if self.ann_backend not in ANN_BACKENDS:
-            raise InputError(f"--ann_backend {self.ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
 
 
 def get_knn_triples(
@@ -381,18 +376,14 @@ def write_knn_triples(
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
     started = time.perf_counter()
     with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
-        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, ann_metric=s.ann_metric,
-                                  ann_normalize_embeddings=s.ann_normalize_embeddings,
-                                  faiss_string_factory=s.faiss_string_factory, faiss_nprobe=s.faiss_nprobe,
-                                  ann_batch_size=s.ann_batch_size, ann_device=s.ann_device, workers=workers, seed=seed,
-                                  include_paper_ids=include_paper_ids, override=override)
+        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, s, workers=workers,
+                                  seed=seed, include_paper_ids=include_paper_ids, override=override)
         if s.k_scale == "corpus":
             bands = corpus_k(len(graph.paper_ids), config.easy_positives_count, config.hard_negatives_count)
             logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
             config = dataclasses.replace(config, **bands)
         query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
-        mined = mine_from_graph_corpus(graph, query_rows, config, seed=seed, ann_batch_size=s.ann_batch_size,
-                                       show_progress=show_progress, ann_backend=s.ann_backend, ann_device=s.ann_device)
+        mined = mine_from_graph_corpus(graph, query_rows, config, s, seed=seed, show_progress=show_progress)
     written = write_mined_triples(out, mined, graph.paper_ids)
     logger.info("wrote %d triples for %d queries to %s", written, len(query_rows), out)
     settings: Dict[str, Any] = {

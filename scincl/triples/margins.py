@@ -19,7 +19,7 @@ from scincl.io import PathLike, write_json
 from scincl.triples.collisions import collision_counts
 from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
 from scincl.triples.miner import make_config
-from scincl.triples.knn_miner import load_graph_corpus
+from scincl.triples.knn_miner import KnnSearch, load_graph_corpus
 from scincl.triples.miner import Corpus, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows
 from scincl.triples.strategies import drop_self
@@ -140,9 +140,9 @@ def sweep_collision_margins(
     hard_negatives_k = [int(k) for k in (hard_negatives_k if isinstance(hard_negatives_k, (list, tuple))
                                          else [hard_negatives_k])]
     with ann.faiss_threads(workers):
-        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, ann_index_path, ann_metric=ann_metric,
-                                  ann_normalize_embeddings=ann_normalize_embeddings, workers=workers, seed=seed,
-                                  include_paper_ids=include_paper_ids)
+        search = KnnSearch(ann_metric=ann_metric, ann_normalize_embeddings=ann_normalize_embeddings)
+        graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, ann_index_path, search, workers=workers,
+                                  seed=seed, include_paper_ids=include_paper_ids)
     n = len(graph.paper_ids)
     kept = [k for k in hard_negatives_k if k <= n - 1]
     if len(kept) < len(hard_negatives_k):
