@@ -112,7 +112,8 @@ def table(rows: List[Tuple[str, int, str, Dict[str, float], Any]]) -> str:
 
 def main() -> None:
     from scincl.io import write_json
-    from scincl.pipeline.real_corpus import Reproduction, corpus_spec
+    from scincl.pipeline.real_corpus import Reproduction
+    from scincl.settings.arms import corpus_spec
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output_dir")

@@ -1,5 +1,5 @@
 """The real-corpus experiments' arms, graphs and corpora as data (docs/results.md §2). Not a ``run_experiment``
-definition: ``scincl/pipeline/real_corpus.py`` reads it (an arm is a setting of the plan, not a code path).
+definition: ``scincl/settings/arms.py`` reads it (an arm is a setting of the plan, not a code path).
 
 - ``get_arms()``: arm -> its table label, where its triplets come from (``triples_source``: knn | specter_like,
   scincl/triples/sources.py) and, for kNN arms, the graph they are sampled from (a ``get_graphs()`` kind);

@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: scincl/
 from scincl.eval.report import run_average  # noqa: E402  (the one Avg definition)
-from scincl.pipeline.real_corpus import Recipe, recipe_record  # noqa: E402  (the default recipe, defined once)
+from scincl.settings.recipe import Recipe, recipe_record  # noqa: E402  (the default recipe, defined once)
 
-# under the names a run's recipe.json records (scincl/pipeline/real_corpus.py RECIPE_ALIASES; flags of the same names)
+# under the names a run's recipe.json records (scincl/settings/recipe.py RECIPE_ALIASES; flags of the same names)
 DEFAULT = {k: v for k, v in recipe_record(Recipe()).items() if k in ("pooling", "k_pos", "k_hard")}
 
 

@@ -6,7 +6,7 @@
 #   bash experiments/run.sh list           the experiment names
 # Each experiment is data: experiments/<name>.py (corpus, arms, seeds, split, recipe changes, sweep values),
 # run by one grid runner (scincl/pipeline/grid.py). The recipe's defaults are defined once, in
-# scincl/pipeline/real_corpus.py (Recipe). Override with environment variables: SCINCL_DATA (the corpora),
+# scincl/settings/recipe.py (Recipe). Override with environment variables: SCINCL_DATA (the corpora),
 # SCINCL_RESULTS (outputs), PYTHON, and any recipe value under its flag's name in capitals, e.g.
 # HARD_NEGATIVES_K_MAX=2000 bash experiments/run.sh hepth_main (= --hard_negatives_k_max 2000; BASE_MODEL is
 # BASE_MODEL_NAME_OR_PATH's alias, as in sbin/common.sh; the former K_HARD, K_POS, POOLING, ... are refused).

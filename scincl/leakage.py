@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.io import iter_tsv, read_json
@@ -202,3 +202,20 @@ def recorded_report(output_dir: PathLike) -> Optional[Dict[str, Any]]:
     """The leakage report a training run wrote into ``output_dir`` (``None`` when absent)."""
     path = Path(output_dir) / LEAKAGE_REPORT_NAME
     return read_json(path) if path.exists() else None
+
+
+def write_edges_without(edges: Path, path: Path, hidden: Set[Tuple[str, str]]) -> Tuple[int, int]:
+    """Write the citation ``edges`` (TSV) to ``path`` without the ``hidden`` (citing, cited) pairs (the evaluation's
+    query-candidate pairs, :func:`scincl.scidocs_io.query_candidate_pairs`: the transductive graph keeps a query's
+    other citations); returns (edges kept, edges hidden). ``path`` appears only when complete."""
+    kept = removed = 0
+    partial = path.with_suffix(".tmp")
+    with open(partial, "w") as fh:
+        for _, (citing, cited, *_rest) in iter_tsv(edges):
+            if (citing, cited) in hidden:
+                removed += 1
+                continue
+            fh.write(f"{citing}\t{cited}\n")
+            kept += 1
+    partial.rename(path)
+    return kept, removed

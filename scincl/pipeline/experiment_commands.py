@@ -73,7 +73,7 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
         experiment: {kinds}.
         settings: the fields of scincl.pipeline.experiment_kinds.Experiment (--corpus hepth|citeseer, --seeds,
             --split, --values, --variants, --arms, --losses, ...) and of the recipe
-            (scincl.pipeline.real_corpus.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
+            (scincl.settings.recipe.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
             --pooling_strategy, --learning_rate, ...), each with its default defined there and listed below
             (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
     """
@@ -95,7 +95,7 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
     from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
-    from scincl.pipeline.real_corpus import corpus_spec
+    from scincl.settings.arms import corpus_spec
 
     experiments = load_experiments(definition, changes)
     for experiment in experiments:  # every experiment's corpus checked before the first one runs

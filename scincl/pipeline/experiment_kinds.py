@@ -32,9 +32,11 @@ from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike
 from scincl.pipeline.study_reports import collision_report, graph_report, sweep_report, triplet_relations
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
-from scincl.pipeline.real_corpus import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
-                                         RECIPE_ALIASES, TUNING_ARMS, Recipe, Reproduction, load_module, recipe_field,
-                                         recipe_fields)
+from scincl.pipeline.layout import recipe_key
+from scincl.pipeline.real_corpus import Reproduction
+from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS, TUNING_ARMS,
+                                  corpus_spec, load_module)
+from scincl.settings.recipe import RECIPE_ALIASES, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import REPO_ROOT, parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -65,7 +67,7 @@ def main_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) ->
                                             if r.row.arm != BASE})
         return table + "\n" + relations, []
 
-    return Grid(f"main_{split}/{recipe.key()}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
+    return Grid(f"main_{split}/{recipe_key(recipe)}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
                 report=report)
 
 
@@ -79,7 +81,7 @@ def tuning_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) 
         if changed.pooling_strategy != recipe.pooling_strategy:
             rows.append(Row(f"{ARM_NAMES[BASE]} ({changed.pooling_strategy} pooling)", BASE, changes,
                             timing=f"base_{changed.pooling_strategy}"))
-        rows += [Row(f"{arm}: {variant}", arm, changes, timing=f"{changed.key()}/{arm}")
+        rows += [Row(f"{arm}: {variant}", arm, changes, timing=f"{recipe_key(changed)}/{arm}")
                  for arm in exp.arms or TUNING_ARMS]
     return Grid(f"tuning_{split}", f"Recipe variants on {rep.corpus.name} ({split} queries)", rows,
                 first_column="arm: variant")
@@ -175,7 +177,7 @@ class Experiment:
                                    "SciDocs split scored; None: the kind's")
     arms: Optional[Tuple[str, ...]] = setting(None, "experiments/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
                                               "main / tuning / budget; None: the kind's default arms")
-    recipe: Dict[str, Any] = setting(None, "the default Recipe (scincl/pipeline/real_corpus.py)",
+    recipe: Dict[str, Any] = setting(None, "the default Recipe (scincl/settings/recipe.py)",
                                      "Recipe fields that differ", default_factory=dict)
     values: Optional[Tuple[int, ...]] = setting(
         None, "none for the sweeps and the budget curve (required); collisions: "
@@ -271,8 +273,6 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
 def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
                    workers: Optional[int] = None) -> Path:
     """Run one experiment (every step through the stage runner) and write its tables; returns the table file."""
-    from scincl.pipeline.real_corpus import corpus_spec
-
     rep = Reproduction(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                        eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                        cocitation_min_count=exp.cocitation_min_count)
@@ -329,6 +329,6 @@ def reproduce_flag_info() -> list:
 
     recipe = dataclass_flags(Recipe)
     rows = {row.name: row for row in recipe}
-    aliases = [FlagInfo(alias, rows[name].type, rows[name].default, "scincl/pipeline/real_corpus.py:RECIPE_ALIASES",
+    aliases = [FlagInfo(alias, rows[name].type, rows[name].default, "scincl/settings/recipe.py:RECIPE_ALIASES",
                         f"the former name of --{name}") for alias, name in RECIPE_ALIASES.items()]
     return dataclass_flags(Experiment, exclude={"kind", "recipe"}) + recipe + aliases

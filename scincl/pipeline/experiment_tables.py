@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
 from scincl.errors import InputError
 from scincl.eval.study_tables import Scores
 from scincl.io import read_json, write_json
+from scincl.pipeline.layout import precision_key
 from scincl.provenance import is_marker
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 if TYPE_CHECKING:
-    from scincl.pipeline.real_corpus import Recipe, Reproduction
+    from scincl.pipeline.real_corpus import Reproduction
+    from scincl.settings.recipe import Recipe
 
 
 RECORDS = ("manifest.json", "recipe.json")  # rewritten by every call of a run, reused or not
@@ -72,7 +74,7 @@ def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table
                 f"Budget: {recipe.triplets} triplets per run (5 per query)")
     batch, epochs = recipe.per_device_train_batch_size, recipe.num_train_epochs
     steps = "" if budget_varies else f" ({-(-recipe.triplets // batch) * epochs} steps)"
-    precision = recipe.precision_key()
+    precision = precision_key(recipe)
     budget = (f"{triplets}, {epochs} epoch(s), batch {batch}{steps}, "
               f"{'bf16' if '_bf16' in precision else 'fp32'} training, "
               f"{'bf16' if '_ebf16' in precision else 'fp32'} evaluation embeddings, "

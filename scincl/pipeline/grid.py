@@ -17,7 +17,8 @@ from scincl.eval.study_tables import mean_std_table
 from scincl.pipeline.experiment_tables import Timings, run_scores, write_tables
 
 if TYPE_CHECKING:
-    from scincl.pipeline.real_corpus import Recipe, Reproduction
+    from scincl.pipeline.real_corpus import Reproduction
+    from scincl.settings.recipe import Recipe
 
 BASE = "base"  # a row of the encoder without fine-tuning: one evaluation, shared by every seed
 
@@ -27,7 +28,7 @@ class Row:
     """One row of an experiment's table: an arm trained (or ``base``) with the experiment's recipe plus ``changes``."""
 
     label: str  # the table's first column
-    arm: str  # an ARMS name (scincl/pipeline/real_corpus.py), or BASE
+    arm: str  # an ARMS name (scincl/settings/arms.py), or BASE
     changes: Dict[str, Any] = field(default_factory=dict)  # Recipe fields that differ from the experiment's recipe
     timing: str = BASE  # timings.json key: "<timing>/seed_<s>" per trained run, "<timing>" for a base row
     group: Optional[Hashable] = None  # rows of one group run seed by seed (every row's seed 0 first); None: alone

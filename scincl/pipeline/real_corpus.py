@@ -18,29 +18,28 @@ Every trained arm of one seed uses the same query papers (a seeded sample of the
 """
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import logging
-import re
-from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from scincl.graph import stage as corpus_stage
+from scincl.corpus.shards import papers_with_text
 from scincl.errors import InputError
+from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
-from scincl.pipeline.layout import (Planner, citation_files, device_type, encoder_path, graph_files,
-                                    leakage_inputs, run_files)
+from scincl.leakage import write_edges_without
+from scincl.pipeline.layout import (Planner, citation_files, encoder_path, graph_files, leakage_inputs,
+                                    precision_key, recipe_key, run_files)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
 from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
                                     triples_stage)
-from scincl.settings.run import REPO_ROOT
-from scincl.settings.schema import SCINCL, scincl_setting, setting
-from scincl.triples.queries import is_eligible_query
+from scincl.scidocs_io import query_candidate_pairs, split_papers
+from scincl.settings.arms import GRAPHS, CorpusSpec, arm_setting
+from scincl.settings.recipe import Recipe, recipe_record
+from scincl.settings.schema import SCINCL
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.miner import make_config
+from scincl.triples.queries import eligible_for_every_arm
 from scincl.triples.sources import SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
@@ -54,200 +53,6 @@ BIGGRAPH_WORKERS = 1
 # The kNN arms' index and search: FAISS Flat (exact) inner product over the L2-normalised graph embeddings (cosine;
 # the original README's build_faiss --do_normalize), the paper's k as given.
 REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddings=True, faiss_string_factory="Flat")
-
-
-def load_module(path: Path, name: str) -> Any:
-    """The Python module at ``path`` (an ``experiments/`` data module), loaded as ``name``."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@dataclass(frozen=True)
-class Arm:
-    """A trained arm is a setting, not a code path: where its triplets come from (``experiments/arms.py``)."""
-
-    name: str  # directory key (runs/<split>/<recipe>/<name>/seed_<s>)
-    label: str  # table row
-    triples_source: str  # knn | specter_like (scincl/triples/sources.py TRIPLES_SOURCES)
-    graph: Optional[str] = None  # knn only: the graph embeddings sampled from (a GRAPHS kind)
-
-
-_ARMS_DATA = load_module(REPO_ROOT / "experiments" / "arms.py", "scincl_experiments_arms")
-ARM_SETTINGS = {name: Arm(name, **fields) for name, fields in _ARMS_DATA.get_arms().items()}
-ARMS = tuple(ARM_SETTINGS)
-DEFAULT_ARMS = tuple(_ARMS_DATA.DEFAULT_ARMS)  # the main comparison (docs/results.md §2)
-TUNING_ARMS = tuple(_ARMS_DATA.TUNING_ARMS)  # the trained arms of the tuning table
-BUDGET_ARMS = tuple(_ARMS_DATA.BUDGET_ARMS)  # the budget curve's pair (second minus first)
-DEFAULT_SPLITS: Dict[str, str] = _ARMS_DATA.DEFAULT_SPLITS  # experiment kind -> its split without --split
-DEFAULT_SPLIT: str = _ARMS_DATA.DEFAULT_SPLIT  # the split of every other kind
-GRAPHS: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_graphs()  # graph kind -> edges, embed_graph method, config
-CORPORA: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_corpora()  # corpus -> CorpusSpec fields
-ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
-
-
-@dataclass(frozen=True)
-class CorpusSpec:
-    """A corpus in the pipeline's input formats (``../shared/data/<name>``, see its README)."""
-
-    name: str
-    root: Path
-    bidirectional: bool = False  # SPECTER-like positives: cited papers, or linked either way (experiments/arms.py)
-
-    @property
-    def metadata_dir(self) -> Path:
-        return self.root / "s2orc" / "metadata"
-
-    @property
-    def scidocs_dir(self) -> Path:
-        return self.root / "scidocs"
-
-    @property
-    def excluded_ids(self) -> Path:
-        return self.root / "scidocs_paper_ids.json"
-
-    def check(self) -> None:
-        """Fail early (one line) when the corpus folder is not in the expected layout."""
-        for path in (self.metadata_dir, self.scidocs_dir, self.excluded_ids):
-            if not path.exists():
-                raise InputError(f"corpus {self.name}: missing {path.name} (see ../shared/data/README.md)", path=path)
-
-
-def corpus_spec(name: str, data_dir: PathLike) -> CorpusSpec:
-    """A corpus of :data:`CORPORA` (``hepth``, ``citeseer``) below ``data_dir`` (the layout of ``../shared/data``)."""
-    if name not in CORPORA:
-        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(CORPORA)}")
-    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **CORPORA[name])
-    spec.check()
-    return spec
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """The experiment's variables: sampling (k+, k-hard), budget and training of one arm.
-
-    Fields carry the settings' own names (scincl/settings/schema.py: ``easy_positives_k_max`` is k+); the
-    names they had before (``k_pos``, ``k_hard``, ``pooling``, ``batch_size``, ``epochs``, ``base_model``:
-    :data:`RECIPE_ALIASES`) are accepted as flags and experiment keys and are what a run's ``recipe.json``
-    records (:func:`recipe_record`), so runs cached under them keep their folders and records.
-    """
-
-    triplets: int = setting(1000, "docs/results.md Setup: 200 hep-th query papers x 5 (CPU budget)",
-                            "training triplets per run, 5 per query paper")
-    easy_positives_k_max: int = scincl_setting(
-        "easy_positives_k_max", 25, source="hep-th val, docs/results.md §1 (k+ in 10, 25, 50)")
-    hard_negatives_k_max: int = scincl_setting(
-        "hard_negatives_k_max", 500, source="hep-th val, docs/results.md §1 (k-hard in 100, 500, 2000)")
-    pooling_strategy: str = scincl_setting(
-        "pooling_strategy", "mean", source="hep-th val, docs/results.md §1 (MiniLM was trained with mean pooling)")
-    learning_rate: float = scincl_setting(
-        "learning_rate", 5e-5, source="the demo's, not swept for lack of CPU time (docs/results.md §1)")
-    loss: str = scincl_setting("loss", "triplet", source="docs/results.md Setup: the paper's triplet margin loss")
-    max_sequence_length: int = scincl_setting(
-        "max_sequence_length", 64, source="docs/results.md Setup: 64 training tokens (CPU budget)")
-    per_device_train_batch_size: int = scincl_setting(
-        "per_device_train_batch_size", 16, source="docs/results.md Setup: batch 16 (CPU budget)")
-    num_train_epochs: int = scincl_setting(
-        "num_train_epochs", 1, source="docs/results.md Setup: one epoch (CPU budget)")
-    graph_dim: int = setting(64, "docs/results.md Setup: the citation graph's BigGraph embeddings, 64-d",
-                             "dimensions of the citation-graph embeddings SciNCL samples from")
-    bf16: str = setting("auto", "train's default", "training precision: auto (bf16 where native) | true | false")
-    eval_bf16: str = setting("false", "scincl.model.embed.EMBED_BF16", "evaluation embeddings: fp32 unless asked")
-    base_model_name_or_path: str = setting(
-        "", "the packaged all-MiniLM-L6-v2 (docs/results.md Setup)",
-        "the encoder to fine-tune: empty = the packaged MiniLM, else a hub name or a directory")
-
-    def __post_init__(self) -> None:
-        from scincl.model.device import parse_bf16_request
-
-        for name in ("bf16", "eval_bf16"):  # fire gives booleans for --bf16 true: keep the words
-            object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
-
-    def training_arguments(self) -> Dict[str, Any]:
-        """The Trainer arguments of this recipe (the fixed CPU ones from scincl/settings/run.py)."""
-        from scincl.settings.run import CPU_TRAINING
-
-        return {"learning_rate": self.learning_rate, "num_train_epochs": self.num_train_epochs,
-                "per_device_train_batch_size": self.per_device_train_batch_size, "bf16": self.bf16, **CPU_TRAINING}
-
-    def encoder_path(self) -> str:
-        """What ``train`` and the base evaluation load: ``--base_model``, or the packaged MiniLM."""
-        return encoder_path(self.base_model_name_or_path)
-
-    def encoder_label(self) -> str:
-        """The encoder as the tables name it."""
-        return self.base_model_name_or_path or "all-MiniLM-L6-v2 (packaged)"
-
-    def encoder_key(self) -> str:
-        """``""`` for the packaged MiniLM (the runs keep their names), else ``_m<name>-<hash>``: the
-        last path component of ``--base_model`` and 8 hex digits of its sha256, so two models with
-        the same name in different places never share a run."""
-        model = self.base_model_name_or_path
-        if not model:
-            return ""
-        name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(model.rstrip("/")).name).strip("-") or "model"
-        return f"_m{name}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
-
-    def precision_key(self) -> str:
-        """``""`` for fp32 training and embedding, else ``_bf16`` (training) / ``_ebf16`` (embedding).
-
-        The request is resolved on this machine (``auto`` -> what the device runs natively), so a bf16
-        run and an fp32 run never share a directory, and fp32 runs keep their pre-bf16 names.
-        """
-        from scincl.model.device import resolve_bf16
-
-        device = device_type()
-        return ("_bf16" if resolve_bf16(self.bf16, device) else "") + (
-            "_ebf16" if resolve_bf16(self.eval_bf16, device) else "")
-
-    def loss_key(self) -> str:
-        """The loss name, with ``.r<N>`` once its definition was revised (runs of older definitions keep
-        their names and are not reused; :func:`scincl.model.losses.loss_revision`)."""
-        from scincl.model.losses import loss_revision
-
-        revision = loss_revision(self.loss)
-        return self.loss if revision == 1 else f"{self.loss}.r{revision}"
-
-    def key(self) -> str:
-        """Directory name of everything that depends on this recipe (precision included)."""
-        return (f"t{self.triplets}_kp{self.easy_positives_k_max}_kh{self.hard_negatives_k_max}_{self.pooling_strategy}"
-                f"_lr{self.learning_rate:g}_{self.loss_key()}_len{self.max_sequence_length}"
-                f"_bs{self.per_device_train_batch_size}_ep{self.num_train_epochs}_g{self.graph_dim}"
-                + self.encoder_key() + self.precision_key())
-
-
-# the recipe fields' names before they took the settings' own (issue 27): accepted as flags, experiment keys and
-# --variants, and kept in each run's recipe.json (its provenance record), so cached runs stay as they were
-RECIPE_ALIASES: Dict[str, str] = {"k_pos": "easy_positives_k_max", "k_hard": "hard_negatives_k_max",
-                                  "pooling": "pooling_strategy", "batch_size": "per_device_train_batch_size",
-                                  "epochs": "num_train_epochs", "base_model": "base_model_name_or_path"}
-
-
-def recipe_field(name: str) -> str:
-    """The :class:`Recipe` field a flag or experiment key names (a :data:`RECIPE_ALIASES` name -> its field)."""
-    return RECIPE_ALIASES.get(name, name)
-
-
-def recipe_fields(values: Dict[str, Any]) -> Dict[str, Any]:
-    """``values`` with :data:`RECIPE_ALIASES` names replaced by the fields' names (one name given twice with
-    different values is an :class:`InputError`)."""
-    out: Dict[str, Any] = {}
-    for name, value in values.items():
-        field_name = recipe_field(name)
-        if field_name in out and out[field_name] != value:
-            raise InputError(f"--{name} {value!r} and --{field_name} {out[field_name]!r} name one setting; give one")
-        out[field_name] = value
-    return out
-
-
-def recipe_record(recipe: Recipe) -> Dict[str, Any]:
-    """The recipe as a run's ``recipe.json`` records it: under the names it had when the cached runs were made."""
-    names = {field_name: alias for alias, field_name in RECIPE_ALIASES.items()}
-    return {names.get(name, name): value for name, value in sorted(dataclasses.asdict(recipe).items(),
-                                                                   key=lambda item: names.get(item[0], item[0]))}
 
 
 class Reproduction(Planner):
@@ -340,21 +145,7 @@ class Reproduction(Planner):
                           description="citations minus the SciDocs query-candidate edges")
 
     def _hide_query_candidate_edges(self, everything: Path, path: Path) -> None:
-        from scincl.scidocs_io import read_qrels
-
-        hidden: Set[Tuple[str, str]] = set()
-        for qrel in sorted(self.corpus.scidocs_dir.glob("*/*.qrel")):
-            for qid, candidates in read_qrels(qrel).items():
-                hidden.update(pair for pid in candidates for pair in ((qid, pid), (pid, qid)))
-        kept = removed = 0
-        with open(path.with_suffix(".tmp"), "w") as fh:
-            for _, (citing, cited, *_rest) in iter_tsv(everything):
-                if (citing, cited) in hidden:
-                    removed += 1
-                    continue
-                fh.write(f"{citing}\t{cited}\n")
-                kept += 1
-        path.with_suffix(".tmp").rename(path)
+        kept, removed = write_edges_without(everything, path, query_candidate_pairs(self.corpus.scidocs_dir))
         logger.info("transductive citations: %d edges kept, %d query-candidate edges hidden", kept, removed)
 
     def ann_index(self, kind: str, dim: int) -> Path:
@@ -383,11 +174,7 @@ class Reproduction(Planner):
         path = self.shared / "papers_with_text.json"
 
         def write() -> None:
-            from scincl.corpus.shards import iter_all_papers, list_metadata_shards
-
-            ids = [str(r["paper_id"]) for r in iter_all_papers(list_metadata_shards(self.corpus.metadata_dir))
-                   if (r.get("title") or r.get("abstract"))]
-            write_id_list(path, sorted(set(ids)))
+            write_id_list(path, papers_with_text(self.corpus.metadata_dir))
 
         return self.stage(path, write, inputs=[self.corpus.metadata_dir], description="papers with a text")
 
@@ -408,13 +195,10 @@ class Reproduction(Planner):
 
     def _write_eligible_queries(self, path: Path, citations: Path, cite_ids: Path, cocite_ids: Path,
                                 with_text_ids: Path, excluded_ids: Path) -> None:
-        adjacency = _adjacency(iter_tsv(citations), self.corpus.bidirectional)
-        in_graphs = set(read_id_list(cite_ids)) & set(read_id_list(cocite_ids))
-        with_text = set(read_id_list(with_text_ids))
-        excluded = set(read_id_list(excluded_ids))
-        eligible = [paper for paper in adjacency if paper in in_graphs and paper in with_text
-                    and paper not in excluded and is_eligible_query(paper, adjacency)]
-        eligible.sort()
+        edges = ((citing, cited) for _, (citing, cited, *_rest) in iter_tsv(citations))
+        eligible = eligible_for_every_arm(edges, self.corpus.bidirectional,
+                                          set(read_id_list(cite_ids)) & set(read_id_list(cocite_ids)),
+                                          set(read_id_list(with_text_ids)), set(read_id_list(excluded_ids)))
         write_id_list(path, eligible)
         logger.info("%d papers are eligible queries for every arm", len(eligible))
 
@@ -441,9 +225,7 @@ class Reproduction(Planner):
         reads are staged first. The kNN miner's bands come from the recipe (the other slots keep SciNCL's, each band
         starts at k_max - count: scincl/settings/schema.py:derive_bands) and it searches :data:`REAL_CORPUS_SEARCH`;
         the SPECTER-like sampler writes exactly the recipe's number of triplets."""
-        if arm not in ARM_SETTINGS:
-            raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
-        setting = ARM_SETTINGS[arm]
+        setting = arm_setting(arm)
         path = run_files(run_dir)[0]
         queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), recipe.graph_dim)
         if setting.triples_source == SPECTER_LIKE:
@@ -480,7 +262,7 @@ class Reproduction(Planner):
             self.run_stage(self.texts_stage(run_dir))
 
         return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
-                               recipe.encoder_path(),
+                               encoder_path(recipe.base_model_name_or_path),
                                {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
                                lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
                                outputs=[model / "train_args.json"], inputs=[triples, metadata],
@@ -495,7 +277,7 @@ class Reproduction(Planner):
     def leakage_inputs(self, arm: str, recipe: Recipe) -> Dict[str, Any]:
         """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query
         papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
-        setting = ARM_SETTINGS[arm]
+        setting = arm_setting(arm)
         graph_ids = graph_edges = None
         if setting.triples_source != SPECTER_LIKE:
             graph_ids = self.graph(setting.graph, recipe.graph_dim)["ids"]
@@ -506,23 +288,8 @@ class Reproduction(Planner):
     def eval_papers(self, split: str) -> Path:
         """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""
         path = self.shared / f"scidocs_papers.{split}.json"
-        return self.stage(path, lambda: self._write_eval_papers(path, split), inputs=[self.corpus.scidocs_dir],
-                          description=f"SciDocs papers of the {split} split")
-
-    def _write_eval_papers(self, path: Path, split: str) -> None:
-        from scincl.scidocs_io import read_class_labels, read_qrels, read_scidocs_metadata_dir
-
-        papers: Dict[str, dict] = {}
-        for group in read_scidocs_metadata_dir(self.corpus.scidocs_dir).values():
-            papers.update(group)
-        needed: Set[str] = set()
-        for qrel in sorted(self.corpus.scidocs_dir.glob(f"*/{split}.qrel")):
-            for qid, candidates in read_qrels(qrel).items():
-                needed.add(qid)
-                needed.update(candidates)
-        for csv_path in sorted(self.corpus.scidocs_dir.glob("*/*.csv")):  # classification: train + eval split
-            needed.update(read_class_labels(csv_path))
-        write_json(path, {pid: papers[pid] for pid in sorted(needed) if pid in papers}, indent=False)
+        return self.stage(path, lambda: write_json(path, split_papers(self.corpus.scidocs_dir, split), indent=False),
+                          inputs=[self.corpus.scidocs_dir], description=f"SciDocs papers of the {split} split")
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Dict[str, Any]:
@@ -542,11 +309,11 @@ class Reproduction(Planner):
 
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""
-        embedding = "_ebf16" if recipe.precision_key().endswith("_ebf16") else ""
+        embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
         name = f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}{embedding}{recipe.encoder_key()}"
         run_dir = self.shared / "base" / name / split
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.evaluate(recipe.encoder_path(), run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
+        self.evaluate(encoder_path(recipe.base_model_name_or_path), run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
         return run_dir
 
     def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
@@ -555,7 +322,7 @@ class Reproduction(Planner):
         Every experiment reads its runs from here, so a run shared by two studies (the default
         recipe of a sweep and of the tuning table, say) is trained once.
         """
-        return self.out / "runs" / split / recipe.key() / arm / f"seed_{seed}"
+        return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
 
     def run_arm(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
         """Triplets -> training -> evaluation of one arm and seed; returns the run dir."""
@@ -567,17 +334,6 @@ class Reproduction(Planner):
         model = self.train(arm, seed, recipe, run_dir)
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
         return run_dir
-
-
-def _adjacency(rows: Iterable[Tuple[int, List[str]]], bidirectional: bool) -> Dict[str, Set[str]]:
-    adjacency: Dict[str, Set[str]] = defaultdict(set)
-    for _, (citing, cited, *_rest) in rows:
-        if citing == cited:
-            continue
-        adjacency[citing].add(cited)
-        if bidirectional:
-            adjacency[cited].add(citing)
-    return adjacency
 
 
 def _splits_of(results_path: Path) -> Sequence[str]:

@@ -19,7 +19,9 @@ from scincl.eval.study_tables import collision_plot, collision_table, graph_stud
 from scincl.io import iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.experiment_tables import Timings, run_scores
 from scincl.pipeline.grid import RowRuns, mean_std_report
-from scincl.pipeline.real_corpus import ARM_NAMES, Recipe, Reproduction
+from scincl.pipeline.real_corpus import Reproduction
+from scincl.settings.arms import ARM_NAMES
+from scincl.settings.recipe import Recipe
 from scincl.triples.config import HARD_NEGATIVES_BAND
 
 logger = logging.getLogger(__name__)

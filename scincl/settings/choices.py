@@ -7,7 +7,9 @@ cannot drift apart and ``scincl.settings`` needs none of those packages.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import Any, Tuple
+
+from scincl.errors import InputError
 
 # --graph_limit: which papers form the training corpus (scincl/corpus/selection.py)
 GRAPH_LIMITS: Tuple[str, ...] = ("specter", "s2orc", "graph", "none")
@@ -24,3 +26,18 @@ ANN_BACKENDS: Tuple[str, ...] = ("faiss", "exact")
 ANN_METRICS: Tuple[str, ...] = ("inner_product", "l2", "cosine")
 # --device: the stages' own default (None) is CUDA when available
 DEVICES: Tuple[str, ...] = ("cuda", "cpu")
+# --bf16 / --eval_bf16: training and embedding precision; auto = bf16 where the device computes it natively
+# (scincl/model/device.py:choose_bf16)
+BF16_REQUESTS: Tuple[str, ...] = ("auto", "true", "false")
+
+
+def parse_bf16_request(value: Any) -> str:
+    """``--bf16`` as given (``True``, ``"auto"``, ``"false"``, ...) -> ``auto`` | ``true`` | ``false``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value).strip().lower()
+    aliases = {"1": "true", "yes": "true", "0": "false", "no": "false", "none": "false"}
+    text = aliases.get(text, text)
+    if text not in BF16_REQUESTS:
+        raise InputError(f"--bf16 {value!r}: choose one of {', '.join(BF16_REQUESTS)}")
+    return text

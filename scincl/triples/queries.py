@@ -14,7 +14,8 @@ import logging
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AbstractSet, Dict, List, Mapping, Optional, Sequence, Union
+from collections import defaultdict
+from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
@@ -104,6 +105,28 @@ def is_eligible_query(paper: str, adjacency: Mapping[str, AbstractSet[str]]) -> 
         return False
     second_hop = set().union(*(adjacency.get(c, set()) for c in cited)) - set(cited) - {paper}
     return len(second_hop) >= SPECTER_HARD_NEGATIVES
+
+
+def citation_adjacency(edges: Iterable[Tuple[str, str]], bidirectional: bool = False) -> Dict[str, Set[str]]:
+    """Paper -> the papers it cites (``bidirectional``: it is linked to either way); self-citations are dropped."""
+    adjacency: Dict[str, Set[str]] = defaultdict(set)
+    for citing, cited in edges:
+        if citing == cited:
+            continue
+        adjacency[citing].add(cited)
+        if bidirectional:
+            adjacency[cited].add(citing)
+    return adjacency
+
+
+def eligible_for_every_arm(edges: Iterable[Tuple[str, str]], bidirectional: bool, in_graphs: AbstractSet[str],
+                           with_text: AbstractSet[str], excluded: AbstractSet[str]) -> List[str]:
+    """The papers (sorted) every real-corpus arm can build its triplets for: SPECTER-like needs
+    :func:`is_eligible_query` on the citation ``edges``, the kNN arms the paper ``in_graphs``, the encoder its text;
+    ``excluded`` (the SciDocs papers) are never eligible."""
+    adjacency = citation_adjacency(edges, bidirectional)
+    return sorted(paper for paper in adjacency if paper in in_graphs and paper in with_text
+                  and paper not in excluded and is_eligible_query(paper, adjacency))
 
 
 def sample_query_ids(query_ids: Sequence[str], ratio: float, seed: int = 0) -> List[str]:

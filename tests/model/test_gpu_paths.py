@@ -148,15 +148,16 @@ def test_a_process_seeing_several_gpus_trains_on_one_without_dataparallel(tmp_pa
 
 
 def test_training_defaults_to_bf16_where_native_and_records_precision_in_run_keys(tmp_path):
-    from scincl.pipeline.real_corpus import Recipe
+    from scincl.pipeline.layout import recipe_key
+    from scincl.settings.recipe import Recipe
 
     native = native_bf16("cpu", cpu_flags=detect_cpu_flags())
     assert build_training_arguments(str(tmp_path), {"use_cpu": True}).bf16 is native  # default --bf16 auto
     fp32 = Recipe(bf16="false")
-    assert fp32.key() == "t1000_kp25_kh500_mean_lr5e-05_triplet_len64_bs16_ep1_g64"  # fp32 keeps its old name
-    assert Recipe(bf16=True).key() == fp32.key() + "_bf16"  # fire's boolean for --bf16 true
-    assert Recipe(bf16="false", eval_bf16="true").key() == fp32.key() + "_ebf16"
-    assert Recipe().key() == fp32.key() + ("_bf16" if native else "")
+    assert recipe_key(fp32) == "t1000_kp25_kh500_mean_lr5e-05_triplet_len64_bs16_ep1_g64"  # fp32 keeps its old name
+    assert recipe_key(Recipe(bf16=True)) == recipe_key(fp32) + "_bf16"  # fire's boolean for --bf16 true
+    assert recipe_key(Recipe(bf16="false", eval_bf16="true")) == recipe_key(fp32) + "_ebf16"
+    assert recipe_key(Recipe()) == recipe_key(fp32) + ("_bf16" if native else "")
     assert Recipe().training_arguments()["bf16"] == "auto" and Recipe().eval_bf16 == "false"
     with pytest.raises(InputError, match="--bf16 'half': choose one of auto, true, false"):
         Recipe(eval_bf16="half")

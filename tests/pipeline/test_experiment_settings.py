@@ -6,7 +6,8 @@ import dataclasses
 
 from scincl.io import dumps_json
 from scincl.pipeline.experiment_kinds import Experiment, experiment_data, reproduce_flag_info
-from scincl.pipeline.real_corpus import Recipe, recipe_record
+from scincl.pipeline.layout import recipe_key
+from scincl.settings.recipe import Recipe, recipe_record
 from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
 
 # Recipe() before issue 27 as a run's recipe.json records it (under the former names of its fields)
@@ -25,7 +26,7 @@ def test_recipe_and_experiment_fields_carry_source_and_help_and_recipe_keys_stay
             assert (f.metadata["help"], f.metadata["rule"]) == (schema["help"], schema["rule"]), f.name
             assert f.metadata["source"] != schema["source"], f.name
     fp32 = Recipe(bf16="false", eval_bf16="false")
-    assert fp32.key() == "t1000_kp25_kh500_mean_lr5e-05_triplet_len64_bs16_ep1_g64"
+    assert recipe_key(fp32) == "t1000_kp25_kh500_mean_lr5e-05_triplet_len64_bs16_ep1_g64"
     assert dumps_json(recipe_record(Recipe(bf16="auto")), indent=True) == RECORD  # as write_json writes it
 
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from scincl.pipeline.layout import citation_files, encoder_path, graph_files, leakage_inputs, run_files
-from scincl.pipeline.real_corpus import ARM_SETTINGS, GRAPHS, CorpusSpec, Recipe, Reproduction
+from scincl.pipeline.real_corpus import Reproduction
+from scincl.settings.arms import ARM_SETTINGS, GRAPHS, CorpusSpec
+from scincl.settings.recipe import Recipe
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from scincl.pipeline.scincl_plan import settings_from_flags
 
@@ -41,7 +43,7 @@ def test_both_planners_name_their_files_the_same_way(tmp_path):
 def test_one_encoder_rule(tmp_path):
     packaged = encoder_path(None)
     assert Path(packaged).is_dir() and encoder_path("bert") == "bert"
-    assert Recipe().encoder_path() == packaged  # the real-corpus experiments' default
+    assert encoder_path(Recipe().base_model_name_or_path) == packaged  # the real-corpus experiments' default
     assert SciNCLPlan(settings_from_flags(str(tmp_path), {})).base_model == packaged  # the demo's
 
 

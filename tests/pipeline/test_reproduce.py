@@ -12,7 +12,10 @@ from scincl.errors import InputError
 from scincl.eval import study_tables
 from scincl.pipeline import experiment_kinds as studies
 from scincl.settings.run import parse_int_list, parse_seeds
-from scincl.pipeline.real_corpus import Recipe, Reproduction, corpus_spec
+from scincl.pipeline.layout import precision_key, recipe_key
+from scincl.pipeline.real_corpus import Reproduction
+from scincl.settings.arms import corpus_spec
+from scincl.settings.recipe import Recipe
 from tests.conftest import REPO_ROOT, run_command
 
 
@@ -41,9 +44,9 @@ def test_recipe_variants_and_table_formatting():
     assert _apply(recipe, "pooling=cls").pooling_strategy == "cls"  # the former name, an alias
     assert _apply(recipe, "pooling_strategy=cls") == _apply(recipe, "pooling=cls")
     assert _apply(recipe, "learning_rate=2e-5").learning_rate == 2e-5
-    assert _apply(recipe, "triplets=2000").key() != recipe.key()
+    assert recipe_key(_apply(recipe, "triplets=2000")) != recipe_key(recipe)
     # a revised loss definition (issue 25) gets its own runs; unrevised losses keep their run names
-    assert "_triplet_len" in recipe.key() and "_angle.r3_len" in _apply(recipe, "loss=angle").key()
+    assert "_triplet_len" in recipe_key(recipe) and "_angle.r3_len" in recipe_key(_apply(recipe, "loss=angle"))
     with pytest.raises(InputError, match="unknown recipe field 'k'"):
         _apply(recipe, "k=3")
     assert parse_seeds("0..2") == [0, 1, 2]
@@ -281,7 +284,7 @@ def test_collisions_study_counts_each_margin_of_the_grid(reproduced, repo_root):
 
 def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
     from scincl.pipeline.study_reports import triplet_relations
-    from scincl.pipeline.real_corpus import ARM_NAMES, CorpusSpec
+    from scincl.settings.arms import ARM_NAMES, CorpusSpec
 
     rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
     rep.citations_train.parent.mkdir(parents=True)
@@ -299,13 +302,13 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
 def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
     """The training stage is built by scincl/pipeline/stages.py (as run_specter's) but records what the markers
     of cached runs hold: named by its output below OUTPUT_DIR, no settings, the triplets and texts as inputs."""
-    from scincl.pipeline.real_corpus import CorpusSpec
+    from scincl.settings.arms import CorpusSpec
 
     rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
     recipe = Recipe()
     run_dir = rep.run_dir("scincl", 1, recipe, "test")
     stage = rep.train_stage("scincl", 1, recipe, run_dir)
-    assert stage.name == f"runs/test/{recipe.key()}/scincl/seed_1/model/train_args.json"
+    assert stage.name == f"runs/test/{recipe_key(recipe)}/scincl/seed_1/model/train_args.json"
     assert stage.settings == {}
     assert stage.inputs == [run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"]
     assert stage.outputs == [run_dir / "model" / "train_args.json"]
@@ -404,4 +407,4 @@ def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, 
     table = next((out / "main_test").iterdir()) / "results.md"
     assert f"Encoder: {tiny}." in table.read_text()
     # the packaged MiniLM keeps the run names it always had
-    assert Recipe().encoder_key() == "" and Recipe().key().endswith(Recipe().precision_key())
+    assert Recipe().encoder_key() == "" and recipe_key(Recipe()).endswith(precision_key(Recipe()))
