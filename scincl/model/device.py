@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Tuple
 
 from scincl.errors import InputError
-from scincl.settings.choices import BF16_REQUESTS, parse_bf16_request  # noqa: F401 (their home: the settings)
+from scincl.settings.choices import parse_bf16_request
 
 logger = logging.getLogger(__name__)
 

@@ -71,7 +71,7 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
     Args:
         experiment: {kinds}.
-        settings: the fields of scincl.pipeline.experiment_kinds.Experiment (--corpus hepth|citeseer, --seeds,
+        settings: the fields of scincl.settings.experiment.Experiment (--corpus hepth|citeseer, --seeds,
             --split, --values, --variants, --arms, --losses, ...) and of the recipe
             (scincl.settings.recipe.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
             --pooling_strategy, --learning_rate, ...), each with its default defined there and listed below
@@ -88,7 +88,7 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
 
     The module's get_experiment() returns the experiment's kind, corpus, arms, seeds, split,
     recipe changes and sweep values (one dict, or a list run in order); see experiments/ and
-    scincl.pipeline.experiment_kinds.Experiment for the fields and their defaults. Further flags
+    scincl.settings.experiment.Experiment for the fields and their defaults. Further flags
     change every experiment of the module: the same settings as `reproduce` (e.g. --seeds 0
     --k_hard 2000).
 

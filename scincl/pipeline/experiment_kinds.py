@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -36,24 +35,14 @@ from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import Reproduction
 from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS, TUNING_ARMS,
                                   corpus_spec, load_module)
+from scincl.settings.experiment import (EXPERIMENTS_DIR, Experiment, experiment_data, experiment_names,
+                                       with_changes, name_list)
 from scincl.settings.recipe import RECIPE_ALIASES, Recipe, recipe_field, recipe_fields
-from scincl.settings.run import REPO_ROOT, parse_int_list, parse_seeds
+from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
-from scincl.settings.schema import setting
 
 logger = logging.getLogger(__name__)
-
-EXPERIMENTS_DIR = REPO_ROOT / "experiments"
-
-
-@functools.lru_cache(maxsize=None)
-def experiment_data(name: str) -> Any:
-    """The data module ``experiments/<name>.py``, loaded once: a kind's defaults live in its experiment's module
-    (``hepth_losses.LOSSES``, ``hepth_collisions.QUERIES`` / ``K_POS``, ``hepth_graph.GRAPH_DIMS`` /
-    ``COMPARATORS``)."""
-    return load_module(EXPERIMENTS_DIR / f"{name}.py", f"scincl_experiments_{name}")
-
 
 # ---------------------------------------------------------------------- the kinds: rows of a grid
 def main_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -158,73 +147,6 @@ def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
     return {key: type(getattr(recipe, key))(value)}
 
 
-# ---------------------------------------------------------------------- experiments as data
-@dataclass(frozen=True)
-class Experiment:
-    """One experiment of ``docs/results.md`` as data (``experiments/<name>.py`` returns these).
-
-    Every field is declared once (:func:`scincl.settings.schema.setting`: default, its source, help; ``--help``
-    reads them); ``recipe`` holds :class:`Recipe` fields that differ from the default recipe.
-    """
-
-    kind: str = setting(dataclasses.MISSING, "required: the definition's, or reproduce's EXPERIMENT",
-                        "one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget")
-    corpus: str = setting("hepth", "docs/results.md: hep-th, the main corpus",
-                          "a folder of --data_dir: hepth | citeseer")
-    seeds: Tuple[int, ...] = setting((0, 1, 2), "docs/results.md: three seeds per arm",
-                                     "seeds of the trained runs (sweeps and tuning usually take one)")
-    split: Optional[str] = setting(None, "experiments/arms.py DEFAULT_SPLITS, else its DEFAULT_SPLIT",
-                                   "SciDocs split scored; None: the kind's")
-    arms: Optional[Tuple[str, ...]] = setting(None, "experiments/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
-                                              "main / tuning / budget; None: the kind's default arms")
-    recipe: Dict[str, Any] = setting(None, "the default Recipe (scincl/settings/recipe.py)",
-                                     "Recipe fields that differ", default_factory=dict)
-    values: Optional[Tuple[int, ...]] = setting(
-        None, "none for the sweeps and the budget curve (required); collisions: "
-        "scincl/triples/margins.py DEFAULT_HARD_NEGATIVES_K",
-        "k_pos / k_hard sweep values, collisions' k-hard grid, budgets")
-    variants: Tuple[str, ...] = setting((), "the default recipe alone", 'tuning: "field=value" recipe variants')
-    losses: Tuple[str, ...] = setting(tuple(experiment_data("hepth_losses").LOSSES),
-                                      "experiments/hepth_losses.py LOSSES", "losses of the loss comparison")
-    cocitation_min_count: int = setting(2, "docs/results.md Setup: hep-th pairs co-cited >= 2x",
-                                        "co-citation graph edges: pairs co-cited at least this often")
-    eval_max_sequence_length: int = setting(128, "docs/results.md Setup: 128 evaluation tokens (CPU budget)",
-                                            "tokens per SciDocs paper at evaluation")
-    graph_dims: Tuple[int, ...] = setting(tuple(experiment_data("hepth_graph").GRAPH_DIMS),
-                                          "experiments/hepth_graph.py GRAPH_DIMS (paper Table 4 ablation)",
-                                          "graph study: link-prediction dimensions")
-
-    def full_recipe(self) -> Recipe:
-        """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
-        fields = {f.name for f in dataclasses.fields(Recipe)}
-        for name in self.recipe:
-            if recipe_field(name) not in fields:
-                raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", fields)
-        return dataclasses.replace(Recipe(), **recipe_fields(self.recipe))
-
-
-def _names(value: Any) -> Tuple[str, ...]:
-    """``"a,b"`` / ``("a", "b")`` -> ``("a", "b")``."""
-    items = value.split(",") if isinstance(value, str) else list(value)
-    return tuple(str(x).strip() for x in items if str(x).strip())
-
-
-def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: str) -> Dict[str, Any]:
-    """``definition`` with command-line ``changes``: :class:`Experiment` fields, or :class:`Recipe`
-    fields (merged into its recipe). Unknown flags name the closest valid one."""
-    own = {f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}
-    names = {f.name for f in dataclasses.fields(Recipe)}
-    changed = {**definition, "recipe": recipe_fields(dict(definition.get("recipe", {})))}
-    for name, value in changes.items():
-        if name in own:
-            changed[name] = value
-        elif recipe_field(name) not in names:
-            raise unknown_flag_error(name, command, own | names | set(RECIPE_ALIASES))
-    # a flag given under both its names with two values is an error; a given flag replaces the definition's value
-    changed["recipe"].update(recipe_fields({k: v for k, v in changes.items() if k not in own}))
-    return changed
-
-
 def experiment_from_flags(kind: str, **flags: Any) -> Experiment:
     """An :class:`Experiment` from ``reproduce``'s flags (lists may be comma-separated strings)."""
     return make_experiment(with_changes({"kind": kind}, flags, "reproduce"))
@@ -239,10 +161,10 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
     exp = Experiment(**definition)
     if exp.kind not in KINDS:
         raise InputError(f"unknown experiment {exp.kind!r}: choose from {', '.join(KINDS)}")
-    changes: Dict[str, Any] = {"seeds": tuple(parse_seeds(exp.seeds)), "losses": _names(exp.losses),
-                               "variants": _names(exp.variants), "recipe": dict(exp.recipe)}
+    changes: Dict[str, Any] = {"seeds": tuple(parse_seeds(exp.seeds)), "losses": name_list(exp.losses),
+                               "variants": name_list(exp.variants), "recipe": dict(exp.recipe)}
     if exp.arms is not None:
-        changes["arms"] = _names(exp.arms)
+        changes["arms"] = name_list(exp.arms)
         for arm in changes["arms"]:
             if arm not in ARMS:
                 raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
@@ -284,12 +206,6 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
 KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
     "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
-
-
-def experiment_names() -> List[str]:
-    """The experiments of ``experiments/`` (``bash experiments/run.sh NAME``), sorted: its modules that define
-    ``get_experiment()`` (not ``arms.py``'s shared data, ``choose_recipe.py``, ``paper_ablations.py``)."""
-    return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.py") if "\ndef get_experiment(" in p.read_text())
 
 
 def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:

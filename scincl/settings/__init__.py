@@ -7,7 +7,11 @@
   SciNCL run (PyTorch-BigGraph's ``ConfigSchema`` shape). The CLI checks, ``--help``, ``RunSettings``, the
   miner and the trainer read their defaults and ranges from it;
 - :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment with its paper
-  and demo presets, :func:`~scincl.settings.run.resolve` and the range and choice check of its values.
+  and demo presets, :func:`~scincl.settings.run.resolve` and the range and choice check of its values;
+- :mod:`scincl.settings.recipe`: ``Recipe``, the variables of one real-corpus arm's run (the same fields' names and
+  metadata as the schema, with the experiments' own defaults and their sources);
+- :mod:`scincl.settings.arms`: the real-corpus arms, graphs and corpora read from ``experiments/arms.py``;
+- :mod:`scincl.settings.experiment`: ``Experiment``, one real-corpus experiment as data (``experiments/<name>.py``).
 
 This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
 other part may import it. Checks that need a package acting on the

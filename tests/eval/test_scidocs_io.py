@@ -99,3 +99,19 @@ def test_scidocs_paths_layout(tmp_path):
     assert not paths.has_classification_task("mag") and not paths.has_recomm()
     with pytest.raises(InputError, match="SciDocs directory not found"):
         scidocs_paths(tmp_path / "nope")
+
+
+def test_split_papers_and_query_candidate_pairs_of_a_scidocs_folder(tmp_path):
+    from scincl.scidocs_io import query_candidate_pairs, split_papers
+
+    (tmp_path / "cite").mkdir()
+    (tmp_path / "mag").mkdir()
+    (tmp_path / "cite" / "val.qrel").write_text("q1 0 c1 1\nq1 0 c2 0\n")
+    (tmp_path / "cite" / "test.qrel").write_text("q2 0 c3 1\n")
+    (tmp_path / "mag" / "val.csv").write_text("pid,class_label\nm1,0\n")
+    papers = {pid: {"paper_id": pid, "title": pid} for pid in ("q1", "c1", "c2", "q2", "c3", "m1")}
+    (tmp_path / "paper_metadata_view_cite_read.json").write_text(json.dumps(papers))
+    assert query_candidate_pairs(tmp_path) == {("q1", "c1"), ("c1", "q1"), ("q1", "c2"), ("c2", "q1"),
+                                               ("q2", "c3"), ("c3", "q2")}
+    assert list(split_papers(tmp_path, "val")) == ["c1", "c2", "m1", "q1"]  # test's q2/c3 not needed
+    assert list(split_papers(tmp_path, "test")) == ["c3", "m1", "q2"]

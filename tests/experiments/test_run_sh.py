@@ -29,7 +29,7 @@ def test_a_name_is_one_run_experiment_call_with_the_environments_recipe_values_u
 
 
 def test_all_runs_every_experiment_of_the_docs_in_order_and_help_names_the_commands():
-    from scincl.pipeline.experiment_kinds import experiment_names
+    from scincl.settings.experiment import experiment_names
 
     done = _run("all", SCINCL_RESULTS="/nonexistent")
     assert done.returncode == 0, done.stderr

@@ -143,7 +143,8 @@ def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
 
 
 def test_every_experiment_definition_is_valid_data():
-    from scincl.pipeline.experiment_kinds import KINDS, experiment_names, load_experiments
+    from scincl.pipeline.experiment_kinds import KINDS, load_experiments
+    from scincl.settings.experiment import experiment_names
 
     names = experiment_names()  # what `bash experiments/run.sh NAME` runs (one entry point, no wrappers)
     assert names == ["citeseer_main", "hepth_budget", "hepth_collisions", "hepth_graph", "hepth_k_hard",

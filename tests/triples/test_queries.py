@@ -6,8 +6,9 @@ import json
 import pytest
 
 from scincl.errors import InputError
-from scincl.triples.queries import (QuerySpec, is_eligible_query, parse_query_papers, sample_eligible_queries,
-                                    sample_query_ids)
+from scincl.leakage import write_edges_without
+from scincl.triples.queries import (QuerySpec, citation_adjacency, eligible_for_every_arm, is_eligible_query,
+                                    parse_query_papers, sample_eligible_queries, sample_query_ids)
 
 
 def test_query_papers_forms_from_the_command_line_and_python(tmp_path):
@@ -35,6 +36,25 @@ def test_eligible_query_needs_five_cited_and_two_uncited_citations_of_citations(
     adjacency["c"] = {"a"}
     assert not is_eligible_query("q", adjacency)        # second hop {x} only
     assert not is_eligible_query("a", adjacency) and not is_eligible_query("unknown", adjacency)
+
+
+def test_queries_eligible_for_every_arm_need_both_graphs_a_text_and_no_exclusion():
+    edges = [("q", c) for c in "abcde"] + [("a", "x"), ("c", "y"), ("q", "q"), ("r", "q")]
+    assert citation_adjacency(edges)["q"] == set("abcde")  # the self-citation is dropped
+    assert citation_adjacency(edges, bidirectional=True)["q"] == set("abcder")  # linked either way
+    everything = set("qr")
+    assert eligible_for_every_arm(edges, False, everything, everything, set()) == ["q"]
+    assert eligible_for_every_arm(edges, False, {"r"}, everything, set()) == []  # not in the graphs
+    assert eligible_for_every_arm(edges, False, everything, {"r"}, set()) == []  # no text
+    assert eligible_for_every_arm(edges, False, everything, everything, {"q"}) == []  # a SciDocs paper
+
+
+def test_hidden_edges_are_left_out_of_the_written_citations(tmp_path):
+    edges = tmp_path / "all.tsv"
+    edges.write_text("q\ta\t1\na\tq\nq\tb\n")
+    kept, removed = write_edges_without(edges, tmp_path / "out.tsv", {("q", "a"), ("a", "q")})
+    assert (kept, removed) == (1, 2) and (tmp_path / "out.tsv").read_text() == "q\tb\n"
+    assert not (tmp_path / "out.tmp").exists()
 
 
 def test_seeded_query_samples():
