@@ -102,11 +102,6 @@ def route_flags(kwargs: Mapping[str, Any], stage_names: Iterable[str],
     return routed
 
 
-def check_extra_flags(kwargs: Mapping[str, Any]) -> RoutedFlags:
-    """Validate extra flags against the full stage list (used by tests rendering sbin/ scripts)."""
-    return route_flags({k: v for k, v in kwargs.items() if k not in setting_names()}, ALL_STAGE_NAMES)
-
-
 # run_specter decides these training paths itself (they follow OUTPUT_DIR)
 RESERVED_TRAINING_FLAGS = {"output_dir", "train_triples_path", "train_metadata_path", "logging_dir", "run_name"}
 
