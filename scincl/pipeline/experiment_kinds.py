@@ -37,7 +37,7 @@ from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DE
                                   corpus_spec, load_module)
 from scincl.settings.experiment import (EXPERIMENTS_DIR, Experiment, experiment_data, experiment_names,
                                        with_changes, name_list)
-from scincl.settings.recipe import RECIPE_ALIASES, Recipe, recipe_field, recipe_fields
+from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -140,10 +140,9 @@ def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
     if "=" not in variant:
         raise InputError(f"--variants: expected field=value (e.g. pooling=cls), got {variant!r}")
     key, value = (x.strip() for x in variant.split("=", 1))
-    fields = {f.name for f in dataclasses.fields(Recipe)}
     key = recipe_field(key)  # pooling=cls: pooling_strategy=cls
-    if key not in fields:
-        raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(fields)})")
+    if key not in RECIPE_FIELDS:
+        raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(RECIPE_FIELDS)})")
     return {key: type(getattr(recipe, key))(value)}
 
 

@@ -179,8 +179,8 @@ class Reproduction(Planner):
         return self.stage(path, write, inputs=[self.corpus.metadata_dir], description="papers with a text")
 
     # ------------------------------------------------------------------ queries
-    def eligible_queries(self, graph_dim: int) -> List[str]:
-        """Papers every arm can build 5 triplets for (sorted).
+    def eligible_queries_file(self, graph_dim: int) -> Path:
+        """The file of the papers every arm can build 5 triplets for (sorted ids).
 
         SPECTER-like needs >= 5 cited (CiteSeer: linked) papers and >= 2 citations of citations that
         are not cited; the kNN arms need the paper in the citation and co-citation graphs; the
@@ -189,9 +189,12 @@ class Reproduction(Planner):
         path = self.shared / f"eligible_queries_g{graph_dim}.json"
         inputs = [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
                   self.papers_with_text(), self.corpus.excluded_ids]
-        self.stage(path, lambda: self._write_eligible_queries(path, *inputs), inputs=inputs,
-                   description="queries every arm can build 5 triplets for")
-        return read_id_list(path)
+        return self.stage(path, lambda: self._write_eligible_queries(path, *inputs), inputs=inputs,
+                          description="queries every arm can build 5 triplets for")
+
+    def eligible_queries(self, graph_dim: int) -> List[str]:
+        """The papers every arm can build 5 triplets for (sorted; :meth:`eligible_queries_file`)."""
+        return read_id_list(self.eligible_queries_file(graph_dim))
 
     def _write_eligible_queries(self, path: Path, citations: Path, cite_ids: Path, cocite_ids: Path,
                                 with_text_ids: Path, excluded_ids: Path) -> None:
@@ -206,8 +209,7 @@ class Reproduction(Planner):
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms;
         scincl/pipeline/stages.py:queries_stage)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
-        self.eligible_queries(graph_dim)
-        eligible = self.shared / f"eligible_queries_g{graph_dim}.json"
+        eligible = self.eligible_queries_file(graph_dim)
         self.run_stage(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
                                      select={"eligible": eligible, "count": count, "seed": seed,
                                              "where": self.corpus.name},

@@ -29,6 +29,7 @@ go to :func:`scincl.pipeline.layout.experiment_dir`.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
@@ -174,10 +175,11 @@ class SciNCLPlan(Planner):
         """An existing --ann_index_path: an input of the triples stage, checked by the miner, never rebuilt."""
         return bool(self.s.ann_index_path) and self.p.ann_index.exists()
 
-    @property
+    @functools.cached_property
     def search(self):
         """How this run builds its kNN index and searches it (:class:`~scincl.triples.knn_miner.KnnSearch`, from the
-        run's flags; an unknown ``--ann_backend`` or ``--k_scale`` is refused when the plan is built)."""
+        run's flags, built once per plan; an unknown ``--ann_backend`` or ``--k_scale`` is refused when the plan is
+        built)."""
         from scincl.triples.knn_miner import KnnSearch
 
         s = self.s

@@ -1,7 +1,7 @@
 """One real-corpus experiment of ``docs/results.md`` as data: :class:`Experiment` (``experiments/<name>.py``
 returns its fields), the kind's defaults that live in the experiments' own modules (:func:`experiment_data`) and how
 command-line flags change a definition (:func:`with_changes`). The kinds that turn an experiment into a grid of runs
-are :mod:`scincl.pipeline.experiment_kinds`'.
+are in :mod:`scincl.pipeline.experiment_kinds`.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from scincl.errors import unknown_flag_error
 from scincl.settings.arms import load_module
-from scincl.settings.recipe import RECIPE_ALIASES, Recipe, recipe_field, recipe_fields
+from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import REPO_ROOT
 from scincl.settings.schema import setting
 
@@ -70,10 +70,9 @@ class Experiment:
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
-        fields = {f.name for f in dataclasses.fields(Recipe)}
         for name in self.recipe:
-            if recipe_field(name) not in fields:
-                raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", fields)
+            if recipe_field(name) not in RECIPE_FIELDS:
+                raise unknown_flag_error(name, f"the {self.kind} experiment's recipe", RECIPE_FIELDS)
         return dataclasses.replace(Recipe(), **recipe_fields(self.recipe))
 
 
@@ -87,13 +86,12 @@ def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: s
     """``definition`` with command-line ``changes``: :class:`Experiment` fields, or :class:`Recipe`
     fields (merged into its recipe). Unknown flags name the closest valid one."""
     own = {f.name for f in dataclasses.fields(Experiment)} - {"kind", "recipe"}
-    names = {f.name for f in dataclasses.fields(Recipe)}
     changed = {**definition, "recipe": recipe_fields(dict(definition.get("recipe", {})))}
     for name, value in changes.items():
         if name in own:
             changed[name] = value
-        elif recipe_field(name) not in names:
-            raise unknown_flag_error(name, command, own | names | set(RECIPE_ALIASES))
+        elif recipe_field(name) not in RECIPE_FIELDS:
+            raise unknown_flag_error(name, command, own | RECIPE_FIELDS | set(RECIPE_ALIASES))
     # a flag given under both its names with two values is an error; a given flag replaces the definition's value
     changed["recipe"].update(recipe_fields({k: v for k, v in changes.items() if k not in own}))
     return changed

@@ -79,6 +79,8 @@ class Recipe:
         return f"_m{name}-{hashlib.sha256(model.encode()).hexdigest()[:8]}"
 
 
+RECIPE_FIELDS = frozenset(f.name for f in dataclasses.fields(Recipe))  # the names a recipe change may use
+
 # the recipe fields' names before they took the settings' own (issue 27): accepted as flags, experiment keys and
 # --variants, and kept in each run's recipe.json (its provenance record), so cached runs stay as they were
 RECIPE_ALIASES: Dict[str, str] = {"k_pos": "easy_positives_k_max", "k_hard": "hard_negatives_k_max",

@@ -18,9 +18,8 @@ from scincl.errors import InputError
 from scincl.io import PathLike, write_json
 from scincl.triples.collisions import collision_counts
 from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
-from scincl.triples.miner import make_config
 from scincl.triples.knn_miner import KnnSearch, load_graph_corpus
-from scincl.triples.miner import Corpus, mine_knn_triples
+from scincl.triples.miner import Corpus, make_config, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows
 from scincl.triples.strategies import drop_self
 
