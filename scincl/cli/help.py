@@ -115,20 +115,17 @@ def setting_help(name: str, meta: Dict[str, Any]) -> str:
 
 def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Dict[str, str]] = None,
                     source: Optional[str] = None) -> List[FlagInfo]:
-    """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default). A field declared
-    with :func:`scincl.settings.schema.setting` gives its help, the source of its default and its paper / demo
-    presets (:func:`setting_help`); another field no help."""
+    """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default, e.g. the values
+    the run presets give it). A field declared with :func:`scincl.settings.schema.setting` gives its help and the
+    source of its default (:func:`setting_help`); another field no help."""
     hints = typing.get_type_hints(cls)
     defaults, exclude = defaults or {}, set(exclude)
     out = []
     for f in dataclasses.fields(cls):
         if f.name in exclude:
             continue
-        presets = f.metadata.get("presets")  # a settings field's paper / demo values (scincl.settings.schema.setting)
         if f.name in defaults:
             default = defaults[f.name]
-        elif presets:
-            default = f"paper {presets.get('paper')!r} / demo {presets.get('demo')!r}"
         elif f.default is not dataclasses.MISSING:
             default = _default_text(f.default)
         elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]

@@ -34,11 +34,11 @@ from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_
 from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import Reproduction
 from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS, TUNING_ARMS,
-                                  corpus_spec, load_module)
+                                  corpus_spec)
 from scincl.settings.experiment import (EXPERIMENTS_DIR, Experiment, experiment_data, experiment_names,
                                        with_changes, name_list)
 from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
-from scincl.settings.run import parse_int_list, parse_seeds
+from scincl.settings.run import load_module, parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
@@ -160,7 +160,9 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
     exp = Experiment(**definition)
     if exp.kind not in KINDS:
         raise InputError(f"unknown experiment {exp.kind!r}: choose from {', '.join(KINDS)}")
-    changes: Dict[str, Any] = {"seeds": tuple(parse_seeds(exp.seeds)), "losses": name_list(exp.losses),
+    losses = experiment_data("hepth_losses").LOSSES if exp.losses is None else exp.losses  # the kinds' defaults:
+    graph_dims = experiment_data("hepth_graph").GRAPH_DIMS if exp.graph_dims is None else exp.graph_dims  # data
+    changes: Dict[str, Any] = {"seeds": tuple(parse_seeds(exp.seeds)), "losses": name_list(losses),
                                "variants": name_list(exp.variants), "recipe": dict(exp.recipe)}
     if exp.arms is not None:
         changes["arms"] = name_list(exp.arms)
@@ -169,7 +171,7 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
                 raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
     if exp.values is not None:
         changes["values"] = tuple(parse_int_list(exp.values, "values"))
-    changes["graph_dims"] = tuple(parse_int_list(exp.graph_dims, "graph_dims"))
+    changes["graph_dims"] = tuple(parse_int_list(graph_dims, "graph_dims"))
     for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
         values = changes.get(name) or ()
         if any(v <= 0 for v in values) or len(set(values)) != len(values):
@@ -246,4 +248,7 @@ def reproduce_flag_info() -> list:
     rows = {row.name: row for row in recipe}
     aliases = [FlagInfo(alias, rows[name].type, rows[name].default, "scincl/settings/recipe.py:RECIPE_ALIASES",
                         f"the former name of --{name}") for alias, name in RECIPE_ALIASES.items()]
-    return dataclass_flags(Experiment, exclude={"kind", "recipe"}) + recipe + aliases
+    data = {"losses": tuple(experiment_data("hepth_losses").LOSSES),  # the defaults read from experiments/
+            "graph_dims": tuple(experiment_data("hepth_graph").GRAPH_DIMS)}
+    return dataclass_flags(Experiment, exclude={"kind", "recipe"}, defaults={k: str(v) for k, v in data.items()}) + \
+        recipe + aliases

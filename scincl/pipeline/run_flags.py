@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Mapping, Set
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.settings.run import DEMO_DEFAULTS, RunSettings
+from scincl.settings.presets import preset_defaults_text, preset_fields, preset_values
+from scincl.settings.run import RunSettings
 from scincl.triples.miner import miner_option_names
 
 logger = logging.getLogger(__name__)
@@ -127,15 +128,15 @@ def run_specter_flag_info() -> list:
 
     settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
     rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - settings
-                           | {"output_dir"})
+                           | {"output_dir"}, defaults={name: preset_defaults_text(name) for name in preset_fields()})
     rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/run_flags.py:ALL_STAGE_NAMES",
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
              for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES]
     rows += [r for r in miner_flags() if r.name not in settings]
-    demo_training = DEMO_DEFAULTS["training_options"]
+    demo_training = preset_values("demo").get("training_options", {})
     for row in training_flags(exclude=reserved):
         if row.name in demo_training:
-            row.default += f" (demo {demo_training[row.name]!r}: scincl/settings/run.py:RunSettings.training_options)"
+            row.default += f" (demo {demo_training[row.name]!r}: experiments/presets/demo.py)"
         rows.append(row)
     rows += [r for r in signature_flags(train) if r.name in training_option_names() - reserved
              and r.name not in settings]

@@ -47,7 +47,8 @@ from scincl.pipeline.run_flags import ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, 
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
-from scincl.settings.run import CHOICES, RunSettings, SeedsArg, check_input_paths, parse_seeds, resolve
+from scincl.settings.presets import resolve
+from scincl.settings.run import CHOICES, RunSettings, SeedsArg, check_input_paths, parse_seeds
 
 logger = logging.getLogger(__name__)
 
@@ -396,7 +397,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
                            override=sorted(routed.override))
-    return check_run(resolve(settings))
+    return check_run(resolve(settings, given=[name for name, value in named.items() if value is not None]))
 
 
 def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:

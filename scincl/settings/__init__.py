@@ -6,14 +6,17 @@
 - :mod:`scincl.settings.schema`: :class:`SciNCLSchema`, the sampling, training and graph settings of a
   SciNCL run (PyTorch-BigGraph's ``ConfigSchema`` shape). The CLI checks, ``--help``, ``RunSettings``, the
   miner and the trainer read their defaults and ranges from it;
-- :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment with its paper
-  and demo presets, :func:`~scincl.settings.run.resolve` and the range and choice check of its values;
+- :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment and the range and
+  choice check of its values;
+- :mod:`scincl.settings.presets`: the run presets as data (``experiments/presets/<name>.py``: paper, demo) and
+  :func:`~scincl.settings.presets.resolve`, which fills a run's settings from its preset;
 - :mod:`scincl.settings.recipe`: ``Recipe``, the variables of one real-corpus arm's run (the same fields' names and
   metadata as the schema, with the experiments' own defaults and their sources);
 - :mod:`scincl.settings.arms`: the real-corpus arms, graphs and corpora read from ``experiments/arms.py``;
 - :mod:`scincl.settings.experiment`: ``Experiment``, one real-corpus experiment as data (``experiments/<name>.py``).
 
-This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
+Importing it reads no file: the data modules of ``experiments/`` (arms, experiments, presets) are read when first
+used. This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
 other part may import it. Checks that need a package acting on the
 settings (the miner's config, a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
 in :mod:`scincl.pipeline.run_checks`.

@@ -1,27 +1,20 @@
 """The real-corpus experiments' arms, graphs and corpora: settings of a plan, read from ``experiments/arms.py``.
 
 An arm is a setting, not a code path (:class:`Arm`: where its triplets come from); a corpus is a folder of
-``--data_dir`` in the layout of ``../shared/data`` (:class:`CorpusSpec`). The tables below are loaded once from
-the data module, which is where their values and the sources of those values are written.
+``--data_dir`` in the layout of ``../shared/data`` (:class:`CorpusSpec`). The tables (:data:`TABLES`) are read from
+the data module, which is where their values and the sources of those values are written, the first time one of
+them is used (importing this module reads no file).
 """
 from __future__ import annotations
 
-import importlib.util
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
 from scincl.errors import InputError
-from scincl.settings.run import REPO_ROOT
-
-
-def load_module(path: Path, name: str) -> Any:
-    """The Python module at ``path`` (an ``experiments/`` data module), loaded as ``name``."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from scincl.settings.run import EXPERIMENTS_DIR, load_module
 
 
 @dataclass(frozen=True)
@@ -34,24 +27,42 @@ class Arm:
     graph: Optional[str] = None  # knn only: the graph embeddings sampled from (a GRAPHS kind)
 
 
-_ARMS_DATA = load_module(REPO_ROOT / "experiments" / "arms.py", "scincl_experiments_arms")
-ARM_SETTINGS = {name: Arm(name, **fields) for name, fields in _ARMS_DATA.get_arms().items()}
-ARMS = tuple(ARM_SETTINGS)
-DEFAULT_ARMS = tuple(_ARMS_DATA.DEFAULT_ARMS)  # the main comparison (docs/results.md §2)
-TUNING_ARMS = tuple(_ARMS_DATA.TUNING_ARMS)  # the trained arms of the tuning table
-BUDGET_ARMS = tuple(_ARMS_DATA.BUDGET_ARMS)  # the budget curve's pair (second minus first)
-DEFAULT_SPLITS: Dict[str, str] = _ARMS_DATA.DEFAULT_SPLITS  # experiment kind -> its split without --split
-DEFAULT_SPLIT: str = _ARMS_DATA.DEFAULT_SPLIT  # the split of every other kind
-GRAPHS: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_graphs()  # graph kind -> edges, embed_graph method, config
-CORPORA: Dict[str, Dict[str, Any]] = _ARMS_DATA.get_corpora()  # corpus -> CorpusSpec fields
-ARM_NAMES = {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in ARM_SETTINGS.values()}}
+# the tables read from experiments/arms.py, each loaded on first use (module __getattr__, PEP 562)
+TABLES = ("ARM_SETTINGS", "ARMS", "DEFAULT_ARMS", "TUNING_ARMS", "BUDGET_ARMS", "DEFAULT_SPLITS", "DEFAULT_SPLIT",
+          "GRAPHS", "CORPORA", "ARM_NAMES")
+
+
+@functools.lru_cache(maxsize=None)
+def _tables() -> Dict[str, Any]:
+    data = load_module(EXPERIMENTS_DIR / "arms.py", "scincl_experiments_arms")
+    arm_settings = {name: Arm(name, **fields) for name, fields in data.get_arms().items()}
+    return {
+        "ARM_SETTINGS": arm_settings,
+        "ARMS": tuple(arm_settings),
+        "DEFAULT_ARMS": tuple(data.DEFAULT_ARMS),  # the main comparison (docs/results.md §2)
+        "TUNING_ARMS": tuple(data.TUNING_ARMS),  # the trained arms of the tuning table
+        "BUDGET_ARMS": tuple(data.BUDGET_ARMS),  # the budget curve's pair (second minus first)
+        "DEFAULT_SPLITS": data.DEFAULT_SPLITS,  # experiment kind -> its split without --split
+        "DEFAULT_SPLIT": data.DEFAULT_SPLIT,  # the split of every other kind
+        "GRAPHS": data.get_graphs(),  # graph kind -> edges, embed_graph method, config
+        "CORPORA": data.get_corpora(),  # corpus -> CorpusSpec fields
+        "ARM_NAMES": {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in arm_settings.values()}},
+    }
+
+
+def __getattr__(name: str) -> Any:
+    """The tables of :data:`TABLES`, read from ``experiments/arms.py`` when first asked for."""
+    if name in TABLES:
+        return _tables()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def arm_setting(arm: str) -> Arm:
     """The :class:`Arm` named ``arm`` (an unknown name is one :class:`InputError` line listing the arms)."""
-    if arm not in ARM_SETTINGS:
-        raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
-    return ARM_SETTINGS[arm]
+    arms = _tables()["ARM_SETTINGS"]
+    if arm not in arms:
+        raise InputError(f"unknown arm {arm!r}: choose from {', '.join(arms)}")
+    return arms[arm]
 
 
 @dataclass(frozen=True)
@@ -83,8 +94,9 @@ class CorpusSpec:
 
 def corpus_spec(name: str, data_dir: Union[str, os.PathLike]) -> CorpusSpec:
     """A corpus of :data:`CORPORA` (``hepth``, ``citeseer``) below ``data_dir`` (the layout of ``../shared/data``)."""
-    if name not in CORPORA:
-        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(CORPORA)}")
-    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **CORPORA[name])
+    corpora = _tables()["CORPORA"]
+    if name not in corpora:
+        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(corpora)}")
+    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **corpora[name])
     spec.check()
     return spec

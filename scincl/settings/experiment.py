@@ -11,12 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from scincl.errors import unknown_flag_error
-from scincl.settings.arms import load_module
 from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
-from scincl.settings.run import REPO_ROOT
+from scincl.settings.run import EXPERIMENTS_DIR, load_module
 from scincl.settings.schema import setting
-
-EXPERIMENTS_DIR = REPO_ROOT / "experiments"
 
 
 @functools.lru_cache(maxsize=None)
@@ -58,15 +55,15 @@ class Experiment:
         "scincl/triples/margins.py DEFAULT_HARD_NEGATIVES_K",
         "k_pos / k_hard sweep values, collisions' k-hard grid, budgets")
     variants: Tuple[str, ...] = setting((), "the default recipe alone", 'tuning: "field=value" recipe variants')
-    losses: Tuple[str, ...] = setting(tuple(experiment_data("hepth_losses").LOSSES),
-                                      "experiments/hepth_losses.py LOSSES", "losses of the loss comparison")
+    losses: Optional[Tuple[str, ...]] = setting(None, "experiments/hepth_losses.py LOSSES (read when used)",
+                                                "losses of the loss comparison")
     cocitation_min_count: int = setting(2, "docs/results.md Setup: hep-th pairs co-cited >= 2x",
                                         "co-citation graph edges: pairs co-cited at least this often")
     eval_max_sequence_length: int = setting(128, "docs/results.md Setup: 128 evaluation tokens (CPU budget)",
                                             "tokens per SciDocs paper at evaluation")
-    graph_dims: Tuple[int, ...] = setting(tuple(experiment_data("hepth_graph").GRAPH_DIMS),
-                                          "experiments/hepth_graph.py GRAPH_DIMS (paper Table 4 ablation)",
-                                          "graph study: link-prediction dimensions")
+    graph_dims: Optional[Tuple[int, ...]] = setting(
+        None, "experiments/hepth_graph.py GRAPH_DIMS (paper Table 4 ablation; read when used)",
+        "graph study: link-prediction dimensions")
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""

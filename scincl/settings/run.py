@@ -2,8 +2,9 @@
 the source of that default, help text and range or choices (:func:`scincl.settings.schema.setting`; the SciNCL
 settings' metadata is :class:`scincl.settings.schema.SciNCLSchema`'s, the choices :mod:`scincl.settings.choices`).
 
-Fields default to ``None`` where the full-scale run and the embedded demo differ; their ``presets`` metadata holds
-both values (:data:`PAPER_DEFAULTS`, :data:`DEMO_DEFAULTS` are read from it) and :func:`resolve` fills them;
+Fields default to ``None`` where the full-scale run and the embedded demo differ: a run preset
+(``experiments/presets/<name>.py``, data read by :mod:`scincl.settings.presets` when a run asks for it) sets them,
+:func:`resolve` fills them (the user's flags win, then the preset, then the schema's paper value);
 :func:`check_ranges` checks every value against its field's rule and choices. What needs another package to
 check (the flags' types by the CLI's converter, the miner's slots, a graph method's settings, the GPU, the loss)
 is :mod:`scincl.pipeline.run_checks`', which calls :func:`check_ranges` first; the flags are routed to these fields
@@ -12,19 +13,32 @@ by :mod:`scincl.pipeline.run_flags`, the run's directories laid out by :mod:`sci
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.settings.choices import (ANN_BACKENDS, ANN_METRICS, DEVICES, GRAPH_LIMITS, GRAPH_METHODS, K_SCALES,
                                      TRIPLES_SOURCES)
-from scincl.settings.schema import SCINCL, check_settings, derive_bands, preset, scincl_setting, setting
+from scincl.settings.schema import check_settings, derive_bands, scincl_setting, setting
 
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"  # the embedded demo's OUTPUT_DIR
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the repository: biggraph_configs/, experiments/, its git state
 BIGGRAPH_CONFIGS = REPO_ROOT / "biggraph_configs"  # the repository's PBG configs
+# the experiments and run presets as data (read when a command asks for one, never at import); another folder of the
+# same layout with SCINCL_EXPERIMENTS_DIR
+EXPERIMENTS_DIR = Path(os.environ.get("SCINCL_EXPERIMENTS_DIR") or REPO_ROOT / "experiments")
+
+
+def load_module(path: Path, name: str) -> Any:
+    """The Python module at ``path`` (an ``experiments/`` data module), loaded as ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 # Trainer arguments every CPU-budget run shares (the demo, the real-corpus experiments): no gradient
 # accumulation, 10 % linear warm-up, a loss line every 10 steps, no external logger.
@@ -83,13 +97,12 @@ class RunSettings:
     graph_limit: Optional[str] = setting(
         None, "original: specter; graph when no --specter_triples_path is given",
         "specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample), graph (every graph paper), none "
-        "(SPECTER's papers only)", choices=GRAPH_LIMITS, presets={"paper": "specter", "demo": "graph"})
+        "(SPECTER's papers only)", choices=GRAPH_LIMITS)
     graph_leakage: bool = setting(False, "paper Table 1: w/o leakage", "keep SciDocs papers in the graph and corpus "
                                   "(the paper's \"w/ leakage\"; the guard then reports them without refusing)")
     biggraph_config: Optional[str] = setting(
-        None, "paper §4.2: 768d dot (biggraph_configs/s2orc_768d_dot.py); the demo: biggraph_configs/demo.py",
-        "PBG config of the graph stage", presets={"paper": str(BIGGRAPH_CONFIGS / "s2orc_768d_dot.py"),
-                                                  "demo": str(BIGGRAPH_CONFIGS / "demo.py")})
+        None, "the preset's: paper §4.2 768d dot (biggraph_configs/s2orc_768d_dot.py); the demo: biggraph_configs/demo.py",
+        "PBG config of the graph stage (a file name of biggraph_configs/ in a preset)")
     biggraph_overrides: Optional[Any] = setting(None, "the config as it is",
                                                 'PBG key=value overrides, space-separated, e.g. "num_epochs=5 num_partitions=8"')
     graph_method: str = scincl_setting("graph_method", choices=GRAPH_METHODS)
@@ -98,7 +111,7 @@ class RunSettings:
         'embed_graph: same files; dimension = the config\'s unless --biggraph_overrides "dimension=N")')
     graph_test_ratio: Optional[float] = setting(
         None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
-        "share of the citation edges held out for link prediction", presets={"paper": 0.01, "demo": 0.05})
+        "share of the citation edges held out for link prediction")
     ann_metric: str = scincl_setting("ann_metric", choices=ANN_METRICS)
     ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
                                choices=ANN_BACKENDS)
@@ -118,38 +131,31 @@ class RunSettings:
     easy_positives_count: int = scincl_setting("easy_positives_count")
     easy_positives_strategy: str = scincl_setting("easy_positives_strategy")
     easy_positives_k_min: Optional[int] = scincl_setting("easy_positives_k_min", None)
-    easy_positives_k_max: Optional[int] = scincl_setting("easy_positives_k_max", None, presets={
-        "paper": SCINCL.easy_positives_k_max, "demo": SCINCL.easy_positives_k_max})
+    easy_positives_k_max: Optional[int] = scincl_setting("easy_positives_k_max", None)
     easy_negatives_count: int = scincl_setting("easy_negatives_count")
     easy_negatives_strategy: str = scincl_setting("easy_negatives_strategy")
     hard_negatives_count: int = scincl_setting("hard_negatives_count")
     hard_negatives_strategy: str = scincl_setting("hard_negatives_strategy")
     hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None)
-    # the demo's 200: beyond the ~130-paper topic of the 1.5k-paper demo corpus (paper: k- = 4000 of 52M)
-    hard_negatives_k_max: Optional[int] = scincl_setting("hard_negatives_k_max", None, presets={
-        "paper": SCINCL.hard_negatives_k_max, "demo": 200})
+    hard_negatives_k_max: Optional[int] = scincl_setting("hard_negatives_k_max", None)
     k_scale: str = setting("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
                            "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
     seed: int = scincl_setting("seed")
     corpus_seed: Optional[int] = setting(None, "original: --seed", "corpus and query selection seed")
     sample_queries_ratio: Optional[float] = setting(
-        None, "paper: every query; the demo 10 %", "share of the query papers kept (the 1 % / 10 % ablations)",
-        presets={"paper": 1.0, "demo": 0.1})
+        None, "the preset's: paper every query; the demo 10 %",
+        "share of the query papers kept (the 1 % / 10 % ablations)")
     workers: Optional[int] = setting(None, "all CPUs", "processes / threads")
     gzip: bool = setting(False, "README: --gzip", "triples and metadata as .gz")
     auto_output_dir: bool = setting(False, "README: --auto_output_dir", "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/"
                                     "[queries_<r>/]<sampling>/ as in the original")
     bitfit: bool = setting(False, "paper §4.3: full fine-tuning", "train only the biases (BitFit)")
-    # the demo's mean: MiniLM was trained with mean pooling; keeps base vs tuned comparable
-    pooling_strategy: Optional[str] = scincl_setting("pooling_strategy", None, presets={
-        "paper": SCINCL.pooling_strategy, "demo": "mean"})
+    pooling_strategy: Optional[str] = scincl_setting("pooling_strategy", None)
     loss: str = scincl_setting("loss")
-    # the demo's 64: title + the start of the abstract, a CPU budget
-    max_sequence_length: Optional[int] = scincl_setting("max_sequence_length", None, presets={
-        "paper": SCINCL.max_sequence_length, "demo": 64})
+    max_sequence_length: Optional[int] = scincl_setting("max_sequence_length", None)
     eval_max_sequence_length: Optional[int] = setting(
-        None, "the evaluator's 512 (full SciDocs inputs); the demo 128, a CPU budget",
-        "tokens per SciDocs paper when embedding it", presets={"demo": 128})
+        None, "the evaluator's 512 (full SciDocs inputs); the demo preset's 128, a CPU budget",
+        "tokens per SciDocs paper when embedding it")
     val_or_test_or_both: str = setting("both", "README: --val_or_test_or_both both", "SciDocs splits to evaluate",
                                        choices=("val", "test", "both"))
     evaluate_base_model: bool = setting(True, "paper Table 1: the base encoder's row",
@@ -159,14 +165,15 @@ class RunSettings:
     miner_options: Dict[str, Any] = setting(None, "scincl/triples/miner.py:MinerConfig", "the miner's other flags",
                                             default_factory=dict)
     training_options: Dict[str, Any] = setting(
-        None, "scincl/model/train.py (SPECTER's set-up); the demo: one short epoch on CPU", "the trainer's flags",
-        default_factory=dict, presets={"paper": {}, "demo": {
-            "num_train_epochs": 1, "per_device_train_batch_size": 16, "learning_rate": 5e-5, **CPU_TRAINING,
-            "save_steps": 50, "save_total_limit": 1}})
+        None, "scincl/model/train.py (SPECTER's set-up); the demo preset: one short epoch on CPU", "the trainer's flags",
+        default_factory=dict)
     skip: List[str] = setting(None, "every stage runs", "stages to skip (--skip_<stage>)", default_factory=list)
     override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
                                   default_factory=list)
     demo: bool = setting(False, "resolve(): no data argument", "the run builds and uses the bundled demo corpus")
+    preset: Optional[str] = setting(
+        None, "demo without data arguments, else paper (experiments/presets/)",
+        "the run preset whose settings fill those not given (experiments/presets/<name>.py: paper, demo, ...)")
 
     @property
     def ann_do_normalize(self) -> bool:
@@ -181,71 +188,10 @@ class RunSettings:
 
 
 FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RunSettings)}
-PAPER_DEFAULTS: Dict[str, Any] = preset(RunSettings, "paper")  # the full-scale run (paper §4, README command)
-DEMO_DEFAULTS: Dict[str, Any] = preset(RunSettings, "demo")  # the embedded demo
+# the SciNCL settings a preset may set: unset by the user and the preset, the schema's (the paper's) value
+SCHEMA_FALLBACK: Tuple[str, ...] = ("easy_positives_k_max", "hard_negatives_k_max", "pooling_strategy",
+                                    "max_sequence_length")
 CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
-
-
-def is_embedded_demo(settings: RunSettings) -> bool:
-    """No data argument at all: the run builds and uses the bundled demo corpus."""
-    data_args = (settings.scidocs_dir, settings.s2orc_metadata_dir, settings.corpus_dir, settings.graph_embeddings_path,
-                 settings.graph_paper_ids_path, settings.specter_triples_path, settings.citations_path)
-    return all(a is None for a in data_args)
-
-
-def _resolve_corpus_dir(s: RunSettings) -> None:
-    """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards (likewise
-    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``); ``--corpus_format`` is checked, against the corpus
-    package's formats, by :func:`scincl.pipeline.run_checks.check_run`."""
-    if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
-        raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
-                         "give one (--s2orc_metadata_dir is the old name of --corpus_dir)")
-    s.corpus_dir = s.s2orc_metadata_dir = s.corpus_dir or s.s2orc_metadata_dir
-    if s.scidocs_paper_ids and s.excluded_paper_ids and str(s.scidocs_paper_ids) != str(s.excluded_paper_ids):
-        raise InputError(f"--scidocs_paper_ids {s.scidocs_paper_ids} and --excluded_paper_ids {s.excluded_paper_ids} "
-                         "differ; give one (both name the evaluation papers kept out of graph and triplets)")
-    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids
-    _check_k_scale(s)
-
-
-def _check_k_scale(s: RunSettings) -> None:
-    """``--k_scale corpus`` sizes the four k flags itself: giving them too is ambiguous (the value's choices:
-    :func:`check_ranges`)."""
-    given = [f"--{band}_k_{end}" for band in ("easy_positives", "hard_negatives") for end in ("min", "max")
-             if getattr(s, f"{band}_k_{end}") is not None]
-    if s.k_scale == "corpus" and given:
-        raise InputError(f"--k_scale corpus sizes k+ and k-hard itself; drop {', '.join(given)} (or use --k_scale paper)")
-
-
-def resolve(settings: RunSettings) -> RunSettings:
-    """Fill ``None`` fields from the paper's or the demo's defaults (explicit values win)."""
-    s = dataclasses.replace(settings, miner_options=dict(settings.miner_options),
-                            training_options=dict(settings.training_options))
-    s.demo = is_embedded_demo(s)
-    _resolve_corpus_dir(s)
-    defaults = DEMO_DEFAULTS if s.demo else PAPER_DEFAULTS
-    if s.output_dir is None:
-        if not s.demo:
-            raise InputError("OUTPUT_DIR is required when data arguments are given")
-        s.output_dir = DEFAULT_DEMO_OUTPUT_DIR
-    for name, value in defaults.items():
-        if name == "training_options":
-            s.training_options = {**value, **s.training_options}
-        elif getattr(s, name) is None:
-            setattr(s, name, value)
-    if s.k_scale != "corpus":  # --k_scale corpus sizes the bands for the index (scincl/triples/k_scale.py)
-        for name, value in derive_bands(vars(s)).items():
-            setattr(s, name, value)
-    if s.graph_limit == "specter" and s.specter_triples_path is None and settings.graph_limit is None:
-        s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
-    if s.corpus_seed is None:
-        s.corpus_seed = s.seed  # original: the corpus follows --seed unless --corpus_seed is given
-    if s.workers is None or s.workers <= 0:
-        s.workers = os.cpu_count() or 1
-    if s.device == "cpu":  # every stage on the CPU on purpose, also where CUDA works
-        s.training_options.setdefault("use_cpu", True)
-        s.ann_device = -1
-    return s
 
 
 SeedsArg = Union[None, int, str, Sequence[int]]

@@ -30,14 +30,12 @@ from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_
 
 
 def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
-            choices: Tuple[str, ...] = (), presets: Optional[Mapping[str, Any]] = None,
-            default_factory: Optional[Callable[[], Any]] = None) -> Any:
+            choices: Tuple[str, ...] = (), default_factory: Optional[Callable[[], Any]] = None) -> Any:
     """One field of a settings dataclass (:class:`SciNCLSchema`, :class:`scincl.settings.run.RunSettings`): its
     default, the source of that default, help text and validator (a range
-    :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names). ``presets``: the values
-    ``{"paper": ..., "demo": ...}`` a field left ``None`` takes in the full-scale run or the embedded demo
-    (:func:`preset`); ``default_factory`` for a mutable default (``dict``, ``list``)."""
-    metadata = {"source": source, "help": help, "rule": rule, "choices": choices, "presets": dict(presets or {})}
+    :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names); ``default_factory`` for a mutable
+    default (``dict``, ``list``). The values a run preset gives a field are data (``experiments/presets/``)."""
+    metadata = {"source": source, "help": help, "rule": rule, "choices": choices}
     if default_factory is not None:
         return field(default_factory=default_factory, metadata=metadata)
     return field(default=default, metadata=metadata)
@@ -126,21 +124,16 @@ FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(Sc
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the schema
 
 
-def scincl_setting(name: str, default: Any = dataclasses.MISSING, presets: Optional[Mapping[str, Any]] = None,
-                   choices: Tuple[str, ...] = (), source: Optional[str] = None) -> Any:
+def scincl_setting(name: str, default: Any = dataclasses.MISSING, choices: Tuple[str, ...] = (),
+                   source: Optional[str] = None) -> Any:
     """A field of another settings dataclass that is SciNCL setting ``name``: the schema field's source, help,
     rule and choices (declared once, above; ``choices`` where the values are registered elsewhere, e.g. the graph
-    methods), its default unless ``default`` is given (``None``: filled from ``presets`` by the pipeline's
-    ``resolve``; another value: ``source`` says where it comes from, e.g. the real-corpus recipe's)."""
+    methods), its default unless ``default`` is given (``None``: filled from the run's preset by
+    :func:`scincl.settings.presets.resolve`; another value: ``source`` says where it comes from, e.g. the real-corpus
+    recipe's)."""
     meta = FIELDS[name].metadata
     return setting(getattr(SCINCL, name) if default is dataclasses.MISSING else default, source or meta["source"],
-                   meta["help"], meta["rule"], choices or meta["choices"], presets)
-
-
-def preset(cls: type, name: str) -> Dict[str, Any]:
-    """``{field: value}`` of preset ``name`` (``paper``, ``demo``) over the fields of settings dataclass ``cls``."""
-    return {f.name: f.metadata["presets"][name] for f in dataclasses.fields(cls)
-            if name in f.metadata.get("presets", {})}
+                   meta["help"], meta["rule"], choices or meta["choices"])
 
 
 def derive_bands(values: Mapping[str, Any]) -> Dict[str, int]:

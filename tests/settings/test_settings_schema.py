@@ -34,11 +34,13 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.cli.flags import RANGES
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
-    from scincl.settings.run import PAPER_DEFAULTS, RunSettings
+    from scincl.settings.presets import preset_values
+    from scincl.settings.run import RunSettings
     from scincl.triples import k_scale
     from scincl.triples.miner import make_config
 
     assert (k_scale.PAPER_POSITIVES_K, k_scale.PAPER_HARD_NEGATIVES_K) == (25, 4000)
+    PAPER_DEFAULTS = preset_values("paper")
     config = make_config()
     assert config.hard_negatives_k_max == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
     assert [(s.name, s.k_min, s.k_max) for s in config.active() if s.strategy == "knn"] == [
@@ -106,7 +108,8 @@ def test_every_slot_band_is_checked_by_its_flags_names():
 def test_a_band_start_not_given_is_its_end_minus_its_count():
     """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
-    from scincl.settings.run import RunSettings, resolve
+    from scincl.settings.presets import resolve
+    from scincl.settings.run import RunSettings
     from scincl.settings.schema import derive_bands
     from scincl.triples.miner import make_config
 
@@ -126,7 +129,8 @@ def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
     from scincl.pipeline.run_flags import run_specter_flag_info
-    from scincl.settings.run import RunSettings, resolve
+    from scincl.settings.presets import resolve
+    from scincl.settings.run import RunSettings
 
     demo = resolve(RunSettings())
     assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
@@ -138,7 +142,8 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
     """issue 27: each RunSettings field carries its source and help (a SciNCL setting the schema field's own), the
     presets and the choices are read from the fields, and --help shows them."""
     from scincl.cli.help import dataclass_flags
-    from scincl.settings.run import CHOICES, DEMO_DEFAULTS, FIELDS, PAPER_DEFAULTS, RunSettings
+    from scincl.settings.presets import preset_values
+    from scincl.settings.run import CHOICES, FIELDS, RunSettings
     from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
 
     for name, f in FIELDS.items():
@@ -146,7 +151,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
         if name in SCHEMA_FIELDS:
             assert {k: f.metadata[k] for k in ("source", "help", "rule")} == {
                 k: SCHEMA_FIELDS[name].metadata[k] for k in ("source", "help", "rule")}, name
-    assert (PAPER_DEFAULTS["hard_negatives_k_max"], DEMO_DEFAULTS["hard_negatives_k_max"]) == (4000, 200)
+    assert (preset_values("paper")["hard_negatives_k_max"], preset_values("demo")["hard_negatives_k_max"]) == (4000, 200)
     assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
     rows = {row.name: row for row in dataclass_flags(RunSettings)}
     assert "README: --ann_metric inner_product" in rows["ann_metric"].help
@@ -174,3 +179,45 @@ def test_help_shows_a_fields_choices_from_its_metadata():
     assert "; choices cuda | cpu" in format_flag(rows["device"])
     assert "; choices knn | specter_like" in format_flag(rows["triples_source"])
     assert "; choices faiss | exact" in format_flag(rows["ann_backend"])
+
+
+def test_importing_the_settings_reads_no_data_file():
+    """issue 39: the settings package executed experiments/arms.py when imported; the arms, experiments and presets
+    are read when first used. An audit hook in a fresh interpreter sees every file opened by the imports."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    code = ("import sys\nopened = []\n"
+            "sys.addaudithook(lambda event, args: opened.append(str(args[0])) if event == 'open' else None)\n"
+            "import scincl.settings, scincl.settings.arms, scincl.settings.experiment, scincl.settings.presets, "
+            "scincl.settings.recipe, scincl.settings.run\n"
+            "print('\\n'.join(p for p in opened if 'experiments' in p or 'biggraph_configs' in p))\n"
+            "import scincl.settings.arms as arms\narms.ARMS\n"
+            "print('after use:', any(p.endswith('arms.py') and 'experiments' in p for p in opened))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "after use: True"  # nothing opened by the imports; the arms table read when asked for
+
+
+def test_a_preset_is_data_and_a_flag_overrides_it(tmp_path):
+    """issue 39: the paper and demo presets are data modules (experiments/presets/); --preset picks one for any
+    corpus, a flag given wins over it, an unknown preset is one line naming the presets."""
+    from scincl.pipeline.scincl_plan import settings_from_flags
+    from scincl.settings.presets import preset_names, preset_values
+
+    assert preset_names()[:2] == ["paper", "demo"]
+    corpus = {"corpus_dir": str(tmp_path), "corpus_format": "plain"}
+    paper = settings_from_flags(str(tmp_path / "out"), corpus)
+    assert (paper.preset, paper.hard_negatives_k_max, paper.max_sequence_length, paper.graph_test_ratio) == (
+        "paper", 4000, 512, 0.01)
+    demo = settings_from_flags(str(tmp_path / "out"), {**corpus, "preset": "demo"})
+    assert (demo.preset, demo.hard_negatives_k_max, demo.hard_negatives_k_min, demo.pooling_strategy) == (
+        "demo", 200, 198, "mean")
+    assert demo.training_options["num_train_epochs"] == preset_values("demo")["training_options"]["num_train_epochs"]
+    given = settings_from_flags(str(tmp_path / "out"), {**corpus, "preset": "demo", "hard_negatives_k_max": 150,
+                                                        "num_train_epochs": 3})
+    assert (given.hard_negatives_k_max, given.hard_negatives_k_min, given.training_options["num_train_epochs"]) == (
+        150, 148, 3)
+    with pytest.raises(InputError, match="--preset 'nope': unknown preset .*paper, demo"):
+        settings_from_flags(str(tmp_path / "out"), {**corpus, "preset": "nope"})
