@@ -151,6 +151,16 @@ def miner_flags() -> List[FlagInfo]:
     return rows
 
 
+def loss_flags() -> List[FlagInfo]:
+    """The options the losses declare (:func:`scincl.model.losses.loss_options`): type and each loss's default."""
+    from scincl.model.losses import loss_options
+
+    return [FlagInfo(option.flag, _type_name(option.type), " / ".join(f"{loss} {default!r}" for loss, default
+                                                                      in option.defaults.items()),
+                     "scincl/model/losses/", f"an option of --loss {', '.join(option.losses)}")
+            for option in loss_options().values()]
+
+
 def training_flags(exclude: Iterable[str] = (), defaults: Optional[Dict[str, Any]] = None,
                    defaults_source: str = "scincl/model/train.py:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
     """``transformers.TrainingArguments`` fields with the defaults a command applies over transformers'

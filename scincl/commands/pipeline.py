@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from scincl.cli import accepts_flags, flag_aliases, repeatable_flags
 from scincl.cli.flags import default_outputs, fills_doc, settings_checked_by_library, shows
-from scincl.cli.help import signature_flags, training_flags
+from scincl.cli.help import loss_flags, signature_flags, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
@@ -35,8 +35,9 @@ def _encoder():
     return embed_with_encoder
 
 
-# train's **training_args: the TrainingArguments fields (output_dir is its OUTPUT_DIR), with the defaults it applies
-accepts_flags(lambda: training_flags(exclude={"output_dir"}))(train)
+# train's **training_args: the TrainingArguments fields (output_dir is its OUTPUT_DIR), with the defaults it applies,
+# and the options the losses declare
+accepts_flags(lambda: training_flags(exclude={"output_dir"}) + loss_flags())(train)
 repeatable_flags("corpus_dir", "corpus_format")(pretrain)
 accepts_flags(lambda: training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
                                      defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS"))(pretrain)

@@ -155,17 +155,6 @@ def train(
     bitfit: bool = False,
     max_sequence_length: int = SCINCL.max_sequence_length,
     eval_triples_path: Optional[str] = None,
-    # loss flags: None = the loss's own default, defined (with its source) in scincl/model/losses/
-    triplet_margin: Optional[float] = None,
-    distance: Optional[str] = None,
-    temperature: Optional[float] = None,
-    infonce_negatives: Optional[str] = None,
-    similarity: Optional[str] = None,
-    ranking_scale: Optional[float] = None,
-    cosine_weight: Optional[float] = None,
-    ibn_weight: Optional[float] = None,
-    angle_weight: Optional[float] = None,
-    angle_in_batch: Optional[str] = None,
     mlm_weight: float = 0.0,
     mlm_probability: float = 0.15,
     graph_embeddings_path: Optional[str] = None,
@@ -215,14 +204,10 @@ def train(
         bitfit: train bias terms only (paper §7.2; learning rate 1e-4 unless given).
         max_sequence_length: tokens per paper (title [SEP] abstract).
         eval_triples_path: optional held-out rows; evaluation loss each epoch (or ``--eval_steps``).
-        triplet_margin: triplet margin (1). distance: l2 | cosine, of the triplet and mpt-* losses (l2).
-        temperature / infonce_negatives (explicit | in-batch) / similarity (cos | dot): InfoNCE
-            (thesis defaults 0.1, explicit, cos).
-        ranking_scale: CoSENT / AnglE scale τ (20). cosine_weight / ibn_weight / angle_weight: the
-            weights of AnglE's three terms (angle-emb defaults 0, 1, 0.02). angle_in_batch: AnglE's
-            in-batch term: average (angle-emb: mean of the term without and with the explicit
-            negatives) | with-negatives | without-negatives.
-            Every loss flag left at None takes the loss's default.
+        The loss's own options (``--triplet_margin``, ``--distance``, ``--temperature``, ``--ranking_scale``,
+            ...) are declared by the losses (``flags`` of each class in ``scincl/model/losses/``, with the
+            constructor's type and default; ``--help`` lists them) and pass through ``**training_args``; one
+            not given takes the loss's default.
         mlm_weight / mlm_probability: auxiliary MLM loss (paper A.7.8), off at weight 0.
         graph_embeddings_path / graph_entity_names_path / graph_distillation_weight: student-teacher
             MSE between text and graph similarities (paper A.7.9), off at weight 0.
@@ -244,17 +229,15 @@ def train(
     from scincl.model.collator import DedupCollator
     from scincl.model.encoder import (POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler,
                                       load_backbone, resolve_base_model, save_encoder)
-    from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings
+    from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings, take_loss_options
     from scincl.model.objective import ContrastiveModel
     from scincl.model.trainer import ContrastiveTrainer
 
     if loss not in LOSS_NAMES:
         raise InputError(f"unknown --loss {loss!r}; choose one of {', '.join(LOSS_NAMES)}")
     try:
-        loss_module = build_loss(loss, triplet_margin=triplet_margin, distance=distance, temperature=temperature,
-                                 infonce_negatives=infonce_negatives, similarity=similarity,
-                                 ranking_scale=ranking_scale, cosine_weight=cosine_weight, ibn_weight=ibn_weight,
-                                 angle_weight=angle_weight, angle_in_batch=angle_in_batch)
+        loss_flags, training_args = take_loss_options(training_args)
+        loss_module = build_loss(loss, **loss_flags)
     except ValueError as exc:
         raise InputError(f"--loss {loss}: {exc}") from None
     if pooling_strategy not in POOLING_STRATEGIES:

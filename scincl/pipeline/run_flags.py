@@ -55,16 +55,18 @@ class RoutedFlags:
 
 
 def training_option_names() -> Set[str]:
-    """``TrainingArguments`` fields plus the options of the training stage's ``train`` function."""
+    """``TrainingArguments`` fields, the options of the training stage's ``train`` function and those the losses
+    declare."""
     import inspect
 
     from transformers import TrainingArguments
 
+    from scincl.model.losses import loss_options
     from scincl.model.train import train
 
     names = {f.name for f in dataclasses.fields(TrainingArguments) if f.init}
-    return names | {n for n, p in inspect.signature(train).parameters.items()
-                    if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    return names | set(loss_options()) | {n for n, p in inspect.signature(train).parameters.items()
+                                          if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
 
 
 def route_flags(kwargs: Mapping[str, Any], stage_names: Iterable[str],
@@ -123,7 +125,7 @@ def run_specter_flag_info() -> list:
     """``run_specter --help``: the flags beyond its OUTPUT_DIR: the
     :class:`~scincl.settings.run.RunSettings` fields with the paper's and the demo's defaults, stage
     control, the miner's and the trainer's flags and those accepted without effect."""
-    from scincl.cli.help import FlagInfo, dataclass_flags, miner_flags, signature_flags, training_flags
+    from scincl.cli.help import FlagInfo, dataclass_flags, loss_flags, miner_flags, signature_flags, training_flags
     from scincl.model.train import train
 
     settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
@@ -140,6 +142,7 @@ def run_specter_flag_info() -> list:
         rows.append(row)
     rows += [r for r in signature_flags(train) if r.name in training_option_names() - reserved
              and r.name not in settings]
+    rows += loss_flags()
     rows += [FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
                       f"accepted for the original command, no effect: {why}")
              for name, why in ACCEPTED_WITHOUT_EFFECT.items()]

@@ -362,3 +362,28 @@ def test_build_loss_rejects_unknown_names_and_values():
         build_loss("infonce", infonce_negatives="all")
     with pytest.raises(ValueError, match="unknown similarity 'l1'"):
         build_loss("infonce", similarity="l1")
+
+
+def test_the_losses_declare_their_options_and_train_takes_them_from_there(tmp_path):
+    """issue 39: train() restated ten loss flags; each loss declares its options (flag -> constructor argument) and
+    the constructor's type and default are the option's. train routes them to the loss (a bad value of one is the
+    loss's own error), run_specter to training, --help lists them."""
+    from scincl.errors import InputError
+    from scincl.model.losses import loss_options
+    from scincl.model.losses.triplet import TripletMarginLoss
+    from scincl.model.train import train
+    from scincl.pipeline.run_flags import route_flags, run_specter_flag_names
+    import inspect
+
+    options = loss_options()
+    assert options["triplet_margin"].defaults == {"triplet": inspect.signature(TripletMarginLoss).parameters[
+        "margin"].default}
+    assert options["distance"].losses == ("triplet", "mpt-tgt", "mpt-src", "mpt-src-tgt")
+    assert options["ranking_scale"].type is float and set(options["ranking_scale"].losses) == {"cosent", "angle-term",
+                                                                                               "angle"}
+    assert not set(options) & set(inspect.signature(train).parameters)  # no longer restated by train
+    with pytest.raises(InputError, match="--loss infonce: .*all"):
+        train(str(tmp_path / "t.csv"), str(tmp_path / "m.jsonl"), str(tmp_path / "out"), loss="infonce",
+              infonce_negatives="all")
+    assert route_flags({"triplet_margin": 0.5}, []).training == {"triplet_margin": 0.5}
+    assert {"triplet_margin", "angle_in_batch"} <= run_specter_flag_names()

@@ -1,12 +1,18 @@
 """``--loss`` names -> loss classes, one registry (PyTorch-BigGraph's ``register_as`` shape).
 
 Each loss class registers itself under the name ``cli_pipeline.py train --loss`` uses and declares
-which ``train`` flags it reads (``flags``: train flag -> constructor argument). :func:`build_loss`
-builds the class from those flags; a flag left at ``None`` keeps the loss's own documented default.
+its own options (``flags``: train flag -> constructor argument, whose type and default are the constructor's),
+as sentence-transformers' losses declare theirs (``get_config_dict``): :func:`loss_options` collects them, so
+``train``, ``run_specter`` and ``--help`` take them from the losses instead of restating them.
+:func:`build_loss` builds the class from those flags; a flag left at ``None`` keeps the loss's own documented
+default.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Type
+import inspect
+import typing
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Tuple, Type
 
 from torch import nn
 
@@ -29,6 +35,39 @@ def register_loss(name: str) -> Callable[[Type[nn.Module]], Type[nn.Module]]:
 def loss_names() -> List[str]:
     """Registered ``--loss`` names, in registration order."""
     return list(LOSSES)
+
+
+@dataclass(frozen=True)
+class LossOption:
+    """One option the losses declare: its ``train`` flag, its type and each declaring loss's default."""
+
+    flag: str
+    type: Any
+    defaults: Dict[str, Any]  # loss name -> the default of its constructor argument
+
+    @property
+    def losses(self) -> Tuple[str, ...]:
+        return tuple(self.defaults)
+
+
+def loss_options() -> Dict[str, LossOption]:
+    """Every ``train`` flag a registered loss declares (``flags``), with the type and default of the constructor
+    argument it sets, in registration order."""
+    options: Dict[str, LossOption] = {}
+    for name, cls in LOSSES.items():
+        parameters = inspect.signature(cls.__init__).parameters
+        hints = typing.get_type_hints(cls.__init__)
+        for flag, argument in getattr(cls, "flags", {}).items():
+            known = options.get(flag)
+            defaults = {**(known.defaults if known else {}), name: parameters[argument].default}
+            options[flag] = LossOption(flag, hints.get(argument, Any), defaults)
+    return options
+
+
+def take_loss_options(flags: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """``flags`` split into the losses' options (:func:`loss_options`) and the rest."""
+    options = loss_options()
+    return ({k: v for k, v in flags.items() if k in options}, {k: v for k, v in flags.items() if k not in options})
 
 
 def build_loss(name: str, **flags: Any) -> nn.Module:
