@@ -294,21 +294,23 @@ class SciNCLPlan(Planner):
                              description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if self.needs_citations:
             excluded = p.scidocs_ids if self.excludes_scidocs else None
-            out.append(self.citations_step("citations", self.metadata_dir, excluded, s.graph_test_ratio, s.seed,
+            # the edge split and the graph are the corpus' (--corpus_seed, which follows --seed in a single run): every
+            # seed of --seeds shares them in OUTPUT_DIR, where seed 1 used to rebuild what seed 0 had made
+            out.append(self.citations_step("citations", self.metadata_dir, excluded, s.graph_test_ratio, s.corpus_seed,
                                            s.workers, corpus_format=self.corpus_format,
                                            description="citation edges from the corpus",
-                                           settings={"test_ratio": s.graph_test_ratio, "seed": s.seed,
+                                           settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
                                                      "corpus_format": self.corpus_format,
                                                      "excludes_scidocs": self.excludes_scidocs}))
         if self.builds_graph:
-            embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.seed,
+            embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.corpus_seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
             out.append(self.graph_step("graph", p.citations_train, p.citations_test, p.graph_dir, embed,
                                        outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
                                        inputs=[Path(s.biggraph_config)],
                                        description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
                                        if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
-                                       settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.seed,
+                                       settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
                                                  **({"graph_method": s.graph_method,
                                                      "graph_method_settings": s.graph_method_settings}
                                                     if s.graph_method != "pbg" else {})}))
@@ -436,7 +438,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     them from there); a band's *_k_min not given is its *_k_max minus its count (--hard_negatives_k_max 500
     samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
     TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
-    --seeds 0..9 or 0,1,2: one run per seed on the same corpus (OUTPUT_DIR/seeds/seed_N), mean ± std.
+    --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
     Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
     prints :func:`run_summary` of it.

@@ -196,6 +196,9 @@ def test_run_specter_seeds_plan_matches_its_snapshot(recorder: PlanRecorder, tmp
         plans[f"seed_{seed}"] = _run_specter_plan(recorder, out / "seeds" / f"seed_{seed}",
                                                   {"seed": seed, "corpus_seed": 0, "auto_output_dir": False},
                                                   shared_dir=out)
+    for name in ("citations", "graph"):  # one edge split and one graph in OUTPUT_DIR for every seed (made once)
+        records = [[st for st in plans[f"seed_{seed}"] if st["name"] == name] for seed in (0, 1)]
+        assert records[0] == records[1] and records[0], name
     _check("run_specter_demo_seeds_0_1", {"command": "run_specter --seeds 0,1", "plans": plans})
 
 
