@@ -16,7 +16,8 @@ import shlex
 import pytest
 from fire import parser as fire_parser
 
-from scincl.cli.flags import RANGES, check_value, flag_type, gather_repeated_flags, rename_aliases
+from scincl.cli.flags import flag_type, gather_repeated_flags, rename_aliases
+from scincl.settings.values import RANGES, check_value
 from scincl.docs_blocks import doc_files, shell_blocks
 from scincl.errors import InputError
 from tests.conftest import REPO_ROOT

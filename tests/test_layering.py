@@ -76,6 +76,15 @@ def test_the_settings_package_imports_only_the_errors():
     assert "scincl.settings" in packages["scincl.graph"] and "scincl.settings" in packages["scincl.corpus"]
 
 
+def test_the_pipeline_imports_nothing_from_the_cli_layer():
+    """issue 39: scincl/pipeline imported the CLI's converters and help builders inside functions (run_checks,
+    run_flags, experiment_kinds); the converter is a setting's (scincl/settings/values.py), the help rows are the
+    CLI's (scincl/cli/pipeline_help.py). Function-level imports count (the graph walks every import)."""
+    packages = _import_graph(lambda m: ".".join(m.split(".")[:2]))
+    assert "scincl.cli" not in packages["scincl.pipeline"]
+    assert "scincl.pipeline" in packages["scincl.cli"]  # the graph is real: the CLI layer sits above
+
+
 def _cli_imports(path: Path) -> list[str]:
     """``file:line name`` of every import of a ``cli_*`` module (statements, importlib, __import__)."""
     found = []

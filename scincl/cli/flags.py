@@ -5,7 +5,7 @@ The names: a flag the chosen command does not take is an error naming the closes
 every ``cli_*.py`` subcommand goes through :func:`checked_command` (see :func:`scincl.cli.run.run_cli`):
 before the library function runs, each flag's value is checked against the function's type hint
 (``int``, ``float``, ``bool``, ``str``, ``Optional[...]`` of those) and then, once, by flag name against
-:data:`RANGES` (:func:`scincl.settings.schema.check_settings`: rules, choices, bands); the names are the same in every command (a ``--batch_size`` is a batch size
+:data:`scincl.settings.values.RANGES` (:func:`scincl.settings.schema.check_settings`: rules, choices, bands); the names are the same in every command (a ``--batch_size`` is a batch size
 everywhere), so one table serves them all, including flags that reach a command through
 ``**kwargs`` (``train``'s ``TrainingArguments``, ``run_specter``'s miner and training flags).
 A bad value is one :class:`~scincl.errors.InputError` line naming the flag, the value and the rule.
@@ -18,18 +18,13 @@ import os
 import re
 import typing
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.settings.rules import Rule, check_rule
-from scincl.settings.schema import check_settings, ranges as schema_ranges
+from scincl.settings.schema import check_settings
+from scincl.settings.values import check_value, simple_type as _simple_type
 
 
-# One rule per flag name, whichever command takes it: the SciNCL settings' from their schema
-# (scincl/settings/schema.py), the other flags' from scincl/settings/rules.py:FLAG_RULES.
-RANGES: Dict[str, Rule] = schema_ranges()
-
-BOOLEAN_WORDS = {"true": True, "false": False}
 
 # flags naming where a command writes: output_dir, output_path, output_fp, paper_ids_output_path, ...
 OUTPUT_FLAG = re.compile(r"(^|_)output(_(dir|path|fp))?$|_output_(dir|path)$")
@@ -52,53 +47,6 @@ def check_writable(name: str, value: Any) -> None:
         read_only = bool(os.statvfs(ancestor).f_flag & os.ST_RDONLY)
         reason = "read-only file system" if read_only else "permission denied"
         raise InputError(f"--{name} {value}: cannot write in {ancestor} ({reason})")
-
-
-def _simple_type(hint: Any) -> Optional[type]:
-    """``int``/``float``/``bool``/``str`` for a hint of that type (or ``Optional`` of it), else ``None``."""
-    if hint in (bool, int, float, str):
-        return hint
-    args = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
-    if getattr(hint, "__origin__", None) is Union and len(args) == 1:
-        return _simple_type(args[0])
-    if getattr(hint, "__origin__", None) is Union and str in args and not {int, float, bool} & set(args):
-        return str  # a path (Union[str, PathLike]) or a comma-separated list given as text
-    return None
-
-
-def check_value(name: str, value: Any, kind: Optional[type], check_range: bool = True) -> Any:
-    """``value`` of flag ``--name`` checked as ``kind`` and (``check_range``) against :data:`RANGES`; returns it
-    (converted).
-
-    Conversions: a number given for a string flag (``--output_dir 2024``) becomes that string,
-    ``true``/``false`` for a boolean flag become booleans, an integer for a float flag a float.
-    """
-    if value is None:
-        return None
-    rule = RANGES.get(name)
-    if kind is None and rule is not None and isinstance(value, str) and value in rule.words:
-        return value  # a named value of a number-or-name flag (Union[int, str]): --sample_n_nodes specter
-    name_or_number = kind is None
-    kind = kind or (rule.kind if rule else None)
-    if kind is str and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    if kind is bool:
-        if isinstance(value, str) and value.strip().lower() in BOOLEAN_WORDS:
-            return BOOLEAN_WORDS[value.strip().lower()]
-        if not isinstance(value, bool):
-            raise InputError(f"--{name}: expected true or false, got {value!r}")
-        return value
-    if kind in (int, float):
-        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if kind is int and not (numeric and float(value).is_integer()):
-            words = "".join(f" or {word}" for word in (rule.words if rule and name_or_number else ()))
-            raise InputError(f"--{name}: expected an integer{words}, got {value!r}")
-        if not numeric:
-            raise InputError(f"--{name}: expected a number, got {value!r}")
-        value = int(value) if kind is int else value
-    if check_range:
-        check_rule(name, value, rule)
-    return value
 
 
 def flag_type(function: Callable, name: str) -> Optional[type]:

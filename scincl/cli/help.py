@@ -213,7 +213,7 @@ def command_flags_info(function: Callable) -> List[FlagInfo]:
 
 def _range(row: FlagInfo) -> str:
     """``; range >= 0`` (the flag's rule in :data:`scincl.cli.flags.RANGES`) or ``; choices a | b``."""
-    from scincl.cli.flags import RANGES
+    from scincl.settings.values import RANGES
 
     rule = RANGES.get(row.name)
     if row.choices:

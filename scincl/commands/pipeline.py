@@ -10,13 +10,13 @@ from __future__ import annotations
 from scincl.cli import accepts_flags, flag_aliases, repeatable_flags
 from scincl.cli.flags import default_outputs, fills_doc, settings_checked_by_library, shows
 from scincl.cli.help import loss_flags, signature_flags, training_flags
+from scincl.cli.pipeline_help import reproduce_flag_info, run_specter_flag_info
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
 from scincl.pipeline.experiment_commands import (reproduce, run_experiment_definition, run_summary, sweep,
                                                  sweep_summary)
-from scincl.pipeline.run_flags import run_specter_flag_info
 from scincl.pipeline.scincl_plan import run_specter, run_specter_like
 from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
 
@@ -51,7 +51,7 @@ for command in (run_specter, run_specter_like, sweep):
     shows(sweep_summary if command is sweep else run_summary)(command)
     accepts_flags(run_specter_flag_info)(command)
 for command in (reproduce, run_experiment_definition):
-    accepts_flags(lambda: _experiment_kinds().reproduce_flag_info())(command)
+    accepts_flags(reproduce_flag_info)(command)
 fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
 
 COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,

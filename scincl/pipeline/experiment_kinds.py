@@ -37,7 +37,7 @@ from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DE
                                   corpus_spec)
 from scincl.settings.experiment import (EXPERIMENTS_DIR, Experiment, experiment_data, experiment_names,
                                        with_changes, name_list)
-from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
+from scincl.settings.recipe import RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import load_module, parse_int_list, parse_seeds
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -178,7 +178,7 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
             raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
     if exp.split is not None and exp.split not in ("val", "test"):
         raise InputError(f"--split {exp.split!r}: choose val or test")
-    from scincl.cli.flags import check_value
+    from scincl.settings.values import check_value
     from scincl.model.losses import LOSS_NAMES
 
     for loss in changes["losses"] + ((str(exp.recipe["loss"]),) if "loss" in exp.recipe else ()):
@@ -238,17 +238,3 @@ def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] =
         raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
                          f"{type(definitions).__name__}", path=path)
     return [make_experiment(with_changes(d, changes or {}, "run_experiment")) for d in items]
-
-
-def reproduce_flag_info() -> list:
-    """``reproduce`` / ``run_experiment --help``: the experiment's and the recipe's fields, defaults defined there."""
-    from scincl.cli.help import FlagInfo, dataclass_flags
-
-    recipe = dataclass_flags(Recipe)
-    rows = {row.name: row for row in recipe}
-    aliases = [FlagInfo(alias, rows[name].type, rows[name].default, "scincl/settings/recipe.py:RECIPE_ALIASES",
-                        f"the former name of --{name}") for alias, name in RECIPE_ALIASES.items()]
-    data = {"losses": tuple(experiment_data("hepth_losses").LOSSES),  # the defaults read from experiments/
-            "graph_dims": tuple(experiment_data("hepth_graph").GRAPH_DIMS)}
-    return dataclass_flags(Experiment, exclude={"kind", "recipe"}, defaults={k: str(v) for k, v in data.items()}) + \
-        recipe + aliases

@@ -13,18 +13,17 @@ from typing import Any, Dict
 
 from scincl.errors import InputError
 from scincl.settings.run import FIELDS, RunSettings, check_ranges
+from scincl.settings.values import check_value, simple_type
 from scincl.triples.miner import MinerConfig, make_config, miner_option_names
 
 
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
-    """run_specter's flags converted once, by the CLI's converter (:func:`scincl.cli.flags.check_value`:
+    """run_specter's flags converted once, by the flags' converter (:func:`scincl.settings.values.check_value`:
     ``--output_dir 2024`` a string, ``true``/``false`` booleans, a wrong type one line): a :class:`RunSettings`
     field to its field's type, another flag (the miner's, the trainer's) to its rule's; ranges are
     :func:`check_run`'s. ``None`` keeps a field's default."""
-    from scincl.cli.flags import _simple_type, check_value
-
     hints = typing.get_type_hints(RunSettings)
-    return {name: check_value(name, value, (_simple_type(hints[name]) or object) if name in hints else None,
+    return {name: check_value(name, value, (simple_type(hints[name]) or object) if name in hints else None,
                               check_range=False)
             for name, value in flags.items()}
 

@@ -1,5 +1,5 @@
-"""``run_specter``'s flags: which flag goes where (:func:`route_flags`) and what ``--help`` lists
-(:func:`run_specter_flag_info`).
+"""``run_specter``'s flags: which flag goes where (:func:`route_flags`) and which flags it takes
+(:func:`run_specter_flag_names`; ``--help`` lists them: scincl/cli/pipeline_help.py).
 
 ``run_specter`` accepts the original SciNCL command verbatim. Each flag is one of:
 
@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Mapping, Set
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.settings.presets import preset_defaults_text, preset_fields, preset_values
 from scincl.settings.run import RunSettings
 from scincl.triples.miner import miner_option_names
 
@@ -116,35 +115,10 @@ def setting_names() -> Set[str]:
 
 
 def run_specter_flag_names() -> Set[str]:
-    """Every flag ``run_specter`` takes (for the front end's check before anything runs): its OUTPUT_DIR and
-    the flags ``--help`` lists (:func:`run_specter_flag_info`)."""
-    return {"output_dir"} | {row.name for row in run_specter_flag_info()}
-
-
-def run_specter_flag_info() -> list:
-    """``run_specter --help``: the flags beyond its OUTPUT_DIR: the
-    :class:`~scincl.settings.run.RunSettings` fields with the paper's and the demo's defaults, stage
-    control, the miner's and the trainer's flags and those accepted without effect."""
-    from scincl.cli.help import FlagInfo, dataclass_flags, loss_flags, miner_flags, signature_flags, training_flags
-    from scincl.model.train import train
-
-    settings, reserved = setting_names(), RESERVED_TRAINING_FLAGS
-    rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - settings
-                           | {"output_dir"}, defaults={name: preset_defaults_text(name) for name in preset_fields()})
-    rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/run_flags.py:ALL_STAGE_NAMES",
-                      f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
-             for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES]
-    rows += [r for r in miner_flags() if r.name not in settings]
-    demo_training = preset_values("demo").get("training_options", {})
-    for row in training_flags(exclude=reserved):
-        if row.name in demo_training:
-            row.default += f" (demo {demo_training[row.name]!r}: experiments/presets/demo.py)"
-        rows.append(row)
-    rows += [r for r in signature_flags(train) if r.name in training_option_names() - reserved
-             and r.name not in settings]
-    rows += loss_flags()
-    rows += [FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
-                      f"accepted for the original command, no effect: {why}")
-             for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
-    return rows + [FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
-                            "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")]
+    """Every flag ``run_specter`` takes (for the front end's check before anything runs, and the closest name in an
+    error): its OUTPUT_DIR, the settings, stage control, the miner's and the trainer's flags (the losses' options
+    included), those accepted without effect and ``--seeds``; ``--help`` lists the same
+    (scincl/cli/pipeline_help.py)."""
+    return ({"output_dir", "seeds"} | setting_names() | {f"{prefix}_{stage}" for prefix in ("skip", "override")
+                                                         for stage in ALL_STAGE_NAMES}
+            | miner_option_names() | (training_option_names() - RESERVED_TRAINING_FLAGS) | set(ACCEPTED_WITHOUT_EFFECT))

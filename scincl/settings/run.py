@@ -17,12 +17,12 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.settings.choices import (ANN_BACKENDS, ANN_METRICS, DEVICES, GRAPH_LIMITS, GRAPH_METHODS, K_SCALES,
                                      TRIPLES_SOURCES)
-from scincl.settings.schema import check_settings, derive_bands, scincl_setting, setting
+from scincl.settings.schema import check_settings, scincl_setting, setting
 
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"  # the embedded demo's OUTPUT_DIR
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the repository: biggraph_configs/, experiments/, its git state

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scincl.corpus.plain import read_texts
 from scincl.corpus.records import iter_tsv_lines
 from scincl.errors import InputError
-from scincl.cli.flags import RANGES, check_value
+from scincl.settings.values import RANGES, check_value
 from scincl.settings.run import parse_seeds
 from scincl.corpus.shards import ReadStats
 

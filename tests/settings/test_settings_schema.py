@@ -31,7 +31,7 @@ def test_the_paper_values_and_bands_that_follow_from_them():
 
 def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.eval.evaluate import run_evaluation
-    from scincl.cli.flags import RANGES
+    from scincl.settings.values import RANGES
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
     from scincl.settings.presets import preset_values
@@ -128,7 +128,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
 def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
-    from scincl.pipeline.run_flags import run_specter_flag_info
+    from scincl.cli.pipeline_help import run_specter_flag_info
     from scincl.settings.presets import resolve
     from scincl.settings.run import RunSettings
 
@@ -173,7 +173,7 @@ def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
 def test_help_shows_a_fields_choices_from_its_metadata():
     """--help reads the values a setting takes from the field that check_ranges checks them with."""
     from scincl.cli.help import format_flag
-    from scincl.pipeline.run_flags import run_specter_flag_info
+    from scincl.cli.pipeline_help import run_specter_flag_info
 
     rows = {row.name: row for row in run_specter_flag_info()}
     assert "; choices cuda | cpu" in format_flag(rows["device"])
