@@ -137,3 +137,11 @@ def test_misspelled_flag_is_rejected_before_work_with_the_closest_name(tmp_path)
     assert done.stderr.strip().splitlines()[-1] == (
         "cli_graph.py: error: --do_normalise: unknown flag for build_faiss (did you mean --do_normalize?)")
     assert not (tmp_path / "i").exists()
+
+
+def test_run_specter_takes_exactly_the_flags_its_help_lists():
+    """The planner's list of run_specter's flags (no CLI import) and the CLI's --help rows name the same flags."""
+    from scincl.cli.pipeline_help import run_specter_flag_info
+    from scincl.pipeline.run_flags import run_specter_flag_names
+
+    assert {row.name for row in run_specter_flag_info()} | {"output_dir"} == run_specter_flag_names()
