@@ -25,11 +25,12 @@ $(STAMP): requirements.txt
 demo: setup
 	$(PY) cli_pipeline.py run_specter
 
-test: setup slurm-test-deps
+test: setup
 	$(PY) -m pytest -q
 
 # tests/slurm/test_slurm.py runs sbin/ on a real single-node Slurm (munged + slurmctld + slurmd on localhost).
-# As root with apt-get: install Debian's slurm-wlm + munge once; otherwise that module skips and says why.
+# An explicit step (`make test` changes nothing outside the repository; .ci/run calls this first): as root with
+# apt-get it installs Debian's slurm-wlm + munge system-wide, once; otherwise that test module skips and says why.
 slurm-test-deps:
 	@if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
 	  echo "slurm-test-deps: not root or no apt-get; tests/slurm/test_slurm.py will be skipped"; \
