@@ -3,9 +3,10 @@
 - :mod:`scincl.settings.rules`: the value ranges (:class:`Rule`) and the one place their error lines are made;
 - :mod:`scincl.settings.choices`: the named values a setting takes (graph limits, graph methods, k scales,
   triples sources, kNN backends and metrics, devices); the packages acting on them import them from here;
-- :mod:`scincl.settings.schema`: :class:`SciNCLSchema`, the sampling, training and graph settings of a
-  SciNCL run (PyTorch-BigGraph's ``ConfigSchema`` shape). The CLI checks, ``--help``, ``RunSettings``, the
-  miner and the trainer read their defaults and ranges from it;
+- :mod:`scincl.settings.spec`: :class:`~scincl.settings.spec.SciNCLSpec`, SciNCL's settings nested by what they set
+  (sampler = miner + search, recipe = encoder + loss + training, graph, seed), attrs fields validated when built
+  (PyTorch-BigGraph's ``ConfigSchema`` shape); :mod:`scincl.settings.schema` reads it by flag name (``SCINCL``).
+  The CLI checks, ``--help``, ``RunSettings``, the miner and the trainer read their defaults and ranges there;
 - :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment and the range and
   choice check of its values;
 - :mod:`scincl.settings.presets`: the run presets as data (``experiments/presets/<name>.py``: paper, demo) and

@@ -1,6 +1,6 @@
 """Settings of one ``run_specter`` experiment: :class:`RunSettings`, each field declared once with its default,
 the source of that default, help text and range or choices (:func:`scincl.settings.schema.setting`; the SciNCL
-settings' metadata is :class:`scincl.settings.schema.SciNCLSchema`'s, the choices :mod:`scincl.settings.choices`).
+settings' metadata is their declaration's in :mod:`scincl.settings.spec`, the choices :mod:`scincl.settings.choices`).
 
 Fields default to ``None`` where the full-scale run and the embedded demo differ: a run preset
 (``experiments/presets/<name>.py``, data read by :mod:`scincl.settings.presets` when a run asks for it) sets them,

@@ -16,6 +16,7 @@ import numpy as np
 from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json
+from scincl.settings.schema import SCINCL
 from scincl.triples.collisions import collision_counts
 from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
 from scincl.triples.knn_miner import KnnSearch, load_graph_corpus
@@ -25,9 +26,9 @@ from scincl.triples.strategies import drop_self
 
 logger = logging.getLogger(__name__)
 
-# paper Fig. 5 explores k- from just above k+ up to the default 4000
-DEFAULT_POSITIVES_K = (25,)
-DEFAULT_HARD_NEGATIVES_K = (30, 50, 100, 250, 500, 1000, 2000, 4000)
+# paper Fig. 5 explores k- from just above k+ up to the paper's k-hard, at the paper's k+
+DEFAULT_POSITIVES_K = (SCINCL.easy_positives_k_max,)
+DEFAULT_HARD_NEGATIVES_K = (30, 50, 100, 250, 500, 1000, 2000, SCINCL.hard_negatives_k_max)
 
 
 def collision_sweep(

@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 from scincl.errors import InputError
-from scincl.settings.schema import FIELDS, SCINCL, SciNCLSchema, check_settings, help_of, rule_of
+from scincl.settings.schema import FIELDS, SCINCL, check_settings, help_of, rule_of, scincl_spec
 
 
 def test_every_field_has_a_source_help_and_a_validator():
@@ -81,7 +81,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         check_settings(values)
     with pytest.raises(InputError, match=message.split(":")[0]):
-        SciNCLSchema(**values)
+        scincl_spec(**values)
     with pytest.raises(InputError) as err:
         settings_from_flags("out", {"scidocs_dir": "sd", **values})
     assert message in str(err.value)
@@ -114,7 +114,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
     from scincl.triples.miner import make_config
 
     assert (SCINCL.easy_positives_k_min, SCINCL.hard_negatives_k_min) == (20, 3998)
-    assert SciNCLSchema(hard_negatives_k_max=500).hard_negatives_k_min == 498
+    assert scincl_spec(hard_negatives_k_max=500).hard_negatives_k_min == 498
     assert derive_bands({"easy_positives_k_max": 10, "easy_positives_count": 3, "hard_negatives_k_min": 7}) == {
         "easy_positives_k_min": 7}
     paper = resolve(RunSettings(output_dir="out", scidocs_dir="sd", hard_negatives_k_max=500))
@@ -221,3 +221,49 @@ def test_a_preset_is_data_and_a_flag_overrides_it(tmp_path):
         150, 148, 3)
     with pytest.raises(InputError, match="--preset 'nope': unknown preset .*paper, demo"):
         settings_from_flags(str(tmp_path / "out"), {**corpus, "preset": "nope"})
+
+
+def test_the_scincl_settings_are_one_nested_spec_validated_when_built():
+    """issue 39 step 2: the SciNCL settings are declared once, nested by what they set, as attrs fields that carry
+    type, default, source, range and help; building (or changing) the spec validates it; flags map onto it by
+    their names without paths."""
+    import attrs
+
+    from scincl.settings.spec import LEAVES, SciNCLSpec, spec_from_flags
+
+    paper = SciNCLSpec()
+    assert paper.sampler.miner.hard_negatives_k_max == SCINCL.hard_negatives_k_max == 4000
+    assert (paper.recipe.encoder.pooling_strategy, paper.recipe.training.learning_rate, paper.recipe.loss) == (
+        "cls", 2e-5, "triplet")
+    assert LEAVES["hard_negatives_k_max"][0] == ("sampler", "miner") and LEAVES["ann_metric"][0] == ("sampler", "search")
+    assert LEAVES["learning_rate"][0] == ("recipe", "training") and LEAVES["seed"][0] == ()
+    for name, (_, attribute) in LEAVES.items():  # every leaf: a type, a source and help
+        assert attribute.type and attribute.metadata["source"] and attribute.metadata["help"], name
+    changed = spec_from_flags({"hard_negatives_k_max": 500, "learning_rate": 1e-4})
+    assert (changed.sampler.miner.hard_negatives_k_min, changed.recipe.training.learning_rate) == (498, 1e-4)
+    assert changed.sampler.search == paper.sampler.search  # untouched sections are the same objects' values
+    with pytest.raises(InputError, match="--hard_negatives_k_min -1: must be >= 0"):
+        spec_from_flags({"hard_negatives_k_max": 1})
+    with pytest.raises(InputError, match="--pooling_strategy 'max': choose one of cls, mean"):
+        attrs.evolve(paper.recipe.encoder, pooling_strategy="max")
+    with pytest.raises(InputError, match="--hard_negatives_k_maximum: not a SciNCL setting"):
+        spec_from_flags({"hard_negatives_k_maximum": 500})
+
+
+def test_the_paper_values_are_written_once_in_the_library():
+    """issue 39: 4000 (k-hard) is a literal only where the spec declares it (docstrings aside; the demo corpus
+    generator's own size bounds are another quantity)."""
+    import ast
+
+    from tests.conftest import REPO_ROOT
+
+    found = []
+    for path in sorted((REPO_ROOT / "scincl").rglob("*.py")):
+        if path.name.startswith("demo"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and type(node.value) is int and node.value == 4000:
+                found.append(f"{path.relative_to(REPO_ROOT)}:{node.lineno}")
+    assert found == ["scincl/settings/spec.py:" + str(next(
+        i for i, line in enumerate((REPO_ROOT / "scincl/settings/spec.py").read_text().splitlines(), 1)
+        if line.strip().startswith("4000,")))]
