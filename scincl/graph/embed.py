@@ -71,7 +71,8 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
                 config: Optional[PathLike] = None, test_edges: Optional[PathLike] = None,
                 dimension: Optional[int] = None, settings: Optional[Any] = None, overrides: Optional[Any] = None,
                 seed: int = 0, override: bool = False, random_baseline: bool = True,
-                export_format: str = "h5", block_size: Optional[int] = None) -> Dict[str, Any]:
+                export_format: str = "h5", block_size: Optional[int] = None,
+                memory_limit: Optional[str] = None) -> Dict[str, Any]:
     """Citation-graph embeddings with --method pbg (PyTorch-BigGraph, the paper's), prone or fastrp.
 
     python cli_graph.py embed_graph citations.train.tsv out/graph --method fastrp \\
@@ -88,6 +89,11 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     --block_size ROWS (fastrp): bounded memory: the graph, the powers and the output stay on disk
     (a temporary folder in OUTPUT_DIR) and are processed ROWS rows at a time; the embeddings are
     the same bytes as without it.
+    Memory is planned first (cli_graph.py plan_memory, with the real paper and edge counts): a run
+    that would not fit --memory_limit (e.g. 32GB; default: the memory available now) is refused in
+    one line naming the setting that fits. With --memory_limit, fastrp gets the largest
+    --block_size that fits (when the whole graph does not) and pbg the fewest
+    entities.paper_id.num_partitions that fit (when no -p sets them).
     An output made with other inputs, method or settings is refused unless --override.
     Returns the output paths and the link-prediction metrics.
     """
@@ -108,6 +114,9 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
             raise InputError("--method pbg takes its settings as PBG overrides (-p key=value), not --settings")
         extra = f"dimension={int(dimension)}" if dimension is not None else None
         all_overrides = " ".join(x for x in (_as_text(overrides), extra) if x) or None
+        partitions = _pbg_partitions_for_memory(config, all_overrides, train_edges, test_edges, memory_limit)
+        if partitions is not None:
+            all_overrides = " ".join(x for x in (all_overrides, f"entities.paper_id.num_partitions={partitions}") if x)
         return train_biggraph(config, train_edges, test_edges, overrides=all_overrides, output_dir=output_dir,
                               seed=seed, override=override, random_baseline=random_baseline,
                               export_format=export_format)
@@ -130,6 +139,7 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
         logger.info("embed_graph: %s exists, made with the same method, settings and inputs: reused", emb_path)
         return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path), "reused": True}
 
+    block_size = _fastrp_block_for_memory(method, train_edges, test_edges, dim, block_size, memory_limit)
     started, cpu_started = time.perf_counter(), time.process_time()
     out.mkdir(parents=True, exist_ok=True)
     work = make_temporary_dir(out, "embed_blocks") if block_size is not None else None
@@ -158,6 +168,61 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     result["manifest_path"] = str(out / RUN_RECORD)
     logger.info("embed_graph: %s embeddings in %.1f s (%.1f CPU s) -> %s", method, embed_seconds, embed_cpu, emb_path)
     return result
+
+
+def _fastrp_block_for_memory(method: str, train_edges, test_edges, dimension: int, block_size: Optional[int],
+                             memory_limit: Optional[str]) -> Optional[int]:
+    """Check the graph stage's memory with the real counts; with --memory_limit, fastrp's block size that fits."""
+    from scincl.graph.memory_plan import (SAFETY, check_graph_memory, fitting_block_rows, in_memory_estimate,
+                                          load_costs, memory_limit_bytes)
+
+    papers, edges = graph_counts(train_edges, test_edges)
+    if method == "fastrp" and block_size is None and memory_limit is not None:
+        costs, limit = load_costs(), memory_limit_bytes(memory_limit)
+        if in_memory_estimate(method, papers, dimension, costs).peak_bytes * SAFETY > limit:
+            block_size = fitting_block_rows(papers, edges, dimension, limit, costs)
+            logger.info("embed_graph: --memory_limit %s: fastrp in blocks of %s rows", memory_limit, block_size)
+    check_graph_memory(method, papers, edges, dimension, memory_limit, block_size)
+    return block_size
+
+
+def _pbg_partitions_for_memory(config, overrides: Optional[str], train_edges, test_edges,
+                               memory_limit: Optional[str]) -> Optional[int]:
+    """Check PBG's memory with the real counts; with --memory_limit and no partitions set, the count that fits."""
+    from scincl.graph.memory_plan import check_graph_memory, fitting_partitions, load_costs, memory_limit_bytes
+    from scincl.graph.pbg_config import load_config_dict
+
+    config_dict = load_config_dict(config, overrides)
+    dimension = int(config_dict["dimension"])
+    partitions = int(config_dict["entities"]["paper_id"].get("num_partitions", 1))
+    papers, edges = graph_counts(train_edges, test_edges)
+    chosen = None
+    if memory_limit is not None and "num_partitions" not in (overrides or ""):
+        chosen = fitting_partitions(papers, edges, dimension, memory_limit_bytes(memory_limit), load_costs())
+        if chosen is not None and chosen != partitions:
+            logger.info("embed_graph: --memory_limit %s: PBG with %d partitions", memory_limit, chosen)
+            partitions = chosen
+    check_graph_memory("pbg", papers, edges, dimension, memory_limit, partitions=partitions)
+    return chosen
+
+
+def graph_counts(train_edges: PathLike, test_edges: Optional[PathLike] = None) -> "tuple[int, int]":
+    """``(papers, train edges)``: the unique ids of both files and the lines of the train file (streamed)."""
+    import polars as pl
+
+    from scincl.graph.fast_import import scan_edges
+
+    paths = [Path(p) for p in (train_edges, test_edges) if p is not None]
+    for path in paths:
+        if not path.exists():
+            raise InputError("edge file not found", path=path)
+    ids = pl.concat([scan_edges(p).select(pl.col(c).alias("id")) for p in paths for c in ("lhs", "rhs")])
+    try:
+        papers, edges = pl.collect_all([ids.drop_nulls().select(pl.col("id").n_unique()),
+                                        scan_edges(paths[0]).select(pl.len())], engine="streaming")
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"cannot read edge file: {str(exc).splitlines()[0]}", path=paths[0]) from None
+    return int(papers.item()), int(edges.item())
 
 
 def _embed_in_memory(embedder, train_edges, test_edges, dim, method_settings, seed, method, emb_path, names_path,

@@ -42,14 +42,30 @@ def scaled_projection(graph: DiskGraph, dimension: int, settings: FastRPSettings
     return (sp.diags(scaling) @ projection(graph.n, dimension, settings.sparsity, seed)).astype(np.float32).tocsc()
 
 
-def _column_range(matrix, low: int, high: int):
-    """The entries of CSR ``matrix`` with column in ``[low, high)``, renumbered from 0, row order kept."""
-    import scipy.sparse as sp
+def split_by_column_block(matrix, block_rows: int) -> Iterator[Tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
+    """``(low, high, indptr, indices, data)`` of CSR ``matrix``'s entries with column in each block ``[low, high)``.
 
-    keep = (matrix.indices >= low) & (matrix.indices < high)
-    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[keep], minlength=matrix.shape[0]))])
-    return sp.csr_matrix((matrix.data[keep], matrix.indices[keep] - low, indptr), shape=(matrix.shape[0], high - low))
+    Last block first; columns renumbered from ``low``; each row keeps its entries in their order
+    (one stable sort of the entries by block, then a slice per block). Empty blocks are skipped.
+    """
+    n_rows, n_cols = matrix.shape
+    n_blocks = -(-n_cols // block_rows)
+    rows = np.repeat(np.arange(n_rows), np.diff(matrix.indptr))
+    position = (n_blocks - 1) - matrix.indices // block_rows  # 0 = the last block
+    if n_blocks < 2 ** 15:
+        position = position.astype(np.int16)  # numpy's stable sort of 16-bit integers is a radix sort
+    order = np.argsort(position, kind="stable")  # row order and in-row order kept
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(position, minlength=n_blocks))])
+    del position
+    for p in range(n_blocks):
+        lo, hi = bounds[p], bounds[p + 1]
+        if lo == hi:
+            continue
+        picked = order[lo:hi]
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows[picked], minlength=n_rows))])
+        low = (n_blocks - 1 - p) * block_rows
+        indices = matrix.indices[picked] - low
+        yield low, min(low + block_rows, n_cols), indptr.astype(indices.dtype), indices, matrix.data[picked]
 
 
 def multiply_rows(graph: DiskGraph, inverse: np.ndarray, start: int, stop: int, previous: DiskArray,
@@ -59,13 +75,10 @@ def multiply_rows(graph: DiskGraph, inverse: np.ndarray, start: int, stop: int, 
 
     rows = graph.transition_rows(start, stop, inverse)
     out = np.zeros((stop - start, previous.columns), dtype=np.float32)
-    for low, high in reversed(list(row_blocks(graph.n, block_rows))):  # rows hold their columns descending
-        part = _column_range(rows, low, high)
-        if part.nnz == 0:
-            continue
+    for low, high, indptr, indices, data in split_by_column_block(rows, block_rows):
         chunk = previous.read(low, high)
-        _sparsetools.csr_matvecs(stop - start, high - low, previous.columns, part.indptr, part.indices, part.data,
-                                 chunk.ravel(), out.ravel())
+        _sparsetools.csr_matvecs(stop - start, high - low, previous.columns, indptr, indices, data, chunk.ravel(),
+                                 out.ravel())
     return out
 
 
