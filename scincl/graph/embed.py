@@ -139,7 +139,7 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
         logger.info("embed_graph: %s exists, made with the same method, settings and inputs: reused", emb_path)
         return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path), "reused": True}
 
-    block_size = _fastrp_block_for_memory(method, train_edges, test_edges, dim, block_size, memory_limit)
+    block_size = _embedder_memory(method, train_edges, test_edges, dim, block_size, memory_limit)
     started, cpu_started = time.perf_counter(), time.process_time()
     out.mkdir(parents=True, exist_ok=True)
     work = make_temporary_dir(out, "embed_blocks") if block_size is not None else None
@@ -170,40 +170,35 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     return result
 
 
-def _fastrp_block_for_memory(method: str, train_edges, test_edges, dimension: int, block_size: Optional[int],
-                             memory_limit: Optional[str]) -> Optional[int]:
+def _embedder_memory(method: str, train_edges, test_edges, dimension: int, block_size: Optional[int],
+                     memory_limit: Optional[str]) -> Optional[int]:
     """Check the graph stage's memory with the real counts; with --memory_limit, fastrp's block size that fits."""
-    from scincl.graph.memory_plan import (SAFETY, check_graph_memory, fitting_block_rows, in_memory_estimate,
-                                          load_costs, memory_limit_bytes)
+    from scincl.graph.memory_plan import check_graph_memory, choose_setting
 
     papers, edges = graph_counts(train_edges, test_edges)
-    if method == "fastrp" and block_size is None and memory_limit is not None:
-        costs, limit = load_costs(), memory_limit_bytes(memory_limit)
-        if in_memory_estimate(method, papers, dimension, costs).peak_bytes * SAFETY > limit:
-            block_size = fitting_block_rows(papers, edges, dimension, limit, costs)
-            logger.info("embed_graph: --memory_limit %s: fastrp in blocks of %s rows", memory_limit, block_size)
-    check_graph_memory(method, papers, edges, dimension, memory_limit, block_size)
-    return block_size
+    chosen, _ = choose_setting(method, papers, edges, dimension, memory_limit, block_size)
+    if chosen != block_size:
+        logger.info("embed_graph: --memory_limit %s: %s in blocks of %d rows", memory_limit, method, chosen)
+    check_graph_memory(method, papers, edges, dimension, memory_limit, chosen)
+    return chosen
 
 
 def _pbg_partitions_for_memory(config, overrides: Optional[str], train_edges, test_edges,
                                memory_limit: Optional[str]) -> Optional[int]:
     """Check PBG's memory with the real counts; with --memory_limit and no partitions set, the count that fits."""
-    from scincl.graph.memory_plan import check_graph_memory, fitting_partitions, load_costs, memory_limit_bytes
+    from scincl.graph.memory_plan import check_graph_memory, choose_setting
     from scincl.graph.pbg_config import load_config_dict
 
     config_dict = load_config_dict(config, overrides)
     dimension = int(config_dict["dimension"])
     partitions = int(config_dict["entities"]["paper_id"].get("num_partitions", 1))
     papers, edges = graph_counts(train_edges, test_edges)
-    chosen = None
-    if memory_limit is not None and "num_partitions" not in (overrides or ""):
-        chosen = fitting_partitions(papers, edges, dimension, memory_limit_bytes(memory_limit), load_costs())
-        if chosen is not None and chosen != partitions:
-            logger.info("embed_graph: --memory_limit %s: PBG with %d partitions", memory_limit, chosen)
-            partitions = chosen
-    check_graph_memory("pbg", papers, edges, dimension, memory_limit, partitions=partitions)
-    return chosen
+    given = partitions if "num_partitions" in (overrides or "") else None
+    _, chosen = choose_setting("pbg", papers, edges, dimension, memory_limit, partitions=given)
+    if chosen is not None and chosen != partitions:
+        logger.info("embed_graph: --memory_limit %s: PBG with %d partitions", memory_limit, chosen)
+    check_graph_memory("pbg", papers, edges, dimension, memory_limit, partitions=chosen or partitions)
+    return chosen if chosen != given else None
 
 
 def graph_counts(train_edges: PathLike, test_edges: Optional[PathLike] = None) -> "tuple[int, int]":

@@ -15,6 +15,7 @@ the start of ``embed_graph`` with the real counts, and :func:`fitting_block_rows
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 from scincl.errors import InputError
+
+logger = logging.getLogger(__name__)
 
 COSTS_PATH = Path(__file__).with_name("memory_costs.json")
 METHODS = ("pbg", "fastrp", "prone")
@@ -55,8 +58,14 @@ def available_memory() -> int:
 
 
 def load_costs(path: Path = COSTS_PATH) -> Dict[str, Any]:
-    """The measured cost table (see the module docstring)."""
-    return json.loads(Path(path).read_text())
+    """The measured cost table (see the module docstring); ``{"models": {}}`` before anything was measured."""
+    path = Path(path)
+    return json.loads(path.read_text()) if path.exists() else {"models": {}}
+
+
+def measured(costs: Dict[str, Any], *models: str) -> bool:
+    """True when the cost table has every one of ``models``."""
+    return all(m in costs["models"] for m in models)
 
 
 def gib(value: float) -> str:
@@ -168,16 +177,37 @@ def advice(method: str, papers: int, edges: int, dimension: int, limit: int, cos
     return "no setting fits: the per-paper tables alone exceed it; use a machine with more memory"
 
 
+def choose_setting(method: str, papers: int, edges: int, dimension: int, memory_limit: Optional[Any],
+                   block_size: Optional[int] = None, partitions: Optional[int] = None):
+    """``(block_size, partitions)`` for ``--memory_limit``: fastrp's largest block that fits (none when the
+    whole graph fits in memory), pbg's fewest partitions that fit; settings the user gave are kept."""
+    costs = load_costs()
+    if memory_limit is None:
+        return block_size, partitions
+    limit = parse_memory(memory_limit)
+    if method == "pbg" and partitions is None and measured(costs, "pbg"):
+        partitions = fitting_partitions(papers, edges, dimension, limit, costs)
+    if method == "fastrp" and block_size is None and measured(costs, "fastrp", "fastrp_blocks"):
+        if in_memory_estimate(method, papers, dimension, costs).peak_bytes * SAFETY > limit:
+            block_size = fitting_block_rows(papers, edges, dimension, limit, costs)
+    return block_size, partitions
+
+
 def memory_limit_bytes(memory_limit: Optional[Any]) -> int:
     """``--memory_limit`` in bytes, or the memory available now when it is not given."""
     return parse_memory(memory_limit) if memory_limit is not None else available_memory()
 
 
 def check_graph_memory(method: str, papers: int, edges: int, dimension: int, memory_limit: Optional[Any] = None,
-                       block_size: Optional[int] = None, partitions: Optional[int] = None) -> StageEstimate:
-    """The graph stage's estimate, or an :class:`InputError` naming the setting that fits when it does not."""
+                       block_size: Optional[int] = None, partitions: Optional[int] = None) -> Optional[StageEstimate]:
+    """The graph stage's estimate, or an :class:`InputError` naming the setting that fits when it does not
+    (``None``, with a warning, when the cost table has no measurement for the method)."""
     costs = load_costs()
     limit = memory_limit_bytes(memory_limit)
+    model = {"pbg": "pbg", "prone": "prone"}.get(method, "fastrp_blocks" if block_size else "fastrp")
+    if not measured(costs, model):
+        logger.warning("memory of %s not checked: %s has no measured costs for it", method, COSTS_PATH.name)
+        return None
     estimate = graph_estimate(method, papers, edges, dimension, costs, block_size, partitions)
     if estimate.peak_bytes > limit:
         where = f"--memory_limit {memory_limit}" if memory_limit is not None else "the memory available now"
@@ -207,12 +237,10 @@ def plan_memory(papers: int, edges: int, dimension: int = 128, method: str = "fa
     if papers < 1 or edges < 1 or not 1 <= dimension <= 4096:
         raise InputError("--papers and --edges must be positive and --dimension in [1, 4096]")
     costs = load_costs()
+    if not measured(costs, "fastrp", "fastrp_blocks", "pbg", "prone", "index", "knn"):
+        raise InputError(f"{COSTS_PATH} has no measured costs yet: run benchmarks/bench_memory.py and --report")
     limit = memory_limit_bytes(memory_limit)
-    if memory_limit is not None and method == "pbg" and partitions is None:
-        partitions = fitting_partitions(papers, edges, dimension, limit, costs)
-    if memory_limit is not None and method == "fastrp" and block_size is None:
-        if in_memory_estimate(method, papers, dimension, costs).peak_bytes * SAFETY > limit:
-            block_size = fitting_block_rows(papers, edges, dimension, limit, costs)
+    block_size, partitions = choose_setting(method, papers, edges, dimension, memory_limit, block_size, partitions)
     graph = check_graph_memory(method, papers, edges, dimension, memory_limit, block_size, partitions)
     stages = [graph] + index_estimate(papers, int(pool or papers), dimension, costs)
     lines = [f"memory limit {gib(limit)}; costs measured at {costs['dimension']}-d, ~{costs['edges_per_paper']} "
