@@ -12,6 +12,7 @@ popularity order (``bench_scale.py``'s corpus), 1 % of the edges held out as tes
     .venv/bin/python benchmarks/bench_memory.py --runs fastrp --sizes 100000,1000000 --block_sizes 65536
     .venv/bin/python benchmarks/bench_memory.py --runs fastrp --sizes 1000000 --block_sizes 16384,262144
     .venv/bin/python benchmarks/bench_memory.py --runs pbg --sizes 300000 --partitions 1,2,4
+    .venv/bin/python benchmarks/bench_memory.py --runs index --sizes 1000000 --pools 100000,300000
     .venv/bin/python benchmarks/bench_memory.py --report     # cost table + docs/scale/memory/MEMORY_TABLE.md
 
 Raw records go to ``docs/scale/memory/results.json`` (a rerun of the same run replaces its record).
@@ -41,6 +42,8 @@ TABLE = REPO_ROOT / "docs" / "scale" / "memory" / "MEMORY_TABLE.md"
 MEAN_REFERENCES = 10
 TEST_RATIO = 0.01
 DIMENSION = 128
+QUERIES = 2000  # kNN queries mined per index run (bench_scale.py's 1M-paper setting)
+K_HARD = 4000  # the paper's hard negatives n_3999..n_4000
 
 
 def cache_dir() -> Path:
@@ -89,15 +92,29 @@ def folder_bytes(path: Path) -> int:
     return total
 
 
+def tree_pss(process) -> int:
+    """Proportional set size of a process and its children: shared pages (PBG's shared-memory
+    partitions, touched by every worker) counted once in all, not once per process as in RSS."""
+    import psutil
+
+    total = 0
+    for p in [process] + process.children(recursive=True):
+        try:
+            total += p.memory_full_info().pss
+        except psutil.Error:
+            pass
+    return total
+
+
 def measure(cmd: List[str], log: Path, watch: Path) -> Dict[str, float]:
-    """``cmd``'s wall / CPU seconds, peak RSS of its process tree and peak bytes under ``watch``."""
+    """``cmd``'s wall / CPU seconds, peak RSS and PSS of its process tree and peak bytes under ``watch``."""
     import psutil
 
     from benchmarks.proc_stats import tree_rss
 
     env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore"}
     started = time.perf_counter()
-    peak = peak_disk = 0
+    peak = peak_pss = peak_disk = 0
     last_disk = 0.0
     with open(log, "ab") as fh:
         fh.write(("\n$ " + " ".join(map(str, cmd)) + "\n").encode())
@@ -108,14 +125,15 @@ def measure(cmd: List[str], log: Path, watch: Path) -> Dict[str, float]:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
-            peak = max(peak, tree_rss(ps))
+            peak, peak_pss = max(peak, tree_rss(ps)), max(peak_pss, tree_pss(ps))
             if time.perf_counter() - last_disk > 0.5:
                 peak_disk, last_disk = max(peak_disk, folder_bytes(watch)), time.perf_counter()
             time.sleep(0.05)
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"failed: {' '.join(map(str, cmd))}; see {log}")
     return {"wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mib": round(peak / 2 ** 20, 1), "peak_disk_mib": round(peak_disk / 2 ** 20, 1),
+            "peak_rss_mib": round(peak / 2 ** 20, 1), "peak_pss_mib": round(peak_pss / 2 ** 20, 1),
+            "peak_disk_mib": round(peak_disk / 2 ** 20, 1),
             "load_average": round(os.getloadavg()[0], 1)}
 
 
@@ -162,13 +180,71 @@ def run_pbg(papers: int, partitions: int, work: Path, epochs: int) -> dict:
             "hits@10": round(metrics["hits@10"], 4), **stats}
 
 
+def random_export(papers: int, pool: int, seed: int = 0) -> Dict[str, Path]:
+    """(Once) random 128-d ``embeddings.h5`` of ``papers`` papers, their id list, and a random candidate pool.
+
+    The index and kNN stages' memory depends on the shape, not the values (``bench_scale.py``'s
+    ``--random_embeddings``); the rows are written a block at a time.
+    """
+    import h5py
+
+    from scincl.graph.embedders.block_output import write_ids_blocks
+    from scincl.io import write_id_list
+
+    root = cache_dir() / f"memory_export_{papers}"
+    paths = {"embeddings": root / "embeddings.h5", "ids": root / "entity_names_paper_id_0.json",
+             "pool": root / f"pool_{pool}.json", "queries": root / f"queries_{pool}.json"}
+    rng = np.random.default_rng(seed)
+    ids = np.char.mod("%d", 100_000_000 + 37 * np.arange(papers))
+    if not paths["embeddings"].exists():
+        import polars as pl
+
+        root.mkdir(parents=True, exist_ok=True)
+        with h5py.File(root / "tmp.h5", "w") as f:
+            data = f.create_dataset("embeddings", shape=(papers, DIMENSION), dtype=np.float32)
+            for start in range(0, papers, 1 << 18):
+                stop = min(start + (1 << 18), papers)
+                data[start:stop] = rng.standard_normal((stop - start, DIMENSION), dtype=np.float32)
+        write_ids_blocks(paths["ids"], pl.Series(ids))
+        (root / "tmp.h5").rename(paths["embeddings"])
+    if not paths["pool"].exists():
+        chosen = np.sort(rng.choice(papers, size=pool, replace=False))
+        write_id_list(paths["pool"], ids[chosen].tolist())
+        write_id_list(paths["queries"], ids[chosen[:QUERIES]].tolist())
+    return paths
+
+
+def run_index_knn(papers: int, pool: int, work: Path) -> List[dict]:
+    """``build_faiss`` (Flat) over a candidate pool of ``pool`` papers, then ``get_knn_triples`` for
+    ``QUERIES`` of them (k = 4000, exact backend) with the pool as the corpus."""
+    paths = random_export(papers, pool)
+    out = work / f"index_{papers}_{pool}"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    index = out / "index.faiss"
+    base = {"papers": papers, "edges": 0, "dimension": DIMENSION, "pool": pool}
+    build = measure([sys.executable, "cli_graph.py", "build_faiss", paths["embeddings"], index, "--string_factory",
+                     "Flat", "--paper_ids", paths["ids"], "--include_paper_ids", paths["pool"]],
+                    work / "bench_memory.log", out)
+    mine = measure([sys.executable, "cli_triples.py", "get_knn_triples", out / "triples.csv",
+                    "--graph_paper_ids_path", paths["ids"], "--graph_embeddings_path", paths["embeddings"],
+                    "--ann_index_path", out / "knn.faiss", "--include_paper_ids", paths["pool"],
+                    "--query_papers", paths["queries"], "--hard_negatives_k_min", str(K_HARD - 2),
+                    "--hard_negatives_k_max", str(K_HARD), "--ann_backend", "exact"], work / "bench_memory.log", out)
+    shutil.rmtree(out, ignore_errors=True)
+    return [{"run": f"index papers={papers} pool={pool}", "method": "index", **base, **build},
+            {"run": f"knn papers={papers} pool={pool} queries={QUERIES}", "method": "knn", "queries": QUERIES,
+             **base, **mine}]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", default="fastrp", help="comma list of fastrp, fastrp_memory, pbg")
+    parser.add_argument("--runs", default="fastrp", help="comma list of fastrp, fastrp_memory, pbg, index")
     parser.add_argument("--sizes", default="100000", help="papers per synthetic graph, comma list")
     parser.add_argument("--block_sizes", default="65536", help="FastRP rows per block, comma list")
     parser.add_argument("--partitions", default="1,2,4", help="PBG partitions, comma list")
     parser.add_argument("--epochs", type=int, default=2, help="PBG epochs per run")
+    parser.add_argument("--pools", default="100000", help="index / kNN candidate pool sizes, comma list")
     parser.add_argument("--work", default=None, help="scratch folder (default: the cache folder)")
     parser.add_argument("--report", action="store_true", help="fit the cost table and write the table")
     args = parser.parse_args()
@@ -182,7 +258,8 @@ def main() -> None:
     sizes = [int(s) for s in str(args.sizes).split(",")]
     jobs = {"fastrp": lambda n: (run_fastrp(n, int(b), work) for b in str(args.block_sizes).split(",")),
             "fastrp_memory": lambda n: (run_fastrp(n, None, work) for _ in (0,)),
-            "pbg": lambda n: (run_pbg(n, int(p), work, args.epochs) for p in str(args.partitions).split(","))}
+            "pbg": lambda n: (run_pbg(n, int(p), work, args.epochs) for p in str(args.partitions).split(",")),
+            "index": lambda n: (r for q in str(args.pools).split(",") for r in run_index_knn(n, int(q), work))}
     for run in str(args.runs).split(","):
         if run not in jobs:
             raise SystemExit(f"unknown run {run!r}; choose from {', '.join(jobs)}")
