@@ -57,9 +57,9 @@ def available_memory() -> int:
     return int(psutil.virtual_memory().available)
 
 
-def load_costs(path: Path = COSTS_PATH) -> Dict[str, Any]:
+def load_costs(path: Optional[Path] = None) -> Dict[str, Any]:
     """The measured cost table (see the module docstring); ``{"models": {}}`` before anything was measured."""
-    path = Path(path)
+    path = Path(path or COSTS_PATH)
     return json.loads(path.read_text()) if path.exists() else {"models": {}}
 
 
