@@ -26,8 +26,8 @@ import numpy as np
 from scincl.errors import InputError
 from scincl.io import PathLike
 
-# Edges read per batch from the TSVs (polars streaming engine); 4M edges ~ 0.3 GiB with their strings.
-EDGE_BATCH = 1 << 22
+# Bytes of edge text parsed at a time (~1.5M edges of two 10-digit ids; ~0.1 GiB once parsed).
+EDGE_CHUNK_BYTES = 1 << 25
 
 
 @dataclass
@@ -121,31 +121,85 @@ def index_dtype(n: int) -> np.dtype:
     return np.dtype(np.int32 if n < 2 ** 31 else np.int64)
 
 
-def _node_ids(paths: Sequence[Path]):
-    """Sorted unique ids of both columns of every file (as ``read_graph``), via polars' streaming engine."""
+def iter_edge_frames(path: PathLike, chunk_bytes: int = EDGE_CHUNK_BYTES):
+    """The ``lhs, rhs`` string columns of a ``citing<TAB>cited`` file (gzip ok), ``chunk_bytes`` of text at a time.
+
+    Read with plain reads and parsed by polars one chunk at a time: memory is one chunk, not the file
+    (polars' own scan maps the whole file, whose pages then count as the process's resident memory).
+    Lines as :func:`scincl.graph.fast_import.scan_edges` reads them (``#`` comments and blank lines skipped).
+    """
+    import gzip
+    import io
+
     import polars as pl
 
-    from scincl.graph.fast_import import scan_edges
+    from scincl.io import is_gzip_path
 
-    columns = [scan_edges(p).select(pl.col(c).alias("id")) for p in paths for c in ("lhs", "rhs")]
-    try:
-        frame = pl.concat(columns).drop_nulls().unique().sort("id").collect(engine="streaming")
-    except pl.exceptions.PolarsError as exc:
-        raise InputError(f"cannot read edge file: {str(exc).splitlines()[0]}", path=paths[0]) from None
-    return frame["id"]
+    def parse(data: bytes):
+        try:
+            frame = pl.read_csv(io.BytesIO(data), separator="\t", has_header=False, comment_prefix="#", quote_char=None,
+                                schema={"lhs": pl.String, "rhs": pl.String}, truncate_ragged_lines=True)
+        except pl.exceptions.PolarsError as exc:
+            raise InputError(f"cannot read edge file: {str(exc).splitlines()[0]}", path=path) from None
+        return frame.filter(pl.col("lhs").is_not_null() | pl.col("rhs").is_not_null())
+
+    with (gzip.open(path, "rb") if is_gzip_path(path) else open(path, "rb")) as fh:
+        rest = b""
+        while True:
+            block = fh.read(chunk_bytes)
+            if not block:
+                break
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            rest = block[cut:]
+            if cut:
+                yield parse(block[:cut])
+        if rest.strip():
+            yield parse(rest)
 
 
-def _coded_batches(path: Path, ids) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
-    """``(i, j)`` node numbers of the edges of ``path``, a batch at a time."""
-    from scincl.graph.fast_import import lookup_frame, scan_edges
+def _node_ids(paths: Sequence[Path]):
+    """Sorted unique ids of both columns of every file (as ``read_graph``), a chunk of edges at a time."""
+    import polars as pl
 
-    lf = scan_edges(path)
-    for col in ("lhs", "rhs"):
-        lookup, key = lookup_frame(ids, col)
-        lf = lf.with_columns(key.alias(f"{col}_key")).join(lookup, left_on=f"{col}_key", right_on="key",
-                                                            how="inner", maintain_order="left")
-    for batch in lf.select("lhs_index", "rhs_index").collect_batches(chunk_size=EDGE_BATCH, engine="streaming"):
-        yield batch["lhs_index"].to_numpy(), batch["rhs_index"].to_numpy()
+    ids, pending, waiting = pl.Series("id", [], dtype=pl.String), [], 0
+    for path in paths:
+        for frame in iter_edge_frames(path):
+            pending.append(pl.concat([frame["lhs"], frame["rhs"]]).rename("id").drop_nulls().unique())
+            waiting += len(pending[-1])
+            if waiting > max(len(ids), EDGE_CHUNK_BYTES // 8):  # merge: amortised, at most ~2x the ids at once
+                ids, pending, waiting = pl.concat([ids] + pending).unique(), [], 0
+    return pl.concat([ids] + pending).unique().sort()
+
+
+class IdRows:
+    """``paper id -> row`` of a sorted id Series through 64-bit hashes: 16 bytes per id, a binary search per lookup.
+
+    Exact when the ids' hashes are distinct (checked; with a collision the lookup joins on the strings)
+    and every id looked up is one of them (true here: the ids were read from the same files).
+    """
+
+    def __init__(self, ids) -> None:
+        self.ids = ids
+        hashes = ids.hash().to_numpy()
+        order = np.argsort(hashes)
+        self.hashes, self.rows = hashes[order], order.astype(np.int64)
+        self.exact = not bool(np.any(self.hashes[1:] == self.hashes[:-1]))
+
+    def __call__(self, names) -> np.ndarray:
+        if self.exact:
+            return self.rows[np.searchsorted(self.hashes, names.hash().to_numpy())]
+        import polars as pl
+
+        table = pl.DataFrame({"id": self.ids, "row": np.arange(len(self.ids), dtype=np.int64)})
+        return pl.DataFrame({"id": names}).join(table, on="id", how="left", maintain_order="left")["row"].to_numpy()
+
+
+def _coded_batches(path: Path, rows_of: IdRows) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+    """``(i, j)`` node numbers of the edges of ``path``, a chunk at a time."""
+    for frame in iter_edge_frames(path):
+        frame = frame.drop_nulls()
+        yield rows_of(frame["lhs"]), rows_of(frame["rhs"])
 
 
 def build_disk_graph(train_edges: PathLike, work_dir: PathLike, block_rows: int,
@@ -168,7 +222,7 @@ def build_disk_graph(train_edges: PathLike, work_dir: PathLike, block_rows: int,
     handles = [open(p, "wb") for p in bucket_paths]
     edges = 0
     try:
-        for i, j in _coded_batches(train, ids):
+        for i, j in _coded_batches(train, IdRows(ids)):
             edges += len(i)
             keep = i != j
             rows = np.concatenate([i[keep], j[keep]])
