@@ -20,7 +20,10 @@ overridden with ``-p key=value``:
     python cli_graph.py train_biggraph $CONFIG --train_edges citations.train.tsv --test_edges citations.test.tsv
 
 Scale-out knobs (see s2orc_full.py for a multi-machine example): entities.paper_id.num_partitions,
-num_edge_chunks, workers, num_machines + distributed_init_method.
+num_edge_chunks, workers, num_machines + distributed_init_method. One partition holds every
+embedding in RAM (52.6M x dimension floats); ``embed_graph --method pbg --config THIS --memory_limit 32GB``
+sets ``entities.paper_id.num_partitions`` to the fewest whose two held partitions (lhs + rhs) plus
+PBG's buffers fit, from measured costs (``cli_graph.py plan_memory``; docs/SCALE.md "Will it fit?").
 """
 import os
 

@@ -10,7 +10,12 @@ knobs that make a graph of this size fit, all readable from the environment so a
     BIGGRAPH_CHECKPOINT_PATH     checkpoint_path (on a file system shared by all machines)
     BIGGRAPH_NUM_PARTITIONS      entities.paper_id.num_partitions. 1 keeps all 52.6M x 768 floats
                                  (~160 GB) in RAM; P partitions hold 2/P of them at a time (one lhs
-                                 + one rhs partition). Distributed training needs P >= 2 * machines.
+                                 + one rhs partition), so P = 2 saves nothing and P >= 4 does.
+                                 Distributed training needs P >= 2 * machines. For one machine's
+                                 memory: `cli_graph.py plan_memory --method pbg --papers 52600000
+                                 --edges 463000000 --dimension 768 --memory_limit 32GB` names the
+                                 fewest partitions that fit (measured costs, docs/SCALE.md "Will it
+                                 fit?"), and `embed_graph --method pbg --memory_limit 32GB` sets them.
     BIGGRAPH_NUM_EDGE_CHUNKS     num_edge_chunks: split each bucket's edges so partitions are swapped
                                  more often (better mixing, bounded edge memory).
     BIGGRAPH_WORKERS             workers: Hogwild! processes per machine (default: all cores).

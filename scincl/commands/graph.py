@@ -3,6 +3,7 @@
 Subcommands (each `--help` shows its docstring):
   train_biggraph            import + train + evaluate + export a BigGraph config (link-prediction table)
   embed_graph               the same outputs with --method pbg|prone|fastrp (ProNE, FastRP: minutes, no training)
+  plan_memory               peak memory and disk of the graph, index and kNN stages before a run (--memory_limit)
   import_edges              only the import step (e.g. before starting distributed ranks)
   export_embeddings         PBG checkpoint -> embeddings.h5|npy + entity_names_paper_id_0.json
   make_edges_bidirectional  add the reverse of every edge (co-citation graphs)
@@ -28,6 +29,7 @@ from scincl.eval.graph_retrieval import evaluate_graph_retrieval
 from scincl.graph.biggraph import export_checkpoint, import_edge_files, train_biggraph
 from scincl.graph.edges import extract_ids_in_graph, get_largest_connected_subgraph, make_edges_bidirectional
 from scincl.graph.embed import embed_graph
+from scincl.graph.memory_plan import plan_memory
 from scincl.knn.papers import build_faiss, get_knn
 
 
@@ -38,11 +40,13 @@ def _outputs(result: Dict[str, Any]) -> Dict[str, Any]:
 
 shows(_outputs)(train_biggraph)
 shows(_outputs)(embed_graph)
+shows(lambda result: result["text"])(plan_memory)
 flag_aliases(paper_ids="paper_ids_path")(evaluate_graph_retrieval)
 
 # The subcommands of cli_graph.py, in the order --help lists them.
 COMMANDS = {
-    "train_biggraph": train_biggraph, "embed_graph": embed_graph, "import_edges": import_edge_files,
+    "train_biggraph": train_biggraph, "embed_graph": embed_graph, "plan_memory": plan_memory,
+    "import_edges": import_edge_files,
     "export_embeddings": export_checkpoint, "make_edges_bidirectional": make_edges_bidirectional,
     "get_largest_connected_subgraph": get_largest_connected_subgraph, "extract_ids_in_graph": extract_ids_in_graph,
     "build_faiss": build_faiss, "get_knn": get_knn, "evaluate_graph_retrieval": evaluate_graph_retrieval}

@@ -46,6 +46,9 @@ DEFAULT_MAX_TRAIN_SAMPLE = 1_048_576
 # Bytes of embedding rows read per h5 block when selecting a subset (bounds the reader's extra memory;
 # 16 MiB = 5,461 rows of 768 float32: few enough calls that h5py's per-call overhead does not matter).
 READ_BLOCK_BYTES = 16 * 1024 * 1024
+# Rows of a RowsOnDisk source read per file pass when building an index (each pass scans the file's
+# blocks that hold them): 65,536 x 768 float32 = 192 MiB.
+READ_CHUNK_ROWS = 1 << 16
 
 _METRIC_ALIASES = {
     "inner_product": "inner_product", "ip": "inner_product", "dot": "inner_product",
@@ -99,6 +102,34 @@ def _as_float32_matrix(arr: np.ndarray, what: str) -> np.ndarray:
     if not np.issubdtype(arr.dtype, np.number):
         raise InputError(f"{what} must be numeric, got dtype {arr.dtype}")
     return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+class RowsOnDisk:
+    """Rows ``rows`` of an embeddings file (``.h5``/``.npy``), read when sliced: ``build_index`` adds them
+    ``READ_CHUNK_ROWS`` at a time instead of holding a second copy of what the index stores."""
+
+    def __init__(self, path: PathLike, rows: np.ndarray, dimension: int) -> None:
+        self.path, self.rows = Path(path), np.asarray(rows, dtype=np.int64)
+        self.shape = (len(self.rows), int(dimension))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, which) -> np.ndarray:
+        return read_embedding_rows(self.path, self.rows[which])
+
+
+def embedding_dimension(path: PathLike) -> int:
+    """Columns of an ``.h5``/``.npy`` embeddings file without loading it."""
+    p = Path(path)
+    if str(p).endswith(".npy"):
+        return int(np.load(p, mmap_mode="r").shape[1])
+    import h5py
+
+    from scincl.io import EMBEDDINGS_DATASET
+
+    with h5py.File(p, "r") as f:
+        return int(f[EMBEDDINGS_DATASET].shape[1])
 
 
 def _normalized_copy(batch: np.ndarray) -> np.ndarray:
@@ -269,7 +300,7 @@ def index_to_cpu(index):
 
 
 def build_index(
-    embeddings: np.ndarray,
+    embeddings: Union[np.ndarray, RowsOnDisk],
     string_factory: str = "Flat",
     metric: Union[str, int] = "inner_product",
     do_normalize: bool = False,
@@ -282,7 +313,8 @@ def build_index(
     """Build a faiss index over ``embeddings`` (rows = papers) from an index-factory string.
 
     Args:
-        embeddings: float matrix ``[n, d]``; not modified (normalisation works on copies).
+        embeddings: float matrix ``[n, d]``; not modified (normalisation works on copies); or a
+            :class:`RowsOnDisk`, read ``READ_CHUNK_ROWS`` rows at a time (the index's copy only).
         string_factory: faiss index-factory string (``Flat`` = exact search, as the paper uses).
         metric: ``inner_product`` (default; the paper's dot-product graph embeddings), ``l2``,
             or ``cosine`` (= inner product with ``do_normalize``).
@@ -302,7 +334,7 @@ def build_index(
         string_factory = ",".join(str(s) for s in string_factory)
     if batch_size <= 0:
         raise InputError(f"batch_size must be positive, got {batch_size}")
-    vectors = _as_float32_matrix(embeddings, "embeddings")
+    vectors = embeddings if isinstance(embeddings, RowsOnDisk) else _as_float32_matrix(embeddings, "embeddings")
     metric_type, force_normalize = resolve_metric(metric)
     do_normalize = bool(do_normalize or force_normalize)
     n, dim = vectors.shape
@@ -328,10 +360,14 @@ def build_index(
             logger.info("faiss: trained in %.1f s", time.perf_counter() - started)
             del sample
 
-        for start in tqdm(range(0, n, batch_size), desc=f"faiss add (batch_size={batch_size:,})", unit="batch",
-                          disable=n <= batch_size):
-            batch = vectors[start:start + batch_size]
-            index.add(_normalized_copy(batch) if do_normalize else batch)
+        chunk_rows = READ_CHUNK_ROWS if isinstance(vectors, RowsOnDisk) else n
+        for chunk_start in range(0, n, chunk_rows):
+            chunk = vectors[chunk_start:chunk_start + chunk_rows]
+            for start in tqdm(range(0, len(chunk), batch_size), desc=f"faiss add (batch_size={batch_size:,})",
+                              unit="batch", disable=len(chunk) <= batch_size):
+                batch = chunk[start:start + batch_size]
+                index.add(_normalized_copy(batch) if do_normalize else batch)
+            del chunk
         logger.info("faiss: index holds %d vectors", index.ntotal)
         return index
 

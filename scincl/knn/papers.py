@@ -108,7 +108,7 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
                              path=embeddings_path)
     subset = read_id_list(include_paper_ids) if include_paper_ids else None
     rows, index_ids = ann.select_rows(all_ids, subset, allow_unknown_ids=allow_unknown_ids, source=ids_path)
-    vectors = ann.read_embedding_rows(embeddings_path, rows)
+    vectors = ann.RowsOnDisk(embeddings_path, rows, ann.embedding_dimension(embeddings_path))  # read in chunks
     index = ann.build_index(vectors, string_factory=string_factory, metric=metric, do_normalize=do_normalize,
                             device=int(device), batch_size=int(batch_size), workers=workers,
                             train_sample_size=train_size, seed=int(seed))
