@@ -12,6 +12,8 @@ from scincl.cli.flags import default_outputs, fills_doc, settings_checked_by_lib
 from scincl.cli.help import signature_flags, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
+from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
+from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
 from scincl.pipeline.experiment_commands import (reproduce, run_experiment_definition, run_summary, sweep,
@@ -44,6 +46,7 @@ shows(str)(pretrain)  # OUTPUT_DIR
 accepts_flags(lambda: signature_flags(_encoder()))(embed)
 flag_aliases(model_dir="model_dirs", classifier="classifier_backend")(evaluate)
 shows(lambda results: None)(evaluate)  # the results are in OUTPUT_DIR/results.{json,md}
+shows(scirepeval_table)(evaluate_scirepeval)  # the table of OUTPUT_DIR/results.md
 for command in (run_specter, run_specter_like, sweep):
     settings_checked_by_library(command)
     default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)(command)
@@ -54,5 +57,6 @@ for command in (reproduce, run_experiment_definition):
 fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
 
 COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,
+            "evaluate_scirepeval": evaluate_scirepeval,
             "run_specter": run_specter, "run_specter_like": run_specter_like, "sweep": sweep, "reproduce": reproduce,
             "run_experiment": run_experiment_definition}
