@@ -10,7 +10,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.eval.scirepeval.data import document_texts
-from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
+from scincl.eval.scirepeval.evaluate import evaluate_scirepeval, few_shot_scores
 from scincl.eval.scirepeval.tasks import TASKS, TASKS_BY_NAME, select_tasks
 from tests.conftest import run_front_end
 from tests.eval.conftest import SYNTHETIC_TASKS, read_split, write_scirepeval_tasks
@@ -24,7 +24,7 @@ def evaluated(tmp_path_factory, toy_bert):
     root = tmp_path_factory.mktemp("scirepeval")
     data = write_scirepeval_tasks(root / "data")
     done = run_front_end("cli_pipeline.py", "evaluate_scirepeval", str(toy_bert), str(root / "out"),
-                         "--tasks", ",".join(SYNTHETIC_TASKS), "--data_dir", str(data), check=True)
+                         "--tasks", ",".join(SYNTHETIC_TASKS), "--data_dir", str(data), "--nofew_shot", check=True)
     results = json.loads((root / "out" / "results.json").read_text())
     return {"data": data, "out": root / "out", "results": results, "stdout": done.stdout, "stderr": done.stderr}
 
@@ -82,6 +82,48 @@ def test_regression_equals_linearsvr_grid_and_kendalls_tau(evaluated):
     svr = GridSearchCV(LinearSVR(random_state=42), cv=3, param_grid={"C": np.logspace(-4, 2, 7)})
     expected = round(100 * kendalltau(y_test, svr.fit(x_train, y_train.astype(float)).predict(x_test))[0], 2)
     assert evaluated["results"]["tasks"]["Citation Count"]["metrics"]["kendalltau"] == pytest.approx(expected, abs=0.01)
+
+
+def test_few_shot_single_label_equals_linearsvc_on_the_stratified_folds(evaluated):
+    import math
+
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    x_train, y_train, x_test, y_test = _supervised_inputs(evaluated, "Biomimicry")
+    arrays = {"train": (x_train, y_train), "test": (x_test, y_test)}
+    result = few_shot_scores(TASKS_BY_NAME["Biomimicry"], arrays, 16, 100)  # the official 16-shot setting
+    folds = StratifiedKFold(n_splits=math.ceil(len(x_train) / 16)).split(x_train, y_train)
+    values = [round(100 * f1_score(y_test, LinearSVC(loss="squared_hinge", random_state=42).fit(
+        x_train[rows], y_train[rows]).predict(x_test)), 2) for _, rows in folds]
+    assert result["runs"] == len(values) == 2 and result["metrics"]["f1"] == pytest.approx(np.mean(values), abs=0.01)
+    too_large = few_shot_scores(TASKS_BY_NAME["Biomimicry"], arrays, 64, 50)
+    assert too_large["absent"] == "the train split has 20 papers, not more than the sample size 64"
+
+
+def test_few_shot_multi_label_equals_seeded_positive_samples_and_the_one_vs_rest_grid(evaluated):
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.svm import LinearSVC
+
+    x_train, y_train, x_test, y_test = _supervised_inputs(evaluated, "Fields of study")
+    arrays = {"train": (x_train, y_train), "test": (x_test, y_test)}
+    result = few_shot_scores(TASKS_BY_NAME["Fields of study"], arrays, 5, 3)  # 5-shot, 3 of its 100 runs
+    values = []
+    for k in range(3):
+        np.random.seed(42 + k)
+        rows = set()
+        for label in range(y_train.shape[1]):
+            rows.update(np.random.choice(np.where(y_train[:, label] == 1)[0], 5, replace=False).tolist())
+        rows = list(rows)
+        svm = OneVsRestClassifier(GridSearchCV(LinearSVC(max_iter=10000, loss="hinge"), cv=3,
+                                               param_grid={"C": np.logspace(-2, 2, 5)}))
+        values.append(round(100 * f1_score(y_test, svm.fit(x_train[rows], y_train[rows]).predict(x_test),
+                                           average="macro"), 2))
+    assert result["metrics"]["f1_macro"] == pytest.approx(np.mean(values), abs=0.01)
+    assert "fewer than the sample size 10" in few_shot_scores(TASKS_BY_NAME["Fields of study"], arrays, 10, 50)["absent"]
 
 
 def _qrels(path):

@@ -17,12 +17,22 @@
   and the soft qrels (``hard_P_5``, ``soft_P_5``, ...).
 * Every score ×100, rounded to two decimals (``np.round(100 * result, 2)``).
 
+* Few-shot classification (``few_shot_evaluator.py FewShotEvaluator``; Biomimicry, DRSM, Fields of study): each
+  of ``iterations`` runs trains on a small sample and predicts the whole test split; the metric is the mean over
+  the runs of each run's ×100, two-decimal value. Single-label: the runs are the folds of
+  ``StratifiedKFold(n_splits=ceil(train size / sample_size))`` (unshuffled; a fold is the training sample) and the
+  classifier is ``LinearSVC(loss="squared_hinge", random_state=RANDOM_STATE)`` without the grid search
+  (``cv=0``). Multi-label: run ``k`` seeds numpy's global generator with ``RANDOM_STATE + k`` and draws
+  ``sample_size`` positives of every label without replacement (``np.random.choice``), then fits the multi-label
+  grid search above; numpy's global seed is set back to ``RANDOM_STATE`` afterwards, as the official code does
+  (scikit-learn's unseeded multi-label ``LinearSVC`` draws from that generator).
+
 The official evaluator prefers sklearn-contrib-lightning's ``LinearSVC``/``LinearSVR`` and falls back to
 scikit-learn's of the same names when lightning is not installed; this module uses scikit-learn's, the fallback.
-Few-shot runs (``few_evaluator.py``) are not computed here.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any, Dict, List, Mapping, Sequence
 
@@ -61,6 +71,44 @@ def classify(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, multi
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(x_train, y_train)
     return model.predict(x_test)
+
+
+def few_shot_predictions(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, sample_size: int,
+                         iterations: int, multi_label: bool = False, n_jobs: int = 1) -> List[np.ndarray]:
+    """The test predictions of each few-shot run (module docstring); ValueError when the training split is too
+    small for the sample size (too few papers or positives of a label, as the official code fails)."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.svm import LinearSVC
+
+    runs: List[np.ndarray] = []
+    if multi_label:
+        try:
+            for k in range(iterations):
+                np.random.seed(RANDOM_STATE + k)
+                chosen: set = set()
+                for label in range(y_train.shape[1]):
+                    positives = np.where(y_train[:, label] == 1)[0]
+                    if len(positives) < sample_size:
+                        raise ValueError(f"label {label} has {len(positives)} positive training papers, fewer than the "
+                                         f"sample size {sample_size}")
+                    chosen.update(np.random.choice(positives, sample_size, replace=False).tolist())
+                rows = list(chosen)
+                runs.append(classify(x_train[rows], y_train[rows], x_test, multi_label=True, n_jobs=n_jobs))
+        finally:
+            np.random.seed(RANDOM_STATE)
+        return runs
+    if x_train.shape[0] <= sample_size:
+        raise ValueError(f"the train split has {x_train.shape[0]} papers, not more than the sample size {sample_size}")
+    folds = StratifiedKFold(n_splits=math.ceil(x_train.shape[0] / sample_size))
+    for _, rows in folds.split(x_train, y_train):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = LinearSVC(loss="squared_hinge", random_state=RANDOM_STATE).fit(x_train[rows], y_train[rows])
+        runs.append(model.predict(x_test))
+        if len(runs) == iterations:
+            break
+    return runs
 
 
 def regress(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, n_jobs: int = 1) -> np.ndarray:

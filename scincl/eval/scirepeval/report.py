@@ -1,11 +1,12 @@
 """SciRepEval's results: group averages and the paper-style table (``results.md``).
 
-A task's score is the mean of its metrics (SciDocs tasks: MAP and nDCG; paper-reviewer matching: hard and soft
-P@5 and P@10; every other task has one metric). A group's average (In-Train, Out-of-Train, SciDocs, the columns of
-BENCHMARKING.md's table) is the mean of the scores of its tasks that are present, and says how many of the group's
-tasks that is; the Average is the mean over every task present. The benchmark's own Average weighting is not in
-its repository (it points to a spreadsheet), so an Average here equals the paper's only where it is a plain mean
-over tasks; a group with tasks absent is not comparable with the paper's column, and the table says so.
+A task's score is the mean of its metrics on the complete training split (SciDocs tasks: MAP and nDCG;
+paper-reviewer matching: hard and soft P@5 and P@10; every other task has one metric); few-shot means are listed
+beside it. A group's average (In-Train, Out-of-Train, SciDocs, the columns of BENCHMARKING.md's table) is the
+mean of the scores of its tasks that are present, and says how many of the group's tasks that is; the Average
+is the mean over every task present. The benchmark's own Average weighting is not in its repository (it points
+to a spreadsheet), so an Average here equals the paper's only where it is a plain mean over tasks; a group with
+tasks absent is not comparable with the paper's column, and the table says so.
 """
 from __future__ import annotations
 
@@ -60,6 +61,9 @@ def results_markdown(results: Mapping[str, Any]) -> str:
                 lines.append(f"| {GROUP_LABELS[group]} | {task.name} | {task.type} | absent: {reason} | n/a |")
                 continue
             metrics = ", ".join(f"{m} {v:.2f}" for m, v in entry["metrics"].items())
+            for run in entry.get("few_shot", []):
+                metrics += f"; {run['sample_size']}-shot " + (
+                    ", ".join(f"{m} {v:.2f}" for m, v in run["metrics"].items()) if "metrics" in run else "not run")
             lines.append(f"| {GROUP_LABELS[group]} | {task.name} | {entry['type']} | {metrics} | {entry['score']:.2f} |")
     lines += ["", "Absent tasks are never scored as 0; an average over fewer than all of its tasks says how many."]
     return "\n".join(lines) + "\n"
