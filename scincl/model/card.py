@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from scincl.io import read_json
+from scincl.io import atomic_open, read_json
 from scincl.leakage import LEAKAGE_REPORT_NAME
 from scincl.provenance import MODEL_CARD_NAME, RUN_RECORD_NAME
 
@@ -172,6 +172,12 @@ def card_body(model_dir: Path, run: Mapping[str, Any], leakage: Optional[Mapping
     return "\n".join(lines)
 
 
+def _save(card: Any, path: Path) -> None:
+    """Write the card atomically: a run killed while writing leaves the previous card, never half of one."""
+    with atomic_open(path) as fh:
+        fh.write(str(card))
+
+
 def write_model_card(model_dir: Path, run: Mapping[str, Any], command: Optional[str] = None) -> Path:
     """Write ``model_dir/README.md`` for the finished run ``run`` (``train``'s ``train_args.json`` content).
 
@@ -186,7 +192,7 @@ def write_model_card(model_dir: Path, run: Mapping[str, Any], command: Optional[
     body = card_body(model_dir, run, leakage, command or command_line())
     card = ModelCard(f"---\n{data.to_yaml()}\n---\n\n{body}")
     path = model_dir / MODEL_CARD_NAME
-    card.save(path)
+    _save(card, path)
     logger.info("wrote the model card %s", path)
     return path
 
@@ -266,7 +272,12 @@ def update_model_card(model_dir: Any, results_path: Path) -> bool:
     benchmark = SCIREPEVAL if results.get("benchmark") == "scirepeval" else SCIDOCS
     new = scirepeval_eval_results(results) if benchmark == SCIREPEVAL else scidocs_eval_results(results)
     path = Path(str(model_dir)) / MODEL_CARD_NAME
-    card = ModelCard.load(path)
+    try:
+        card = ModelCard.load(path)
+    except Exception as exc:  # an edited card whose YAML no longer parses: the scores stay in results_path
+        logger.warning("%s: not a readable model card (%s); its scores were not updated", path,
+                       str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return False
     kept = [r for r in (card.data.eval_results or []) if _benchmark(r) != benchmark]
     card.data.eval_results = [*kept, *new] or None
     card.data.model_name = card.data.model_name or Path(str(model_dir)).name
@@ -275,6 +286,6 @@ def update_model_card(model_dir: Any, results_path: Path) -> bool:
     sources = {**_recorded_sources(section), benchmark: str(results_path)}
     table = _score_table(card.data.eval_results, sources) if card.data.eval_results else "No scores yet."
     card.text = f"{head}{SCORES_START}\n{table}\n{SCORES_END}{tail}"
-    card.save(path)
+    _save(card, path)
     logger.info("%s: %d %s scores from %s", path, len(new), benchmark, results_path)
     return True

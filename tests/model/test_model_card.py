@@ -142,3 +142,12 @@ def test_a_base_model_folder_gets_no_card(toy_bert, tmp_path):
     assert not update_model_card(toy_bert, tmp_path / "results.json")
     assert not update_model_card("allenai/specter", tmp_path / "results.json")
     assert not (toy_bert / "README.md").exists()
+
+
+def test_an_unreadable_card_is_left_alone_with_a_warning(tmp_path, caplog):
+    (tmp_path / "run_fingerprint.json").write_text("{}")
+    (tmp_path / "README.md").write_text("---\nlibrary_name: [unclosed\n---\ntext\n")
+    write_json(tmp_path / "results.json", {"scores": {"test": {"mag": {"f1": 1.0}}}})
+    assert not update_model_card(tmp_path, tmp_path / "results.json")
+    assert "not a readable model card" in caplog.text
+    assert (tmp_path / "README.md").read_text().startswith("---\nlibrary_name: [unclosed")
