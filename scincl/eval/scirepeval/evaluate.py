@@ -12,7 +12,10 @@ one warning line.
 Outputs in ``OUTPUT_DIR``: ``results.json`` (per task its type, metrics ×100, score, the embeddings file and the
 counts; ``absent``; the group averages), ``results.md`` (the paper-style table, :mod:`~scincl.eval.scirepeval.
 report`) and ``embeddings/<meta config>.jsonl`` (``{"paper_id", "embedding"}``, the ``embed`` format: every score
-can be recomputed from them). The scores are computed from the embeddings as read back from those files.
+can be recomputed from them). The scores are computed from the embeddings as read back from those files, as
+float32. One deviation: the official evaluator reads the embeddings files it saved back as float16
+(``EmbeddingsGenerator.load_embeddings_from_jsonl``), so there the tasks that load a file another task saved
+(Max hIndex, SciDocs MeSH, CoView, CoCite, CoRead) score float16-rounded vectors, the others float32 ones.
 """
 from __future__ import annotations
 
