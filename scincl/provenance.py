@@ -60,6 +60,10 @@ IGNORED_NAMES = ("manifest.json",)  # rewritten by every run (timings); never pa
 IGNORED_SUFFIXES = (".lock", ".lock.json")  # output locks of our commands (scincl/output_lock.py)
 MARKER_PREFIX = "stage_"  # a pipeline stage's completion marker: <output dir>/stage_<name>.done.json
 MARKER_SUFFIX = ".done.json"
+RUN_RECORD_NAME = "run_fingerprint.json"  # a trained model folder's made-by record (scincl/model/train.py)
+# A trained model folder's model card (scincl/model/card.py): documentation that evaluation rewrites with its scores,
+# never part of what the model is. Only beside RUN_RECORD_NAME: a base model's own README.md stays in its fingerprint.
+MODEL_CARD_NAME = "README.md"
 
 
 def _content_hash(fh, size: int) -> Dict[str, str]:
@@ -97,7 +101,8 @@ def _hash_file(path: Path, limit: int) -> Dict[str, Any]:
 
 
 def _ignored(path: Path) -> bool:
-    return path.name in IGNORED_NAMES or is_marker(path) or path.name.endswith(IGNORED_SUFFIXES)
+    return (path.name in IGNORED_NAMES or is_marker(path) or path.name.endswith(IGNORED_SUFFIXES)
+            or (path.name == MODEL_CARD_NAME and (path.parent / RUN_RECORD_NAME).is_file()))
 
 
 def fingerprint(path: PathLike, exclude: Iterable[PathLike] = ()) -> Dict[str, Any]:

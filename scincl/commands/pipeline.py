@@ -13,6 +13,8 @@ from scincl.cli.help import loss_flags, signature_flags, training_flags
 from scincl.cli.pipeline_help import reproduce_flag_info, run_specter_flag_info
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
+from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
+from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
 from scincl.pipeline.experiment_commands import (reproduce, run_experiment_definition, run_summary, sweep,
@@ -45,6 +47,7 @@ shows(str)(pretrain)  # OUTPUT_DIR
 accepts_flags(lambda: signature_flags(_encoder()))(embed)
 flag_aliases(model_dir="model_dirs", classifier="classifier_backend")(evaluate)
 shows(lambda results: None)(evaluate)  # the results are in OUTPUT_DIR/results.{json,md}
+shows(scirepeval_table)(evaluate_scirepeval)  # the table of OUTPUT_DIR/results.md
 for command in (run_specter, run_specter_like, sweep):
     settings_checked_by_library(command)
     default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)(command)
@@ -55,5 +58,6 @@ for command in (reproduce, run_experiment_definition):
 fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
 
 COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,
+            "evaluate_scirepeval": evaluate_scirepeval,
             "run_specter": run_specter, "run_specter_like": run_specter_like, "sweep": sweep, "reproduce": reproduce,
             "run_experiment": run_experiment_definition}

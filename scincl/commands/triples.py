@@ -1,5 +1,5 @@
 """Commands of `cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle
-SciDocs) and the metadata of the triplets' papers.
+SciDocs), the metadata of the triplets' papers and the triplets as a Hugging Face dataset.
 
 The mining commands are the `scincl/triples/` functions themselves (same name, flags, defaults and
 docstring); the two collision commands print their table (count_collisions by its shows mark).
@@ -11,6 +11,7 @@ import functools
 from scincl.cli import accepts_flags
 from scincl.cli.flags import shows
 from scincl.cli.help import command_flags_info, miner_flags
+from scincl.model.triplet_dataset import export_dataset
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
 from scincl.triples.collisions import count_collisions, format_collision_report
@@ -43,4 +44,4 @@ accepts_flags(lambda: command_flags_info(get_knn_triples))(
 COMMANDS = {command.__name__: command for command in (
     get_knn_triples, get_continuous_cocitation_triples, count_collisions, sweep_collision_margins,
     get_specter_like_triples, get_cocitation_triples,
-    get_pairs, get_scidocs_triples, get_metadata, extract_ids_from_triples)}
+    get_pairs, get_scidocs_triples, get_metadata, extract_ids_from_triples, export_dataset)}

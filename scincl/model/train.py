@@ -22,14 +22,15 @@ from scincl.io import file_fingerprint, write_json
 from scincl.leakage import guard_training
 from scincl.model import data as model_data
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
-from scincl.provenance import difference, made_by, outputs_changed, outputs_record, read_record, write_record
+from scincl.provenance import (RUN_RECORD_NAME, difference, made_by, outputs_changed, outputs_record, read_record,
+                               write_record)
 from scincl.settings.schema import SCINCL
 from scincl.model.device import check_gpu_usable, resolve_bf16
 
 logger = logging.getLogger(__name__)
 
 RUN_ARGUMENTS_FILE = "train_args.json"  # written last: its presence marks a finished run
-RUN_FINGERPRINT_FILE = "run_fingerprint.json"  # inputs + settings of the run, written before step 1
+RUN_FINGERPRINT_FILE = RUN_RECORD_NAME  # inputs + settings of the run, written before step 1
 
 # SPECTER (Cohan et al. 2020) / SciNCL (paper §4.3) training set-up; any key can be overridden. The
 # paper's values are in scincl/settings/schema.py (learning rate, batch 8 x 4 = 32, 2 epochs).
@@ -226,6 +227,7 @@ def train(
     """
     from transformers import set_seed
 
+    from scincl.model.card import write_model_card
     from scincl.model.collator import DedupCollator
     from scincl.model.encoder import (POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler,
                                       load_backbone, resolve_base_model, save_encoder)
@@ -374,6 +376,7 @@ def train(
             "world_size": args.world_size,
             "versions": _versions(),
         }
+        write_model_card(out, run)  # README.md (scincl/model/card.py), before train_args.json says "finished"
         write_json(out / RUN_ARGUMENTS_FILE, run)
         write_record(out / RUN_FINGERPRINT_FILE, {**record, "outputs": _run_files(out)})  # what "finished" means
         logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,

@@ -221,6 +221,8 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
                            cls_embeddings=str(files.classification) if files.classification else None,
                            recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
                            device=device)
+        from scincl.model.card import update_model_card  # a trained model's card gets these scores (issue 44)
+        update_model_card(model, Path(results_dir) / "results.json")
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=output_dir, description=description,
                  reusable=reusable, settings=dict(settings or {}))

@@ -246,6 +246,22 @@ def test_manifest_records_arguments_inputs_versions_and_times(readme_run, readme
     assert "config.json" in {c["path"] for c in train_outputs["contents"]}
 
 
+def test_the_model_card_holds_the_runs_scidocs_scores(readme_run):
+    """Issue 44: the trained folder's README.md model card: its model-index holds the scores of results.json."""
+    from huggingface_hub import ModelCard
+
+    _, exp = readme_run
+    model_dir = Path(read_json(exp / "manifest.json")["paths"]["model"])
+    card = ModelCard.load(model_dir / "README.md")
+    scores = read_json(exp / "results.json")["scores"]
+    expected = {(split, f"SciDocs {task}", metric): value for split, tasks in scores.items()
+                for task, metrics in tasks.items() for metric, value in metrics.items()}
+    assert expected and {(r.dataset_split, r.dataset_name, r.metric_type): r.metric_value
+                         for r in card.data.eval_results} == expected
+    assert card.data.library_name == "sentence-transformers" and "get_knn_triples" in card.text
+    assert "run_specter" in card.text  # the command that made it
+
+
 def test_rerun_reuses_every_stage(readme_run, readme_env):
     _, exp = readme_run
     before = {p: sha256(p) for p in (exp / "train_triples.csv.gz", exp / "results.json")}
