@@ -1,0 +1,7 @@
+"""MP-BERT4CR as a local citation recommender (issue 43; ``../shared/papers/001_3753c6be31fc929c.txt``).
+
+- :mod:`~scincl.citrec.sentences`: sentence splitting with markers and formulas kept intact;
+- :mod:`~scincl.citrec.formats`: S2ORC ``pdf_parses`` and unarXive: markers and the ids they cite;
+- :mod:`~scincl.citrec.contexts`: one paper's sentences and citation contexts;
+- :mod:`~scincl.citrec.stage`: ``get_citation_contexts``, the contexts and sentences files of a corpus.
+"""
