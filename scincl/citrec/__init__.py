@@ -3,5 +3,7 @@
 - :mod:`~scincl.citrec.sentences`: sentence splitting with markers and formulas kept intact;
 - :mod:`~scincl.citrec.formats`: S2ORC ``pdf_parses`` and unarXive: markers and the ids they cite;
 - :mod:`~scincl.citrec.contexts`: one paper's sentences and citation contexts;
-- :mod:`~scincl.citrec.stage`: ``get_citation_contexts``, the contexts and sentences files of a corpus.
+- :mod:`~scincl.citrec.stage`: ``get_citation_contexts``, the contexts and sentences files of a corpus;
+- :mod:`~scincl.citrec.sampling`: dynamic context sampling (fundamental + supplemental sentences, per epoch);
+- :mod:`~scincl.citrec.samples`: ``sample_citation_contexts``, one epoch's samples as a file.
 """
