@@ -5,5 +5,7 @@
 - :mod:`~scincl.citrec.contexts`: one paper's sentences and citation contexts;
 - :mod:`~scincl.citrec.stage`: ``get_citation_contexts``, the contexts and sentences files of a corpus;
 - :mod:`~scincl.citrec.sampling`: dynamic context sampling (fundamental + supplemental sentences, per epoch);
-- :mod:`~scincl.citrec.samples`: ``sample_citation_contexts``, one epoch's samples as a file.
+- :mod:`~scincl.citrec.samples`: ``sample_citation_contexts``, one epoch's samples as a file;
+- :mod:`~scincl.citrec.batches`: documents of sentences as ``[B, S, T]`` token tensors;
+- :mod:`~scincl.citrec.hierarchical`: the hierarchical encoder, HIBERT pre-training and the fine-tuning model.
 """
