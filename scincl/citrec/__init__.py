@@ -7,5 +7,6 @@
 - :mod:`~scincl.citrec.sampling`: dynamic context sampling (fundamental + supplemental sentences, per epoch);
 - :mod:`~scincl.citrec.samples`: ``sample_citation_contexts``, one epoch's samples as a file;
 - :mod:`~scincl.citrec.batches`: documents of sentences as ``[B, S, T]`` token tensors;
-- :mod:`~scincl.citrec.hierarchical`: the hierarchical encoder, HIBERT pre-training and the fine-tuning model.
+- :mod:`~scincl.citrec.hierarchical`: the hierarchical encoder, HIBERT pre-training and the fine-tuning model;
+- :mod:`~scincl.citrec.pretrain`: ``pretrain_hierarchical``, HIBERT pre-training with Table 2's optimiser.
 """

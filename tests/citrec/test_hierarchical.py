@@ -175,3 +175,36 @@ def test_the_sharing_check_rejects_a_wrong_architecture(tokenizer, documents, wr
     with pytest.raises(AssertionError, match=why):
         check_encoder_sharing(wrong.from_pretrained_encoder(HierarchicalEncoder(tiny_config(tokenizer))),
                               tokenizer, documents)
+
+
+def test_inverse_sqrt_schedule_by_hand():
+    from scincl.citrec.pretrain import inverse_sqrt_factor
+
+    lr, init = 1e-3, 1e-7
+    assert inverse_sqrt_factor(0, 4, lr, init) == pytest.approx(init / lr)  # the first update: 1e-7 (Table 2)
+    assert inverse_sqrt_factor(2, 4, lr, init) == pytest.approx((init + (lr - init) / 2) / lr)
+    assert inverse_sqrt_factor(4, 4, lr, init) == pytest.approx(1.0)
+    assert inverse_sqrt_factor(16, 4, lr, init) == pytest.approx(0.5)  # sqrt(4 / 16)
+
+
+def test_pretrain_hierarchical_cli_learns_saves_an_encoder_and_is_reused(demo_contexts, demo_tiny_bert, tmp_path):
+    from tests.conftest import run_front_end
+
+    out = tmp_path / "hibert"
+    flags = ["--tokenizer_name_or_path", demo_tiny_bert, "--max_steps", "8", "--warmup_steps", "2",
+             "--learning_rate", "3e-3", "--max_sentences", "6", "--max_sentence_tokens", "20", "--batch_size", "4"]
+    done = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, out, *flags, check=True)
+    assert done.stdout.strip().endswith(str(out))
+    log = read_jsonl(out / "pretrain_log.jsonl")
+    assert [r["step"] for r in log] == list(range(1, 9)) and all(r["masked_sentences"] >= 4 for r in log)
+    assert log[0]["learning_rate"] == pytest.approx(1e-7) and log[2]["learning_rate"] == pytest.approx(3e-3)
+    assert log[-1]["loss"] < log[0]["loss"]
+    encoder = AutoModel.from_pretrained(out)  # the encoder the fine-tuning starts from, from the HIBERT checkpoint
+    full = HierarchicalForMaskedSentences.from_pretrained(out)
+    assert isinstance(encoder, HierarchicalEncoder) and encoder.config.max_sentences == 6
+    assert all(torch.equal(a, b) for a, b in zip(encoder.state_dict().values(), full.hierarchical.state_dict().values()))
+    again = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, out, *flags, check=True)
+    assert "reusing it" in again.stderr
+    bad = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, tmp_path / "x", *flags,
+                        "--masked_sentence_share", "1.5")
+    assert bad.returncode == 2 and "--masked_sentence_share 1.5: must be between 0 and 1" in bad.stderr
