@@ -8,5 +8,7 @@
 - :mod:`~scincl.citrec.samples`: ``sample_citation_contexts``, one epoch's samples as a file;
 - :mod:`~scincl.citrec.batches`: documents of sentences as ``[B, S, T]`` token tensors;
 - :mod:`~scincl.citrec.hierarchical`: the hierarchical encoder, HIBERT pre-training and the fine-tuning model;
-- :mod:`~scincl.citrec.pretrain`: ``pretrain_hierarchical``, HIBERT pre-training with Table 2's optimiser.
+- :mod:`~scincl.citrec.pretrain`: ``pretrain_hierarchical``, HIBERT pre-training with Table 2's optimiser;
+- :mod:`~scincl.citrec.groups`: training groups of eqs. 1–2 and the split by citing paper;
+- :mod:`~scincl.citrec.finetune`: ``finetune_citation_recommender``.
 """

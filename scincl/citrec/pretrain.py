@@ -12,11 +12,11 @@ document, all its tokens replaced by ``[MASK]`` (HIBERT also keeps or swaps 10 %
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from scincl.citrec.stage import SENTENCES_NAME
+from scincl.citrec.training import adam_with_inverse_sqrt, run_updates
 from scincl.corpus.outputs import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, write_json, write_jsonl
@@ -24,14 +24,6 @@ from scincl.io import iter_jsonl, write_json, write_jsonl
 logger = logging.getLogger(__name__)
 
 LOG_NAME = "pretrain_log.jsonl"
-
-
-def inverse_sqrt_factor(step: int, warmup_steps: int, learning_rate: float, warmup_learning_rate: float) -> float:
-    """fairseq's ``inverse_sqrt`` schedule as a factor of ``learning_rate``: linear from ``warmup_learning_rate``
-    to ``learning_rate`` over ``warmup_steps`` updates, then ``learning_rate * sqrt(warmup_steps / step)``."""
-    if warmup_steps > 0 and step < warmup_steps:
-        return (warmup_learning_rate + (learning_rate - warmup_learning_rate) * step / warmup_steps) / learning_rate
-    return math.sqrt(max(warmup_steps, 1) / max(step, 1))
 
 
 def sentence_windows(records, max_sentences: int) -> List[List[str]]:
@@ -45,7 +37,7 @@ def sentence_windows(records, max_sentences: int) -> List[List[str]]:
 
 
 def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_path: str, preset: str = "cpu",
-                          max_sentences: int = 32, max_sentence_tokens: int = 48,
+                          max_sentences: int = 40, max_sentence_tokens: int = 48,
                           masked_sentence_share: float = 0.15, epochs: int = 10, batch_size: int = 7,
                           learning_rate: float = 1e-4, warmup_learning_rate: float = 1e-7, warmup_steps: int = 2000,
                           weight_decay: float = 0.01, adam_beta2: float = 0.999, max_steps: int = 0, seed: int = 0,
@@ -66,7 +58,8 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
     :param output_dir: the model folder
     :param tokenizer_name_or_path: a local BERT tokenizer (a `pretrain` output, a model folder)
     :param preset: cpu (2/2/1 blocks, hidden 64) or paper (Table 2: 6/6/6 blocks, hidden 768, 12 heads)
-    :param max_sentences: sentences per document window
+    :param max_sentences: sentences per document window, also the most a fine-tuned encoder takes (40: §4.1.1's
+        cited-paper sample)
     :param max_sentence_tokens: tokens per sentence, [SEP] (the EOS token) included
     :param masked_sentence_share: share of sentences masked (HIBERT: 0.15); at least one per document
     :param epochs: passes over the documents (paper: 10 on DBLP, 50 on ACL)
@@ -115,15 +108,11 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id)
     torch.manual_seed(int(seed))
     model = HierarchicalForMaskedSentences(config)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=float(learning_rate), betas=(0.9, float(adam_beta2)),
-                                  weight_decay=float(weight_decay))
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: inverse_sqrt_factor(
-        step, int(warmup_steps), float(learning_rate), float(warmup_learning_rate)))
+    optimizer, schedule = adam_with_inverse_sqrt(model, learning_rate, warmup_learning_rate, warmup_steps,
+                                                 weight_decay, adam_beta2)
     generator = torch.Generator().manual_seed(int(seed))
-    log: List[Dict[str, Any]] = []
-    model.train()
-    step = 0
-    for epoch in range(int(epochs)):
+
+    def batches(epoch: int):
         order = torch.randperm(len(documents), generator=generator).tolist()
         for start in range(0, len(order), int(batch_size)):
             batch = tokenize_documents(tokenizer, [documents[i] for i in order[start:start + int(batch_size)]],
@@ -132,21 +121,11 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
             masked = (torch.rand(present.shape, generator=generator) < float(masked_sentence_share)) & present
             first = present.float().argmax(dim=1)  # a document without a masked sentence gets its first one
             masked[torch.arange(len(first)), first] |= ~masked.any(dim=1)
-            loss = model(batch["input_ids"], batch["attention_mask"], masked)["loss"]
-            if not torch.isfinite(loss):
-                raise InputError(f"non-finite loss {loss.item()} at update {step + 1}; lower --learning_rate")
-            rate = optimizer.param_groups[0]["lr"]
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-            optimizer.zero_grad()
-            step += 1
-            log.append({"step": step, "epoch": epoch, "loss": round(loss.item(), 6), "learning_rate": rate,
-                        "masked_sentences": int(masked.sum())})
-            if int(max_steps) and step >= int(max_steps):
-                break
-        if int(max_steps) and step >= int(max_steps):
-            break
+            yield ({"masked_sentences": int(masked.sum())},
+                   lambda: model(batch["input_ids"], batch["attention_mask"], masked)["loss"])
+
+    log = run_updates(model, optimizer, schedule, int(epochs), int(max_steps), batches)
+    step = len(log)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     write_jsonl(out / LOG_NAME, log)

@@ -178,7 +178,7 @@ def test_the_sharing_check_rejects_a_wrong_architecture(tokenizer, documents, wr
 
 
 def test_inverse_sqrt_schedule_by_hand():
-    from scincl.citrec.pretrain import inverse_sqrt_factor
+    from scincl.citrec.training import inverse_sqrt_factor
 
     lr, init = 1e-3, 1e-7
     assert inverse_sqrt_factor(0, 4, lr, init) == pytest.approx(init / lr)  # the first update: 1e-7 (Table 2)
