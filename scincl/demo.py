@@ -7,6 +7,9 @@
   citations, some papers without abstract, some references to papers outside the corpus);
 - ``DIR/s2orc/pdf_parses/pdf_parses_{i}.jsonl.gz``: S2ORC pdf_parses records (``paper_id``,
   ``_pdf_hash``, abstract/body paragraphs) for the papers whose ``has_pdf_parse`` is true;
+- ``DIR/s2orc/full_text/full_text_{i}.jsonl.gz`` (with ``full_text=True``): pdf_parses-format full text of every paper, with
+  sections, sentences and ``cite_spans`` that follow the citation graph (:mod:`scincl.demo_fulltext`;
+  the citation contexts of MP-BERT4CR, :mod:`scincl.citrec`);
 - ``DIR/scidocs/``: a SciDocs evaluation directory (formats of ``docs/scidocs_protocol.md``) built from
   held-out papers of the same universe: ``paper_metadata_mag_mesh.json``,
   ``paper_metadata_view_cite_read.json``, ``mag/`` and ``mesh/`` csvs, and ``coview/ coread/ cite/
@@ -40,6 +43,7 @@ from typing import Dict, List, Optional, Tuple
 import orjson
 from tqdm.auto import tqdm
 
+from scincl.demo_fulltext import full_text_path, full_text_record
 from scincl.demo_scidocs import build_scidocs
 from scincl.demo_text import FACETS, Paper, TextGenerator, Vocabulary
 from scincl.io import PathLike, atomic_open, dumps_json, write_id_list, write_json
@@ -75,6 +79,7 @@ class DemoCorpus:
     manifest_path: Path = field(default=None)  # type: ignore[assignment]
     corpus_format: str = "s2orc"
     corpus_dir: Path = field(default=None)  # type: ignore[assignment]  # the corpus in corpus_format
+    full_text_dir: Path = field(default=None)  # type: ignore[assignment]  # s2orc/full_text (scincl.demo_fulltext)
 
 
 def _unique_ids(n: int, rnd: random.Random) -> List[str]:
@@ -221,13 +226,14 @@ def default_shard_count(papers: int) -> int:
 
 
 def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: int = 10,
-              shards: Optional[int] = None, corpus_format: str = "s2orc") -> DemoCorpus:
+              shards: Optional[int] = None, corpus_format: str = "s2orc", full_text: bool = False) -> DemoCorpus:
     """Write the demo corpus to ``output_dir`` and return its paths (see the module docstring).
 
     Deterministic: the same ``papers``, ``seed``, ``topics`` and ``shards`` give byte-identical files.
     With ``corpus_format`` s2ag, openalex or plain the corpus is also written in that layout under
     ``output_dir/<format>/``, with ``id_map.json`` ({S2ORC/SciDocs paper id: corpus id}) beside it
-    (see :mod:`scincl.corpus.layouts`).
+    (see :mod:`scincl.corpus.layouts`). With ``full_text`` also ``output_dir/s2orc/full_text/``
+    (:mod:`scincl.demo_fulltext`); every other file is the same bytes with or without it.
     """
     if papers < 200:
         raise ValueError(f"the demo corpus needs at least 200 papers (got {papers})")
@@ -257,6 +263,12 @@ def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: i
         n_records += _write_jsonl_gz(corpus.s2orc_metadata_dir / f"metadata_{s}.jsonl.gz", records)
         n_pdf += _write_jsonl_gz(corpus.s2orc_pdf_parses_dir / f"pdf_parses_{s}.jsonl.gz",
                                  (_pdf_parse_record(r) for r in records if r["has_pdf_parse"]))
+    if full_text:  # issue 43: full text with cite_spans for every paper, in new files (no other file changes)
+        corpus.full_text_dir = root / "s2orc" / "full_text"
+        by_id = {p.paper_id: p for p in graph}
+        for s in tqdm(range(shards), desc="demo full text", unit="shard", disable=None):
+            _write_jsonl_gz(full_text_path(corpus.full_text_dir, s), (full_text_record(graph[i], by_id, text, seed)
+                                                                      for i in order[s * per_shard:(s + 1) * per_shard]))
 
     write_id_list(corpus.scidocs_paper_ids_path, scidocs.held_out_ids)
     with atomic_open(corpus.topics_path) as fh:

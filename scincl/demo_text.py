@@ -116,6 +116,10 @@ class TextGenerator:
         rand = rnd.random
         return [words[int(len(words) * rand() ** 1.7)] for words in rnd.choices(lists, cum_weights=cum, k=n)]
 
+    def words(self, paper: Paper, n: int, mix: Dict[str, float], rnd: random.Random) -> List[str]:
+        """``n`` words of ``paper``'s vocabulary mix drawn from ``rnd`` (the demo's full text, scincl.demo_fulltext)."""
+        return self._words(paper, n, mix, rnd)
+
     def texts(self, paper: Paper) -> Tuple[str, Optional[str]]:
         """``(title, abstract)`` of a paper (abstract None for some papers)."""
         if paper.index not in self._cache:

@@ -1,5 +1,6 @@
 """Commands of `cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle
-SciDocs), the metadata of the triplets' papers and the triplets as a Hugging Face dataset.
+SciDocs), the metadata of the triplets' papers, the triplets as a Hugging Face dataset, and MP-BERT4CR's dynamic
+context sampling of citation contexts (`sample_citation_contexts`, :mod:`scincl.citrec.samples`).
 
 The mining commands are the `scincl/triples/` functions themselves (same name, flags, defaults and
 docstring); the two collision commands print their table (count_collisions by its shows mark).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import functools
 
+from scincl.citrec.samples import sample_citation_contexts
 from scincl.cli import accepts_flags
 from scincl.cli.flags import shows
 from scincl.cli.help import command_flags_info, miner_flags
@@ -44,4 +46,5 @@ accepts_flags(lambda: command_flags_info(get_knn_triples))(
 COMMANDS = {command.__name__: command for command in (
     get_knn_triples, get_continuous_cocitation_triples, count_collisions, sweep_collision_margins,
     get_specter_like_triples, get_cocitation_triples,
-    get_pairs, get_scidocs_triples, get_metadata, extract_ids_from_triples, export_dataset)}
+    get_pairs, get_scidocs_triples, get_metadata, extract_ids_from_triples, export_dataset,
+    sample_citation_contexts)}
