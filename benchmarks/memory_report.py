@@ -6,8 +6,8 @@ are the least-squares fit over the *fit runs* (graphs of ``FIT_SIZES`` papers); 
 method is a *check run*: the plan's estimate against its measured peak. The peak used is the process
 tree's proportional set size where it was sampled (PBG's workers share the partitions' memory: RSS
 would count it once per worker) and its RSS otherwise (one process: the two agree within the shared
-libraries). ProNE's model comes from ``docs/scale/graph_methods/results.json`` (``bench_scale.py``,
-same synthetic graphs).
+libraries). ProNE's and in-memory FastRP's runs also come from ``docs/scale/graph_methods/results.json``
+(``bench_scale.py``, the same synthetic graphs).
 """
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from scincl.graph import memory_plan
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GRAPH_METHODS_RESULTS = REPO_ROOT / "docs" / "scale" / "graph_methods" / "results.json"
-FIT_SIZES = (100_000, 1_000_000)
+FIT_SIZES = (100_000, 1_000_000)  # the runs each model is fitted on (PBG: PBG_FIT_SIZES); the others check it
+PBG_FIT_SIZES = (100_000, 300_000)  # PBG at 1M papers takes ~10 min per run here: one check run
 MIB = 2 ** 20
 S2ORC = {"papers": 52_600_000, "edges": 463_000_000, "dimension": 128, "pool": 680_967}
 NODES_GIB = (32, 64, 128)
@@ -62,12 +63,13 @@ MODELS = {  # model -> (which records, counts)
 }
 
 
-def prone_records() -> List[dict]:
-    """ProNE's 100k and 1M runs of ``bench_scale.py`` (128-d, the same synthetic graphs)."""
+def embedder_records() -> List[dict]:
+    """ProNE's and in-memory FastRP's 100k and 1M runs of ``bench_scale.py`` (128-d, the same synthetic graphs)."""
     rows = json.loads(GRAPH_METHODS_RESULTS.read_text())
-    return [{"run": f"prone papers={r['papers']} (bench_scale)", "method": "prone", "papers": r["papers"],
-             "edges": r["edges"], "dimension": 128, "peak_rss_mib": r["peak_rss_mib"]}
-            for r in rows if r["stage"] == "prone" and r["papers"] in FIT_SIZES]
+    return [{"run": f"{r['stage']} papers={r['papers']} (bench_scale)", "method": r["stage"], "papers": r["papers"],
+             "edges": r["edges"], "dimension": 128, "peak_rss_mib": r["peak_rss_mib"], "wall_s": r["wall_s"],
+             "cpu_s": r["cpu_s"]}
+            for r in rows if r["stage"] in ("prone", "fastrp") and r["papers"] in FIT_SIZES]
 
 
 def estimate(model: str, record: dict, costs: dict) -> float:
@@ -95,12 +97,13 @@ def s2orc_rows(costs: dict) -> List[str]:
 
 def report(records: List[dict], table_path: Path) -> None:
     """Write ``memory_costs.json`` and ``table_path``; print the check of every run the fit did not use."""
-    everything = records + prone_records()
+    everything = records + embedder_records()
     costs = {"source": "benchmarks/bench_memory.py --report over docs/scale/memory/results.json "
                        "(and docs/scale/graph_methods/results.json for prone)",
              "dimension": 128, "edges_per_paper": 9.9, "models": {}}
     for model, (pick, counts) in MODELS.items():
-        chosen = [r for r in everything if pick(r) and r["papers"] in FIT_SIZES]
+        sizes = PBG_FIT_SIZES if model == "pbg" else FIT_SIZES
+        chosen = [r for r in everything if pick(r) and r["papers"] in sizes]
         if len(chosen) > len(counts):
             costs["models"][model] = fit(chosen, counts)
     memory_plan.COSTS_PATH.write_text(json.dumps(costs, indent=1) + "\n")
