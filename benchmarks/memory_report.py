@@ -2,11 +2,11 @@
 fit did not use, and write the tables of ``docs/SCALE.md`` "Will it fit?".
 
 Each model of :mod:`scincl.graph.memory_plan` is ``base + sum(coefficient * count)``; its coefficients
-are the least-squares fit over the *fit runs* (graphs of ``FIT_SIZES`` papers); every other run of the
-method is a *check run*: the plan's estimate against its measured peak. The peak used is the process
-tree's proportional set size where it was sampled (PBG's workers share the partitions' memory: RSS
-would count it once per worker) and its RSS otherwise (one process: the two agree within the shared
-libraries). ProNE's and in-memory FastRP's runs also come from ``docs/scale/graph_methods/results.json``
+are the non-negative least-squares fit over the *fit runs* (graphs of ``FIT_SIZES`` papers); every other run of the
+method is a *check run*: the plan's estimate against its measured peak. The peak used is the RSS of the one
+process (FastRP, ProNE, index, kNN) and the proportional set size of PBG's process tree (its workers
+share the partitions' memory: RSS would count it once per worker; PSS also splits the shared
+libraries with other processes, < 0.2 GiB per process). ProNE's and in-memory FastRP's runs also come from ``docs/scale/graph_methods/results.json``
 (``bench_scale.py``, the same synthetic graphs).
 """
 from __future__ import annotations
@@ -29,14 +29,23 @@ NODES_GIB = (32, 64, 128)
 
 
 def peak_bytes(record: dict) -> float:
-    return float(record.get("peak_pss_mib") or record["peak_rss_mib"]) * MIB
+    """PBG's process tree: PSS (its workers share the partitions); one process: RSS (its libraries included,
+    as on a node of its own; PSS would split them with whatever else runs on the machine)."""
+    if record["method"] == "pbg" and record.get("peak_pss_mib"):
+        return float(record["peak_pss_mib"]) * MIB
+    return float(record["peak_rss_mib"]) * MIB
 
 
 def fit(records: List[dict], counts: Dict[str, Callable[[dict], float]]) -> dict:
-    """``{"base_bytes", "per": {count: bytes}, "runs"}``: least squares of the peaks over the counts."""
+    """``{"base_bytes", "per": {count: bytes}, "runs"}``: least squares of the peaks over the counts, with
+    every coefficient >= 0 (a cost; PBG's runs at 1 and 2 partitions hold the same rows, so an
+    unconstrained fit trades the per-paper against the per-held-row cost within the noise)."""
+    from scipy.optimize import nnls
+
     matrix = np.array([[1.0] + [float(f(r)) for f in counts.values()] for r in records])
     target = np.array([peak_bytes(r) for r in records])
-    solution, *_ = np.linalg.lstsq(matrix, target, rcond=None)
+    scale = matrix.max(axis=0)  # columns of similar size for the solver
+    solution = nnls(matrix / scale, target)[0] / scale
     return {"base_bytes": round(float(solution[0])), "per": {k: round(float(v), 3) for k, v in zip(counts, solution[1:])},
             "runs": [r["run"] for r in records]}
 
@@ -120,7 +129,8 @@ def report(records: List[dict], table_path: Path) -> None:
                    f"{r['partitions']} partition(s), {r['epochs']} epochs" if r["method"] == "pbg" else
                    f"pool {r['pool']:,}" if r.get("pool") else "in memory")
         error = planned / peak_bytes(r) - 1
-        lines.append(f"| {r['method']} | {r['papers']:,} | {r['edges']:,} | {setting} | {peak_bytes(r) / MIB:,.0f} | "
+        edges = f"{r['edges']:,}" if r["edges"] else "—"
+        lines.append(f"| {r['method']} | {r['papers']:,} | {edges} | {setting} | {peak_bytes(r) / MIB:,.0f} | "
                      f"{planned / MIB:,.0f} | {error:+.0%} | {role} | "
                      f"{r.get('wall_s', '—')} / {r.get('cpu_s', '—')} | {r.get('mrr', '—')} |")
         if role == "check":
