@@ -142,9 +142,13 @@ def load() -> List[dict]:
 
 
 def save(record: dict) -> None:
-    records = [r for r in load() if r["run"] != record["run"]] + [record]
+    """Add (or replace) ``record`` in the results file; runs in parallel processes take turns (a lock)."""
+    from filelock import FileLock
+
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(sorted(records, key=lambda r: r["run"]), indent=1) + "\n")
+    with FileLock(str(RESULTS) + ".lock"):
+        records = [r for r in load() if r["run"] != record["run"]] + [record]
+        RESULTS.write_text(json.dumps(sorted(records, key=lambda r: r["run"]), indent=1) + "\n")
 
 
 def run_fastrp(papers: int, block_size: Optional[int], work: Path) -> dict:

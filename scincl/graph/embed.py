@@ -202,22 +202,11 @@ def _pbg_partitions_for_memory(config, overrides: Optional[str], train_edges, te
 
 
 def graph_counts(train_edges: PathLike, test_edges: Optional[PathLike] = None) -> "tuple[int, int]":
-    """``(papers, train edges)``: the unique ids of both files and the lines of the train file (streamed)."""
-    import polars as pl
+    """``(papers, train edges)``: the unique ids of both files and the edges of the train file, read in chunks."""
+    from scincl.graph.embedders.disk_graph import node_ids
 
-    from scincl.graph.fast_import import scan_edges
-
-    paths = [Path(p) for p in (train_edges, test_edges) if p is not None]
-    for path in paths:
-        if not path.exists():
-            raise InputError("edge file not found", path=path)
-    ids = pl.concat([scan_edges(p).select(pl.col(c).alias("id")) for p in paths for c in ("lhs", "rhs")])
-    try:
-        papers, edges = pl.collect_all([ids.drop_nulls().select(pl.col("id").n_unique()),
-                                        scan_edges(paths[0]).select(pl.len())], engine="streaming")
-    except pl.exceptions.PolarsError as exc:
-        raise InputError(f"cannot read edge file: {str(exc).splitlines()[0]}", path=paths[0]) from None
-    return int(papers.item()), int(edges.item())
+    ids, edges = node_ids([Path(p) for p in (train_edges, test_edges) if p is not None])
+    return len(ids), edges[0]
 
 
 def _embed_in_memory(embedder, train_edges, test_edges, dim, method_settings, seed, method, emb_path, names_path,

@@ -244,6 +244,6 @@ def plan_memory(papers: int, edges: int, dimension: int = 128, method: str = "fa
     graph = check_graph_memory(method, papers, edges, dimension, memory_limit, block_size, partitions)
     stages = [graph] + index_estimate(papers, int(pool or papers), dimension, costs)
     lines = [f"memory limit {gib(limit)}; costs measured at {costs['dimension']}-d, ~{costs['edges_per_paper']} "
-             f"citations per paper ({COSTS_PATH.name})", "| stage | setting | peak RSS | disk | fits |",
+             f"citations per paper ({COSTS_PATH.name})", "| stage | setting | peak memory | disk | fits |",
              "|---|---|---:|---:|---|"] + [stage.row(limit) for stage in stages]
     return {"memory_limit_bytes": limit, "stages": [vars(s) for s in stages], "text": "\n".join(lines)}

@@ -158,18 +158,24 @@ def iter_edge_frames(path: PathLike, chunk_bytes: int = EDGE_CHUNK_BYTES):
             yield parse(rest)
 
 
-def _node_ids(paths: Sequence[Path]):
-    """Sorted unique ids of both columns of every file (as ``read_graph``), a chunk of edges at a time."""
+def node_ids(paths: Sequence[Path]):
+    """Sorted unique ids of both columns of every file (as ``read_graph``) and the edges (lines) of each file,
+    a chunk of edges at a time."""
     import polars as pl
 
     ids, pending, waiting = pl.Series("id", [], dtype=pl.String), [], 0
+    edges = []
     for path in paths:
+        if not Path(path).exists():
+            raise InputError("edge file not found", path=path)
+        edges.append(0)
         for frame in iter_edge_frames(path):
+            edges[-1] += frame.height
             pending.append(pl.concat([frame["lhs"], frame["rhs"]]).rename("id").drop_nulls().unique())
             waiting += len(pending[-1])
             if waiting > max(len(ids), EDGE_CHUNK_BYTES // 8):  # merge: amortised, at most ~2x the ids at once
                 ids, pending, waiting = pl.concat([ids] + pending).unique(), [], 0
-    return pl.concat([ids] + pending).unique().sort()
+    return pl.concat([ids] + pending).unique().sort(), edges
 
 
 class IdRows:
@@ -215,7 +221,7 @@ def build_disk_graph(train_edges: PathLike, work_dir: PathLike, block_rows: int,
     train = Path(train_edges)
     if not train.exists():
         raise InputError("edge file not found", path=train)
-    ids = _node_ids([train] + [Path(p) for p in extra_node_edges if p is not None])
+    ids, _ = node_ids([train] + [Path(p) for p in extra_node_edges if p is not None])
     n = len(ids)
     blocks = list(row_blocks(n, block_rows))
     bucket_paths = [work / f"keys_{b}.i64" for b in range(len(blocks))]
