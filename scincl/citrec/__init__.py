@@ -10,5 +10,6 @@
 - :mod:`~scincl.citrec.hierarchical`: the hierarchical encoder, HIBERT pre-training and the fine-tuning model;
 - :mod:`~scincl.citrec.pretrain`: ``pretrain_hierarchical``, HIBERT pre-training with Table 2's optimiser;
 - :mod:`~scincl.citrec.groups`: training groups of eqs. 1–2 and the split by citing paper;
-- :mod:`~scincl.citrec.finetune`: ``finetune_citation_recommender``.
+- :mod:`~scincl.citrec.finetune`: ``finetune_citation_recommender``;
+- :mod:`~scincl.citrec.evaluate`: ``evaluate_citation_recommendation``, Recall/MAP@10 in Table 3's layout.
 """

@@ -1,6 +1,6 @@
 """Commands of `cli_pipeline.py`: train, pretrain, embed, evaluate, compare, the pipelines and the experiments,
-and MP-BERT4CR's HIBERT pre-training and fine-tuning (`pretrain_hierarchical`, `finetune_citation_recommender`:
-:mod:`scincl.citrec.pretrain`, :mod:`scincl.citrec.finetune`).
+and MP-BERT4CR's HIBERT pre-training, fine-tuning and evaluation (`pretrain_hierarchical`,
+`finetune_citation_recommender`, `evaluate_citation_recommendation`: :mod:`scincl.citrec`).
 
 :data:`COMMANDS` is the table: each command is a library function itself (same flags, defaults and docstring,
 which `--help` shows); the marks below say which extra flags a ``**kwargs`` command takes (the rows `--help`
@@ -9,6 +9,7 @@ prints.
 """
 from __future__ import annotations
 
+from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
 from scincl.citrec.pretrain import pretrain_hierarchical
 from scincl.cli import accepts_flags, flag_aliases, repeatable_flags
@@ -65,4 +66,5 @@ COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": ev
             "evaluate_scirepeval": evaluate_scirepeval,
             "run_specter": run_specter, "run_specter_like": run_specter_like, "sweep": sweep, "reproduce": reproduce,
             "run_experiment": run_experiment_definition, "pretrain_hierarchical": pretrain_hierarchical,
-            "finetune_citation_recommender": finetune_citation_recommender}
+            "finetune_citation_recommender": finetune_citation_recommender,
+            "evaluate_citation_recommendation": evaluate_citation_recommendation}

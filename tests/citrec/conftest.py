@@ -21,3 +21,29 @@ def demo_contexts(demo_full_text, tmp_path_factory):
     out = tmp_path_factory.mktemp("demo_contexts")
     get_citation_contexts(str(demo_full_text.full_text_dir), str(out), workers=1)
     return out
+
+
+@pytest.fixture(scope="session")
+def demo_pretrained(demo_contexts, demo_tiny_bert, tmp_path_factory):
+    """A hierarchical encoder pre-trained for 2 updates on :func:`demo_contexts` (8 sentences, 20 tokens)."""
+    from scincl.citrec.pretrain import pretrain_hierarchical
+
+    out = tmp_path_factory.mktemp("hibert") / "model"
+    pretrain_hierarchical(str(demo_contexts), str(out), str(demo_tiny_bert), max_sentences=8, max_sentence_tokens=20,
+                          max_steps=2, warmup_steps=1, learning_rate=1e-3, batch_size=2)
+    return out
+
+
+SMALL_SAMPLES = {"manuscript_supplemental_sentences": 4, "cited_fundamental_sentences": 2,
+                 "cited_supplemental_sentences": 4}  # fit the 8 sentences of demo_pretrained
+
+
+@pytest.fixture(scope="session")
+def demo_mb4r(demo_contexts, demo_pretrained, tmp_path_factory):
+    """:func:`demo_pretrained` fine-tuned for 3 updates (mpt-src-tgt) with samples that fit it."""
+    from scincl.citrec.finetune import finetune_citation_recommender
+
+    out = tmp_path_factory.mktemp("mb4r") / "model"
+    finetune_citation_recommender(str(demo_contexts), str(demo_pretrained), str(out), max_steps=3, warmup_steps=1,
+                                  learning_rate=1e-3, batch_size=2, **SMALL_SAMPLES)
+    return out

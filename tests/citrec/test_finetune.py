@@ -47,24 +47,14 @@ def test_split_by_citing_paper_is_seeded_and_disjoint():
     assert split_citing_papers(ids, 0.2, seed=1)[1] != test
 
 
-@pytest.fixture(scope="module")
-def pretrained(demo_contexts, demo_tiny_bert, tmp_path_factory):
-    from scincl.citrec.pretrain import pretrain_hierarchical
-
-    out = tmp_path_factory.mktemp("hibert") / "model"
-    pretrain_hierarchical(str(demo_contexts), str(out), str(demo_tiny_bert), max_sentences=8, max_sentence_tokens=20,
-                          max_steps=2, warmup_steps=1, learning_rate=1e-3, batch_size=2)
-    return out
-
-
-def test_finetune_cli_trains_on_training_papers_only_and_saves_the_recommender(demo_contexts, pretrained, tmp_path):
+def test_finetune_cli_trains_on_training_papers_only_and_saves_the_recommender(demo_contexts, demo_pretrained, tmp_path):
     from scincl.citrec.hierarchical import CitationRecommender
 
     out = tmp_path / "mb4r"
     flags = ["--max_steps", "3", "--warmup_steps", "1", "--learning_rate", "1e-3", "--batch_size", "2",
              "--manuscript_supplemental_sentences", "4", "--cited_fundamental_sentences", "2",
              "--cited_supplemental_sentences", "4", "--loss", "triplet"]
-    run_front_end("cli_pipeline.py", "finetune_citation_recommender", demo_contexts, pretrained, out, *flags,
+    run_front_end("cli_pipeline.py", "finetune_citation_recommender", demo_contexts, demo_pretrained, out, *flags,
                   check=True)
     split = json.loads((out / "split.json").read_text())
     contexts = read_jsonl(demo_contexts / "contexts.jsonl.gz")
@@ -81,6 +71,6 @@ def test_finetune_cli_trains_on_training_papers_only_and_saves_the_recommender(d
     assert model.manuscript_encoder.config.max_sentences == 8
     assert not torch.equal(model.manuscript_encoder.sentence_positions.weight,
                            model.citation_encoder.sentence_positions.weight)  # updated apart
-    too_long = run_front_end("cli_pipeline.py", "finetune_citation_recommender", demo_contexts, pretrained,
+    too_long = run_front_end("cli_pipeline.py", "finetune_citation_recommender", demo_contexts, demo_pretrained,
                              tmp_path / "x")  # the paper's 30 / 40 sentences do not fit an 8-sentence encoder
     assert too_long.returncode == 2 and "takes at most 8 sentences, the samples have up to 40" in too_long.stderr
