@@ -14,8 +14,8 @@ from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
-from scincl.pipeline.experiment_commands import (reproduce, run_experiment_definition, run_summary, sweep,
-                                                 sweep_summary)
+from scincl.pipeline.experiment_commands import (collect_runs, reproduce, run_experiment_definition, run_summary,
+                                                 sweep, sweep_summary)
 from scincl.pipeline.run_flags import run_specter_flag_info
 from scincl.pipeline.scincl_plan import run_specter, run_specter_like
 from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
@@ -49,10 +49,11 @@ for command in (run_specter, run_specter_like, sweep):
     default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)(command)
     shows(sweep_summary if command is sweep else run_summary)(command)
     accepts_flags(run_specter_flag_info)(command)
-for command in (reproduce, run_experiment_definition):
+for command in (reproduce, run_experiment_definition, collect_runs):
     accepts_flags(lambda: _experiment_kinds().reproduce_flag_info())(command)
+shows(str)(collect_runs)  # TO/runs.csv
 fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
 
 COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,
             "run_specter": run_specter, "run_specter_like": run_specter_like, "sweep": sweep, "reproduce": reproduce,
-            "run_experiment": run_experiment_definition}
+            "run_experiment": run_experiment_definition, "collect_runs": collect_runs}
