@@ -154,4 +154,6 @@ def docs_text(runs_csv: Path) -> str:
     counts = {t: sum(1 for r in runs if r["triplets"] == t) for t in expected}
     status = "; ".join(f"{t:,} triplets: {counts[t]} of {arms_of[t] * len(seeds)} runs "
                        f"({arms_of[t]} arms × seeds {seeds[0]}–{seeds[-1]})" for t, seeds in expected.items())
+    if not runs:
+        return f"Runs in: {status}. No run has finished yet.\n"
     return f"Runs in: {status}.\n\n" + paired_text(runs, study.LABELS, study.COMPARISONS, expected)

@@ -97,6 +97,10 @@ def test_collect_runs_copies_finished_runs_and_writes_runs_csv_from_the_copies(f
     # seeds 3 and 4 are paired: +1.00, +0.25; the 6,840 comparison has no pair yet and is left out
     assert "| 1,000 | primary | 2 | 0.62 ± 0.53 |" in table["SciNCL (k+ 10) − SPECTER-like"]
     assert "6,840" not in table["SciNCL (k+ 10) − SPECTER-like"] and len(table) == 2
+    empty = tmp_path / "empty.csv"
+    empty.write_text(path.read_text().splitlines()[0] + "\n")
+    assert docs_text(empty) == ("Runs in: 1,000 triplets: 0 of 60 runs (3 arms × seeds 3–22); 6,840 triplets: 0 of 20 "
+                                "runs (2 arms × seeds 3–12). No run has finished yet.\n")
 
     # a later collect adds the new runs and keeps the copies made before (the results folder may be gone)
     for run in cells.values():

@@ -416,6 +416,9 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
     assert rows["scincl"] != rows["scincl_kp15"]  # other positives
     text = (exp / "results.md").read_text()
     assert "SciNCL (kNN on citation embeddings), kp15 − SPECTER-like (citations)" in text and "Partial" not in text
+    relations = _table_rows(text.split("How the sampled papers relate")[1])  # the first seed's, computed once
+    assert relations["SPECTER-like (citations)"][0] == "100.0"  # its positives are citations by construction
+    assert "SciNCL (kNN on citation embeddings), kp15" in relations and (exp / "relations.md").exists()
 
     definition = tmp_path / "paired_demo.py"  # the same experiment as data, for collect_runs
     definition.write_text(
@@ -429,6 +432,7 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
     assert proc.stdout.strip() == str(docs / "runs.csv")
     assert (docs / "runs.csv").read_text() == (exp / "runs.csv").read_text()  # the copies give the same rows
     assert (docs / "scincl_kp15" / "t20" / "seed_0" / "per_query.json").exists()
+    assert (docs / "relations_t20.md").read_text() == (exp / "relations.md").read_text()
 
 
 def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, repo_root, demo_tiny_bert):
