@@ -62,7 +62,8 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     pooling=cls,learning_rate=2e-5,... on val), k_pos / k_hard (SciNCL sweeps over --values, val), losses
     (triplet, infonce, cosent, angle on SciNCL triplets, val), collisions (vs margin, --values = k-hard
     grid), graph (link prediction 64/128-d dot vs cos + graph embeddings alone as a retriever), budget
-    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840).
+    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840), paired (--arms and
+    --variants of all but the first arm on the same query papers, seed by seed, every pair tested; runs.csv).
     Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
     samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
     seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
