@@ -3,6 +3,7 @@
 #   bash experiments/run.sh NAME [FLAGS]   run experiments/NAME.py: `cli_pipeline.py run_experiment NAME [FLAGS]`
 #   bash experiments/run.sh all            every experiment in the order they were run (val studies first), then collect
 #   bash experiments/run.sh collect        copy the tables, plots and wall times into docs/results/ (below)
+#   bash experiments/run.sh collect_runs NAME DIR   a paired experiment's finished runs + runs.csv into DIR (docs)
 #   bash experiments/run.sh list           the experiment names
 # Each experiment is data: experiments/<name>.py (corpus, arms, seeds, split, recipe changes, sweep values),
 # run by one grid runner (scincl/pipeline/grid.py). The recipe's defaults are defined once, in
@@ -47,6 +48,12 @@ experiment() {
     shift
     "$PYTHON" cli_pipeline.py run_experiment "$name" --output_dir "$RESULTS_DIR" --data_dir "$DATA_DIR" \
         ${CHANGES[@]+"${CHANGES[@]}"} "$@"
+}
+
+# collect_runs NAME DIR: the runs of experiments/NAME.py (kind paired) as the same environment names them
+collect_runs() {
+    "$PYTHON" cli_pipeline.py collect_runs "$1" "$2" --output_dir "$RESULTS_DIR" --data_dir "$DATA_DIR" \
+        ${CHANGES[@]+"${CHANGES[@]}"} "${@:3}"
 }
 
 # collect: the tables (results*.md), plots (*.png) and wall times (timings*.json) the experiments wrote under
@@ -101,9 +108,10 @@ collect() {
 }
 
 case "${1:-}" in
-    "" | -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    "" | -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     list) "$PYTHON" -c 'from scincl.pipeline.experiment_kinds import experiment_names; print(*experiment_names())' ;;
     collect) collect ;;
+    collect_runs) shift; collect_runs "$@" ;;
     all)
         for name in "${ALL[@]}"; do
             echo "=== $name"

@@ -35,6 +35,8 @@ SOURCES = {
     "results_timings": ("repo", "docs/results"),
     "gpu_check_dry_run": ("gpu_check", "table.md"),
     "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/run.sh hepth_collisions
+    # issue 40: experiments/hepth_powered.py's runs (experiments/run.sh collect_runs), tables from its runs.csv
+    "hepth_powered": ("repo", "docs/results/hepth/pretrained/powered/runs.csv"),
 }
 # docs/results/ timings file (glob) -> the experiment (bash experiments/run.sh NAME) whose last run wrote it.
 TIMINGS = (
@@ -53,6 +55,9 @@ TIMINGS = (
     ("hepth/pretrained/sweep_val/timings_k_pos.json", "hepth_pretrained_val: k+"),
     ("hepth/pretrained/main_test/*/timings.json", "hepth_pretrained: Table 1"),
     ("hepth/pretrained/budget_test/*/timings.json", "hepth_pretrained: budget"),
+    # issue 40: the powered comparison (collect_runs copies each part's timings)
+    ("hepth/pretrained/powered/timings_t1000.json", "hepth_powered: 1,000 triplets"),
+    ("hepth/pretrained/powered/timings_t6840.json", "hepth_powered: 6,840 triplets"),
 )
 LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
 
@@ -104,6 +109,10 @@ def render(name: str, source: Path) -> str:
     """The table NAME from the file (or, for the timings, the folder) its command wrote."""
     if source.is_dir():
         return timings_table(source)
+    if source.suffix == ".csv":  # a paired experiment's runs.csv: its tables (scincl/pipeline/paired.py)
+        from scincl.pipeline.paired import docs_text
+
+        return docs_text(source)
     if source.suffix == ".json":
         return collisions_table(json.loads(source.read_text()))
     return markdown_table(source.read_text())

@@ -22,8 +22,8 @@ from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
-from scincl.pipeline.experiment_commands import (reproduce, run_experiment_definition, run_summary, sweep,
-                                                 sweep_summary)
+from scincl.pipeline.experiment_commands import (collect_runs, reproduce, run_experiment_definition, run_summary,
+                                                 sweep, sweep_summary)
 from scincl.pipeline.scincl_plan import run_specter, run_specter_like
 from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
 
@@ -58,13 +58,15 @@ for command in (run_specter, run_specter_like, sweep):
     default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)(command)
     shows(sweep_summary if command is sweep else run_summary)(command)
     accepts_flags(run_specter_flag_info)(command)
-for command in (reproduce, run_experiment_definition):
+for command in (reproduce, run_experiment_definition, collect_runs):
     accepts_flags(reproduce_flag_info)(command)
+shows(str)(collect_runs)  # TO/runs.csv
 fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
 
 COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,
             "evaluate_scirepeval": evaluate_scirepeval,
             "run_specter": run_specter, "run_specter_like": run_specter_like, "sweep": sweep, "reproduce": reproduce,
-            "run_experiment": run_experiment_definition, "pretrain_hierarchical": pretrain_hierarchical,
+            "run_experiment": run_experiment_definition, "collect_runs": collect_runs,
+            "pretrain_hierarchical": pretrain_hierarchical,
             "finetune_citation_recommender": finetune_citation_recommender,
             "evaluate_citation_recommendation": evaluate_citation_recommendation}

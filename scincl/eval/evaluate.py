@@ -3,8 +3,9 @@
 Output directory layout::
 
     O/results.json, O/results.md          # see scincl.eval.report for the JSON schema
+    O/per_query.json                      # the qrel tasks' trec_eval value per query (PER_QUERY_FILE)
     O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}.jsonl   # only with --model_dir
-    O/runs/<run>/results.{json,md}        # only when several runs (seeds) are evaluated
+    O/runs/<run>/results.{json,md}, per_query.json   # only when several runs (seeds) are evaluated
 
 An existing ``O/results.json`` is reused only when its record (``results.json.made_by.json``: the
 runs, SciDocs files and settings that made it) matches; otherwise it is refused unless ``override``.
@@ -30,6 +31,10 @@ from scincl.provenance import (check_reuse, local_path, made_by, outputs_record,
                                write_record)
 
 logger = logging.getLogger(__name__)
+
+PER_QUERY_FILE = "per_query.json"  # beside results.json: {"unit", "per_query": {split: {task: {metric: {query: v}}}}}
+PER_QUERY_UNIT = ("trec_eval's value per query, in [0, 1]; the task's figure in results.json is 100 x their mean "
+                  "over the queries, rounded to 2 decimals")
 
 
 def as_list(value: Any) -> List[str]:
@@ -190,6 +195,11 @@ def _one_run(scidocs_dir: PathLike, files: EmbeddingFiles, val_or_test: str, cla
     return result
 
 
+def write_per_query(output_dir: Path, per_query: Mapping[str, Any]) -> None:
+    """``output_dir/per_query.json``: the per-query scores of one run (results.json keeps only their means)."""
+    write_json(output_dir / PER_QUERY_FILE, {"unit": PER_QUERY_UNIT, "per_query": per_query}, indent=False)
+
+
 def _write(output_dir: Path, results: Mapping[str, Any], name: str) -> None:
     write_json(output_dir / "results.json", results)
     with atomic_open(output_dir / "results.md") as fh:
@@ -216,7 +226,8 @@ def run_evaluation(
     pooling_strategy: Optional[str] = None,
     fit_corpus: Optional[str] = None,
 ) -> Dict[str, Any]:
-    """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md.
+    """Evaluate embeddings on a SciDocs-format dir: writes OUTPUT_DIR/results.json and results.md (and per_query.json:
+    the cite/co-cite/co-view/co-read MAP and nDCG of every query).
 
     Give either --model_dirs M (the SciDocs paper_metadata_*.json files are embedded with the embed
     stage) or --embeddings E.jsonl ({"paper_id", "embedding"} per line; used for all tasks, unless
@@ -285,14 +296,18 @@ def run_evaluation(
         else:
             files = EmbeddingFiles(Path(source), Path(cls_embeddings) if cls_embeddings else None,
                                    Path(recomm_embeddings) if recomm_embeddings else None)
-        run = {"name": name, "source": source, "scidocs_dir": str(scidocs_dir), "val_or_test": val_or_test,
-               **_one_run(scidocs_dir, files, val_or_test, classifier_backend, n_jobs, device, retrieval_pairs,
-                          retrieval_embeddings)}
+        scored = _one_run(scidocs_dir, files, val_or_test, classifier_backend, n_jobs, device, retrieval_pairs,
+                          retrieval_embeddings)
+        per_query = scored.pop("per_query")  # its own file: results.json keeps its layout
+        run = {"name": name, "source": source, "scidocs_dir": str(scidocs_dir), "val_or_test": val_or_test, **scored}
         if link:
             run["link_prediction"] = link
         runs.append(run)
+        run_out = out / "runs" / name if len(sources) > 1 else out
+        run_out.mkdir(parents=True, exist_ok=True)
+        write_per_query(run_out, per_query)
         if len(sources) > 1:
-            _write(out / "runs" / name, run, name)
+            _write(run_out, run, name)
 
     if len(runs) == 1:
         results = runs[0]

@@ -97,7 +97,9 @@ def evaluate_qrel_task(qrels: Mapping[str, Mapping[str, int]],
                        embeddings: Mapping[str, np.ndarray]) -> Dict[str, float]:
     """MAP and nDCG (×100, 2 decimals) of one qrel task, plus counts of what was dropped/missing.
 
-    Returns ``{"map", "ndcg", "queries", "dropped_queries", "missing_candidates"}``.
+    Returns ``{"map", "ndcg", "queries", "dropped_queries", "missing_candidates", "per_query"}``; ``per_query`` is
+    ``{"map": {query id: AP}, "ndcg": {query id: nDCG}}``, trec_eval's per-query values in [0, 1] (the task's
+    figure is 100 × their mean, rounded to 2 decimals) of the queries scored.
     """
     dim = embedding_dim(next(iter(embeddings.values())))
     queries = [q for q in qrels if q in embeddings and any(p in embeddings for p in qrels[q])]
@@ -109,7 +111,7 @@ def evaluate_qrel_task(qrels: Mapping[str, Mapping[str, int]],
     if not queries:
         logger.info("qrel task: none of the %d queries has an embedding", len(qrels))
         return {"map": float("nan"), "ndcg": float("nan"), "queries": 0, "dropped_queries": dropped,
-                "missing_candidates": missing}
+                "missing_candidates": missing, "per_query": {"map": {}, "ndcg": {}}}
 
     # one matrix of the embedded papers of this task; -1 marks padding / no embedding
     embedded = [pid for pid in dict.fromkeys([*queries, *(p for q in queries for p in qrels[q])]) if pid in embeddings]
@@ -138,10 +140,12 @@ def evaluate_qrel_task(qrels: Mapping[str, Mapping[str, int]],
     if dropped or missing:
         logger.info("qrel task: %d of %d queries dropped (no embedding), %d candidates without embedding",
                     dropped, len(qrels), missing)
+    values = {name: np.concatenate(chunks) for name, chunks in per_query.items()}
     return {
-        "map": percent(float(np.mean(np.concatenate(per_query["map"])))),
-        "ndcg": percent(float(np.mean(np.concatenate(per_query["ndcg"])))),
+        "map": percent(float(np.mean(values["map"]))),
+        "ndcg": percent(float(np.mean(values["ndcg"]))),
         "queries": len(queries),
         "dropped_queries": dropped,
         "missing_candidates": missing,
+        "per_query": {name: dict(zip(queries, map(float, array))) for name, array in values.items()},
     }

@@ -79,7 +79,7 @@ def _classification(paths: ScidocsPaths, split: str, load, files: EmbeddingFiles
 
 
 def _qrel_tasks(paths: ScidocsPaths, split: str, load, files: EmbeddingFiles, scores: dict, info: dict,
-                absent: dict) -> None:
+                absent: dict, per_query: dict) -> None:
     for task, folder in QREL_TASKS.items():
         if not paths.has_qrel_task(task, split):
             absent[task] = f"no {folder}/{split}.qrel in {paths.root}"
@@ -89,6 +89,7 @@ def _qrel_tasks(paths: ScidocsPaths, split: str, load, files: EmbeddingFiles, sc
             absent[task] = f"no query of {folder}/{split}.qrel has an embedding"
             continue
         scores[task] = {"map": result.pop("map"), "ndcg": result.pop("ndcg")}
+        per_query[task] = result.pop("per_query")
         info[task] = result
 
 
@@ -126,18 +127,20 @@ def evaluate_scidocs(
     """All SciDocs tasks present in ``scidocs_dir`` for the requested split(s).
 
     Returns ``{"scores": {split: {task: {metric: value}}}, "absent": {split: {task: reason}},
-    "details": {split: {task: {...counts, backend, C...}}}}``; values ×100, 2 decimals.
+    "details": {split: {task: {...counts, backend, C...}}}, "per_query": {split: {task: {metric: {query id:
+    value}}}}}``; scores ×100, 2 decimals; ``per_query``: the qrel tasks' trec_eval values per query, in [0, 1].
     """
     paths = scidocs_paths(scidocs_dir)
     splits = parse_splits(val_or_test)
     load = _EmbeddingCache()
-    out: Dict[str, Any] = {"scores": {}, "absent": {}, "details": {}}
+    out: Dict[str, Any] = {"scores": {}, "absent": {}, "details": {}, "per_query": {}}
     for split in splits:
         scores: Dict[str, Dict[str, float]] = {}
         info: Dict[str, Dict[str, Any]] = {}
         absent: Dict[str, str] = {}
         _classification(paths, split, load, embeddings, classifier_backend, n_jobs, scores, info, absent)
-        _qrel_tasks(paths, split, load, embeddings, scores, info, absent)
+        out["per_query"][split] = {}
+        _qrel_tasks(paths, split, load, embeddings, scores, info, absent, out["per_query"][split])
         _recommendation(paths, split, load, embeddings, device, scores, info, absent)
         if not scores:
             raise InputError(f"no SciDocs task files for split {split!r} (expected e.g. cite/{split}.qrel, "

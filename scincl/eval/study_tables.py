@@ -18,7 +18,8 @@ from scincl.eval.report import TABLE_COLUMNS, avg_cell, avg_label, mean_std_cell
 Scores = Dict[str, Dict[str, float]]  # task -> metric -> value (results.json "scores"[split])
 ARM_DODGE = 1.04  # x factor between neighbouring arms on the budget plot's log axis (a display choice, 4 %)
 # Paper Table 2 (SciNCL with 1 % / 10 % / 100 % of its 684k triplets, SciBERT, full SciDocs) is not
-# drawn: its encoder, corpus and tasks differ, so only the direction of the gap is comparable.
+# drawn: its encoder, corpus and tasks differ, and it has no equal-budget SPECTER row (its SPECTER is
+# trained on all the data).
 
 
 # ---------------------------------------------------------------------- mean ± std over seeds

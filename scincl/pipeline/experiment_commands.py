@@ -5,7 +5,8 @@
 - :func:`sweep`: ``OUTPUT_DIR/sweep/k_pos/<k+>``, ``OUTPUT_DIR/sweep/k_hard/<k->``, one ``run_specter`` experiment
   each (:func:`scincl.pipeline.scincl_plan.run_one`) sharing the corpus, citations, graph and base evaluation of
   ``OUTPUT_DIR``, plotted by the evaluation's ``compare``;
-- :func:`reproduce`, :func:`run_experiment_definition`: ``cli_pipeline.py reproduce`` / ``run_experiment``.
+- :func:`reproduce`, :func:`run_experiment_definition`: ``cli_pipeline.py reproduce`` / ``run_experiment``;
+- :func:`collect_runs`: a paired experiment's finished runs copied into the docs, with its ``runs.csv``.
 """
 from __future__ import annotations
 
@@ -61,7 +62,8 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     pooling=cls,learning_rate=2e-5,... on val), k_pos / k_hard (SciNCL sweeps over --values, val), losses
     (triplet, infonce, cosent, angle on SciNCL triplets, val), collisions (vs margin, --values = k-hard
     grid), graph (link prediction 64/128-d dot vs cos + graph embeddings alone as a retriever), budget
-    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840).
+    (SPECTER-like vs SciNCL at each triplet budget of --values, e.g. 1000,2500,6840), paired (--arms and
+    --variants of all but the first arm on the same query papers, seed by seed, every pair tested; runs.csv).
     Shared stage outputs (citations w/o the SciDocs queries, co-citations, BigGraph, FAISS, query
     samples, base-encoder evaluation) live in OUTPUT_DIR/<corpus>/shared and are reused; each arm x
     seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
@@ -102,6 +104,50 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
         corpus_spec(experiment.corpus, data_dir)
     for experiment in experiments:
         run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
+
+
+def collect_runs(definition: str, to: str, output_dir: str = "results", data_dir: str = "../shared/data",
+                 **changes: Any) -> Path:
+    """Copy the finished runs of a paired experiment (experiments/<name>.py of kind paired) into a folder of the docs.
+
+    Every run's results.json, per_query.json and recipe.json go to TO/<arm id>/t<triplets>/seed_<s>/ (byte copies;
+    a run copied before stays), each part's timings.json, results.md and relations.md to TO/timings_t<triplets>.json,
+    TO/results_t<triplets>.md and TO/relations_t<triplets>.md; then TO/runs.csv is
+    written from the copies (one row per run: arm,triplets,seed,cite_map,cite_ndcg,cocite_map,cocite_ndcg,avg).
+    Give the flags and environment the experiment ran with (the encoder path is part of a run's folder name).
+    Prints TO/runs.csv.
+
+    Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
+        bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
+    """
+    import shutil
+
+    from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
+    from scincl.pipeline.grid import BASE, row_recipe
+    from scincl.pipeline.paired import RELATIONS, RUNS_CSV, arm_id, copy_run, runs_of_tree, write_runs_csv
+
+    dest, splits, copied = Path(to), set(), 0
+    for experiment in load_experiments(definition, changes):
+        if experiment.kind != "paired":
+            raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
+        rep, grid, recipe, split = experiment_grid(experiment, output_dir, data_dir)
+        splits.add(split)
+        for row in grid.rows:
+            if row.arm == BASE:
+                continue
+            changed = row_recipe(recipe, row)
+            for seed in experiment.seeds:
+                copied += copy_run(rep.run_dir(row.arm, seed, changed, split),
+                                   dest / arm_id(row.arm, recipe, changed) / f"t{changed.triplets}" / f"seed_{seed}")
+        part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
+        for name, copy in ((grid.timings, "timings"), (grid.name, "results"), (RELATIONS, "relations")):
+            if (part / name).exists():
+                dest.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(part / name, dest / f"{copy}_t{recipe.triplets}{Path(name).suffix}")
+    if len(splits) != 1:
+        raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
+    logger.info("%d finished runs copied to %s", copied, dest)
+    return write_runs_csv(dest / RUNS_CSV, runs_of_tree(dest, splits.pop()))
 
 
 def format_stage_times(result: Dict[str, Any]) -> str:

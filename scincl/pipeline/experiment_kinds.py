@@ -10,6 +10,8 @@ runs (rows x seeds, each cell one cached run) and turns into ``results.md``:
 - ``k_pos`` / ``k_hard``: SciNCL's sampling sweeps (paper Figs. 2-3) on val, with plots;
 - ``losses``: triplet vs InfoNCE vs CoSENT vs AnglE on SciNCL triplets (val);
 - ``budget``: SPECTER-like vs SciNCL per triplet budget, paired tests (``budget_curve``);
+- ``paired``: arms (and ``--variants`` of all but the first) on the same query papers seed by seed, every pair
+  tested, ``runs.csv`` (``paired``, issue 40);
 - ``collisions``: positive/negative collisions vs the k+ .. k-hard margin (paper Fig. 5; no training);
 - ``graph``: link prediction of the graph embeddings (64/128-d, dot vs cos) and the graph
   embeddings alone as a retriever (OpenMSD Table 7 style; the text rows are the main runs that exist).
@@ -135,6 +137,14 @@ def budget_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) 
     return budget_grid(rep, recipe, list(exp.values), exp.seeds, split, exp.arms or BUDGET_ARMS)
 
 
+def paired_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+    """Arms on the same query papers, seed by seed (``paired``): ``--variants`` change every arm but the first."""
+    from scincl.pipeline.paired import paired_grid
+
+    return paired_grid(rep, recipe, split, exp.arms or BUDGET_ARMS,
+                       [variant_changes(recipe, variant) for variant in exp.variants], exp.seeds)
+
+
 def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
     """A tuning variant ``field=value`` (``pooling=cls``) as the :class:`Recipe` field it changes, typed as the field."""
     if "=" not in variant:
@@ -196,17 +206,24 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
 def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
                    workers: Optional[int] = None) -> Path:
     """Run one experiment (every step through the stage runner) and write its tables; returns the table file."""
+    rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers)
+    return run_grid(rep, grid, recipe, exp.seeds, split)
+
+
+def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
+                    workers: Optional[int] = None) -> Tuple[Reproduction, Grid, Recipe, str]:
+    """The reproduction, grid, recipe and split of one experiment (nothing is run)."""
     rep = Reproduction(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                        eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                        cocitation_min_count=exp.cocitation_min_count)
     recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLITS.get(exp.kind, DEFAULT_SPLIT)
-    return run_grid(rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, exp.seeds, split)
+    return rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, split
 
 
 # experiment kind -> the builder of its grid (a registry, not an if-chain; in the order of the docs)
 KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
     "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
-    "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows}
+    "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows, "paired": paired_rows}
 
 
 def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:

@@ -50,7 +50,8 @@ def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rep: Reprodu
 
 
 def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
-    """How each arm's positives and negatives relate to their query in the training citation graph.
+    """How each arm's positives and negatives relate to their query in the training citation graph (``triples``: arm,
+    or a table row's label, -> its triplets).
 
     Shares of (query, paper) pairs that are a direct citation (either direction), co-cited (cited
     together by some paper) or within two citation hops: what each sampler teaches the encoder.
@@ -84,7 +85,7 @@ def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
             triplets = list(csv.reader(fh))[1:]
         positives = sorted({(q, p) for q, p, _ in triplets})
         negatives = sorted({(q, n) for q, _, n in triplets})
-        rows.append((ARM_NAMES[arm], shares(positives), shares(negatives)))
+        rows.append((ARM_NAMES.get(arm, arm), shares(positives), shares(negatives)))  # an arm, or a row's label
     return triplet_relations_table(rows)
 
 

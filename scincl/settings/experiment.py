@@ -39,7 +39,7 @@ class Experiment:
     """
 
     kind: str = setting(dataclasses.MISSING, "required: the definition's, or reproduce's EXPERIMENT",
-                        "one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget")
+                        "one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget | paired")
     corpus: str = setting("hepth", "docs/results.md: hep-th, the main corpus",
                           "a folder of --data_dir: hepth | citeseer")
     seeds: Tuple[int, ...] = setting((0, 1, 2), "docs/results.md: three seeds per arm",
@@ -54,7 +54,8 @@ class Experiment:
         None, "none for the sweeps and the budget curve (required); collisions: "
         "scincl/triples/margins.py DEFAULT_HARD_NEGATIVES_K",
         "k_pos / k_hard sweep values, collisions' k-hard grid, budgets")
-    variants: Tuple[str, ...] = setting((), "the default recipe alone", 'tuning: "field=value" recipe variants')
+    variants: Tuple[str, ...] = setting((), "the default recipe alone",
+                                        'tuning, paired: "field=value" recipe variants')
     losses: Optional[Tuple[str, ...]] = setting(None, "experiments/hepth_losses.py LOSSES (read when used)",
                                                 "losses of the loss comparison")
     cocitation_min_count: int = setting(2, "docs/results.md Setup: hep-th pairs co-cited >= 2x",

@@ -106,6 +106,35 @@ def test_evaluate_several_runs_reports_mean_and_std(demo_corpus, embeddings, tmp
     assert "mean ± std over 2 runs" in table and f"{np.mean(cite):.2f} ± {np.std(cite, ddof=1):.2f}" in table
 
 
+def test_evaluate_writes_every_querys_score_beside_results_json(demo_corpus, embeddings, tmp_path):
+    from scincl.eval.metrics import percent
+    from scincl.scidocs_io import QREL_TASKS, read_qrels
+
+    results = run_evaluation(demo_corpus.scidocs_dir, tmp_path / "o", val_or_test="both",
+                             embeddings=[str(embeddings["tfidf"])])
+    assert "per_query" not in json.loads((tmp_path / "o" / "results.json").read_text())  # its layout is unchanged
+    saved = json.loads((tmp_path / "o" / "per_query.json").read_text())
+    assert "in [0, 1]" in saved["unit"]
+    for split in ("val", "test"):
+        assert set(saved["per_query"][split]) == set(QREL_TASKS)  # co-view, co-read, cite, co-cite; not MAG/MeSH
+        for task, folder in QREL_TASKS.items():
+            queries = set(read_qrels(demo_corpus.scidocs_dir / folder / f"{split}.qrel"))
+            for metric in ("map", "ndcg"):
+                values = saved["per_query"][split][task][metric]
+                assert len(values) == results["details"][split][task]["queries"] and set(values) <= queries
+                assert all(0 <= v <= 1 for v in values.values())
+                # the figure of results.json is recomputed from the per-query values exactly
+                assert percent(float(np.mean(list(values.values())))) == results["scores"][split][task][metric]
+    assert len(set(saved["per_query"]["test"]["cite"]["map"].values())) > 1  # real per-query values, not the mean
+
+    several = tmp_path / "several"
+    run_evaluation(demo_corpus.scidocs_dir, several, embeddings=[str(embeddings["tfidf"]), str(embeddings["random"])])
+    for name in ("tfidf", "random"):
+        run = json.loads((several / "runs" / name / "results.json").read_text())
+        cite = json.loads((several / "runs" / name / "per_query.json").read_text())["per_query"]["test"]["cite"]["map"]
+        assert percent(float(np.mean(list(cite.values())))) == run["scores"]["test"]["cite"]["map"]
+
+
 def test_evaluate_bad_inputs_fail_with_one_clear_line(demo_corpus, embeddings, tmp_path):
     scidocs = tmp_path / "scidocs"
     shutil.copytree(demo_corpus.scidocs_dir, scidocs)

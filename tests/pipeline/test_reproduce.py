@@ -148,8 +148,8 @@ def test_every_experiment_definition_is_valid_data():
 
     names = experiment_names()  # what `bash experiments/run.sh NAME` runs (one entry point, no wrappers)
     assert names == ["citeseer_main", "hepth_budget", "hepth_collisions", "hepth_graph", "hepth_k_hard",
-                     "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_pretrained", "hepth_pretrained_val",
-                     "hepth_tuning"]
+                     "hepth_k_pos", "hepth_losses", "hepth_main", "hepth_powered", "hepth_pretrained",
+                     "hepth_pretrained_val", "hepth_tuning"]
     assert not list((REPO_ROOT / "experiments").glob("hepth_*.sh"))
     for name in names:
         for exp in load_experiments(name):
@@ -391,6 +391,48 @@ def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reprodu
     assert (exp / "budget_avg.png").stat().st_size > 0
     assert sorted(p.parent.parent.name for p in (out / "runs" / "val").glob("t25_*/*/seed_0/results.json")) == [
         "scincl", "specter_like"]
+
+
+def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them(reproduced, repo_root, tmp_path):
+    """The paired kind (experiments/hepth_powered.py's): SPECTER-like and SciNCL (reused from main) and a k+ variant of
+    SciNCL on one seed's query papers; runs.csv and the tables; collect_runs copies the runs into a docs folder."""
+    from scincl.pipeline.paired import read_runs_csv
+
+    out = reproduced["out"] / "hepth"
+    models = sorted((out / "runs" / "val").glob("t20_kp10_*/*/seed_0/*/model.safetensors"))
+    before = {m: m.stat().st_mtime_ns for m in models}
+    _study(reproduced, repo_root, "paired", "--arms", "specter_like,scincl", "--variants", "easy_positives_k_max=15")
+    assert {m: m.stat().st_mtime_ns for m in models} == before and len(before) >= 2  # main's runs reused
+    exp = next((out / "paired_val").iterdir())
+    runs = read_runs_csv(exp / "runs.csv")
+    assert [(r["arm"], r["triplets"], r["seed"]) for r in runs] == [
+        ("scincl", 20, 0), ("scincl_kp15", 20, 0), ("specter_like", 20, 0)]
+    key = exp.name  # the experiment's recipe: the k+ 15 runs live under their own recipe key
+    runs_dir = out / "runs" / "val"
+    triplets = {"specter_like": runs_dir / key / "specter_like", "scincl": runs_dir / key / "scincl",
+                "scincl_kp15": runs_dir / key.replace("_kp10_", "_kp15_") / "scincl"}
+    rows = {arm: (path / "seed_0" / "train_triples.csv").read_text().splitlines()[1:] for arm, path in triplets.items()}
+    assert len({frozenset(r.split(",")[0] for r in lines) for lines in rows.values()}) == 1  # the same query papers
+    assert rows["scincl"] != rows["scincl_kp15"]  # other positives
+    text = (exp / "results.md").read_text()
+    assert "SciNCL (kNN on citation embeddings), kp15 − SPECTER-like (citations)" in text and "Partial" not in text
+    relations = _table_rows(text.split("How the sampled papers relate")[1])  # the first seed's, computed once
+    assert relations["SPECTER-like (citations)"][0] == "100.0"  # its positives are citations by construction
+    assert "SciNCL (kNN on citation embeddings), kp15" in relations and (exp / "relations.md").exists()
+
+    definition = tmp_path / "paired_demo.py"  # the same experiment as data, for collect_runs
+    definition.write_text(
+        "def get_experiment():\n    return {'kind': 'paired', 'corpus': 'hepth', 'seeds': [0], 'split': 'val', "
+        "'arms': ['specter_like', 'scincl'], 'variants': ['easy_positives_k_max=15'], 'eval_max_sequence_length': 32,"
+        " 'recipe': {'triplets': 20, 'k_pos': 10, 'k_hard': 60, 'max_sequence_length': 32, 'batch_size': 10, "
+        "'graph_dim': 16}}\n")
+    docs = tmp_path / "docs"
+    proc = run_command([reproduced["cmd"][0], "cli_pipeline.py", "collect_runs", str(definition), str(docs),
+                        "--output_dir", str(reproduced["out"]), "--data_dir", str(reproduced["data"])], check=True)
+    assert proc.stdout.strip() == str(docs / "runs.csv")
+    assert (docs / "runs.csv").read_text() == (exp / "runs.csv").read_text()  # the copies give the same rows
+    assert (docs / "scincl_kp15" / "t20" / "seed_0" / "per_query.json").exists()
+    assert (docs / "relations_t20.md").read_text() == (exp / "relations.md").read_text()
 
 
 def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, repo_root, demo_tiny_bert):
