@@ -218,7 +218,7 @@ def _tables_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reports' table and plot writers do nothing (they read results the recorder does not make); the steps the
     reports run through the stage runner are recorded as any other."""
     from scincl.eval import compare
-    from scincl.pipeline import budget_curve, experiment_kinds, grid, study_reports
+    from scincl.pipeline import budget_curve, experiment_kinds, grid, paired, study_reports
 
     def no_table(*args: Any, **kwargs: Any) -> Callable[..., Any]:
         return lambda *a, **k: ("", [])
@@ -233,6 +233,8 @@ def _tables_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(study_reports, name, lambda *a, _value=value, **k: _value)
     for name, value in (("run_scores", None), ("budget_tables", ""), ("budget_plot", None)):
         monkeypatch.setattr(budget_curve, name, lambda *a, _value=value, **k: _value)
+    for name, value in (("run_scores", None), ("relations_once", "")):  # the paired kind: no run has finished
+        monkeypatch.setattr(paired, name, lambda *a, _value=value, **k: _value)
 
 
 def _experiment_names() -> List[str]:
