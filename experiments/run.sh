@@ -52,7 +52,7 @@ experiment() {
 
 # collect_runs NAME DIR: the runs of experiments/NAME.py (kind paired) as the same environment names them
 collect_runs() {
-    "$PYTHON" cli_pipeline.py collect_runs "$1" "$2" --output_dir "$RESULTS_DIR" --data_dir "$DATA_DIR" \
+    "$PYTHON" cli_pipeline.py collect_runs "$1" "$2" --results_dir "$RESULTS_DIR" --data_dir "$DATA_DIR" \
         ${CHANGES[@]+"${CHANGES[@]}"} "${@:3}"
 }
 

@@ -106,7 +106,7 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
         run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
 
 
-def collect_runs(definition: str, to: str, output_dir: str = "results", data_dir: str = "../shared/data",
+def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",
                  **changes: Any) -> Path:
     """Copy the finished runs of a paired experiment (experiments/<name>.py of kind paired) into a folder of the docs.
 
@@ -114,7 +114,8 @@ def collect_runs(definition: str, to: str, output_dir: str = "results", data_dir
     a run copied before stays), each part's timings.json, results.md and relations.md to TO/timings_t<triplets>.json,
     TO/results_t<triplets>.md and TO/relations_t<triplets>.md; then TO/runs.csv is
     written from the copies (one row per run: arm,triplets,seed,cite_map,cite_ndcg,cocite_map,cocite_ndcg,avg).
-    Give the flags and environment the experiment ran with (the encoder path is part of a run's folder name).
+    Give the flags and environment the experiment ran with (the encoder path is part of a run's folder name);
+    RESULTS_DIR is the experiment's --output_dir, only read (it may be running: collect as often as you like).
     Prints TO/runs.csv.
 
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
@@ -130,7 +131,7 @@ def collect_runs(definition: str, to: str, output_dir: str = "results", data_dir
     for experiment in load_experiments(definition, changes):
         if experiment.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
-        rep, grid, recipe, split = experiment_grid(experiment, output_dir, data_dir)
+        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir)
         splits.add(split)
         for row in grid.rows:
             if row.arm == BASE:

@@ -74,7 +74,7 @@ def test_collect_runs_copies_finished_runs_and_writes_runs_csv_from_the_copies(f
     (rep.out / grid.folder).mkdir(parents=True)
     (rep.out / grid.folder / "timings.json").write_text('{"t1000/scincl/seed_3": 100.0}')  # the runner's wall times
     docs = tmp_path / "docs" / "powered"
-    path = collect_runs("hepth_powered", str(docs), output_dir=str(results), data_dir=str(data), **ENCODER)
+    path = collect_runs("hepth_powered", str(docs), results_dir=str(results), data_dir=str(data), **ENCODER)
     assert path == docs / "runs.csv"
     for (arm, triplets, seed) in finished:
         copy = docs / arm / f"t{triplets}" / f"seed_{seed}"
@@ -109,7 +109,7 @@ def test_collect_runs_copies_finished_runs_and_writes_runs_csv_from_the_copies(f
                 (run / name).unlink(missing_ok=True)
     _finish(cells[("scincl", 6840, 3)], 3, 71.0)  # finished since
     _finish(results / "hepth" / "runs" / "test" / "other_recipe" / "scincl" / "seed_3", 3, 0.0)  # not this experiment's
-    collect_runs("hepth_powered", str(docs), output_dir=str(results), data_dir=str(data), **ENCODER)
+    collect_runs("hepth_powered", str(docs), results_dir=str(results), data_dir=str(data), **ENCODER)
     runs = read_runs_csv(path)
     assert len(runs) == len(finished) + 1
     assert [(r["arm"], r["avg"]) for r in runs if r["triplets"] == 6840] == [("scincl", 73.5), ("specter_like", 72.5)]
@@ -118,7 +118,7 @@ def test_collect_runs_copies_finished_runs_and_writes_runs_csv_from_the_copies(f
 def test_collect_runs_refuses_other_kinds_and_runs_csv_other_columns(folders, tmp_path):
     data, results = folders
     with pytest.raises(InputError, match="collect_runs takes experiments of kind paired, hepth_main has main"):
-        collect_runs("hepth_main", str(tmp_path / "d"), output_dir=str(results), data_dir=str(data))
+        collect_runs("hepth_main", str(tmp_path / "d"), results_dir=str(results), data_dir=str(data))
     bad = tmp_path / "runs.csv"
     bad.write_text("arm,seed,avg\nscincl,3,60\n")
     with pytest.raises(InputError, match="expected the columns arm,triplets,seed,cite_map"):

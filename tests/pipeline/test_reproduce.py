@@ -428,7 +428,7 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
         "'graph_dim': 16}}\n")
     docs = tmp_path / "docs"
     proc = run_command([reproduced["cmd"][0], "cli_pipeline.py", "collect_runs", str(definition), str(docs),
-                        "--output_dir", str(reproduced["out"]), "--data_dir", str(reproduced["data"])], check=True)
+                        "--results_dir", str(reproduced["out"]), "--data_dir", str(reproduced["data"])], check=True)
     assert proc.stdout.strip() == str(docs / "runs.csv")
     assert (docs / "runs.csv").read_text() == (exp / "runs.csv").read_text()  # the copies give the same rows
     assert (docs / "scincl_kp15" / "t20" / "seed_0" / "per_query.json").exists()
