@@ -2,9 +2,9 @@
 
 The settings are declared once, nested by what they set, in :mod:`scincl.settings.spec` (:class:`SciNCLSpec`:
 sampler = miner + search, recipe = encoder + loss + training, graph, seed; attrs fields with type, default, source,
-range and help, validated when built). :data:`SCINCL` reads the paper's spec by flag name:
-``SCINCL.hard_negatives_k_max`` is the paper's k-hard (4000); every module that needs a SciNCL default reads it
-here, under the flag's own name, and :data:`FIELDS` gives each leaf's declaration:
+range and help, validated when built). :data:`SCINCL` reads the paper's spec by flag name (``SCINCL.<flag>``:
+k-hard is the paper's 4000); every module that needs a SciNCL default reads it here, under the flag's own name, and
+:data:`FIELDS` gives each leaf's declaration:
 
 - :func:`check_settings` is the one range check of every flag (these fields' rules and
   :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
