@@ -114,3 +114,9 @@ def check_band(prefix: str, k_min: Any, k_max: Any) -> None:
     holds at least one rank: ``k_min < k_max`` (:class:`InputError` otherwise; ends not given pass)."""
     if isinstance(k_min, int) and isinstance(k_max, int) and not k_min < k_max:
         raise InputError(f"--{prefix}_k_min {k_min} / --{prefix}_k_max {k_max}: need k_min < k_max")
+
+
+def check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
+    """``--name value: choose one of a, b`` (:class:`InputError`) when ``choices`` are given and ``value`` is none."""
+    if choices and value not in choices:
+        raise InputError(f"--{name} {value!r}: choose one of {', '.join(choices)}")

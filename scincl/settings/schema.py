@@ -26,8 +26,7 @@ import dataclasses
 from dataclasses import field
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
-from scincl.errors import InputError
-from scincl.settings.rules import FLAG_RULES, Rule, check_band, check_rule
+from scincl.settings.rules import FLAG_RULES, Rule, check_band, check_choice, check_rule
 from scincl.settings.spec import BANDS, LEAVES, FlatView, SciNCLSpec, derive_bands, spec_from_flags  # noqa: F401 - BANDS, derive_bands: their home for the settings' users
 
 
@@ -97,9 +96,7 @@ def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]]
             continue
         meta = fields[name].metadata if name in fields else {}
         check_rule(name, value, meta["rule"] if meta.get("rule") is not None else FLAG_RULES.get(name))
-        choices = meta.get("choices", ())
-        if choices and value not in choices:
-            raise InputError(f"--{name} {value!r}: choose one of {', '.join(choices)}")
+        check_choice(name, value, meta.get("choices", ()))
     bands = values if bands is None else bands
     # every (k_min, k_max] band, found by its flags' names: the miner's slots are named once, in triples/miner.py
     for end in sorted(name for name in bands if name.endswith("_k_max")):

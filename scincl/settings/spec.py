@@ -19,7 +19,7 @@ import attrs
 
 from scincl.errors import InputError
 from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_NEGATIVE, NON_NEGATIVE_INT, Rule,
-                                   check_band, check_rule)
+                                   check_band, check_choice, check_rule)
 
 
 def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
@@ -27,9 +27,7 @@ def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
     if value is None:
         return
     check_rule(attribute.name, value, attribute.metadata["rule"])
-    choices = attribute.metadata["choices"]
-    if choices and value not in choices:
-        raise InputError(f"--{attribute.name} {value!r}: choose one of {', '.join(choices)}")
+    check_choice(attribute.name, value, attribute.metadata["choices"])
 
 
 def spec_field(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
