@@ -26,7 +26,8 @@ import orjson
 
 from scincl.citrec.contexts import CONTEXT_UNITS, DEFAULT_CONTEXT_UNIT, paper_contexts
 from scincl.citrec.formats import FULL_TEXT_FORMATS, get_full_text_format
-from scincl.corpus.outputs import OutputRecord, worker_count
+from scincl.corpus.outputs import worker_count
+from scincl.provenance import OutputRecord
 from scincl.corpus.papers import _concatenate as concatenate_parts
 from scincl.corpus.shards import ReadStats, iter_papers, list_metadata_shards, map_shards
 from scincl.errors import InputError
@@ -111,7 +112,8 @@ def get_citation_contexts(full_text_dir: str, output_dir: str, full_text_format:
         raise InputError(f"unknown --context_unit {context_unit!r}; one of: {', '.join(CONTEXT_UNITS)}")
     out = Path(output_dir)
     paths = {"contexts": out / CONTEXTS_NAME, "sentences": out / SENTENCES_NAME, "stats": out / STATS_NAME}
-    record = OutputRecord(*paths.values(), settings={"command": "get_citation_contexts", "full_text_format": fmt,
+    record = OutputRecord(*paths.values(), command="get_citation_contexts",
+                          settings={"command": "get_citation_contexts", "full_text_format": fmt,
                                                      "context_unit": context_unit},
                           inputs=[full_text_dir])
     if record.reusable(override):
