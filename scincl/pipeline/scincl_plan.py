@@ -385,15 +385,23 @@ class SciNCLPlan(Planner):
                 notes.append("edges are counted by the citations stage: the graph's time is not estimated")
         if not self.builds_graph:
             graph = f"given ({s.graph_embeddings_path})"
-        elif s.graph_method == "pbg":
+        else:
+            from scincl.graph.memory_plan import check_graph_memory
             from scincl.graph.pbg_config import load_config_dict
 
             config = load_config_dict(s.biggraph_config or "s2orc_768d_dot.py", s.biggraph_overrides)
-            dimension, epochs = int(config["dimension"]), int(config.get("num_epochs", 1))
-            graph = (f"PyTorch-BigGraph, {dimension} dimensions, {epochs} epochs, {config.get('workers') or 'all'} "
-                     "worker(s)")
-        else:
-            graph = f"{s.graph_method} (one pass over the graph)"
+            dimension = int(config["dimension"])
+            if s.graph_method == "pbg":
+                epochs = int(config.get("num_epochs", 1))
+                graph = (f"PyTorch-BigGraph, {dimension} dimensions, {epochs} epochs, "
+                         f"{config.get('workers') or 'all'} worker(s)")
+            else:
+                graph = f"{s.graph_method}, {dimension} dimensions (one pass over the graph)"
+            if papers and edges:  # issue 45: refused before stage 1 when the graph stage cannot fit the memory
+                partitions = (config.get("entities") or {}).get("paper_id", {}).get("num_partitions")
+                estimate = check_graph_memory(s.graph_method, papers, edges, dimension, partitions=partitions)
+                if estimate is not None:
+                    graph += f"; peak memory ~{estimate.peak_bytes / 2 ** 30:.1f} GiB (scincl/graph/memory_plan.py)"
         ratio = s.sample_queries_ratio if s.sample_queries_ratio is not None else 1.0
         queries = int(round(papers * ratio)) if papers else None
         triplets = queries * s.triples_per_query if queries is not None else None
