@@ -11,7 +11,7 @@ The rules are those of docs/data.md "A SciDocs-format evaluation folder", by whi
   :data:`VAL_SHARE` val / the rest test (hep-th: 100 / 300);
 - every paper in a qrel has a text (title or abstract) and is written to
   ``paper_metadata_view_cite_read.json``; the query ids go to ``scidocs_paper_ids.json``, the list
-  to exclude from training (``--scidocs_paper_ids``).
+  to exclude from training (``run_specter --scidocs_dir`` reads it from the folder; scincl/settings/presets.py).
 
 Random candidates are drawn from every paper of the corpus with a text, not only from graph papers,
 so a candidate can be another task's query (on hep-th 463 of the 800 queries are also candidates).
@@ -38,7 +38,7 @@ from scincl.graph.citations import extract_citations, read_citations_tsv
 from scincl.graph.cocitations import read_cocitations_tsv
 from scincl.graph.regroup import corpus_cocitations
 from scincl.io import PathLike, atomic_open, iter_jsonl, write_id_list, write_json
-from scincl.scidocs_io import METADATA_FILES, QREL_TASKS
+from scincl.scidocs_io import EXCLUDED_IDS_FILE, METADATA_FILES, QREL_TASKS
 from scincl.temporaries import make_temporary_dir
 
 logger = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ def build_eval_dir(corpus: Corpus, output_dir: PathLike, queries: int = DEFAULT_
         query_ids = sorted(set(cite.val) | set(cite.test) | set(cocite.val) | set(cocite.test))
         metadata_papers = _write_metadata(out / METADATA_FILES["view_cite_read"], papers_jsonl,
                                           cite.papers() | cocite.papers())
-        write_id_list(out / "scidocs_paper_ids.json", query_ids)
+        write_id_list(out / EXCLUDED_IDS_FILE, query_ids)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     stats = {"corpus_format": corpus.format, "papers_with_text": len(with_text), "seed": int(seed),
@@ -240,7 +240,7 @@ def make_eval_dir(corpus_dir: str, output_dir: str, queries: int = DEFAULT_QUERI
     OUTPUT_DIR/{cite,cocite}/{val,test}.qrel, paper_metadata_view_cite_read.json (the texts of every
     paper in the qrels), scidocs_paper_ids.json (the query papers: exclude them from training) and
     eval_dir.stats.json (eligible and drawn queries per task). Pass OUTPUT_DIR as --scidocs_dir to
-    run_specter (its papers are then kept out of the graph and the triplets) and to evaluate.
+    run_specter (its query papers are then kept out of the graph and the triplets) and to evaluate.
 
     Example:
         python cli_s2orc.py make_eval_dir data/my_corpus data/my_eval --queries 400 --seed 0
@@ -255,7 +255,7 @@ def make_eval_dir(corpus_dir: str, output_dir: str, queries: int = DEFAULT_QUERI
     :param override: rebuild an existing folder
     """
     out = Path(output_dir)
-    record = OutputRecord(out / "eval_dir.stats.json", out / "scidocs_paper_ids.json",
+    record = OutputRecord(out / "eval_dir.stats.json", out / EXCLUDED_IDS_FILE,
                           out / METADATA_FILES["view_cite_read"],
                           settings={"command": "make_eval_dir", "queries": int(queries), "seed": int(seed),
                                     "corpus_format": resolved_format(corpus_dir, corpus_format)},

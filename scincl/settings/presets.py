@@ -89,7 +89,8 @@ def is_embedded_demo(settings: RunSettings) -> bool:
 
 def _resolve_corpus_dir(s: RunSettings) -> None:
     """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards (likewise
-    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``); ``--corpus_format`` is checked, against the corpus
+    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``, which default to the SciDocs folder's own list,
+    :func:`_folder_ids`); ``--corpus_format`` is checked, against the corpus
     package's formats, by :func:`scincl.pipeline.run_checks.check_run`."""
     if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
         raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
@@ -98,8 +99,18 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
     if s.scidocs_paper_ids and s.excluded_paper_ids and str(s.scidocs_paper_ids) != str(s.excluded_paper_ids):
         raise InputError(f"--scidocs_paper_ids {s.scidocs_paper_ids} and --excluded_paper_ids {s.excluded_paper_ids} "
                          "differ; give one (both name the evaluation papers kept out of graph and triplets)")
-    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids
+    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids or _folder_ids(s)
     _check_k_scale(s)
+
+
+def _folder_ids(s: RunSettings) -> Optional[str]:
+    """A SciDocs folder that lists its own papers to exclude (``scidocs_paper_ids.json``, as ``make_eval_dir``
+    writes: its query papers, in the corpus's ids) names them when no id list or id mapping is given; a folder
+    without one has all its papers excluded (scincl/pipeline/scincl_plan.py:write_scidocs_ids)."""
+    from scincl.scidocs_io import EXCLUDED_IDS_FILE
+
+    listed = Path(s.scidocs_dir) / EXCLUDED_IDS_FILE if s.scidocs_dir else None
+    return str(listed) if listed is not None and listed.is_file() and not s.s2id_to_s2orc_input_path else None
 
 
 def _check_k_scale(s: RunSettings) -> None:
