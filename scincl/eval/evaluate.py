@@ -4,7 +4,8 @@ Output directory layout::
 
     O/results.json, O/results.md          # see scincl.eval.report for the JSON schema
     O/per_query.json                      # the qrel tasks' trec_eval value per query (PER_QUERY_FILE)
-    O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}.jsonl   # only with --model_dir
+    O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}[.<split>].jsonl   # only with --model_dir (.<split>: the
+                                          # papers of that split only, when one split is evaluated)
     O/runs/<run>/results.{json,md}, per_query.json   # only when several runs (seeds) are evaluated
 
 An existing ``O/results.json`` is reused only when its record (``results.json.made_by.json``: the
@@ -24,9 +25,9 @@ from scincl.eval.lexical import embed_lexical, is_lexical, is_sparse
 from scincl.eval.report import aggregate_runs, average, results_markdown, runs_average
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
-from scincl.scidocs_io import METADATA_FILES, scidocs_paths
+from scincl.scidocs_io import METADATA_FILES, read_scidocs_metadata, scidocs_paths, split_papers
 from scincl.settings.schema import SCINCL
-from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
+from scincl.io import PathLike, atomic_open, atomic_path, dumps_json, read_embeddings_jsonl, read_json, write_json
 from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
                                write_record)
 
@@ -58,8 +59,13 @@ def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Pa
                            device: Optional[str], override: bool,
                            max_sequence_length: int = SCINCL.max_sequence_length,
                            pooling_strategy: Optional[str] = None,
-                           fit_corpus: Optional[str] = None) -> EmbeddingFiles:
+                           fit_corpus: Optional[str] = None, val_or_test: str = "both") -> EmbeddingFiles:
     """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each).
+
+    ``val_or_test`` val or test: a neural encoder embeds only the papers that split needs (its qrels' queries and
+    candidates, every classification paper, every recommendation paper: :func:`split_metadata`), into
+    ``<group>.<split>.jsonl``; both: every paper, into ``<group>.jsonl``. A lexical encoder always embeds every
+    paper of a file (its vocabulary and weights are fitted on them).
 
     ``pooling_strategy`` (``cls`` | ``mean``): default the one saved in the model dir (``cls`` without one).
     ``model_dir`` tfidf / bm25: the lexical encoders (:mod:`scincl.eval.lexical`), each file fitted on its
@@ -78,17 +84,35 @@ def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Pa
         except ImportError as exc:
             raise InputError(f"--model_dir needs the embed stage (scincl.model.embed), which is not available: "
                              f"{exc}") from None
+    splits = parse_splits(val_or_test)
     for group in METADATA_FILES:
         metadata = paths.metadata(group)
         if not metadata.exists() or group in made:
             continue
-        made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{group}.jsonl"), batch_size=batch_size,
+        name = group if len(splits) > 1 else f"{group}.{splits[0]}"
+        if len(splits) == 1 and group != "recomm":
+            metadata = split_metadata(paths.root, metadata, splits[0], output_dir / f"{name}.papers.json")
+        made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{name}.jsonl"), batch_size=batch_size,
                                  max_sequence_length=max_sequence_length, device=device, override=override,
                                  pooling_strategy=pooling_strategy))
     if not made:
         raise InputError("no paper_metadata_*.json to embed in SciDocs dir", path=paths.root)
     main = made.get("view_cite_read") or made.get("mag_mesh") or made["recomm"]
     return EmbeddingFiles(main=main, classification=made.get("mag_mesh"), recomm=made.get("recomm"))
+
+
+def split_metadata(scidocs_dir: PathLike, metadata: Path, split: str, output: Path) -> Path:
+    """``output``: the papers of ``metadata`` that ``split`` needs (:func:`scincl.scidocs_io.split_papers`), in the
+    file's order; rewritten only when its content changes (so the embeddings made from it stay reusable)."""
+    needed = split_papers(scidocs_dir, split)
+    papers = {pid: record for pid, record in read_scidocs_metadata(metadata).items() if pid in needed}
+    logger.info("%s: %d of the papers of %s are needed for %s", output.name, len(papers), metadata.name, split)
+    text = dumps_json(papers)
+    if not output.exists() or output.read_bytes() != text:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(output) as tmp:
+            tmp.write_bytes(text)
+    return output
 
 
 def embed_papers(model_dir_or_name: str, metadata_path: str, output_path: str, fit_corpus: Optional[str] = None,
@@ -292,7 +316,7 @@ def run_evaluation(
         if model_dirs:
             files = embed_scidocs_metadata(source, scidocs_dir, out / "embeddings" / name, batch_size, device, override,
                                            max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
-                                           fit_corpus=fit_corpus)
+                                           fit_corpus=fit_corpus, val_or_test=val_or_test)
         else:
             files = EmbeddingFiles(Path(source), Path(cls_embeddings) if cls_embeddings else None,
                                    Path(recomm_embeddings) if recomm_embeddings else None)

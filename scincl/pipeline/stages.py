@@ -216,7 +216,8 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
         else:
             files = embed_scidocs_metadata(model, scidocs_dir, Path(results_dir) / "embeddings" / "model",
                                            batch_size=32, device=device, override=True,
-                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy)
+                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
+                                           val_or_test=split)
             run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(files.main)],
                            cls_embeddings=str(files.classification) if files.classification else None,
                            recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,

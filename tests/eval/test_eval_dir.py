@@ -142,6 +142,17 @@ def test_evaluate_scores_a_model_on_the_folder(eval_dirs, demo_tiny_bert, tmp_pa
             assert results["details"][split][task]["queries"] == queries
             assert 0 < results["scores"][split][task]["map"] <= 100
     assert proc.returncode == 0
+    # val only: only the val qrels' papers are embedded (issue 42), and they score exactly as before
+    from scincl.eval.evaluate import run_evaluation
+
+    val = run_evaluation(folder, tmp_path / "val", val_or_test="val", model_dirs=[str(demo_tiny_bert)],
+                         max_sequence_length=32)
+    val_papers = {pid for task in ("cite", "cocite") for q, cands in read_qrels(folder / task / "val.qrel").items()
+                  for pid in (q, *cands)}
+    embedded = tmp_path / "val" / "embeddings" / demo_tiny_bert.name / "view_cite_read.val.jsonl"
+    assert {row["paper_id"] for _, row in iter_jsonl(embedded)} == val_papers
+    assert len(val_papers) < len(read_scidocs_metadata(folder / METADATA_FILES["view_cite_read"]))
+    assert val["scores"]["val"] == results["scores"]["val"]
 
 
 def test_run_specter_keeps_the_query_papers_out_of_the_training_graph(layouts, eval_dirs, demo_corpus, tmp_path):
