@@ -26,7 +26,6 @@ from scincl.eval.report import aggregate_runs, average, results_markdown, runs_a
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.scidocs_io import METADATA_FILES, read_scidocs_metadata, scidocs_paths, split_papers
-from scincl.settings.schema import SCINCL
 from scincl.io import PathLike, atomic_open, atomic_path, dumps_json, read_embeddings_jsonl, read_json, write_json
 from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
                                write_record)
@@ -57,7 +56,7 @@ def run_names(paths: Sequence[str]) -> List[str]:
 
 def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Path, batch_size: int,
                            device: Optional[str], override: bool,
-                           max_sequence_length: int = SCINCL.max_sequence_length,
+                           max_sequence_length: Optional[int] = None,
                            pooling_strategy: Optional[str] = None,
                            fit_corpus: Optional[str] = None, val_or_test: str = "both") -> EmbeddingFiles:
     """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each).
@@ -239,7 +238,7 @@ def run_evaluation(
     cls_embeddings: Optional[str] = None,
     recomm_embeddings: Optional[str] = None,
     batch_size: int = 32,
-    max_sequence_length: int = SCINCL.max_sequence_length,
+    max_sequence_length: Optional[int] = None,
     link_prediction_metrics: Optional[str] = None,
     retrieval_pairs: Optional[str] = None,
     retrieval_embeddings: Optional[str] = None,
@@ -269,7 +268,8 @@ def run_evaluation(
         cls_embeddings: separate embeddings for MAG/MeSH (paper_metadata_mag_mesh papers).
         recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
         batch_size: embedding batch size with --model_dirs.
-        max_sequence_length: tokens per paper with --model_dirs (512 as SPECTER/SciNCL).
+        max_sequence_length: tokens per paper with --model_dirs; default: each model's saved length
+            (sentence_bert_config.json: a trained model's is the length its run scored it at), else 512 (SPECTER/SciNCL).
         link_prediction_metrics: the graph stage's link-prediction metrics JSON, reported as is.
         retrieval_pairs: held-out pairs TSV (query<TAB>relevant) for full-pool retrieval (OpenMSD) and
             citation recommendation buckets; the pool is every paper of --retrieval_embeddings.
@@ -297,7 +297,8 @@ def run_evaluation(
                   *embeddings):
         if given and not Path(given).exists():  # fail before any expensive step
             raise InputError("file not found", path=given)
-    record = made_by({"val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length),
+    record = made_by({"val_or_test": val_or_test,
+                      "max_sequence_length": int(max_sequence_length) if max_sequence_length else None,
                       "pooling_strategy": pooling_strategy, "classifier_backend": classifier_backend,
                       "models": [m if local_path(m) is None else None for m in model_dirs],
                       **({"fit_corpus": "given"} if fit_corpus else {})},
