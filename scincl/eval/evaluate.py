@@ -223,6 +223,11 @@ def write_per_query(output_dir: Path, per_query: Mapping[str, Any]) -> None:
     write_json(output_dir / PER_QUERY_FILE, {"unit": PER_QUERY_UNIT, "per_query": per_query}, indent=False)
 
 
+def results_table(results: Mapping[str, Any]) -> str:
+    """The text of ``results.md`` for what :func:`run_evaluation` returns (``evaluate`` prints it)."""
+    return results_markdown(results, name=results.get("name") or f"{len(results['runs'])} runs")
+
+
 def _write(output_dir: Path, results: Mapping[str, Any], name: str) -> None:
     write_json(output_dir / "results.json", results)
     with atomic_open(output_dir / "results.md") as fh:
@@ -283,7 +288,7 @@ def run_evaluation(
             without one; give the training's pooling to score a base checkpoint as it will be trained).
         fit_corpus: the corpus a tfidf / bm25 --model_dirs is fitted on (metadata jsonl(.gz) or SciDocs json).
 
-    Returns the results written to results.json (the command prints nothing).
+    Returns the results written to results.json (the command prints the table of results.md).
     """
     model_dirs, embeddings = as_list(model_dirs), as_list(embeddings)  # a command line's "a,b" or a list
     out = Path(output_dir)

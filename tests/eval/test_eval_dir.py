@@ -136,6 +136,7 @@ def test_evaluate_scores_a_model_on_the_folder(eval_dirs, demo_tiny_bert, tmp_pa
     proc = run_front_end("cli_pipeline.py", "evaluate", folder, tmp_path / "ev", "--model_dirs", demo_tiny_bert,
                          "--val_or_test", "both", "--max_sequence_length", 32, check=True)
     results = read_json(tmp_path / "ev" / "results.json")
+    assert proc.stdout.strip() == (tmp_path / "ev" / "results.md").read_text().strip()  # the CLI prints the table
     for split, queries in (("val", 3), ("test", 9)):
         assert set(results["scores"][split]) == {"cite", "co-cite"}
         for task in ("cite", "co-cite"):
