@@ -90,18 +90,21 @@ def draw_task(name: str, relevant_counts: Counter, min_relevant: int, queries: i
     relevant = relevant_of(set(chosen))
     n_val, _ = split_sizes(len(chosen))
     draw = TaskDraw(name, eligible=len(eligible))
+    in_pool = set(pool)
     for i, query in enumerate(chosen):
         positives = rnd.sample(sorted(relevant[query]), RELEVANT_PER_QUERY)
-        negatives = _random_papers(pool, excluded=relevant[query] | {query}, n=RANDOM_PER_QUERY, rnd=rnd)
+        excluded = relevant[query] | {query}
+        if len(pool) - len(excluded & in_pool) < RANDOM_PER_QUERY:
+            raise InputError(f"the corpus has too few papers with a text to draw {RANDOM_PER_QUERY} random "
+                             f"candidates per query ({len(pool)} papers with a text)")
+        negatives = _random_papers(pool, excluded=excluded, n=RANDOM_PER_QUERY, rnd=rnd)
         (draw.val if i < n_val else draw.test)[query] = (positives, negatives)
     return draw
 
 
 def _random_papers(pool: Sequence[str], excluded: Set[str], n: int, rnd: random.Random) -> List[str]:
-    """``n`` distinct papers of ``pool`` not in ``excluded`` (rejection sampling; the pool is far larger)."""
-    if len(pool) - len(excluded & set(pool)) < n:
-        raise InputError(f"the corpus has too few papers with a text to draw {n} random candidates per query "
-                         f"({len(pool)} papers with a text)")
+    """``n`` distinct papers of ``pool`` not in ``excluded`` (rejection sampling: the caller checked that there are
+    ``n``, and the pool is far larger than ``excluded`` in any corpus with queries to draw)."""
     out: List[str] = []
     while len(out) < n:
         paper = pool[rnd.randrange(len(pool))]
