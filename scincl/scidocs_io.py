@@ -24,8 +24,6 @@ METADATA_FILES = {
 }
 RECOMM_HEADER = ("pid", "clicked_pid", "similar_papers_avail_at_time")
 CLASS_LABELS_HEADER = ("pid", "class_label")  # mag/ and mesh/ train, val and test csvs
-#: the folder's own list of papers to keep out of training (its query papers; written by make_eval_dir)
-EXCLUDED_IDS_FILE = "scidocs_paper_ids.json"
 
 
 def read_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:

@@ -38,7 +38,8 @@ from scincl.graph.citations import extract_citations, read_citations_tsv
 from scincl.graph.cocitations import read_cocitations_tsv
 from scincl.graph.regroup import corpus_cocitations
 from scincl.io import PathLike, atomic_open, iter_jsonl, write_id_list, write_json
-from scincl.scidocs_io import EXCLUDED_IDS_FILE, METADATA_FILES, QREL_TASKS
+from scincl.scidocs_io import METADATA_FILES, QREL_TASKS
+from scincl.settings.run import EXCLUDED_IDS_FILE
 from scincl.temporaries import make_temporary_dir
 
 logger = logging.getLogger(__name__)
