@@ -28,7 +28,7 @@ SLOW_MODULES = {
     "test_eval_cli.py", "test_pipeline_e2e.py", "test_reproduce.py", "test_demo.py", "test_faults_nonfinite.py",
     "test_faults_signals.py", "test_kill_points.py", "test_slurm.py", "test_gpu_check.py", "test_docs.py",
     "test_model_card.py", "test_triplet_dataset.py", "test_scirepeval.py",
-    "test_hierarchical.py", "test_finetune.py", "test_evaluate.py",
+    "test_hierarchical.py", "test_finetune.py", "test_evaluate.py", "test_eval_dir.py",
 }
 
 

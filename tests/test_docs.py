@@ -74,7 +74,7 @@ def test_table_helpers_read_and_render_real_values():
 
 def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_bert, tmp_path, repo_root):
     """docs/REPRODUCE.md §7's AutoModel snippet, run on a mean-pooled model dir, gives SentenceTransformer's
-    vectors (the [CLS] vector of such a model is another one)."""
+    vectors at the saved length (the [CLS] vector of such a model is another one)."""
     import json
     import re
     import shutil
@@ -95,9 +95,9 @@ def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_be
     section = text[text.index("## 7. Using a trained model"):]
     snippet = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     snippet = re.sub(r'^model_dir = .*$', f'model_dir = "{model_dir}"', snippet, count=1, flags=re.M)
-    snippet = snippet.replace("max_length=512", "max_length=64")
     namespace: dict = {}
     exec(compile(snippet, "REPRODUCE.md §7", "exec"), namespace)
+    assert namespace["max_length"] == 64  # the length saved with the model, as SentenceTransformer reads it
     texts = [p["title"] + namespace["tokenizer"].sep_token + p["abstract"] for p in namespace["papers"]]
     expected = SentenceTransformer(str(model_dir), device="cpu").encode(texts)
     np.testing.assert_allclose(namespace["embeddings"].numpy(), expected, rtol=1e-4, atol=1e-5)

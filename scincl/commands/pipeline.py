@@ -17,7 +17,7 @@ from scincl.cli.flags import default_outputs, fills_doc, settings_checked_by_lib
 from scincl.cli.help import loss_flags, signature_flags, training_flags
 from scincl.cli.pipeline_help import reproduce_flag_info, run_specter_flag_info
 from scincl.eval.compare import compare_results
-from scincl.eval.evaluate import embed_papers as embed, run_evaluation as evaluate
+from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
@@ -51,7 +51,7 @@ accepts_flags(lambda: training_flags(exclude={"output_dir"}, defaults=PRETRAIN_T
 shows(str)(pretrain)  # OUTPUT_DIR
 accepts_flags(lambda: signature_flags(_encoder()))(embed)
 flag_aliases(model_dir="model_dirs", classifier="classifier_backend")(evaluate)
-shows(lambda results: None)(evaluate)  # the results are in OUTPUT_DIR/results.{json,md}
+shows(results_table)(evaluate)  # the table of OUTPUT_DIR/results.md (results.json holds every number)
 shows(scirepeval_table)(evaluate_scirepeval)  # the table of OUTPUT_DIR/results.md
 for command in (run_specter, run_specter_like, sweep):
     settings_checked_by_library(command)

@@ -16,6 +16,7 @@ from scincl.corpus.stage import (get_inbound_citations_count, get_papers, get_pd
                                  get_scidocs_title_mapping)
 from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
+from scincl.eval.eval_dir import make_eval_dir
 from scincl.graph.stage import get_citations, get_cocitations, get_metadata_id_mapping, get_specter_corpus
 
 
@@ -56,4 +57,4 @@ def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 
 COMMANDS = {command.__name__: command for command in (
     make_demo, get_citations, get_cocitations, get_papers, get_inbound_citations_count, get_metadata_id_mapping,
     get_scidocs_title_mapping, get_scidocs_id_mapping, get_s2orc_scidocs_mappings, get_s2orc_paper_ids_from_mapping,
-    get_pdf_hashes, get_specter_corpus, get_citation_contexts)}
+    get_pdf_hashes, get_specter_corpus, get_citation_contexts, make_eval_dir)}

@@ -4,7 +4,8 @@ Output directory layout::
 
     O/results.json, O/results.md          # see scincl.eval.report for the JSON schema
     O/per_query.json                      # the qrel tasks' trec_eval value per query (PER_QUERY_FILE)
-    O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}.jsonl   # only with --model_dir
+    O/embeddings/<run>/{mag_mesh,view_cite_read,recomm}[.<split>].jsonl   # only with --model_dir (.<split>: the
+                                          # papers of that split only, when one split is evaluated)
     O/runs/<run>/results.{json,md}, per_query.json   # only when several runs (seeds) are evaluated
 
 An existing ``O/results.json`` is reused only when its record (``results.json.made_by.json``: the
@@ -24,9 +25,8 @@ from scincl.eval.lexical import embed_lexical, is_lexical, is_sparse
 from scincl.eval.report import aggregate_runs, average, results_markdown, runs_average
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
-from scincl.scidocs_io import METADATA_FILES, scidocs_paths
-from scincl.settings.schema import SCINCL
-from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
+from scincl.scidocs_io import METADATA_FILES, read_scidocs_metadata, scidocs_paths, split_papers
+from scincl.io import PathLike, atomic_open, atomic_path, dumps_json, read_embeddings_jsonl, read_json, write_json
 from scincl.provenance import OutputRecord, local_path
 
 logger = logging.getLogger(__name__)
@@ -55,10 +55,15 @@ def run_names(paths: Sequence[str]) -> List[str]:
 
 def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Path, batch_size: int,
                            device: Optional[str], override: bool,
-                           max_sequence_length: int = SCINCL.max_sequence_length,
+                           max_sequence_length: Optional[int] = None,
                            pooling_strategy: Optional[str] = None,
-                           fit_corpus: Optional[str] = None) -> EmbeddingFiles:
+                           fit_corpus: Optional[str] = None, val_or_test: str = "both") -> EmbeddingFiles:
     """Embed every ``paper_metadata_*.json`` with the ``embed`` stage (as the official suite, one file each).
+
+    ``val_or_test`` val or test: a neural encoder embeds only the papers that split needs (its qrels' queries and
+    candidates, every classification paper, every recommendation paper: :func:`split_metadata`), into
+    ``<group>.<split>.jsonl``; both: every paper, into ``<group>.jsonl``. A lexical encoder always embeds every
+    paper of a file (its vocabulary and weights are fitted on them).
 
     ``pooling_strategy`` (``cls`` | ``mean``): default the one saved in the model dir (``cls`` without one).
     ``model_dir`` tfidf / bm25: the lexical encoders (:mod:`scincl.eval.lexical`), each file fitted on its
@@ -77,17 +82,35 @@ def embed_scidocs_metadata(model_dir: str, scidocs_dir: PathLike, output_dir: Pa
         except ImportError as exc:
             raise InputError(f"--model_dir needs the embed stage (scincl.model.embed), which is not available: "
                              f"{exc}") from None
+    splits = parse_splits(val_or_test)
     for group in METADATA_FILES:
         metadata = paths.metadata(group)
         if not metadata.exists() or group in made:
             continue
-        made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{group}.jsonl"), batch_size=batch_size,
+        name = group if len(splits) > 1 else f"{group}.{splits[0]}"
+        if len(splits) == 1 and group != "recomm":
+            metadata = split_metadata(paths.root, metadata, splits[0], output_dir / f"{name}.papers.json")
+        made[group] = Path(embed(model_dir, str(metadata), str(output_dir / f"{name}.jsonl"), batch_size=batch_size,
                                  max_sequence_length=max_sequence_length, device=device, override=override,
                                  pooling_strategy=pooling_strategy))
     if not made:
         raise InputError("no paper_metadata_*.json to embed in SciDocs dir", path=paths.root)
     main = made.get("view_cite_read") or made.get("mag_mesh") or made["recomm"]
     return EmbeddingFiles(main=main, classification=made.get("mag_mesh"), recomm=made.get("recomm"))
+
+
+def split_metadata(scidocs_dir: PathLike, metadata: Path, split: str, output: Path) -> Path:
+    """``output``: the papers of ``metadata`` that ``split`` needs (:func:`scincl.scidocs_io.split_papers`), in the
+    file's order; rewritten only when its content changes (so the embeddings made from it stay reusable)."""
+    needed = split_papers(scidocs_dir, split)
+    papers = {pid: record for pid, record in read_scidocs_metadata(metadata).items() if pid in needed}
+    logger.info("%s: %d of the papers of %s are needed for %s", output.name, len(papers), metadata.name, split)
+    text = dumps_json(papers)
+    if not output.exists() or output.read_bytes() != text:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(output) as tmp:
+            tmp.write_bytes(text)
+    return output
 
 
 def embed_papers(model_dir_or_name: str, metadata_path: str, output_path: str, fit_corpus: Optional[str] = None,
@@ -199,6 +222,11 @@ def write_per_query(output_dir: Path, per_query: Mapping[str, Any]) -> None:
     write_json(output_dir / PER_QUERY_FILE, {"unit": PER_QUERY_UNIT, "per_query": per_query}, indent=False)
 
 
+def results_table(results: Mapping[str, Any]) -> str:
+    """The text of ``results.md`` for what :func:`run_evaluation` returns (``evaluate`` prints it)."""
+    return results_markdown(results, name=results.get("name") or f"{len(results['runs'])} runs")
+
+
 def _write(output_dir: Path, results: Mapping[str, Any], name: str) -> None:
     write_json(output_dir / "results.json", results)
     with atomic_open(output_dir / "results.md") as fh:
@@ -214,7 +242,7 @@ def run_evaluation(
     cls_embeddings: Optional[str] = None,
     recomm_embeddings: Optional[str] = None,
     batch_size: int = 32,
-    max_sequence_length: int = SCINCL.max_sequence_length,
+    max_sequence_length: Optional[int] = None,
     link_prediction_metrics: Optional[str] = None,
     retrieval_pairs: Optional[str] = None,
     retrieval_embeddings: Optional[str] = None,
@@ -244,7 +272,8 @@ def run_evaluation(
         cls_embeddings: separate embeddings for MAG/MeSH (paper_metadata_mag_mesh papers).
         recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
         batch_size: embedding batch size with --model_dirs.
-        max_sequence_length: tokens per paper with --model_dirs (512 as SPECTER/SciNCL).
+        max_sequence_length: tokens per paper with --model_dirs; default: each model's saved length
+            (sentence_bert_config.json: a trained model's is the length its run scored it at), else 512 (SPECTER/SciNCL).
         link_prediction_metrics: the graph stage's link-prediction metrics JSON, reported as is.
         retrieval_pairs: held-out pairs TSV (query<TAB>relevant) for full-pool retrieval (OpenMSD) and
             citation recommendation buckets; the pool is every paper of --retrieval_embeddings.
@@ -258,7 +287,7 @@ def run_evaluation(
             without one; give the training's pooling to score a base checkpoint as it will be trained).
         fit_corpus: the corpus a tfidf / bm25 --model_dirs is fitted on (metadata jsonl(.gz) or SciDocs json).
 
-    Returns the results written to results.json (the command prints nothing).
+    Returns the results written to results.json (the command prints the table of results.md).
     """
     model_dirs, embeddings = as_list(model_dirs), as_list(embeddings)  # a command line's "a,b" or a list
     out = Path(output_dir)
@@ -274,7 +303,7 @@ def run_evaluation(
             raise InputError("file not found", path=given)
     results_path = out / "results.json"
     record = OutputRecord(results_path, command="evaluate", settings={
-        "val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length),
+        "val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length) if max_sequence_length else None,
         "pooling_strategy": pooling_strategy, "classifier_backend": classifier_backend,
         "models": [m if local_path(m) is None else None for m in model_dirs],
         **({"fit_corpus": "given"} if fit_corpus else {})},
@@ -291,7 +320,7 @@ def run_evaluation(
         if model_dirs:
             files = embed_scidocs_metadata(source, scidocs_dir, out / "embeddings" / name, batch_size, device, override,
                                            max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
-                                           fit_corpus=fit_corpus)
+                                           fit_corpus=fit_corpus, val_or_test=val_or_test)
         else:
             files = EmbeddingFiles(Path(source), Path(cls_embeddings) if cls_embeddings else None,
                                    Path(recomm_embeddings) if recomm_embeddings else None)

@@ -17,7 +17,8 @@ from scincl.errors import InputError
 from scincl.io import write_embeddings_jsonl
 from scincl.model.data import iter_metadata, paper_text
 from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
-from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
+from scincl.model.encoder import (DocumentEncoder, default_device, embedding_length, load_backbone,
+                                  saved_pooling_strategy)
 from scincl.settings.schema import SCINCL
 from scincl.provenance import OutputRecord, local_path
 
@@ -87,7 +88,7 @@ def embed(
     metadata_path: str,
     output_path: str,
     batch_size: int = DEFAULT_EMBED_BATCH_SIZE,
-    max_sequence_length: int = SCINCL.max_sequence_length,
+    max_sequence_length: Optional[int] = None,
     pooling_strategy: Optional[str] = None,
     device: Optional[str] = None,
     override: bool = False,
@@ -100,6 +101,9 @@ def embed(
         metadata_path: metadata jsonl(.gz) ``{"paper_id","title","abstract"}`` or a SciDocs
             ``paper_metadata_*.json`` dict.
         output_path: SciDocs embeddings jsonl(.gz) ``{"paper_id","embedding"}``, in input order.
+        max_sequence_length: tokens per paper; default: the length saved in the model dir
+            (``sentence_bert_config.json``: for a ``train`` output, the length its scores were measured at, which
+            ``SentenceTransformer(dir)`` uses too), 512 when none is saved.
         pooling_strategy: ``cls`` or ``mean``; default: the one saved in the model dir
             (``1_Pooling/config.json``), ``cls`` when none is saved.
         device: ``cuda``, ``cpu``, ... (default: CUDA when present).
@@ -113,6 +117,7 @@ def embed(
         raise InputError(f"--batch_size must be >= 1, got {batch_size}")
     bf16 = parse_bf16_request(bf16)  # a bad value fails before the model loads
     model_path = local_path(model_dir_or_name)
+    max_sequence_length = embedding_length(str(model_dir_or_name), max_sequence_length)
     record = OutputRecord(out, command="embed", settings={
         "model": None if model_path else str(model_dir_or_name), "pooling_strategy": pooling_strategy,
         "max_sequence_length": int(max_sequence_length), "bf16": str(bf16)}, inputs=[model_path, metadata_path])

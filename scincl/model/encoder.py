@@ -203,6 +203,22 @@ def save_encoder(encoder: DocumentEncoder, tokenizer: Any, output_dir: os.PathLi
     return out
 
 
+def saved_max_seq_length(model_dir_or_name: str) -> Optional[int]:
+    """The ``max_seq_length`` of a model dir's ``sentence_bert_config.json`` (what ``SentenceTransformer(dir)``
+    truncates at; ``train`` writes the length the model's scores are measured at); None without one."""
+    config_path = Path(model_dir_or_name) / "sentence_bert_config.json"
+    if not config_path.is_file():
+        return None
+    length = json.loads(config_path.read_text()).get("max_seq_length")
+    return int(length) if length else None
+
+
+def embedding_length(model_dir_or_name: str, max_sequence_length: Optional[int] = None) -> int:
+    """Tokens per paper when embedding with a model: ``max_sequence_length`` when given, else the model's saved
+    length (:func:`saved_max_seq_length`), else the paper's 512 (SciNCL schema)."""
+    return int(max_sequence_length or saved_max_seq_length(model_dir_or_name) or SCINCL.max_sequence_length)
+
+
 def saved_pooling_strategy(model_dir_or_name: str) -> str:
     """Pooling recorded in a model dir's ``1_Pooling/config.json``; ``cls`` when there is none."""
     config_path = Path(model_dir_or_name) / "1_Pooling" / "config.json"

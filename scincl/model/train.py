@@ -155,6 +155,7 @@ def train(
     pooling_strategy: str = SCINCL.pooling_strategy,
     bitfit: bool = False,
     max_sequence_length: int = SCINCL.max_sequence_length,
+    eval_max_sequence_length: Optional[int] = None,
     eval_triples_path: Optional[str] = None,
     mlm_weight: float = 0.0,
     mlm_probability: float = 0.15,
@@ -204,6 +205,9 @@ def train(
         pooling_strategy: ``cls`` (paper) or ``mean``.
         bitfit: train bias terms only (paper §7.2; learning rate 1e-4 unless given).
         max_sequence_length: tokens per paper (title [SEP] abstract).
+        eval_max_sequence_length: the length the model's embeddings are made and scored at (run_specter's
+            --eval_max_sequence_length), saved as its max_seq_length (sentence_bert_config.json), which
+            ``SentenceTransformer(OUTPUT_DIR)``, ``embed`` and ``evaluate`` use by default; default max_sequence_length.
         eval_triples_path: optional held-out rows; evaluation loss each epoch (or ``--eval_steps``).
         The loss's own options (``--triplet_margin``, ``--distance``, ``--temperature``, ``--ranking_scale``,
             ...) are declared by the losses (``flags`` of each class in ``scincl/model/losses/``, with the
@@ -261,6 +265,7 @@ def train(
         "mlm_weight": mlm_weight, "mlm_probability": mlm_probability,
         "graph_distillation_weight": graph_distillation_weight, "deduplicate_papers": deduplicate_papers,
         "keep_query_triplets_together": keep_query_triplets_together,
+        **({"eval_max_sequence_length": int(eval_max_sequence_length)} if eval_max_sequence_length else {}),
         "training": {k: v for k, v in training_args.items() if k not in LOGGING_ONLY_ARGS}},
         [train_triples_path, train_metadata_path, eval_triples_path, graph_embeddings_path,
          base_model_name_or_path if base_model_name_or_path and Path(base_model_name_or_path).exists() else None])
@@ -347,7 +352,7 @@ def train(
     _destroy_process_group_at_exit()
 
     if trainer.is_world_process_zero():
-        save_encoder(encoder, tokenizer, out, max_seq_length=max_sequence_length)
+        save_encoder(encoder, tokenizer, out, max_seq_length=int(eval_max_sequence_length or max_sequence_length))
         run = {
             "command": "train",
             "arguments": {
@@ -355,7 +360,7 @@ def train(
                 "output_dir": str(out), "base_model_name_or_path": base_model_name_or_path,
                 "resolved_base_model": base_model, "loss": loss, "pooling_strategy": pooling_strategy,
                 "bitfit": bitfit, "max_sequence_length": max_sequence_length,
-                "eval_triples_path": eval_triples_path, "loss_settings": loss_settings(loss_module),
+                "eval_max_sequence_length": eval_max_sequence_length, "eval_triples_path": eval_triples_path, "loss_settings": loss_settings(loss_module),
                 "mlm_weight": mlm_weight,
                 "mlm_probability": mlm_probability, "graph_embeddings_path": graph_embeddings_path,
                 "graph_entity_names_path": graph_entity_names_path,

@@ -162,12 +162,19 @@ def format_stage_times(result: Dict[str, Any]) -> str:
 
 
 def run_summary(result: Dict[str, Any]) -> str:
-    """What ``run_specter`` prints at the end: the output dir, the first run's stage times, the table."""
+    """What ``run_specter`` prints at the end: the output dir, each run's model folder, the first run's stage times
+    (its statuses say what was reused), the table; with ``--dry_run``, each run's plan."""
     if any(one.get("dry_run") for one in result["runs"]):
         return "\n\n".join(one["plan"] for one in result["runs"]) + "\n(--dry_run: nothing was run)"
     text = f"\nOutputs: {result['output_dir']}"
-    for one in result["runs"][:1]:
-        text += "\nStage times (first run):\n" + format_stage_times(one)
+    for one in result["runs"]:
+        model = getattr(one.get("paths"), "model", None)
+        if model is not None and Path(model).is_dir():
+            text += f"\nModel: {model}"
+    runs = result["runs"]
+    for one in runs[:1]:
+        which = f" (the first of {len(runs)} runs)" if len(runs) > 1 else ""
+        text += f"\nStage times{which}:\n" + format_stage_times(one)
     return text + (f"\n\n{result['table']}" if result["table"] else "")
 
 

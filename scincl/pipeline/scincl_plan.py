@@ -215,7 +215,8 @@ class SciNCLPlan(Planner):
         return self.train_step("train", self.s, self.p.triples, self.p.metadata, self.p.model, self.base_model, options,
                                self.training_leakage_inputs, threads=self.torch_threads, outputs=[self.p.model],
                                inputs=[self.p.triples, self.p.metadata, local_path(self.base_model)],
-                               settings=self.train_settings(), description=f"fine-tune {self.base_model}")
+                               settings=self.train_settings(), description=f"fine-tune {self.base_model}",
+                               eval_max_sequence_length=self.s.eval_max_sequence_length)
 
     def leakage_record(self) -> Optional[Dict[str, Any]]:
         """The trained model's leakage report (checked now when a model made before the guard is reused)."""
@@ -275,7 +276,10 @@ class SciNCLPlan(Planner):
         options = {k: v for k, v in self.s.training_options.items() if k not in LOGGING_ONLY_ARGS}
         options.setdefault("seed", self.s.seed)
         return {"base_model": self.base_model, "loss": self.s.loss, "pooling_strategy": self.s.pooling_strategy,
-                "bitfit": self.s.bitfit, "max_sequence_length": self.s.max_sequence_length, "training": options}
+                "bitfit": self.s.bitfit, "max_sequence_length": self.s.max_sequence_length, "training": options,
+                # the saved model's length = the one its scores are measured at (issue 42)
+                **({"eval_max_sequence_length": self.s.eval_max_sequence_length}
+                   if self.s.eval_max_sequence_length else {})}
 
     def eval_settings(self) -> Dict[str, Any]:
         """What the SciDocs evaluation's results depend on besides the encoder and the SciDocs files."""

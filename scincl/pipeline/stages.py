@@ -27,12 +27,14 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
                 pooling_strategy: str, max_sequence_length: int, training: Mapping[str, Any],
                 leakage: Callable[[], Dict[str, Any]], outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
                 settings: Optional[Dict[str, Any]] = None, bitfit: bool = False, threads: Optional[int] = None,
-                before: Optional[Callable[[], Any]] = None, description: str = "") -> Stage:
+                before: Optional[Callable[[], Any]] = None, description: str = "",
+                eval_max_sequence_length: Optional[int] = None) -> Stage:
     """The contrastive fine-tuning stage: ``model.train.train`` on ``triples`` + ``metadata`` into ``model``.
 
     Args:
         name, outputs, inputs, settings, description: the :class:`Stage` as the planner records it.
         base_model, loss, pooling_strategy, max_sequence_length, bitfit: the encoder and objective.
+        eval_max_sequence_length: the length saved with the model (``train``'s flag; None: the training length).
         training: the Trainer arguments (seed included) passed to ``train`` as they are.
         leakage: returns the leakage guard's inputs (``excluded_paper_ids``, ``graph_paper_ids_path``,
             ``citations_path``, ...); called when the stage runs, after ``before``.
@@ -54,6 +56,7 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
             reset_torch_threads(threads)
         train(str(triples), str(metadata), str(model), base_model_name_or_path=base_model, loss=loss,
               pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
+              **({"eval_max_sequence_length": eval_max_sequence_length} if eval_max_sequence_length else {}),
               **guard, **training)
         return recorded_report(model)
 
@@ -216,7 +219,8 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
         else:
             files = embed_scidocs_metadata(model, scidocs_dir, Path(results_dir) / "embeddings" / "model",
                                            batch_size=32, device=device, override=True,
-                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy)
+                                           max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
+                                           val_or_test=split)
             run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(files.main)],
                            cls_embeddings=str(files.classification) if files.classification else None,
                            recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,

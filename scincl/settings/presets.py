@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
 from scincl.errors import InputError
-from scincl.settings.run import (BIGGRAPH_CONFIGS, DEFAULT_DEMO_OUTPUT_DIR, EXPERIMENTS_DIR, FIELDS, SCHEMA_FALLBACK,
-                                 RunSettings, load_module)
+from scincl.settings.run import (BIGGRAPH_CONFIGS, DEFAULT_DEMO_OUTPUT_DIR, EXCLUDED_IDS_FILE, EXPERIMENTS_DIR, FIELDS,
+                                 SCHEMA_FALLBACK, RunSettings, load_module)
 from scincl.settings.schema import SCINCL, derive_bands
 
 PRESETS_DIR = EXPERIMENTS_DIR / "presets"
@@ -64,7 +64,8 @@ def preset_defaults_text(name: str) -> str:
     shown = []
     for preset in preset_names():
         values = preset_values(preset)
-        if name in values:
+        sized_for_the_corpus = values.get("k_scale") == "corpus" and name.endswith(("_k_min", "_k_max"))
+        if name in values and not sized_for_the_corpus:  # --k_scale corpus: the k come from the corpus size
             shown.append(f"{preset} {values[name]!r}")
     return " / ".join(shown)
 
@@ -89,7 +90,8 @@ def is_embedded_demo(settings: RunSettings) -> bool:
 
 def _resolve_corpus_dir(s: RunSettings) -> None:
     """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards (likewise
-    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``); ``--corpus_format`` is checked, against the corpus
+    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``, which default to the SciDocs folder's own list,
+    :func:`_folder_ids`); ``--corpus_format`` is checked, against the corpus
     package's formats, by :func:`scincl.pipeline.run_checks.check_run`."""
     if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
         raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
@@ -98,8 +100,16 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
     if s.scidocs_paper_ids and s.excluded_paper_ids and str(s.scidocs_paper_ids) != str(s.excluded_paper_ids):
         raise InputError(f"--scidocs_paper_ids {s.scidocs_paper_ids} and --excluded_paper_ids {s.excluded_paper_ids} "
                          "differ; give one (both name the evaluation papers kept out of graph and triplets)")
-    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids
+    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids or _folder_ids(s)
     _check_k_scale(s)
+
+
+def _folder_ids(s: RunSettings) -> Optional[str]:
+    """A SciDocs folder that lists its own papers to exclude (``scidocs_paper_ids.json``, as ``make_eval_dir``
+    writes: its query papers, in the corpus's ids) names them when no id list or id mapping is given; a folder
+    without one has all its papers excluded (scincl/pipeline/scincl_plan.py:write_scidocs_ids)."""
+    listed = Path(s.scidocs_dir) / EXCLUDED_IDS_FILE if s.scidocs_dir else None
+    return str(listed) if listed is not None and listed.is_file() and not s.s2id_to_s2orc_input_path else None
 
 
 def _check_k_scale(s: RunSettings) -> None:

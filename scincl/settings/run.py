@@ -45,6 +45,9 @@ def load_module(path: Path, name: str) -> Any:
 CPU_TRAINING: Dict[str, Any] = {"gradient_accumulation_steps": 1, "warmup_ratio": 0.1, "logging_steps": 10,
                                 "report_to": "none"}
 DATA = "none: no data argument at all runs the embedded demo"  # the source of the data arguments' default
+# a SciDocs folder's own list of the papers to keep out of training (its queries; make_eval_dir writes it), which
+# --scidocs_paper_ids defaults to when the folder has one (scincl/settings/presets.py)
+EXCLUDED_IDS_FILE = "scidocs_paper_ids.json"
 
 
 @dataclass
@@ -89,7 +92,8 @@ class RunSettings:
     citations_path: Optional[str] = setting(None, "extracted from the corpus",
                                             "an existing citations TSV (for --triples_source specter_like)")
     scidocs_paper_ids: Optional[str] = setting(
-        None, "every paper of --scidocs_dir's paper_metadata_*.json, mapped; the demo: its held-out papers",
+        None, "--scidocs_dir's own scidocs_paper_ids.json, else every paper of its paper_metadata_*.json, mapped; "
+        "the demo: its held-out papers",
         "JSON list of the graph ids kept out of graph and corpus, with or without --scidocs_dir; the train "
         "stage's leakage guard reports them (MODEL_DIR/leakage_report.json, manifest \"leakage\") and refuses to "
         "train when one is in the graph or the triplets")

@@ -204,9 +204,10 @@ def test_evaluate_model_dir_embeds_the_scidocs_metadata(demo_corpus, demo_tiny_b
                    classifier_backend="sklearn")
     results = json.loads((out / "results.json").read_text())
     # one embeddings file per metadata file, as the official suite: MAG/MeSH papers vs ranking papers
-    assert results["embeddings"]["classification"].endswith("mag_mesh.jsonl")
-    assert results["embeddings"]["main"].endswith("view_cite_read.jsonl")
-    n_lines = sum(1 for _ in open(out / "embeddings" / model.name / "mag_mesh.jsonl"))
+    # (--val_or_test test: the test split's papers only, issue 42; every classification paper is a train or test one)
+    assert results["embeddings"]["classification"].endswith("mag_mesh.test.jsonl")
+    assert results["embeddings"]["main"].endswith("view_cite_read.test.jsonl")
+    n_lines = sum(1 for _ in open(out / "embeddings" / model.name / "mag_mesh.test.jsonl"))
     assert n_lines == len(json.loads((demo_corpus.scidocs_dir / "paper_metadata_mag_mesh.json").read_text()))
     assert set(results["scores"]["test"]) == set(TASKS)
     assert results["details"]["test"]["mesh"]["backend"] == "sklearn"

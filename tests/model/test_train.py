@@ -204,23 +204,35 @@ def test_minilm_trains_through_the_cli_and_reloads_identically(toy, tmp_path):
                          "--base_model_name_or_path", packaged_minilm_path(), "--max_steps", "2",
                          "--per_device_train_batch_size", "4", "--gradient_accumulation_steps", "1",
                          "--max_sequence_length", "32", "--cache_dir", tmp_path / "cache", "--loss", "infonce",
-                         "--learning_rate", "1e-4", "--warmup_ratio", "0", timeout=240, check=True,
-                         env={"OMP_NUM_THREADS": "1"})
+                         "--learning_rate", "1e-4", "--warmup_ratio", "0", "--eval_max_sequence_length", "48",
+                         timeout=240, check=True, env={"OMP_NUM_THREADS": "1"})
     assert proc.stdout.strip().endswith(str(out))
     assert "training rows: 8 triplets" in proc.stderr
     tuned = load_file(out / "model.safetensors")
     base = load_file(os.path.join(packaged_minilm_path(), "model.safetensors"))
     assert any(not tuned[name].equal(base[name]) for name in base if name in tuned)
 
-    # the original SciNCL README snippet: [CLS] of title [SEP] abstract
+    # the original SciNCL README snippet: [CLS] of title [SEP] abstract, at the length the model was saved with
+    # (--eval_max_sequence_length: the one its scores are measured at, issue 42); texts longer than it
     tokenizer, model = AutoTokenizer.from_pretrained(out), AutoModel.from_pretrained(out).eval()
-    texts = [p["title"] + tokenizer.sep_token + p["abstract"] for p in papers]
+    long_papers = [{**p, "abstract": " ".join([p["abstract"]] * 8)} for p in papers]
+    texts = [p["title"] + tokenizer.sep_token + p["abstract"] for p in long_papers]
+    assert min(len(tokenizer(t)["input_ids"]) for t in texts) > 48
     with torch.inference_mode():
-        inputs = tokenizer(texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+        inputs = tokenizer(texts, padding=True, truncation=True, max_length=48, return_tensors="pt")
         cls = model(**inputs).last_hidden_state[:, 0, :].numpy()
     st = SentenceTransformer(str(out), device="cpu")
-    assert st.max_seq_length == 32
+    assert st.max_seq_length == 48
     np.testing.assert_allclose(st.encode(texts, convert_to_numpy=True), cls, atol=1e-5)
+    # `embed` without a length embeds at the saved one too: the same vectors
+    from scincl.io import read_embeddings_jsonl
+    from scincl.model.embed import embed
+
+    write_jsonl(tmp_path / "long.jsonl", metadata_rows(long_papers))
+    embed(str(out), str(tmp_path / "long.jsonl"), str(tmp_path / "long_emb.jsonl"), device="cpu")
+    vectors = read_embeddings_jsonl(tmp_path / "long_emb.jsonl")
+    np.testing.assert_allclose(np.stack([vectors[p["paper_id"]] for p in long_papers]), cls, atol=1e-5)
+    assert json.loads((tmp_path / "long_emb.jsonl.made_by.json").read_text())["settings"]["max_sequence_length"] == 48
 
 
 def _flat(weights):

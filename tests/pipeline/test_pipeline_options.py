@@ -239,3 +239,24 @@ def test_sample_queries_is_seeded_and_sized():
     assert sample_queries(ids, 0.1, seed=5) != ten and sample_queries(ids, 1.0) == ids
     with pytest.raises(InputError, match="--sample_queries_ratio must be in"):
         sample_queries(ids, 0)
+
+
+def test_run_summary_names_the_model_folders_and_the_stage_times(tmp_path):
+    """What run_specter prints at the end (issue 42): the model folder of each run, the stage times (headed for
+    the first run only when there are several) and the table."""
+    from types import SimpleNamespace
+
+    from scincl.pipeline.experiment_commands import run_summary
+
+    def one(seed):
+        model = tmp_path / f"seed_{seed}" / "model_tiny_mean"
+        model.mkdir(parents=True)
+        manifest = {"stages": {"train": {"status": "reused", "seconds": 0.0}}, "stage_order": ["train"]}
+        return {"paths": SimpleNamespace(model=model), "manifest": manifest}
+
+    single = run_summary({"output_dir": tmp_path, "runs": [one(0)], "table": "| t |"})
+    assert single.splitlines()[1:5] == [f"Outputs: {tmp_path}", f"Model: {tmp_path / 'seed_0' / 'model_tiny_mean'}",
+                                        "Stage times:", "  train        reused        0.0 s"]
+    assert single.endswith("\n\n| t |")
+    several = run_summary({"output_dir": tmp_path, "runs": [one(1), one(2)], "table": ""})
+    assert several.count("\nModel: ") == 2 and "Stage times (the first of 2 runs):" in several

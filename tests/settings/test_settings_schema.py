@@ -45,10 +45,13 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert config.hard_negatives_k_max == PAPER_DEFAULTS["hard_negatives_k_max"] == 4000
     assert [(s.name, s.k_min, s.k_max) for s in config.active() if s.strategy == "knn"] == [
         ("easy_positives", 20, 25), ("hard_negatives", 3998, 4000)]
-    lengths = {inspect.signature(run_evaluation).parameters["max_sequence_length"].default,
-               PAPER_DEFAULTS["max_sequence_length"],
-               inspect.signature(train).parameters["max_sequence_length"].default,
-               inspect.signature(embed).parameters["max_sequence_length"].default}
+    from scincl.model.encoder import embedding_length
+
+    # embed / evaluate default to the model's saved length (issue 42), else the schema's
+    assert {inspect.signature(run_evaluation).parameters["max_sequence_length"].default,
+            inspect.signature(embed).parameters["max_sequence_length"].default} == {None}
+    lengths = {embedding_length("a model dir without sentence_bert_config.json"), PAPER_DEFAULTS["max_sequence_length"],
+               inspect.signature(train).parameters["max_sequence_length"].default}
     assert lengths == {512}
     assert {k: PAPER_TRAINING_DEFAULTS[k] for k in ("learning_rate", "per_device_train_batch_size",
                                                    "gradient_accumulation_steps", "num_train_epochs")} == {
