@@ -6,7 +6,10 @@ aside; then one chain of runs in the same directory, each killed by ``SCINCL_KIL
 point (the rerun after a kill is the run killed at the next point), ends with an uninterrupted
 rerun. Every file of the result is compared with the reference; only files that record wall
 times may differ, and only in those fields. A chain instead of one rerun per point keeps the
-suite's time to about two pipeline runs plus one process start per point (16 points).
+suite's time to about two pipeline runs plus one process start per point (16 points). A kill inside
+the graph stage (PBG imported) or the train stage (step 3, after checkpoint-2) also checks what it leaves
+and that the next run reuses the citations / resumes from the checkpoint (these were two runs of their own in
+tests/pipeline/test_pipeline_e2e.py).
 """
 from __future__ import annotations
 
@@ -78,6 +81,24 @@ def pipeline(tmp_path_factory, demo_tiny_bert):
     return {"argv": argv, "work": work, "reference": reference}
 
 
+def _check_inside_a_stage(work: Path, point, previous, stderr: str) -> None:
+    """What a kill inside the graph or the train stage leaves, and how the rerun after it goes on: the stage is
+    recorded as running; PBG's import done, no embeddings yet, the rerun reuses the citations; training killed
+    after its checkpoint-2 (``--save_steps 2``), the rerun resumes from it."""
+    stage = {"biggraph:imported": "graph", "train:step:3": "train"}.get(point)
+    if stage:
+        assert json.loads((work / "manifest.json").read_text())["stages"][stage]["status"] == "running", point
+    if point == "biggraph:imported":
+        assert not (work / "graph" / "embeddings.h5").exists()
+    if point == "train:step:3":
+        model = next(work.glob("model_*"))
+        assert (model / "checkpoint-2" / "trainer_state.json").exists() and not (model / "checkpoint-4").exists()
+    if previous == "biggraph:imported":
+        assert "citations: output exists, reused" in stderr
+    if previous == "train:step:3":
+        assert "resuming from the last checkpoint" in stderr
+
+
 @pytest.mark.timeout(1500)
 def test_kill_at_every_stage_boundary_then_rerun_gives_the_uninterrupted_outputs(pipeline):
     work, reference = pipeline["work"], pipeline["reference"]
@@ -92,6 +113,7 @@ def test_kill_at_every_stage_boundary_then_rerun_gives_the_uninterrupted_outputs
             assert f"{stage}: rebuilding: no completion marker stage_{stage}.done.json" in done.stderr, previous
         if previous == "biggraph:exported":  # the lost-files case of issue 16: the graph stage runs again
             assert "graph: output exists, reused" not in done.stderr
+        _check_inside_a_stage(work, point, previous, done.stderr)
         previous = point
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
 
 import numpy as np
@@ -11,7 +10,6 @@ import pytest
 from scincl.io import iter_triples_csv, read_embeddings_jsonl, write_json, write_jsonl
 from scincl.model.card import (PACKAGED_MINILM_HUB_ID, base_model_id, command_line, update_model_card)
 from scincl.provenance import fingerprint
-from tests.conftest import run_front_end
 
 FAST = {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 1, "max_sequence_length": 24,
         "logging_steps": 1, "warmup_ratio": 0.0, "disable_tqdm": True, "bf16": "false", "max_steps": 1}
@@ -63,13 +61,18 @@ def test_base_model_ids():
     assert command_line(["cli_pipeline.py", "train", "a b.csv"]) == "python cli_pipeline.py train 'a b.csv'"
 
 
-def _snippet_vectors_and_embed_vectors(model_dir, tmp_path):
+def _snippet_vectors_and_embed_vectors(model_dir, tmp_path, monkeypatch):
+    """The card's snippet run as written in the model folder (``model_path = "."``), in this process (the
+    snippet imports only torch and transformers: a fresh interpreter would assert the same), and ``embed``'s
+    vectors of its papers."""
     from scincl.model.embed import embed
 
     snippet = re.search(r"```python\n(.*?)```", _card(model_dir).text, re.S).group(1)
-    done = run_front_end("-c", snippet + "\nimport json; print(json.dumps(embeddings.tolist()))",
-                         cwd=model_dir, check=True)  # model_path = "." : the folder itself
-    vectors = np.array(json.loads(done.stdout.strip().splitlines()[-1]))
+    namespace: dict = {}
+    with monkeypatch.context() as patch:
+        patch.chdir(model_dir)  # model_path = "." : the folder itself
+        exec(compile(snippet, str(model_dir / "README.md"), "exec"), namespace)
+    vectors = namespace["embeddings"].detach().numpy()
     records = ast.literal_eval(re.search(r"papers = (\[.*?\])\n", snippet, re.S).group(1))  # the snippet's papers
     write_jsonl(tmp_path / "papers.jsonl", [{"paper_id": str(i), **p} for i, p in enumerate(records)])
     embed(str(model_dir), str(tmp_path / "papers.jsonl"), str(tmp_path / "embeddings.jsonl"))
@@ -77,13 +80,13 @@ def _snippet_vectors_and_embed_vectors(model_dir, tmp_path):
     return vectors, np.stack([expected[str(i)] for i in range(len(records))])
 
 
-def test_the_usage_snippet_runs_and_gives_the_vectors_of_embed(trained, tmp_path):
-    vectors, expected = _snippet_vectors_and_embed_vectors(trained["model"], tmp_path)
+def test_the_usage_snippet_runs_and_gives_the_vectors_of_embed(trained, tmp_path, monkeypatch):
+    vectors, expected = _snippet_vectors_and_embed_vectors(trained["model"], tmp_path, monkeypatch)
     assert vectors.shape == (2, 32)
     np.testing.assert_allclose(vectors, expected, atol=1e-5)
 
 
-def test_the_usage_snippet_of_a_mean_pooling_model_gives_the_vectors_of_embed(toy_train_files, tmp_path):
+def test_the_usage_snippet_of_a_mean_pooling_model_gives_the_vectors_of_embed(toy_train_files, tmp_path, monkeypatch):
     from scincl.model.train import train
 
     root = toy_train_files["root"]
@@ -91,7 +94,7 @@ def test_the_usage_snippet_of_a_mean_pooling_model_gives_the_vectors_of_embed(to
                   base_model_name_or_path=str(toy_train_files["bert"]), pooling_strategy="mean",
                   cache_dir=str(tmp_path / "cache"), **FAST)
     assert "mean pooling" in _card(model).text
-    vectors, expected = _snippet_vectors_and_embed_vectors(model, tmp_path)
+    vectors, expected = _snippet_vectors_and_embed_vectors(model, tmp_path, monkeypatch)
     np.testing.assert_allclose(vectors, expected, atol=1e-5)
     assert not np.allclose(vectors[:, :], _cls_of(model, tmp_path), atol=1e-3)  # not the [CLS] vectors
 

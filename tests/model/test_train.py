@@ -271,13 +271,15 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
 
     assert AutoModel.from_pretrained(out).config.hidden_size == 32
     # 2 ranks x 4 triplets = one process x 8: the same shuffled triplets, gradients averaged over the ranks.
-    # The single-process references run as fresh processes with the ranks' environment (one thread).
-    # This check found ACCELERATE_MIXED_PRECISION=bf16 leaking from an earlier in-process bf16 run into
-    # fp32 runs (max diff 4.7e-4 in the full suite); train now pins the precision to its own flags.
+    # The single-process references run in this process with the ranks' thread count (the module's
+    # one_torch_thread) and the same flags. This check once found ACCELERATE_MIXED_PRECISION=bf16 leaking from
+    # an earlier in-process bf16 run into fp32 runs (max diff 4.7e-4 in the full suite); train now pins the
+    # precision to its own flags, and a leak would fail here again.
     single = {}
     for size in (8, 4):
-        single[size] = tmp_path / f"single{size}"
-        run_front_end(*train_cmd(single[size], size), timeout=240, env=env, check=True)
+        single[size] = train(str(toy["root"] / "train.csv"), str(toy["root"] / "metadata.jsonl"),
+                             str(tmp_path / f"single{size}"), base_model_name_or_path=str(base),
+                             per_device_train_batch_size=size, cache_dir=str(tmp_path / "cache"), **budget)
     ddp, start = _flat(load_file(out / "model.safetensors")), _flat(load_file(base / "model.safetensors"))
     eight, four = (_flat(load_file(single[size] / "model.safetensors")) for size in (8, 4))
     moved = float(torch.linalg.norm(ddp - start))

@@ -2,8 +2,9 @@
 
 One module-scoped run (the README's data preparation + the verbatim ``run_specter`` command as a
 subprocess) feeds every test here: outputs, manifest content, the printed table, reuse on rerun,
-and reliability (SIGKILL during training + rerun gives identical outputs; read-only and full
-output disks give one-line errors).
+and reliability (read-only and full output disks give one-line errors). SIGKILL inside the graph
+and the train stage, then rerun, is tests/faults/test_kill_points.py's chain (every stage boundary,
+outputs byte-identical to an uninterrupted run).
 
 The only change to the README's run_specter command is scale: the demo corpus has a few hundred
 papers, so the positive band 20-25 becomes 5-10 (``--k_scale corpus``'s k+ for an index of ~480
@@ -20,7 +21,6 @@ import csv
 import gzip
 import hashlib
 import shlex
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -273,38 +273,6 @@ def test_rerun_reuses_every_stage(readme_run, readme_env):
     assert all(s["status"] == "reused" for s in read_json(exp / "manifest.json")["stages"].values())
 
 
-def test_sigkill_during_training_then_rerun_gives_identical_outputs(readme_run, readme_env, tmp_path):
-    """Kill -9 at the end of training step 3 (checkpoint-2 is complete), rerun: same outputs as run A."""
-    _, exp_a = readme_run
-    out_b = tmp_path / "runs_b"
-    argv = readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare"))
-    killed = run_command(argv, kill_at="train:step:3")
-    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
-    assert killed.stderr.rstrip().endswith("SIGKILL at train:step:3")
-    exp_b = next(out_b.glob("specter/corpus_seed_0/queries_0.5/*"))
-    assert read_json(exp_b / "manifest.json")["stages"]["train"]["status"] == "running"
-    model_b = next(exp_b.glob("model_*"))
-    assert (model_b / "checkpoint-2" / "trainer_state.json").exists() and not (model_b / "checkpoint-4").exists()
-
-    done = run_command(readme_argv(readme_env, str(out_b), extra=("--skip_eval_base", "--skip_eval", "--skip_compare")))
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "resuming from the last checkpoint" in done.stderr
-    for name in ("s2orc_paper_ids.seed_0.json", "query_s2orc_paper_ids.seed_0.ratio_0.5.json",
-                 "train_triples.csv.gz", "train_metadata.jsonl.gz"):
-        assert sha256(exp_b / name) == sha256(exp_a / name), name
-    assert sha256(out_b / "Flat.faiss") == sha256(Path(readme_env["ANN_INDEX_PATH"]))
-    model_a, model_b = next(exp_a.glob("model_*")), next(exp_b.glob("model_*"))
-    import torch
-    from safetensors.torch import load_file
-
-    weights_a, weights_b = load_file(model_a / "model.safetensors"), load_file(model_b / "model.safetensors")
-    assert weights_a.keys() == weights_b.keys()
-    for key in weights_a:
-        assert torch.allclose(weights_a[key], weights_b[key], atol=1e-6), key
-    assert read_json(model_b / "train_args.json")["metrics"]["global_step"] == \
-        read_json(model_a / "train_args.json")["metrics"]["global_step"]
-
-
 def test_interrupted_checkpoints_are_not_resumed_from(tmp_path):
     from scincl.model.checkpoints import last_complete_checkpoint
 
@@ -392,38 +360,3 @@ def test_sweep_writes_one_run_per_k(readme_env, tmp_path):
         else:
             assert (slots["hard_negatives"]["k_min"], slots["hard_negatives"]["k_max"]) == (k - 2, k)
     assert len(result["runs"]) == 3
-
-
-def test_sigkill_during_the_graph_stage_then_rerun_gives_identical_embeddings(readme_env, tmp_path):
-    """No --graph_embeddings_path: run_specter builds citations -> BigGraph itself; kill it mid-graph."""
-    import numpy as np
-
-    from scincl.io import read_embeddings_h5
-
-    out = tmp_path / "runs_graph"
-    argv = [sys.executable, "cli_pipeline.py", "run_specter", str(out), "--scidocs_dir", readme_env["SCIDOCS_DIR"],
-            "--s2orc_metadata_dir", readme_env["S2ORC_METADATA_DIR"], "--scidocs_paper_ids",
-            readme_env["_scidocs_paper_ids"], "--biggraph_config", "demo", "--biggraph_overrides", "num_epochs=1",
-            "--graph_test_ratio", "0.05", "--base_model_name_or_path", readme_env["BASE_MODEL"], "--workers", "1",
-            "--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "--skip_train", "--skip_eval_base",
-            "--skip_eval", "--skip_compare"]
-    killed = run_command(argv, kill_at="biggraph:imported")  # PBG import done, training not
-    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
-    assert read_json(out / "manifest.json")["stages"]["graph"]["status"] == "running"
-    assert not (out / "graph" / "embeddings.h5").exists()
-
-    done = run_command(argv)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "citations: output exists, reused" in done.stderr
-    # the reference is the same command run uninterrupted in a fresh process: an in-process graph
-    # (the README fixture) trains under whatever torch thread count earlier tests left behind,
-    # and BigGraph's float sums depend on it
-    reference_run = tmp_path / "runs_graph_uninterrupted"
-    uninterrupted = run_command([str(reference_run) if a == str(out) else a for a in map(str, argv)])
-    assert uninterrupted.returncode == 0, uninterrupted.stderr[-3000:]
-    reference = reference_run / "graph"
-    assert read_id_list(out / "graph" / "entity_names_paper_id_0.json") == \
-        read_id_list(reference / "entity_names_paper_id_0.json")
-    np.testing.assert_array_equal(read_embeddings_h5(out / "graph" / "embeddings.h5"),
-                                  read_embeddings_h5(reference / "embeddings.h5"))
-    assert (out / "train_triples.csv").exists()  # the stages after the graph ran on the rebuilt embeddings

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import subprocess
 from pathlib import Path
@@ -75,21 +76,26 @@ def test_unknown_corpus_and_missing_folder(tmp_path):
         corpus_spec("hepth", tmp_path)
 
 
+# the main run's settings (one seed, val, 20 triplets per run, the demo's bands, short texts, 16-d graph);
+# the studies below run in the same output dir with these settings, so they reuse its shared stages and runs
+MAIN_SETTINGS = {"corpus": "hepth", "seeds": "0", "split": "val", "triplets": 20, "k_pos": 10, "k_hard": 60,
+                 "max_sequence_length": 32, "eval_max_sequence_length": 32, "batch_size": 10, "graph_dim": 16}
+
+
 @pytest.fixture(scope="module")
 def reproduced(demo_corpus, tmp_path_factory, python_exe):
-    """One small ``reproduce main`` run (every arm, one seed, val) shared by the tests below."""
+    """One small ``reproduce main`` run (every arm, one seed, val) through the CLI, shared by the tests below."""
     root = tmp_path_factory.mktemp("reproduce")
     data = _corpus_folder(demo_corpus, root / "data")
     out = root / "results"
-    cmd = [python_exe, "cli_pipeline.py", "reproduce", "main", "--corpus", "hepth", "--data_dir", str(data),
-           "--output_dir", str(out), "--seeds", "0", "--split", "val", "--triplets", "20", "--k_pos", "10",
-           "--k_hard", "60", "--max_sequence_length", "32", "--eval_max_sequence_length", "32",
-           "--batch_size", "10", "--graph_dim", "16", "--arms", "specter_like,scincl,cocite"]
+    cmd = [python_exe, "cli_pipeline.py", "reproduce", "main", "--data_dir", str(data), "--output_dir", str(out),
+           *[arg for name, value in MAIN_SETTINGS.items() for arg in (f"--{name}", str(value))],
+           "--arms", "specter_like,scincl,cocite"]
     run_command(cmd, timeout=420, check=True)
     return {"data": data, "out": out, "cmd": cmd}
 
 
-def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, repo_root):
+def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
     data, out = reproduced["data"], reproduced["out"]
     exp = next((out / "hepth" / "main_val").iterdir())
     runs = out / "hepth" / "runs" / "val" / exp.name  # one dir per recipe, shared by every experiment
@@ -119,10 +125,12 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, repo_root
         # MiniLM too little to beat it here: tests/pipeline/test_pipeline_e2e.py asserts the gain on the demo)
         assert scores != base_scores, arm
     assert query_sets[0] == query_sets[1] == query_sets[2]  # the same 4 query papers for every arm
-    # a second call reuses every output and prints the same table
-    again = subprocess.run(reproduced["cmd"], cwd=repo_root, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0 and (exp / "results.md").read_text() == table
-    assert "train scincl seed 0" not in again.stderr  # nothing retrained
+    # a second call (in this process: the fixture ran the CLI) reuses every output and writes the same table
+    with caplog.at_level(logging.INFO):
+        _study(reproduced, "main", arms="specter_like,scincl,cocite")
+    assert (exp / "results.md").read_text() == table
+    assert "output exists, reused" in caplog.text  # the stage runner's records were captured ...
+    assert "train scincl seed 0" not in caplog.text  # ... and none says it trained: nothing retrained
 
 
 def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
@@ -195,12 +203,13 @@ def test_an_experiment_module_reruns_the_reproduce_command_from_its_outputs(repr
     assert record[f"runs/val/{exp.name}/scincl/seed_0/results.json"]["completed"] is True
 
 
-def _study(reproduced, repo_root, experiment, *flags):
-    """``reproduce EXPERIMENT`` with the main run's recipe flags, in its output dir (shared stages reused)."""
-    cmd = list(reproduced["cmd"])
-    cmd[cmd.index("main")] = experiment
-    cmd = cmd[:cmd.index("--arms")] + list(flags)
-    return run_command(cmd, timeout=420, check=True)
+def _study(reproduced, experiment, **settings):
+    """``reproduce EXPERIMENT`` with the main run's settings (``settings`` added or changed), in its output dir
+    (shared stages reused): the library call the CLI makes, in this process (the fixture runs the CLI once)."""
+    from scincl.pipeline.experiment_commands import reproduce
+
+    reproduce(experiment, output_dir=str(reproduced["out"]), data_dir=str(reproduced["data"]),
+              **{**MAIN_SETTINGS, **settings})
 
 
 def _table_rows(markdown: str) -> dict:
@@ -223,9 +232,9 @@ def _trained_runs(out):
     return runs
 
 
-def test_tuning_trains_a_variant_on_the_same_triplets(reproduced, repo_root):
+def test_tuning_trains_a_variant_on_the_same_triplets(reproduced):
     # one trained variant serves both studies: tuning's loss=infonce is the loss comparison's infonce run
-    _study(reproduced, repo_root, "tuning", "--variants", "loss=infonce", "--arms", "scincl")
+    _study(reproduced, "tuning", variants="loss=infonce", arms="scincl")
     out = reproduced["out"] / "hepth"
     rows = _table_rows((out / "tuning_val" / "results.md").read_text())
     assert {"base encoder (no fine-tuning) (mean pooling)", "scincl: default", "scincl: loss=infonce"} <= set(rows)
@@ -235,11 +244,11 @@ def test_tuning_trains_a_variant_on_the_same_triplets(reproduced, repo_root):
     assert runs["triplet"] == runs["infonce"]  # same learning rate, same mined triplets; only the loss differs
 
 
-def test_loss_comparison_reuses_the_runs_of_each_loss(reproduced, repo_root):
+def test_loss_comparison_reuses_the_runs_of_each_loss(reproduced):
     out = reproduced["out"] / "hepth"
     models = sorted((out / "runs" / "val").glob("*/scincl/seed_0/*/model.safetensors"))
     before = {m: m.stat().st_mtime_ns for m in models}
-    _study(reproduced, repo_root, "losses", "--losses", "triplet,infonce")
+    _study(reproduced, "losses", losses="triplet,infonce")
     rows = _table_rows((out / "losses_val" / "results.md").read_text())
     assert {"base encoder (no fine-tuning)", "triplet", "infonce"} <= set(rows)
     assert rows["triplet"] != rows["infonce"] and rows["triplet"][1:] == _table_rows(
@@ -249,8 +258,8 @@ def test_loss_comparison_reuses_the_runs_of_each_loss(reproduced, repo_root):
     assert set(_trained_runs(out)) == {"triplet", "infonce"}
 
 
-def test_k_pos_sweep_writes_its_table_plots_and_reuses_the_main_run(reproduced, repo_root):
-    _study(reproduced, repo_root, "k_pos", "--values", "10")
+def test_k_pos_sweep_writes_its_table_plots_and_reuses_the_main_run(reproduced):
+    _study(reproduced, "k_pos", values="10")
     exp = reproduced["out"] / "hepth" / "sweep_val"
     assert "k_pos = 10" in _table_rows((exp / "results_k_pos.md").read_text())
     run = exp / "sweep" / "k_pos" / "10" / "seed_0"
@@ -264,8 +273,8 @@ def test_k_pos_sweep_writes_its_table_plots_and_reuses_the_main_run(reproduced, 
     assert {p.name for p in exp.glob("k_pos_*.png")} == {"k_pos_avg.png", "k_pos_cite_map.png", "k_pos_co-cite_map.png"}
 
 
-def test_collisions_study_counts_each_margin_of_the_grid(reproduced, repo_root):
-    _study(reproduced, repo_root, "collisions", "--values", "30,60")
+def test_collisions_study_counts_each_margin_of_the_grid(reproduced):
+    _study(reproduced, "collisions", values="30,60")
     exp = reproduced["out"] / "hepth" / "collisions"
     table = [line for line in (exp / "results.md").read_text().splitlines() if line.startswith("| 10 ") or
              line.startswith("| 50 ")]
@@ -316,9 +325,9 @@ def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
     assert stage.marker == run_dir / "model" / f"stage_{stage.name}.done.json"  # where the cached runs hold it
 
 
-def test_graph_study_runs_link_prediction_retrieval_and_the_graph_alone(reproduced, repo_root):
+def test_graph_study_runs_link_prediction_retrieval_and_the_graph_alone(reproduced):
     # --graph_dims 16: the main run's 16-d graph (reused) and its cos variant, on the demo corpus
-    _study(reproduced, repo_root, "graph", "--graph_dims", "16")
+    _study(reproduced, "graph", graph_dims="16")
     out = reproduced["out"] / "hepth"
     exp = out / "graph"
     table = (exp / "results.md").read_text()
@@ -375,11 +384,11 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells()
                                                                (1000, 1, "b")]
 
 
-def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reproduced, repo_root):
+def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reproduced):
     out = reproduced["out"] / "hepth"
     models = sorted((out / "runs" / "val").glob("t20_*/*/seed_0/*/model.safetensors"))
     before = {m: m.stat().st_mtime_ns for m in models}
-    _study(reproduced, repo_root, "budget", "--values", "20,25")
+    _study(reproduced, "budget", values="20,25")
     exp = next((out / "budget_val").iterdir())
     text = (exp / "results.md").read_text()
     rows = _table_rows(text)
@@ -393,7 +402,7 @@ def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reprodu
         "scincl", "specter_like"]
 
 
-def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them(reproduced, repo_root, tmp_path):
+def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them(reproduced, tmp_path):
     """The paired kind (experiments/hepth_powered.py's): SPECTER-like and SciNCL (reused from main) and a k+ variant of
     SciNCL on one seed's query papers; runs.csv and the tables; collect_runs copies the runs into a docs folder."""
     from scincl.pipeline.paired import read_runs_csv
@@ -401,7 +410,7 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
     out = reproduced["out"] / "hepth"
     models = sorted((out / "runs" / "val").glob("t20_kp10_*/*/seed_0/*/model.safetensors"))
     before = {m: m.stat().st_mtime_ns for m in models}
-    _study(reproduced, repo_root, "paired", "--arms", "specter_like,scincl", "--variants", "easy_positives_k_max=15")
+    _study(reproduced, "paired", arms="specter_like,scincl", variants="easy_positives_k_max=15")
     assert {m: m.stat().st_mtime_ns for m in models} == before and len(before) >= 2  # main's runs reused
     exp = next((out / "paired_val").iterdir())
     runs = read_runs_csv(exp / "runs.csv")
@@ -435,11 +444,11 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
     assert (docs / "relations_t20.md").read_text() == (exp / "relations.md").read_text()
 
 
-def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, repo_root, demo_tiny_bert):
+def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, demo_tiny_bert):
     """``--base_model DIR``: that encoder is fine-tuned and evaluated as the base, in runs named for it."""
     tiny = demo_tiny_bert
     # the test split keeps this run out of the val runs the other tests count
-    _study(reproduced, repo_root, "main", "--arms", "scincl", "--split", "test", "--base_model", str(tiny))
+    _study(reproduced, "main", arms="scincl", split="test", base_model=str(tiny))
     out = reproduced["out"] / "hepth"
     key = Recipe(base_model_name_or_path=str(tiny)).encoder_key()
     assert key.startswith("_mtiny_bert-") and len(key) == len("_mtiny_bert-") + 8
