@@ -27,10 +27,9 @@ import orjson
 from scincl.citrec.contexts import CONTEXT_UNITS, DEFAULT_CONTEXT_UNIT, paper_contexts
 from scincl.citrec.formats import FULL_TEXT_FORMATS, get_full_text_format
 from scincl.corpus.outputs import OutputRecord, worker_count
-from scincl.corpus.papers import _concatenate as concatenate_parts
 from scincl.corpus.shards import ReadStats, iter_papers, list_metadata_shards, map_shards
 from scincl.errors import InputError
-from scincl.io import write_json
+from scincl.io import concatenate_parts, write_json
 from scincl.temporaries import make_temporary_dir
 
 logger = logging.getLogger(__name__)
