@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -108,32 +107,19 @@ def tree_pss(process) -> int:
 
 def measure(cmd: List[str], log: Path, watch: Path) -> Dict[str, float]:
     """``cmd``'s wall / CPU seconds, peak RSS and PSS of its process tree and peak bytes under ``watch``."""
-    import psutil
+    from benchmarks.proc_stats import run_sampled
 
-    from benchmarks.proc_stats import tree_rss
+    peaks = {"pss": 0, "disk": 0, "disk_at": 0.0}
 
-    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore"}
-    started = time.perf_counter()
-    peak = peak_pss = peak_disk = 0
-    last_disk = 0.0
-    with open(log, "ab") as fh:
-        fh.write(("\n$ " + " ".join(map(str, cmd)) + "\n").encode())
-        fh.flush()
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=fh, stderr=fh, env=env)
-        ps = psutil.Process(proc.pid)
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            peak, peak_pss = max(peak, tree_rss(ps)), max(peak_pss, tree_pss(ps))
-            if time.perf_counter() - last_disk > 0.5:
-                peak_disk, last_disk = max(peak_disk, folder_bytes(watch)), time.perf_counter()
-            time.sleep(0.05)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"failed: {' '.join(map(str, cmd))}; see {log}")
-    return {"wall_s": round(time.perf_counter() - started, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
-            "peak_rss_mib": round(peak / 2 ** 20, 1), "peak_pss_mib": round(peak_pss / 2 ** 20, 1),
-            "peak_disk_mib": round(peak_disk / 2 ** 20, 1),
+    def sample(process) -> None:
+        peaks["pss"] = max(peaks["pss"], tree_pss(process))
+        if time.perf_counter() - peaks["disk_at"] > 0.5:
+            peaks["disk"], peaks["disk_at"] = max(peaks["disk"], folder_bytes(watch)), time.perf_counter()
+
+    done = run_sampled(cmd, log, sample=sample)
+    return {"wall_s": round(done["wall_s"], 2), "cpu_s": round(done["cpu_s"], 2),
+            "peak_rss_mib": round(done["peak_rss"] / 2 ** 20, 1), "peak_pss_mib": round(peaks["pss"] / 2 ** 20, 1),
+            "peak_disk_mib": round(peaks["disk"] / 2 ** 20, 1),
             "load_average": round(os.getloadavg()[0], 1)}
 
 

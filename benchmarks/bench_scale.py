@@ -46,7 +46,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -121,29 +120,11 @@ def run(cmd: List[str], log: Path, env: Optional[dict] = None) -> Dict[str, floa
     RSS is sampled every 50 ms over the process and its children (``ru_maxrss`` would include the
     memory of this process at fork time).
     """
-    import psutil
+    from benchmarks.proc_stats import run_sampled
 
-    from benchmarks.proc_stats import tree_rss
-
-    env = {**os.environ, "TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore", **(env or {})}
-    started = time.perf_counter()
-    peak = 0
-    with open(log, "ab") as fh:
-        fh.write(("\n$ " + " ".join(cmd) + "\n").encode())
-        fh.flush()
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=fh, stderr=fh, env=env)
-        ps = psutil.Process(proc.pid)
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            peak = max(peak, tree_rss(ps))
-            time.sleep(0.05)
-    wall = time.perf_counter() - started
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"failed ({os.waitstatus_to_exitcode(status)}): {' '.join(cmd)}; see {log}")
-    return {"wall_s": round(wall, 3), "cpu_s": round(usage.ru_utime + usage.ru_stime, 3),
-            "peak_rss_mib": round(peak / 2 ** 20, 1)}
+    done = run_sampled(cmd, log, env)
+    return {"wall_s": round(done["wall_s"], 3), "cpu_s": round(done["cpu_s"], 3),
+            "peak_rss_mib": round(done["peak_rss"] / 2 ** 20, 1)}
 
 
 def stage_commands(n: int, meta: Path, work: Path, queries_count: int = QUERIES) -> Dict[str, List[str]]:

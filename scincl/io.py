@@ -71,6 +71,11 @@ def _current_umask() -> int:
     return mask
 
 
+# Called with an output's path just before it is renamed into place (scincl.provenance registers the writing of
+# a command's pending made-by record here, so a run killed between two outputs is recognised as that command's).
+BEFORE_REPLACE: List[Callable[[Path], None]] = []
+
+
 @contextlib.contextmanager
 def atomic_path(path: PathLike) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success rename it onto ``path``.
@@ -86,6 +91,8 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; outputs get the usual mode
     try:
         yield tmp
+        for hook in BEFORE_REPLACE:
+            hook(target)
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):

@@ -1,12 +1,17 @@
 """What made an output, and the one reuse rule: reuse only what was made from the same inputs and settings.
 
-A *made-by record* is ``{"settings": {...}, "inputs": [{"name", "size", "sha256", ...}, ...]}``:
-every setting that changes the output's bytes, and a fingerprint of every file or directory it
-was made from. It is stored with the output (a stage's completion marker, a faiss index's
-``faiss_config.json``, a model dir's ``run_fingerprint.json``) and compared with the record the
-current call would write. Equal: the output is reused. Different: the caller decides - rebuild
-(the pipeline's reuse-or-build, one log line naming the difference) or refuse (standalone
-commands without ``--override``: one :class:`~scincl.errors.InputError` line naming it).
+A *made-by record* is ``{"command", "settings": {...}, "inputs": [{"name", "size", "sha256", ...}, ...],
+"outputs": [...]}``: the command that made the output, every setting that changes the output's bytes,
+a fingerprint of every file or directory it was made from and of the outputs it vouches for. Every
+command that writes outputs keeps one through :class:`OutputRecord` (``<first output>.made_by.json``,
+or a key of a faiss index's ``faiss_config.json`` / a sampler's ``.args.json``), which is the one
+reuse rule (issue 41, class 2): reuse only what the same command made from the same inputs and
+settings and is unchanged since; refuse, with one :class:`~scincl.errors.InputError` line, an
+output another command made, one no record vouches for, one made differently (unless
+``--override``) and an output that is also an input. The pipeline's stages keep the same record as
+completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`) and call the commands
+with ``override`` once they decided to rebuild; a model folder's ``run_fingerprint.json``
+(``train``/``pretrain``) adds checkpoint resumption to the same comparison.
 
 Fingerprints (why this is sound and cheap): a file of up to :data:`FULL_HASH_LIMIT` bytes is its
 size + the sha256 of its content, so an identical file rebuilt by a rerun (or moved elsewhere)
@@ -46,7 +51,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 import xxhash
 
 from scincl.errors import InputError
-from scincl.io import PathLike, read_json, write_json
+from scincl.io import BEFORE_REPLACE, PathLike, read_json, write_json
 from scincl.settings.run import REPO_ROOT
 
 logger = logging.getLogger(__name__)
@@ -239,26 +244,179 @@ def write_record(path: PathLike, record: Mapping[str, Any]) -> None:
     write_json(path, dict(record))
 
 
-def check_reuse(output: PathLike, stored: Optional[Mapping[str, Any]], wanted: Mapping[str, Any],
-                override: bool) -> bool:
-    """The reuse rule of a standalone command whose ``output`` exists.
+class OutputRecord:
+    """The one reuse rule of every command that writes outputs (issue 41, class 2): its made-by record.
 
-    True: same inputs and settings (and, when ``stored`` lists ``outputs``, ``output`` unchanged
-    since), reuse it. False: ``override`` was given, rebuild it (logged). Otherwise an
-    :class:`InputError` naming the differing input or setting, or the changed output.
+    An output is reused only when its record says it was made by the same ``command`` from the same
+    input contents and settings, and it is unchanged since. An existing output that another command
+    made (another record lists it), or that no record vouches for, is never reused and never
+    overwritten without ``override``; an output that is also an input is refused outright.
+
+    Args:
+        outputs: the files or directories the command writes (the record lives beside the first).
+        command: the command's name, kept at the record's top level (records written before it was
+            kept there are compared on their settings alone).
+        settings: every setting that changes the outputs' bytes.
+        inputs: the files and folders read (fingerprinted now, once; outputs written inside an input
+            folder and other commands' outputs there are left out of its fingerprint).
+        record_file: where the record is kept (default ``<first output>.made_by.json``); ``key``: the
+            record is that key of a larger JSON file (a faiss index's config, a sampler's ``.args.json``).
     """
-    why = difference(stored, wanted)
-    if why is None and stored is not None and "outputs" in stored:  # the output as it was made (issue 29)
-        why = outputs_changed(stored["outputs"], [output])
-    if why is None:
+
+    def __init__(self, *outputs: PathLike, command: str, settings: Mapping[str, Any],
+                 inputs: Sequence[Optional[PathLike]] = (), record_file: Optional[PathLike] = None,
+                 key: Optional[str] = None) -> None:
+        self.outputs = [Path(p) for p in outputs]
+        self.command = command
+        self.key = key
+        self.path = Path(record_file) if record_file is not None else record_path(self.outputs[0])
+        inputs = [Path(p) for p in inputs if p]
+        for output in self.outputs:
+            if any(os.path.abspath(output) == os.path.abspath(given) for given in inputs):
+                raise InputError(f"{command}: the output is also one of its inputs; write it elsewhere",
+                                 path=output)
+        exclude = self.outputs + [record_path(p) for p in self.outputs] + _outputs_of_our_commands(inputs)
+        self.wanted = {"command": command, **made_by(settings, inputs, exclude=exclude)}
+
+    def stored(self) -> Optional[Dict[str, Any]]:
+        """The record kept now (``None`` when there is none)."""
+        return read_record(self.path, self.key)
+
+    def reusable(self, override: bool) -> bool:
+        """True (logged) when every output exists, was made by this command from the same inputs and
+        settings and is unchanged since. False (the caller builds; a pending record is written first, so
+        a run killed while writing is recognised as this command's own): when no output exists, when
+        this command's earlier run was interrupted, or with ``override`` (logged). Otherwise an
+        InputError naming why (another command's output, no record, other inputs or settings, an edit)."""
+        existing = [p for p in self.outputs if p.exists()]
+        stored = self.stored()
+        if not existing:
+            return self._begin()
         if override:
-            logger.info("%s: --override given, rebuilding", output)
-            return False
+            logger.info("%s: --override given, rebuilding", self.outputs[0])
+            return self._begin()
+        if stored is not None and stored.get("complete") is False and stored.get("command") == self.command:
+            logger.info("%s: left incomplete by an interrupted run of %s, rebuilding", self.outputs[0], self.command)
+            return self._begin()
+        for output in existing:
+            foreign = self._foreign_maker(output, stored)
+            if foreign is not None:
+                raise InputError(f"exists and {foreign}; pass --override to replace it (or write elsewhere)",
+                                 path=output)
+        why = difference(stored, self.wanted)
+        if why is None and stored is not None and "outputs" in stored:
+            why = outputs_changed(stored["outputs"], self.outputs)
+        if why is not None:
+            raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it",
+                             path=self.outputs[0])
+        if len(existing) < len(self.outputs):
+            return self._begin()
+        if "outputs" not in stored:  # a record from before outputs were recorded: record what they are now
+            self.write()
+            logger.info("%s: recorded the fingerprints of its outputs in %s", self.outputs[0], self.path.name)
+        logger.info("output exists and was made from the same inputs and settings, reusing it (use --override to "
+                    "rebuild): %s", ", ".join(map(str, self.outputs)))
         return True
-    if override:
-        logger.info("%s: %s; --override given, rebuilding", output, why)
+
+    def _begin(self) -> bool:
+        """This command is about to write its outputs: its pending record is kept on disk as soon as the first
+        output is (:func:`_keep_pending`, called by :func:`scincl.io.atomic_path`); False: build them."""
+        _PENDING[self.path] = self
         return False
-    raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it", path=output)
+
+    def _foreign_maker(self, output: Path, stored: Optional[Mapping[str, Any]]) -> Optional[str]:
+        """Why ``output`` is not this command's to reuse or replace, or ``None`` when it is."""
+        if stored is not None and (output == self.outputs[0] or _lists(stored, output)):
+            made_by_command = stored.get("command", stored.get("settings", {}).get("command"))
+            if made_by_command not in (None, self.command):
+                return f"was made by {made_by_command}, not {self.command}"
+            return None
+        maker = recorded_maker(output)
+        if maker is None:
+            return f"has no made-by record (not made by {self.command})"
+        record_file, record = maker
+        if record_file == self.path:
+            return None
+        command = record.get("command", record.get("settings", {}).get("command"))
+        return (f"was made by {command or 'another command'} with other outputs (its record: {record_file.name})"
+                if command == self.command or command is None else f"was made by {command}, not {self.command}")
+
+    def write(self) -> None:
+        """Record the outputs (call it last, once every output exists)."""
+        _PENDING.pop(self.path, None)
+        self._keep({**self.wanted, "outputs": outputs_record(self.outputs)})
+
+    def _keep(self, record: Mapping[str, Any]) -> None:
+        if self.key is None:
+            write_record(self.path, record)
+        else:
+            write_record(self.path, {**(read_record(self.path) or {}), self.key: dict(record)})
+
+
+# The records of this process's commands that are writing their outputs (record file -> OutputRecord).
+_PENDING: Dict[Path, "OutputRecord"] = {}
+
+
+def _keep_pending(target: Path) -> None:
+    """Before ``target`` is renamed into place: when it is an output of a command writing its outputs, keep that
+    command's pending record (``"complete": false``) on disk first, once."""
+    where = os.path.abspath(target)
+    for path, record in list(_PENDING.items()):
+        if any(os.path.abspath(p) == where for p in record.outputs):
+            _PENDING.pop(path)
+            record._keep({**record.wanted, "complete": False})
+
+
+def discard_pending() -> None:
+    """Forget the pending records of commands that ended without writing an output (a refused or failed command
+    leaves nothing behind); a pending record already on disk stays, so a rerun rebuilds that command's outputs."""
+    _PENDING.clear()
+
+
+BEFORE_REPLACE.append(_keep_pending)
+
+
+# Where records are kept, found by :func:`recorded_maker`: (file pattern, key inside the file or None).
+RECORD_FILES = (("*.made_by.json", None), ("*.args.json", "made_by"), ("*.faiss_config.json", "made_by"))
+
+
+def _lists(record: Mapping[str, Any], output: Path) -> bool:
+    return any(isinstance(e, dict) and e.get("name") == output.name for e in record.get("outputs") or [])
+
+
+def recorded_maker(output: PathLike) -> Optional[tuple]:
+    """``(record file, record)`` of the command that made ``output``: its own ``<output>.made_by.json``, or a
+    record beside it that lists it among its outputs; ``None`` when no record vouches for it."""
+    out = Path(output)
+    own = read_record(record_path(out))
+    if own is not None:
+        return record_path(out), own
+    if not out.parent.is_dir():
+        return None
+    for pattern, key in RECORD_FILES:
+        for candidate in sorted(out.parent.glob(pattern)):
+            record = read_record(candidate, key)
+            if record is not None and _lists(record, out):
+                return candidate, record
+    return None
+
+
+def _outputs_of_our_commands(inputs: Sequence[Path]) -> List[Path]:
+    """Files inside input folders that a command of ours wrote there (each has a ``.made_by.json``
+    record beside it, e.g. ``get_metadata_id_mapping`` into the S2ORC folder): not part of the corpus."""
+    found: List[Path] = []
+    for folder in inputs:
+        if folder.is_dir():
+            for record in folder.rglob("*.made_by.json"):
+                found += [record, record.with_name(record.name[:-len(".made_by.json")])]
+    return found
+
+
+def split_path_values(**values: Any) -> tuple:
+    """``(settings, inputs)`` of arguments that are either a file (an input, fingerprinted) or a value kept as a
+    setting (an in-memory id list, a count, ``None``), e.g. a sampler's ``query_papers``."""
+    settings = {name: value for name, value in values.items() if not isinstance(value, (str, Path))}
+    return settings, [value for value in values.values() if isinstance(value, (str, Path))]
 
 
 def record_path(output: PathLike) -> Path:

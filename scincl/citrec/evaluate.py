@@ -34,7 +34,8 @@ import numpy as np
 from scincl.citrec.finetune import SPLIT_NAME, TEST_PAPERS_NAME
 from scincl.citrec.sampling import ContextSampler, ContextSamplingSettings, PaperText, load_paper_texts
 from scincl.citrec.stage import CONTEXTS_NAME, SENTENCES_NAME
-from scincl.corpus.outputs import OutputRecord, paths_of
+from scincl.corpus.outputs import paths_of
+from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.eval.metrics import average_precision, recall_at_k
 from scincl.io import atomic_open, iter_jsonl, read_json, read_jsonl, write_json
@@ -227,6 +228,7 @@ def evaluate_citation_recommendation(contexts_dir: str, output_dir: str, model_d
         raise InputError("give --split_path or at least one --model_dirs (its split.json says the test papers)")
     folder, out = Path(contexts_dir), Path(output_dir)
     record = OutputRecord(out / RESULTS_NAME, out / TABLE_NAME,
+                          command="evaluate_citation_recommendation",
                           settings={"command": "evaluate_citation_recommendation", "seed": int(seed), "top_k": TOP_K},
                           inputs=[folder / CONTEXTS_NAME, folder / SENTENCES_NAME, split_file, *models,
                                   scincl_model_dir or None])

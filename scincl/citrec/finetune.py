@@ -18,7 +18,7 @@ from scincl.citrec.samples import PAPER_SAMPLING
 from scincl.citrec.sampling import ContextSampler, ContextSamplingSettings, load_paper_texts
 from scincl.citrec.stage import CONTEXTS_NAME, SENTENCES_NAME
 from scincl.citrec.training import adam_with_inverse_sqrt, run_updates
-from scincl.corpus.outputs import OutputRecord
+from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, read_jsonl, write_id_list, write_json, write_jsonl
 from scincl.triples.config import COCITATION_NEGATIVES_COUNT, COCITATION_POSITIVES_COUNT
@@ -120,7 +120,8 @@ def finetune_citation_recommender(
                 "positives_count": int(positives_count), "negatives_count": int(negatives_count),
                 "seed": int(seed), **vars(sampling)}
     record = OutputRecord(out / "config.json", out / "model.safetensors", out / SPLIT_NAME, out / TEST_PAPERS_NAME,
-                          out / LOG_NAME, settings=settings, inputs=[folder / CONTEXTS_NAME, folder / SENTENCES_NAME, pretrained_dir])
+                          out / LOG_NAME, command="finetune_citation_recommender", settings=settings,
+                          inputs=[folder / CONTEXTS_NAME, folder / SENTENCES_NAME, pretrained_dir])
     if record.reusable(override):
         print(out)
         return

@@ -20,7 +20,7 @@ from typing import Any, Dict, List
 
 from scincl.citrec.stage import SENTENCES_NAME
 from scincl.citrec.training import adam_with_inverse_sqrt, run_updates
-from scincl.corpus.outputs import OutputRecord
+from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, write_json, write_jsonl
 
@@ -108,7 +108,8 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
         "warmup_learning_rate": float(warmup_learning_rate), "warmup_steps": int(warmup_steps),
         "weight_decay": float(weight_decay), "adam_beta2": float(adam_beta2), "max_steps": int(max_steps),
         "seed": int(seed)}
-    record = OutputRecord(out / "config.json", out / "model.safetensors", out / LOG_NAME, settings=settings,
+    record = OutputRecord(out / "config.json", out / "model.safetensors", out / LOG_NAME,
+                          command="pretrain_hierarchical", settings=settings,
                           inputs=[Path(contexts_dir) / SENTENCES_NAME, tokenizer_name_or_path])
     if record.reusable(override):
         print(out)

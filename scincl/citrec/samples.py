@@ -12,7 +12,8 @@ from typing import Any, Dict, Iterator
 
 from scincl.citrec.sampling import ContextSampler, ContextSamplingSettings, SampledContext, load_paper_texts
 from scincl.citrec.stage import CONTEXTS_NAME, SENTENCES_NAME
-from scincl.corpus.outputs import OutputRecord, stats_path_of
+from scincl.corpus.outputs import stats_path_of
+from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, write_json, write_jsonl
 
@@ -61,7 +62,8 @@ def sample_citation_contexts(
         raise InputError(f"--epoch {epoch}: must be >= 0")
     folder, out = Path(contexts_dir), Path(output_path)
     stats_path = stats_path_of(out, "samples.stats.json")
-    record = OutputRecord(out, stats_path, settings={"command": "sample_citation_contexts", "epoch": int(epoch),
+    record = OutputRecord(out, stats_path, command="sample_citation_contexts",
+                          settings={"command": "sample_citation_contexts", "epoch": int(epoch),
                                                      "seed": int(seed), **vars(settings)},
                           inputs=[folder / CONTEXTS_NAME, folder / SENTENCES_NAME])
     if record.reusable(override):

@@ -32,7 +32,8 @@ import orjson
 
 from scincl.citrec.contexts import CONTEXT_UNITS, DEFAULT_CONTEXT_UNIT, PaperSentences, paper_contexts
 from scincl.citrec.formats import FULL_TEXT_FORMATS, get_full_text_format, reference_texts
-from scincl.corpus.outputs import OutputRecord, worker_count
+from scincl.corpus.outputs import worker_count
+from scincl.provenance import OutputRecord
 from scincl.corpus.shards import ReadStats, iter_papers, list_metadata_shards, map_shards
 from scincl.errors import InputError
 from scincl.io import concatenate_parts, write_json
@@ -140,9 +141,9 @@ def get_citation_contexts(full_text_dir: str, output_dir: str, full_text_format:
         raise InputError(f"unknown --context_unit {context_unit!r}; one of: {', '.join(CONTEXT_UNITS)}")
     out = Path(output_dir)
     paths = {"contexts": out / CONTEXTS_NAME, "sentences": out / SENTENCES_NAME, "stats": out / STATS_NAME}
-    record = OutputRecord(*paths.values(), settings={"command": "get_citation_contexts", "full_text_format": fmt,
-                                                     "context_unit": context_unit,
-                                                     "reference_candidates": bool(reference_candidates)},
+    record = OutputRecord(*paths.values(), command="get_citation_contexts",
+                          settings={"command": "get_citation_contexts", "full_text_format": fmt,
+                                    "context_unit": context_unit, "reference_candidates": bool(reference_candidates)},
                           inputs=[full_text_dir])
     if record.reusable(override):
         return

@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from scincl.cli.flags import check_flags, checked_command, gather_repeated_flags, rename_aliases
 from scincl.cli.help import help_requested
 from scincl.errors import InputError
+from scincl.provenance import discard_pending
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -183,6 +184,7 @@ def run_cli(component: Any, name: str | None = None) -> None:
               file=sys.stderr)
         sys.exit(2)
     finally:
+        discard_pending()  # a failed command's begun records (kept where it wrote outputs: a rerun resumes)
         if previous_sigterm is not None:
             signal.signal(signal.SIGTERM, previous_sigterm)
 

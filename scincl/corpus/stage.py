@@ -5,7 +5,7 @@ in :mod:`scincl.graph.stage`). Every command that reads a corpus takes ``corpus_
 s2orc|s2ag|openalex|plain (default: detected from the folder; see :mod:`scincl.corpus`), streams its
 files in ``workers`` processes, logs counts, writes its outputs atomically, reuses existing outputs
 unless ``override`` (only when its made-by record ``<output>.made_by.json`` says they were made from
-the same corpus and flags and are unchanged: :class:`scincl.corpus.outputs.OutputRecord`), and turns
+the same corpus and flags and are unchanged: :class:`scincl.provenance.OutputRecord`), and turns
 bad input into one error line (malformed lines are counted and skipped unless ``strict``).
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Optional, Union
 
 from scincl.corpus.id_mapping import scidocs_id_mapping
-from scincl.corpus.outputs import (OutputRecord, nothing_read, open_corpus_with_workers, paths_of, resolved_format,
-                                   worker_count, write_json_any)
+from scincl.corpus.outputs import (nothing_read, open_corpus_with_workers, paths_of, resolved_format, worker_count,
+                                   write_json_any)
 from scincl.corpus.papers import write_papers
 from scincl.corpus.s2orc_mappings import (
     inbound_citation_counts,
@@ -29,6 +29,7 @@ from scincl.corpus.s2orc_mappings import (
 from scincl.corpus.selection import select_specter_corpus
 from scincl.corpus.shards import list_metadata_shards
 from scincl.io import read_id_list, write_id_list, write_json
+from scincl.provenance import OutputRecord
 from scincl.scidocs_io import read_scidocs_metadata_dir
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] =
     """
     stats_path = Path(str(output_path) + ".stats.json")
     record = OutputRecord(output_path, stats_path,
-                          settings={"command": "get_papers",
+                          command="get_papers", settings={"command": "get_papers",
                                     "corpus_format": resolved_format(corpus_dir, corpus_format)},
                           inputs=[corpus_dir])
     if record.reusable(override):
@@ -85,7 +86,8 @@ def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, worke
     :param corpus_format: s2orc (counts its inbound_citations fields), or s2ag, openalex, plain (counts the
         corpus's references); default: detected from the folder
     """
-    record = OutputRecord(output_path, settings={"command": "get_inbound_citations_count",
+    record = OutputRecord(output_path, command="get_inbound_citations_count",
+                          settings={"command": "get_inbound_citations_count",
                                                   "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir])
     if record.reusable(override):
@@ -117,7 +119,8 @@ def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_
     :param override: rebuild an existing output
     :param corpus_format: s2orc, s2ag, openalex or plain (default: detected from the folder)
     """
-    record = OutputRecord(output_fp, settings={"command": "get_scidocs_title_mapping",
+    record = OutputRecord(output_fp, command="get_scidocs_title_mapping",
+                          settings={"command": "get_scidocs_title_mapping",
                                                 "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[scidocs_dir, s2orc_metadata_dir])
     if record.reusable(override):
@@ -164,6 +167,7 @@ def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optio
     :param override: rebuild an existing output
     """
     record = OutputRecord(output_path, Path(str(output_path) + ".stats.json"),
+                          command="get_scidocs_id_mapping",
                           settings={"command": "get_scidocs_id_mapping", "mapping_key": mapping_key,
                                     "corpus_format": resolved_format(corpus_dir, corpus_format)},
                           inputs=[scidocs_dir, corpus_dir, mapping_path, paper_ids])
@@ -195,7 +199,8 @@ def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
     :param output_path: output JSON {s2_id: s2orc_id}
     :param override: rebuild an existing output
     """
-    record = OutputRecord(output_path, settings={"command": "get_s2orc_scidocs_mappings"},
+    record = OutputRecord(output_path, command="get_s2orc_scidocs_mappings",
+                          settings={"command": "get_s2orc_scidocs_mappings"},
                           inputs=[*paths_of(s2id_to_paper_input_paths), None,
                                   *paths_of(s2id_to_s2orc_paper_id_input_paths)])
     if record.reusable(override):
@@ -218,7 +223,8 @@ def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, overri
     :param output_path: output JSON list of S2ORC ids
     :param override: rebuild an existing output
     """
-    record = OutputRecord(output_path, settings={"command": "get_s2orc_paper_ids_from_mapping"}, inputs=[mapping_path])
+    record = OutputRecord(output_path, command="get_s2orc_paper_ids_from_mapping",
+                          settings={"command": "get_s2orc_paper_ids_from_mapping"}, inputs=[mapping_path])
     if record.reusable(override):
         return
     ids = paper_ids_from_mapping(read_mapping(mapping_path))
@@ -242,7 +248,8 @@ def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_ha
     :param strict: a malformed line or a record without _pdf_hash is an error
     :param override: rebuild existing outputs
     """
-    record = OutputRecord(paper_ids_output_path, pdf_hashes_output_path, settings={"command": "get_pdf_hashes"},
+    record = OutputRecord(paper_ids_output_path, pdf_hashes_output_path, command="get_pdf_hashes",
+                          settings={"command": "get_pdf_hashes"},
                           inputs=[s2orc_pdf_parses_dir])
     if record.reusable(override):
         return
@@ -269,6 +276,7 @@ def write_specter_corpus_ids(s2orc_paper_ids: str, scidocs_dir: str, specter_tri
                                                     "query_s2orc_paper_ids.specter_and_random",
                                                     "s2orc_paper_ids", "excluded_s2orc_paper_ids")}
     record = OutputRecord(*files.values(),
+                          command="get_specter_corpus",
                           settings={"command": "get_specter_corpus", "sample_n_nodes": str(sample_n_nodes),
                                     "seed": int(seed)},
                           inputs=[s2orc_paper_ids, scidocs_dir, specter_triples_path,

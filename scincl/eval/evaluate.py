@@ -27,8 +27,7 @@ from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.scidocs_io import METADATA_FILES, scidocs_paths
 from scincl.settings.schema import SCINCL
 from scincl.io import PathLike, atomic_open, read_embeddings_jsonl, read_json, write_json
-from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
-                               write_record)
+from scincl.provenance import OutputRecord, local_path
 
 logger = logging.getLogger(__name__)
 
@@ -273,15 +272,15 @@ def run_evaluation(
                   *embeddings):
         if given and not Path(given).exists():  # fail before any expensive step
             raise InputError("file not found", path=given)
-    record = made_by({"val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length),
-                      "pooling_strategy": pooling_strategy, "classifier_backend": classifier_backend,
-                      "models": [m if local_path(m) is None else None for m in model_dirs],
-                      **({"fit_corpus": "given"} if fit_corpus else {})},
-                     [scidocs_dir, *(local_path(m) for m in model_dirs), fit_corpus, *embeddings, cls_embeddings,
-                      recomm_embeddings, link_prediction_metrics, retrieval_pairs, retrieval_embeddings])
     results_path = out / "results.json"
-    if results_path.exists() and check_reuse(results_path, read_record(record_path(results_path)), record, override):
-        logger.info("%s exists and was made from the same runs, SciDocs files and settings; reusing it", results_path)
+    record = OutputRecord(results_path, command="evaluate", settings={
+        "val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length),
+        "pooling_strategy": pooling_strategy, "classifier_backend": classifier_backend,
+        "models": [m if local_path(m) is None else None for m in model_dirs],
+        **({"fit_corpus": "given"} if fit_corpus else {})},
+        inputs=[scidocs_dir, *(local_path(m) for m in model_dirs), fit_corpus, *embeddings, cls_embeddings,
+                recomm_embeddings, link_prediction_metrics, retrieval_pairs, retrieval_embeddings])
+    if record.reusable(override):
         return read_json(results_path)
 
     link = read_link_prediction_metrics(link_prediction_metrics) if link_prediction_metrics else None
@@ -321,6 +320,6 @@ def run_evaluation(
         if link:
             results["link_prediction"] = link
     _write(out, results, name=names[0] if len(names) == 1 else f"{len(names)} runs")
-    write_record(record_path(results_path), {**record, "outputs": outputs_record([results_path])})  # last: complete
+    record.write()  # last: complete
     logger.info("wrote %s and %s", out / "results.json", out / "results.md")
     return results

@@ -161,7 +161,7 @@ def embed_lexical(method: str, metadata_path: PathLike, output_path: PathLike, f
     (``<output>.made_by.json``).
     """
     from scincl.io import write_jsonl
-    from scincl.provenance import check_reuse, made_by, read_record, record_path, write_record
+    from scincl.provenance import OutputRecord
 
     method = method.strip().lower()
     if method not in LEXICAL_ENCODERS:
@@ -170,16 +170,15 @@ def embed_lexical(method: str, metadata_path: PathLike, output_path: PathLike, f
     settings = {"model": method, "stop_words": STOP_WORDS,
                 **({"k1": BM25_K1, "b": BM25_B} if method == "bm25" else {"sublinear_tf": True}),
                 "fit": "corpus" if fit_corpus else "embedded papers"}
-    record = made_by(settings, [metadata_path, fit_corpus])
-    if out.exists() and check_reuse(out, read_record(record_path(out)), record, override):
-        logger.info("%s exists and was made from the same papers and settings; reusing it", out)
+    record = OutputRecord(out, command="embed", settings=settings, inputs=[metadata_path, fit_corpus])
+    if record.reusable(override):
         return out
     ids, texts = read_texts(metadata_path)
     fit_texts = read_texts(fit_corpus)[1] if fit_corpus else texts
     encoder = LexicalEncoder(method).fit(fit_texts)
     matrix = encoder.encode(texts)
     count = write_jsonl(out, sparse_rows_to_records(ids, matrix))
-    write_record(record_path(out), record)
+    record.write()
     logger.info("wrote %d %s embeddings (%d terms, fitted on %d texts) to %s", count, method, matrix.shape[1],
                 len(fit_texts), out)
     return out

@@ -30,7 +30,7 @@ from scincl.errors import InputError
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.io import PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
-from scincl.provenance import check_reuse, made_by, read_record, record_path, write_record
+from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
 from scincl.settings.choices import GRAPH_METHODS  # pbg, then the EMBEDDERS
 
@@ -129,14 +129,12 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     dim = int(dimension if dimension is not None else config_dict["dimension"])
     out = Path(output_dir)
     emb_path = out / f"embeddings.{export_format}"
-    record = made_by({"method": method, "dimension": dim, "seed": int(seed),
-                      "settings": dataclasses.asdict(method_settings), "export_format": export_format,
-                      "evaluated_with": str(config_path) if test_edges else None},
-                     [Path(train_edges), Path(test_edges) if test_edges else None])
     names_path = entity_names_path(out)
-    if emb_path.exists() and names_path.exists() and check_reuse(emb_path, read_record(record_path(emb_path)), record,
-                                                                 override):
-        logger.info("embed_graph: %s exists, made with the same method, settings and inputs: reused", emb_path)
+    record = OutputRecord(emb_path, names_path, command="embed_graph", settings={
+        "method": method, "dimension": dim, "seed": int(seed), "settings": dataclasses.asdict(method_settings),
+        "export_format": export_format, "evaluated_with": str(config_path) if test_edges else None},
+        inputs=[Path(train_edges), Path(test_edges) if test_edges else None])
+    if record.reusable(override):
         return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path), "reused": True}
 
     block_size = _embedder_memory(method, train_edges, test_edges, dim, block_size, memory_limit)
@@ -164,7 +162,7 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
            "embed_seconds": round(embed_seconds, 3), "embed_cpu_seconds": round(embed_cpu, 3),
            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     write_json(out / RUN_RECORD, run)
-    write_record(record_path(emb_path), record)
+    record.write()
     result["manifest_path"] = str(out / RUN_RECORD)
     logger.info("embed_graph: %s embeddings in %.1f s (%.1f CPU s) -> %s", method, embed_seconds, embed_cpu, emb_path)
     return result

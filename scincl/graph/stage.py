@@ -3,7 +3,7 @@
 ``cli_s2orc.py`` lists these functions as subcommands (same names and flags) and the pipelines
 (``scincl/pipeline/``) call them directly. Each reuses existing outputs unless ``override``
 when its made-by record says they were made from the same inputs and settings and are unchanged
-(:class:`scincl.corpus.outputs.OutputRecord`) and writes a ``*.stats.json`` of counts beside its output.
+(:class:`scincl.provenance.OutputRecord`) and writes a ``*.stats.json`` of counts beside its output.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import logging
 from pathlib import Path
 from typing import Optional, Union
 
-from scincl.corpus.outputs import (OutputRecord, nothing_read, open_corpus_with_workers, resolved_format,
-                                   stats_path_of, worker_count, write_json_any)
+from scincl.corpus.outputs import (nothing_read, open_corpus_with_workers, resolved_format, stats_path_of,
+                                   worker_count, write_json_any)
 from scincl.corpus.s2orc_mappings import metadata_id_mapping
 from scincl.corpus.shards import load_id_set
 from scincl.corpus.stage import write_specter_corpus_ids
@@ -20,6 +20,7 @@ from scincl.errors import InputError
 from scincl.graph.citations import citation_output_paths, extract_citations
 from scincl.graph.regroup import corpus_cocitations
 from scincl.io import write_json
+from scincl.provenance import OutputRecord
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[in
     """
     paths = citation_output_paths(output_dir, float(test_ratio))
     record = OutputRecord(*[p for k, p in paths.items() if k != "stats"], paths["stats"],
+                          command="get_citations",
                           settings={"command": "get_citations", "test_ratio": float(test_ratio),
                                     "sample_n_nodes": int(sample_n_nodes or 0), "seed": int(seed),
                                     "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
@@ -107,6 +109,7 @@ def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional
     tsv = out if out.name.endswith(".tsv") else out / "cocitations.tsv"
     stats_path = stats_path_of(tsv, "cocitations.stats.json")
     record = OutputRecord(tsv, stats_path,
+                          command="get_cocitations",
                           settings={"command": "get_cocitations", "min_count": int(min_count),
                                     "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir, included_paper_ids, excluded_paper_ids])
@@ -138,7 +141,8 @@ def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: 
     :param override: rebuild an existing output
     :param corpus_format: s2orc, s2ag (positions in papers/ files), openalex or plain (default: detected)
     """
-    record = OutputRecord(output_path, settings={"command": "get_metadata_id_mapping",
+    record = OutputRecord(output_path, command="get_metadata_id_mapping",
+                          settings={"command": "get_metadata_id_mapping",
                                                  "corpus_format": resolved_format(s2orc_metadata_dir, corpus_format)},
                           inputs=[s2orc_metadata_dir])
     if record.reusable(override):

@@ -11,7 +11,7 @@ import numpy as np
 from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, entity_names_path, read_id_list, write_id_list, write_json
-from scincl.provenance import check_reuse, made_by
+from scincl.provenance import OutputRecord
 
 logger = logging.getLogger(__name__)
 
@@ -92,15 +92,13 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
     """
     ids_path = Path(paper_ids) if paper_ids else entity_names_path(Path(embeddings_path).parent)
     factory = ",".join(map(str, string_factory)) if isinstance(string_factory, (list, tuple)) else string_factory
-    record = made_by({"string_factory": factory, "metric": metric,
-                      "do_normalize": bool(do_normalize or metric == "cosine"), "train_size": train_size,
-                      "seed": int(seed), "allow_unknown_ids": bool(allow_unknown_ids)},
-                     [embeddings_path, ids_path, include_paper_ids])
-    if Path(index_path).exists() and ann.index_ids_path(index_path).exists():
-        stored = ann.read_index_config(index_path).get("made_by")
-        if check_reuse(index_path, stored, record, override):
-            logger.info("index exists and was made from the same inputs and settings, reusing it: %s", index_path)
-            return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path))}
+    record = OutputRecord(index_path, ann.index_ids_path(index_path), command="build_faiss", settings={
+        "string_factory": factory, "metric": metric, "do_normalize": bool(do_normalize or metric == "cosine"),
+        "train_size": train_size, "seed": int(seed), "allow_unknown_ids": bool(allow_unknown_ids)},
+        inputs=[embeddings_path, ids_path, include_paper_ids], record_file=ann.index_config_path(index_path),
+        key="made_by")
+    if record.reusable(override):
+        return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path))}
     all_ids = read_id_list(ids_path)
     rows_in_file = ann.embedding_row_count(embeddings_path)
     if rows_in_file != len(all_ids):
@@ -116,8 +114,8 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
         "string_factory": factory, "do_normalize": bool(do_normalize or metric == "cosine"), "metric_arg": metric,
         "embeddings_path": str(embeddings_path), "paper_ids": str(ids_path),
         "include_paper_ids": str(include_paper_ids) if include_paper_ids else None,
-        "train_size": train_size, "seed": int(seed), "device": int(device), "batch_size": int(batch_size),
-        "made_by": record})
+        "train_size": train_size, "seed": int(seed), "device": int(device), "batch_size": int(batch_size)})
+    record.write()  # last: the index and its ids are complete
     return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path)),
             "rows": len(index_ids)}
 

@@ -19,8 +19,7 @@ from scincl.model.data import iter_metadata, paper_text
 from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
 from scincl.model.encoder import DocumentEncoder, default_device, load_backbone, saved_pooling_strategy
 from scincl.settings.schema import SCINCL
-from scincl.provenance import (check_reuse, local_path, made_by, outputs_record, read_record, record_path,
-                               write_record)
+from scincl.provenance import OutputRecord, local_path
 
 logger = logging.getLogger(__name__)
 
@@ -114,11 +113,10 @@ def embed(
         raise InputError(f"--batch_size must be >= 1, got {batch_size}")
     bf16 = parse_bf16_request(bf16)  # a bad value fails before the model loads
     model_path = local_path(model_dir_or_name)
-    record = made_by({"model": None if model_path else str(model_dir_or_name), "pooling_strategy": pooling_strategy,
-                      "max_sequence_length": int(max_sequence_length), "bf16": str(bf16)},
-                     [model_path, metadata_path])
-    if out.exists() and check_reuse(out, read_record(record_path(out)), record, override):
-        logger.info("%s exists and was made from the same model, papers and settings; reusing it", out)
+    record = OutputRecord(out, command="embed", settings={
+        "model": None if model_path else str(model_dir_or_name), "pooling_strategy": pooling_strategy,
+        "max_sequence_length": int(max_sequence_length), "bf16": str(bf16)}, inputs=[model_path, metadata_path])
+    if record.reusable(override):
         return out
     pooling = pooling_strategy or saved_pooling_strategy(model_dir_or_name)
     paper_ids, parts = read_papers(Path(metadata_path))
@@ -144,6 +142,6 @@ def embed(
                          f"papers, the first paper {paper_ids[row]!r} (row {row} of {metadata_path}); a diverged "
                          "training?", path=model_dir_or_name)
     count = write_embeddings_jsonl(out, paper_ids, vectors)
-    write_record(record_path(out), {**record, "outputs": outputs_record([out])})  # last: the embeddings are complete
+    record.write()  # last: the embeddings are complete
     logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)
     return out

@@ -24,12 +24,12 @@ from __future__ import annotations
 import logging
 import shutil
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from scincl.errors import InputError
 from scincl.io import write_json
 from scincl.model.data import groups_to_triplets, iter_metadata, paper_text, read_training_rows
-from scincl.provenance import check_reuse, made_by, outputs_record, read_record, record_path, write_record
+from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
 
 logger = logging.getLogger(__name__)
@@ -103,9 +103,9 @@ def export_dataset(triples_path: str, metadata_path: str, output_dir: str, sep_t
     import datasets
 
     out = Path(output_dir)
-    record = made_by({"command": "export_dataset", "sep_token": sep_token}, [triples_path, metadata_path])
-    if out.exists() and check_reuse(out, read_record(record_path(out)), record, override):
-        logger.info("%s exists and was made from the same triplets, metadata and settings; reusing it", out)
+    record = OutputRecord(out, command="export_dataset", settings={"command": "export_dataset", "sep_token": sep_token},
+                          inputs=[triples_path, metadata_path])
+    if record.reusable(override):
         return out
     columns, counts = triplet_texts(Path(triples_path), Path(metadata_path), sep_token)
     dataset = datasets.Dataset.from_dict(columns, features=datasets.Features(
@@ -123,7 +123,7 @@ def export_dataset(triples_path: str, metadata_path: str, output_dir: str, sep_t
         partial.rename(out)
     finally:
         shutil.rmtree(partial, ignore_errors=True)
-    write_record(record_path(out), {**record, "outputs": outputs_record([out])})  # last: the folder is complete
+    record.write()  # last: the folder is complete
     logger.info("wrote %d triplets (%d papers) to %s (and %s)", counts["triplets"], counts["papers"], out,
                 out / PARQUET_FILE)
     return out

@@ -163,6 +163,8 @@ def format_stage_times(result: Dict[str, Any]) -> str:
 
 def run_summary(result: Dict[str, Any]) -> str:
     """What ``run_specter`` prints at the end: the output dir, the first run's stage times, the table."""
+    if any(one.get("dry_run") for one in result["runs"]):
+        return "\n\n".join(one["plan"] for one in result["runs"]) + "\n(--dry_run: nothing was run)"
     text = f"\nOutputs: {result['output_dir']}"
     for one in result["runs"][:1]:
         text += "\nStage times (first run):\n" + format_stage_times(one)

@@ -30,6 +30,7 @@ go to :func:`scincl.pipeline.layout.experiment_dir`.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
@@ -42,6 +43,8 @@ from scincl.pipeline.layout import Planner, base_model_short_name, encoder_path,
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.pipeline.threads import torch_threads
+from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
+                                      format_workload)
 from scincl.pipeline.run_checks import check_run, check_types, miner_config
 from scincl.pipeline.run_flags import ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
@@ -365,8 +368,86 @@ class SciNCLPlan(Planner):
                                        "base_model": base_model_short_name(self.base_model)}))
         return out
 
+    def workload(self) -> Workload:
+        """What this run is about to do, counted from its inputs before stage 1 (:mod:`scincl.pipeline.workload`)."""
+        s, notes = self.s, []
+        papers = edges = dimension = epochs = None
+        if s.demo:
+            papers = s.demo_papers
+        elif self.builds_graph and self.metadata_dir is not None:
+            from scincl.corpus import open_corpus
+
+            corpus = open_corpus(self.metadata_dir, self.corpus_format)
+            papers = count_lines(corpus.text_files)
+            if not corpus.references_grouped:  # one line per citation: the edges are countable now
+                edges = count_lines(corpus.reference_files)
+            else:
+                notes.append("edges are counted by the citations stage: the graph's time is not estimated")
+        if not self.builds_graph:
+            graph = f"given ({s.graph_embeddings_path})"
+        else:
+            from scincl.graph.memory_plan import check_graph_memory
+            from scincl.graph.pbg_config import load_config_dict
+
+            config = load_config_dict(s.biggraph_config or "s2orc_768d_dot.py", s.biggraph_overrides)
+            dimension = int(config["dimension"])
+            if s.graph_method == "pbg":
+                epochs = int(config.get("num_epochs", 1))
+                graph = (f"PyTorch-BigGraph, {dimension} dimensions, {epochs} epochs, "
+                         f"{config.get('workers') or 'all'} worker(s)")
+            else:
+                graph = f"{s.graph_method}, {dimension} dimensions (one pass over the graph)"
+            if papers and edges:  # issue 45: refused before stage 1 when the graph stage cannot fit the memory
+                partitions = (config.get("entities") or {}).get("paper_id", {}).get("num_partitions")
+                estimate = check_graph_memory(s.graph_method, papers, edges, dimension, partitions=partitions)
+                if estimate is not None:
+                    graph += f"; peak memory ~{estimate.peak_bytes / 2 ** 30:.1f} GiB (scincl/graph/memory_plan.py)"
+        ratio = s.sample_queries_ratio if s.sample_queries_ratio is not None else 1.0
+        queries = int(round(papers * ratio)) if papers else None
+        triplets = queries * s.triples_per_query if queries is not None else None
+        from scincl.model.train import PAPER_TRAINING_DEFAULTS
+
+        training = {**PAPER_TRAINING_DEFAULTS, **s.training_options}
+        batch, accumulation = int(training["per_device_train_batch_size"]), int(training["gradient_accumulation_steps"])
+        epochs_trained = float(training["num_train_epochs"])
+        steps = (int(-(-triplets // (batch * accumulation)) * epochs_trained) if triplets is not None else None)
+        scidocs = self.scidocs_dir
+        eval_papers = (sum(len(json.loads(f.read_text())) for f in sorted(scidocs.glob("paper_metadata_*.json")))
+                       if scidocs is not None and scidocs.is_dir() else None)
+        if queries is not None:
+            notes.append(f"queries: up to {ratio:g} x the papers, before the graph and leakage filters")
+        work = Workload(papers=papers, graph=graph, queries=queries, triplets=triplets, steps=steps,
+                        max_sequence_length=int(s.max_sequence_length),
+                        batch=f"batch {batch} x {accumulation} accumulation, {epochs_trained:g} epoch(s)",
+                        eval_papers=eval_papers, encoder=base_model_short_name(self.base_model), notes=notes)
+        work.hours = estimate_hours(work, encoder_size(self.base_model), edges, dimension, epochs)
+        if "train" in work.hours:
+            work.hours["train"] *= epochs_trained
+        return work
+
+    def announce(self) -> Workload:
+        """Log the plan before stage 1 and, for a long run without a GPU, the warning naming the CPU preset."""
+        import torch
+
+        from scincl.settings.presets import preset_names
+
+        work, gpu = self.workload(), torch.cuda.is_available()
+        if not self.s.dry_run:  # --dry_run prints it as the command's output
+            logger.info("%s", format_workload(work, gpu))
+        hint = "--preset cpu" if "cpu" in preset_names() else "the small-budget flags of README 'Your own corpus'"
+        warning = cpu_warning(work, gpu, hint)
+        if warning and self.s.preset in (None, "paper"):
+            logger.warning("%s", warning)
+        return work
+
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Run every stage; returns the stage results and the comparison table (when evaluated)."""
+        work = self.announce()
+        if self.s.dry_run:
+            import torch
+
+            return {"results": {}, "table": None, "paths": self.p, "manifest": {}, "dry_run": True,
+                    "plan": format_workload(work, torch.cuda.is_available())}
         self.p.run.mkdir(parents=True, exist_ok=True)
         stages = self.stages()
         names = [st.name for st in stages]

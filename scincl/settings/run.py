@@ -171,6 +171,8 @@ class RunSettings:
     override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
                                   default_factory=list)
     demo: bool = setting(False, "resolve(): no data argument", "the run builds and uses the bundled demo corpus")
+    dry_run: bool = setting(False, "the run runs", "print the plan (corpus, graph, queries -> triplets -> steps, the "
+                            "estimated time of each heavy stage) and stop before stage 1")
     preset: Optional[str] = setting(
         None, "demo without data arguments, else paper (experiments/presets/)",
         "the run preset whose settings fill those not given (experiments/presets/<name>.py: paper, demo, ...)")

@@ -48,6 +48,7 @@ from scincl.io import PathLike, write_json, write_jsonl, write_triples_csv
 from scincl.triples.citation_graph import CitationGraph, Csr, build_citation_graph, padded, sample_segments
 from scincl.triples.config import COCITATION_NEGATIVES_COUNT, COCITATION_POSITIVES_COUNT, COCITATION_POWER
 from scincl.triples.groups import group_record, group_triplets
+from scincl.provenance import OutputRecord, split_path_values
 from scincl.triples.knn_miner import args_path
 from scincl.triples.queries import QueryPapers
 from scincl.triples.specter_like import candidate_query_codes
@@ -209,8 +210,14 @@ def get_cocitation_triples(
     if positives_count < 0 or negatives_count < 1 or power < 0:
         raise InputError("--positives_count must be >= 0, --negatives_count >= 1 and --power >= 0")
     outputs = [Path(p) for p in (output_path, groups_output_path) if p is not None]
-    if all(p.exists() for p in outputs) and not override:
-        logger.info("%s exist; reusing (pass --override to rebuild)", ", ".join(map(str, outputs)))
+    id_settings, id_inputs = split_path_values(query_papers=query_papers)
+    record = OutputRecord(*outputs, command="get_cocitation_triples", record_file=args_path(outputs[0]),
+                          key="made_by", settings={
+                              "positives_count": positives_count, "negatives_count": negatives_count, "power": power,
+                              "min_cocitation_count": min_cocitation_count, "seed": seed,
+                              "outputs": [p.name for p in outputs], **id_settings},
+                          inputs=[citations_input_path, cocitations_input_path, *id_inputs])
+    if record.reusable(override):
         return {}
     graph = build_citation_graph(read_citations_tsv(citations_input_path))
     pairs = (read_cocitations_tsv(cocitations_input_path) if cocitations_input_path
@@ -241,4 +248,5 @@ def get_cocitation_triples(
                 "positives_count": positives_count, "negatives_count": negatives_count, "power": power,
                 "min_cocitation_count": min_cocitation_count, "seed": seed, "stats": stats}
     write_json(args_path(outputs[0]), settings)
+    record.write()  # last: the groups and triplets are complete
     return stats

@@ -20,7 +20,7 @@ import numpy as np
 from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
-from scincl.provenance import check_reuse, fingerprint, made_by, read_record
+from scincl.provenance import OutputRecord, fingerprint, split_path_values
 from scincl.settings.choices import ANN_BACKENDS
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
@@ -361,16 +361,14 @@ def write_knn_triples(
     strategy_options = dict(strategy_options or {})
     out = output_with_gzip(output_path, gzip)
     bands = {name: getattr(config, name) for name in BAND_FLAGS}
-    id_inputs = {"query_papers": query_papers, "include_paper_ids": include_paper_ids}
-    record = made_by({
+    id_settings, id_inputs = split_path_values(query_papers=query_papers, include_paper_ids=include_paper_ids)
+    record = OutputRecord(out, command="get_knn_triples", record_file=args_path(out), key="made_by", settings={
         **{name: getattr(config, name) for name in NAMED_FLAGS if name not in BAND_FLAGS}, **bands, "ann_metric": s.ann_metric,
         "ann_backend": s.ann_backend, "ann_normalize_embeddings": bool(s.ann_normalize_embeddings),
         "faiss_string_factory": str(s.faiss_string_factory), "faiss_nprobe": s.faiss_nprobe, "seed": seed,
         "k_scale": s.k_scale, "strategy_options": strategy_options,
-        **{k: v for k, v in id_inputs.items() if not isinstance(v, (str, Path))}},
-        [graph_paper_ids_path, graph_embeddings_path] + [v for v in id_inputs.values() if isinstance(v, (str, Path))])
-    if out.exists() and check_reuse(out, read_record(args_path(out), "made_by"), record, override):
-        logger.info("%s exists and was made from the same inputs and settings; reusing it", out)
+        **id_settings}, inputs=[graph_paper_ids_path, graph_embeddings_path, *id_inputs])
+    if record.reusable(override):
         return out
 
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
@@ -398,8 +396,9 @@ def write_knn_triples(
         "slots": [vars(s) for s in config.active()],
         "options": {k: getattr(config, k) for k in ("random_sorted_sample_n", "min_range_results_count",
                                                       "range_fallback_to_random", "k_means_clusters")},
-        "stats": mined.stats, "made_by": record,
+        "stats": mined.stats,
     }
     logger.info("get_knn_triples took %.1f s", time.perf_counter() - started)
     write_json(args_path(out), settings)
+    record.write()  # last, into the same file: the triplets are complete
     return out

@@ -14,6 +14,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_jsonl, iter_triples_csv, read_id_list, write_id_list, write_json, write_jsonl
+from scincl.provenance import OutputRecord
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +85,10 @@ def get_metadata(
     none at all is an :class:`InputError`. Returns the counts.
     """
     out = Path(output_path)
-    if out.exists() and not override:
-        logger.info("%s exists; reusing it (pass --override to rebuild)", out)
+    record = OutputRecord(out, Path(str(out) + ".stats.json"), command="get_metadata",
+                          settings={"corpus_format": corpus_format},
+                          inputs=[input_path, s2orc_metadata_dir, jsonl_metadata_path])
+    if record.reusable(override):
         return {}
     needed, _ = ids_in_input(input_path)
     if not needed:
@@ -103,6 +106,7 @@ def get_metadata(
     write_jsonl(out, records)
     logger.info("wrote metadata of %d papers to %s (%s)", len(records), out, stats)
     write_json(Path(str(out) + ".stats.json"), stats)
+    record.write()  # last: the metadata is complete
     return stats
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from scincl.errors import InputError
 from scincl.io import PathLike, atomic_open, write_json, write_triples_csv
 from scincl.triples.citation_graph import CitationGraph, build_citation_graph, padded, remove_pairs, unique_pairs
+from scincl.provenance import OutputRecord
 from scincl.triples.knn_miner import args_path
 from scincl.triples.strategies import NotEnoughCandidates, random_rows
 
@@ -170,8 +171,11 @@ def get_pairs(
     if negatives not in NEGATIVES:
         raise InputError(f"--negatives {negatives!r}: choose one of {', '.join(NEGATIVES)}")
     out = Path(output_path)
-    if out.exists() and not override:
-        logger.info("%s exists; reusing it (pass --override to rebuild)", out)
+    record = OutputRecord(out, command="get_pairs", record_file=args_path(out), key="made_by", settings={
+        "relations": relations, "pairs_per_relation": pairs_per_relation,
+        "min_cocitation_count": min_cocitation_count, "min_coupling_count": min_coupling_count,
+        "negatives": negatives, "seed": seed}, inputs=[citations_input_path])
+    if record.reusable(override):
         return {}
     exprs = parse_relations(relations)
     graph = build_citation_graph(read_citations_tsv(citations_input_path))
@@ -211,4 +215,5 @@ def get_pairs(
                                 "min_cocitation_count": min_cocitation_count,
                                 "min_coupling_count": min_coupling_count, "negatives": negatives, "seed": seed,
                                 "stats": stats})
+    record.write()  # last: the pairs are complete
     return stats

@@ -24,6 +24,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.io import PathLike, read_json, write_json, write_triples_csv
+from scincl.provenance import OutputRecord
 from scincl.triples.knn_miner import args_path
 
 logger = logging.getLogger(__name__)
@@ -113,8 +114,11 @@ def get_scidocs_triples(
     from scincl.scidocs_io import read_class_labels, read_qrels, read_recomm_clicks, scidocs_paths
 
     out = Path(output_path)
-    if out.exists() and not override:
-        logger.info("%s exists; reusing it (pass --override to rebuild)", out)
+    record = OutputRecord(out, command="get_scidocs_triples", record_file=args_path(out), key="made_by", settings={
+        "val_or_test_or_both": val_or_test_or_both, "tasks": tasks,
+        "sample_classification_triples": sample_classification_triples, "seed": seed},
+        inputs=[scidocs_dir, id_mapping_path])
+    if record.reusable(override):
         return {}
     splits = {"val": ["val"], "test": ["test"], "both": ["val", "test"]}.get(val_or_test_or_both)
     if splits is None:
@@ -170,4 +174,5 @@ def get_scidocs_triples(
     write_json(args_path(out), {"command": "get_scidocs_triples", "scidocs_dir": str(scidocs_dir),
                                 "val_or_test_or_both": val_or_test_or_both, "tasks": tasks,
                                 "sample_classification_triples": sample, "seed": seed, "counts": counts})
+    record.write()  # last: the triplets are complete
     return counts

@@ -27,6 +27,7 @@ from scincl.errors import InputError
 from scincl.io import PathLike, write_json, write_triples_csv
 from scincl.triples.citation_graph import (CitationGraph, Csr, build_citation_graph, padded, remove_pairs,
                                            sample_segments, unique_pairs)
+from scincl.provenance import OutputRecord, split_path_values
 from scincl.triples.knn_miner import args_path, output_with_gzip
 from scincl.triples.queries import QueryPapers, parse_query_papers
 from scincl.triples.strategies import NotEnoughCandidates, random_rows
@@ -143,8 +144,13 @@ def get_specter_like_triples(
     from scincl.graph.citations import read_citations_tsv
 
     out = output_with_gzip(output_path, gzip)
-    if out.exists() and not override:
-        logger.info("%s exists; reusing it (pass --override to rebuild)", out)
+    id_settings, id_inputs = split_path_values(query_papers=query_papers)
+    record = OutputRecord(out, command="get_specter_like_triples", record_file=args_path(out), key="made_by", settings={
+        "triples_count": triples_count, "triples_per_query": triples_per_query,
+        "easy_positives_count": easy_positives_count, "easy_negatives_count": easy_negatives_count,
+        "hard_negatives_count": hard_negatives_count, "bidirectional": bool(bidirectional), "seed": seed,
+        **id_settings}, inputs=[citations_input_path, *id_inputs])
+    if record.reusable(override):
         return out
     if easy_positives_count != triples_per_query:
         raise InputError(f"--easy_positives_count ({easy_positives_count}) must equal --triples_per_query "
@@ -182,4 +188,5 @@ def get_specter_like_triples(
                                 "easy_negatives_count": easy_negatives_count,
                                 "hard_negatives_count": hard_negatives_count, "bidirectional": bidirectional,
                                 "seed": seed, "stats": stats})
+    record.write()  # last: the triplets are complete
     return out

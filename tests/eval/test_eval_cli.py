@@ -254,7 +254,7 @@ def test_results_are_reused_only_for_the_same_embeddings_and_settings(demo_corpu
     with pytest.raises(InputError, match="input random.jsonl differs from the one it was made from"):
         run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["random"])])
     (out / "results.json.made_by.json").unlink()  # made before records existed: not trusted
-    with pytest.raises(InputError, match="no record of the inputs and settings that made it"):
+    with pytest.raises(InputError, match="results.json: exists and has no made-by record \\(not made by evaluate\\)"):
         run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["tfidf"])])
     other = run_evaluation(demo_corpus.scidocs_dir, out, embeddings=[str(embeddings["random"])], override=True)
     assert other["scores"]["test"]["cite"]["map"] < first["scores"]["test"]["cite"]["map"]

@@ -59,7 +59,7 @@ def test_an_output_without_a_record_is_not_reused(tmp_path):
     out.mkdir()
     (out / "citations.tsv").write_text("x\ty\n")
     (out / "citations.stats.json").write_text("{}")
-    with pytest.raises(InputError, match="no record of the inputs and settings"):
+    with pytest.raises(InputError, match="has no made-by record"):
         get_citations(str(corpus), str(out), workers=1, corpus_format="plain")
 
 

@@ -32,7 +32,7 @@ from scincl.eval.scirepeval.report import averages, results_markdown, task_score
 from scincl.eval.scirepeval.tasks import (CLASSIFICATION, GROUPS, REVIEWER_MATCHING, TASKS, TEST_REPO, Task,
                                          select_tasks)
 from scincl.io import atomic_open, read_embeddings_jsonl, write_embeddings_jsonl, write_json
-from scincl.provenance import check_reuse, local_path, made_by, outputs_record, read_record, record_path, write_record
+from scincl.provenance import OutputRecord, local_path
 
 logger = logging.getLogger(__name__)
 
@@ -92,11 +92,12 @@ def _embeddings(task: Task, source: Any, encoder: _Encoder, folder: Path, overri
     path = folder / f"{task.meta_config}.jsonl"
     local = isinstance(source, task_data.LocalData)
     documents = source.root / "scirepeval" / task.meta_config / task_data.META_FILE if local else None
-    record = made_by({"model": None if local_path(encoder.name) else encoder.name, "pooling": encoder.pooling_strategy,
-                      "max_sequence_length": encoder.requested_max_length, "fields": list(task.fields),
-                      "documents": None if local else f"{task_data.META_REPO} {task.meta_config}"},
-                     [local_path(encoder.name), documents])
-    if not (path.exists() and check_reuse(path, read_record(record_path(path)), record, override)):
+    record = OutputRecord(path, command="evaluate_scirepeval", settings={
+        "model": None if local_path(encoder.name) else encoder.name, "pooling": encoder.pooling_strategy,
+        "max_sequence_length": encoder.requested_max_length, "fields": list(task.fields),
+        "documents": None if local else f"{task_data.META_REPO} {task.meta_config}"},
+        inputs=[local_path(encoder.name), documents])
+    if not record.reusable(override):
         texts = task_data.document_texts(task, source.documents(task), encoder.sep_token)
         if not texts:
             raise task_data.TaskAbsent(f"no documents with a doc_id in {source.where(task)}")
@@ -106,7 +107,7 @@ def _embeddings(task: Task, source: Any, encoder: _Encoder, folder: Path, overri
             raise InputError("the model gives NaN or infinite embeddings; a diverged training?", path=encoder.name)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_embeddings_jsonl(path, list(texts), vectors)
-        write_record(record_path(path), {**record, "outputs": outputs_record([path])})
+        record.write()
     return path, read_embeddings_jsonl(path)
 
 

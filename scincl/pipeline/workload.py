@@ -1,0 +1,163 @@
+"""The plan before stage 1 (issue 42): what a ``run_specter`` run is about to do and how long it may take here.
+
+Printed at the start of every run (``--dry_run`` prints it and stops): the corpus (papers counted from its files,
+extrapolated from the first file beyond :data:`COUNT_BYTES_LIMIT`), the graph (method, dimension, epochs), the
+queries, triplets and optimizer steps at which length and batch, the papers evaluated, and an *estimate* of each
+heavy stage's time on this machine.
+
+The estimates come from the CPU seconds the scale benchmark measured on the project's 2-core machine
+(``docs/scale/results.json``, written by ``benchmarks/bench_scale.py``): one PyTorch-BigGraph epoch (CPU seconds
+per edge and dimension), ``train`` and ``embed`` with the packaged MiniLM-L6 encoder at 256 tokens (CPU seconds
+per triplet and per paper). A transformer's cost is scaled by its layers x hidden size² and by the input length,
+relative to MiniLM-L6 (6 layers, 384 hidden); CPU seconds become wall seconds over this machine's cores. They
+are orders of magnitude, not promises: a GPU, another CPU or another load changes them. The benchmark's ``train``
+row (12 steps, process start-up included, measured at load ~10) gives about 0.9 CPU s per triplet at 64 tokens,
+where the hep-th runs of docs/results.md trained ~10 triplets/s on 2 threads (0.2 CPU s): short runs are
+overestimated up to ~4x, which errs on the side of the warning.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from scincl.settings.run import REPO_ROOT
+
+logger = logging.getLogger(__name__)
+
+SCALE_RESULTS = REPO_ROOT / "docs" / "scale" / "results.json"
+COUNT_BYTES_LIMIT = 256 << 20  # corpus files beyond this many bytes in total: lines extrapolated from the first file
+REFERENCE_ENCODER = {"layers": 6, "hidden": 384, "tokens": 256}  # bench_scale's MiniLM-L6 runs (train, embed)
+CPU_WARNING_HOURS = 2.0  # a run estimated longer than this on a machine without a GPU gets the warning
+
+
+@dataclass
+class Workload:
+    """What one run is about to do (counts and settings), and the estimated hours of its heavy stages."""
+
+    papers: Optional[int]
+    graph: str
+    queries: Optional[int]
+    triplets: Optional[int]
+    steps: Optional[int]
+    max_sequence_length: int
+    batch: str
+    eval_papers: Optional[int]
+    encoder: str
+    hours: Dict[str, float] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+
+    def total_hours(self) -> float:
+        """The estimated hours of the stages estimated."""
+        return sum(self.hours.values())
+
+
+def count_lines(files: Sequence[Path]) -> Optional[int]:
+    """Lines in ``files`` (gzip read as text); beyond :data:`COUNT_BYTES_LIMIT` bytes, the first file's lines per
+    byte times the total size. ``None`` when there is no file."""
+    files = [Path(f) for f in files if Path(f).is_file()]
+    if not files:
+        return None
+    total = sum(f.stat().st_size for f in files)
+    sample = files if total <= COUNT_BYTES_LIMIT else files[:1]
+    lines = 0
+    for f in sample:
+        opener = gzip.open if f.suffix == ".gz" else open
+        with opener(f, "rb") as fh:
+            lines += sum(1 for _ in fh)
+    if sample is files:
+        return lines
+    return int(lines * total / max(1, files[0].stat().st_size))
+
+
+def _scale_rows() -> Dict[str, dict]:
+    """The benchmark's rows this module uses: ``train``, ``embed`` and the largest ``epoch``."""
+    if not SCALE_RESULTS.is_file():
+        return {}
+    rows = json.loads(SCALE_RESULTS.read_text())
+    found = {r["stage"]: r for r in rows if r["stage"] in ("train", "embed")}
+    epochs = [r for r in rows if r["stage"] == "epoch" and r.get("edges")]
+    if epochs:
+        found["epoch"] = max(epochs, key=lambda r: r["edges"])
+    return found
+
+
+def encoder_size(model_dir_or_name: str) -> Optional[Dict[str, int]]:
+    """``{"layers", "hidden"}`` from a local model's ``config.json`` (``None`` when it is not a local folder)."""
+    config = Path(model_dir_or_name) / "config.json"
+    if not config.is_file():
+        return None
+    data = json.loads(config.read_text())
+    layers = data.get("num_hidden_layers") or data.get("n_layers")
+    hidden = data.get("hidden_size") or data.get("dim")
+    return {"layers": int(layers), "hidden": int(hidden)} if layers and hidden else None
+
+
+def transformer_factor(size: Dict[str, int], tokens: int) -> float:
+    """The cost of ``size`` at ``tokens`` relative to the benchmark's MiniLM-L6 at 256 tokens."""
+    ref = REFERENCE_ENCODER
+    return (size["layers"] * size["hidden"] ** 2 * tokens) / (ref["layers"] * ref["hidden"] ** 2 * ref["tokens"])
+
+
+def estimate_hours(workload: Workload, size: Optional[Dict[str, int]], edges: Optional[int], dimension: Optional[int],
+                   epochs: Optional[int], cores: Optional[int] = None) -> Dict[str, float]:
+    """Hours of the graph, train and evaluation stages from the benchmark's CPU seconds (see the module docstring)."""
+    rows, cores = _scale_rows(), max(1, cores or os.cpu_count() or 1)
+    hours: Dict[str, float] = {}
+    epoch = rows.get("epoch")
+    if epoch and edges and dimension and epochs:
+        per_edge_dim = epoch["cpu_s"] / (epoch["edges"] * 128)  # bench_scale trains the 128-d config
+        hours["graph"] = per_edge_dim * edges * dimension * epochs / cores / 3600
+    if size is not None:
+        train, embed = rows.get("train"), rows.get("embed")
+        if train and workload.triplets:
+            factor = transformer_factor(size, workload.max_sequence_length)
+            hours["train"] = train["cpu_s"] / train["units"] * factor * workload.triplets / cores / 3600
+        if embed and workload.eval_papers:
+            factor = transformer_factor(size, workload.max_sequence_length)
+            hours["eval"] = embed["cpu_s"] / embed["units"] * factor * workload.eval_papers * 2 / cores / 3600
+    return hours
+
+
+def format_workload(workload: Workload, gpu: bool) -> str:
+    """The plan as lines for the log (and ``--dry_run``'s output)."""
+    def count(value: Optional[int]) -> str:
+        return f"{value:,}" if value is not None else "counted when its stage runs"
+
+    lines = ["plan of this run (before stage 1):",
+             f"  corpus: {count(workload.papers)} papers",
+             f"  graph: {workload.graph}",
+             f"  queries -> triplets -> optimizer steps: {count(workload.queries)} -> {count(workload.triplets)} -> "
+             f"{count(workload.steps)} ({workload.batch}, {workload.max_sequence_length} tokens, {workload.encoder})",
+             "  evaluation: " + (f"{workload.eval_papers:,} SciDocs papers embedded per encoder"
+                                 if workload.eval_papers is not None else "SciDocs papers counted when its stage runs")]
+    if workload.hours:
+        where = "a GPU (the estimate is this CPU's: a GPU is faster)" if gpu else f"{os.cpu_count()} CPU cores"
+        parts = ", ".join(f"{name} {_duration(h)}" for name, h in workload.hours.items())
+        lines.append(f"  estimate on {where}: {parts}; about {_duration(workload.total_hours())} in all "
+                     "(from docs/scale/results.json, an estimate)")
+    lines += [f"  note: {note}" for note in workload.notes]
+    return "\n".join(lines)
+
+
+def cpu_warning(workload: Workload, gpu: bool, preset_hint: str) -> Optional[str]:
+    """The warning for a long recipe about to run without a GPU, naming the small-budget preset."""
+    if gpu or workload.total_hours() < CPU_WARNING_HOURS:
+        return None
+    return (f"this run is estimated at about {_duration(workload.total_hours())} on this machine's CPU (no GPU): "
+            f"the paper's recipe is sized for GPUs; for a CPU run use {preset_hint}, or stop here with Ctrl-C "
+            "(--dry_run prints this plan without running)")
+
+
+def _duration(hours: float) -> str:
+    if hours < 1 / 60:
+        return "under a minute"
+    if hours < 1:
+        return f"{hours * 60:.0f} min"
+    if hours < 48:
+        return f"{hours:.1f} h"
+    return f"{hours / 24:.1f} days"
