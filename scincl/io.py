@@ -12,9 +12,10 @@ import gzip
 import hashlib
 import io
 import os
+import shutil
 import tempfile
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 import orjson
@@ -118,6 +119,29 @@ def atomic_open(path: PathLike, mode: str = "wt") -> Iterator[IO[str]]:
             yield fh
         finally:
             fh.close()
+
+
+def concatenate_parts(parts: Iterable[PathLike], output: PathLike, skip_lines: Optional[Dict[Path, Set[int]]] = None) -> None:
+    """The part files ``parts`` concatenated, in order, into ``output`` (gzip when ``.gz``, deterministic: mtime 0;
+    written atomically), dropping the line numbers ``skip_lines`` gives per part (keys: the part paths as given)."""
+    skip_lines = skip_lines or {}
+    with atomic_path(output) as tmp:
+        raw = open(tmp, "wb")
+        out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) \
+            if is_gzip_path(output) else raw
+        try:
+            for part in parts:
+                drop = skip_lines.get(part)
+                with open(part, "rb") as fh:
+                    if not drop:
+                        shutil.copyfileobj(fh, out, 1 << 20)
+                        continue
+                    for i, line in enumerate(fh):
+                        if i not in drop:
+                            out.write(line)
+        finally:
+            out.close()
+            raw.close()
 
 
 def file_fingerprint(path: PathLike, hash_bytes_limit: Optional[int] = None) -> Dict[str, Any]:

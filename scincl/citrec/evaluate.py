@@ -14,6 +14,10 @@ context's cited ids in the pool (a context with none is counted and left out). M
 - ``SciNCL`` (``--scincl_model_dir``): a document encoder of the project (``train``'s output);
   query = the fundamental context, citation vector = the sum of the vectors of the augmented
   abstract's pieces (the abstract and each training context), as §5.3 does for SciBERT / SPECTER.
+  No leakage (issue 43): the model must have been trained with the test papers as evaluation papers
+  (``run_specter`` / ``train --excluded_paper_ids`` the fine-tuning's ``test_papers.json``), so neither its
+  citation graph nor its triplets hold a test paper, as citing or as cited paper, and so no test context's
+  citation; :func:`check_scincl_leakage` reads the model's ``leakage_report.json`` and refuses it otherwise.
 
 Recall@10 = |top 10 ∩ positives| / |positives|; MAP@10 = average precision over the top 10 with the
 denominator min(|positives|, 10) (:mod:`scincl.eval.metrics`), each averaged over the contexts with
@@ -23,11 +27,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence, Union
+from typing import Any, Dict, List, Mapping, Sequence, Set, Union
 
 import numpy as np
 
-from scincl.citrec.finetune import SPLIT_NAME
+from scincl.citrec.finetune import SPLIT_NAME, TEST_PAPERS_NAME
 from scincl.citrec.sampling import ContextSampler, ContextSamplingSettings, PaperText, load_paper_texts
 from scincl.citrec.stage import CONTEXTS_NAME, SENTENCES_NAME
 from scincl.corpus.outputs import paths_of
@@ -35,6 +39,7 @@ from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.eval.metrics import average_precision, recall_at_k
 from scincl.io import atomic_open, iter_jsonl, read_json, read_jsonl, write_json
+from scincl.leakage import read_evaluation_ids, recorded_report
 
 logger = logging.getLogger(__name__)
 
@@ -101,6 +106,34 @@ def bm25_scores(queries: Sequence[str], pieces: Sequence[Sequence[str]], exclude
         if j >= 0:
             scores[i, j] = -np.inf
     return scores
+
+
+def check_scincl_leakage(model_dir: str, test_papers: Set[str]) -> Dict[str, Any]:
+    """The SciNCL row's leakage guard: ``model_dir``'s ``leakage_report.json`` (written by ``train``'s guard) must have
+    checked the graph and the triplets against evaluation ids that hold every test paper and found none of them;
+    returns the report, else one error line saying what is missing."""
+    how = f"train it with --excluded_paper_ids the fine-tuning's {TEST_PAPERS_NAME} (README 'Citation recommendation')"
+    report = recorded_report(model_dir)
+    if not report or not report.get("checked"):
+        raise InputError(f"the SciNCL model has no leakage report, so nothing shows it never saw the test contexts' "
+                         f"citations; {how}", path=model_dir)
+    if report.get("in_graph") is None or report.get("in_triplets") is None:
+        raise InputError(f"the SciNCL model's leakage report did not check both its graph and its triplets "
+                         f"(in_graph {report.get('in_graph')}, in_triplets {report.get('in_triplets')}); {how}",
+                         path=model_dir)
+    if report.get("leaked"):
+        raise InputError(f"the SciNCL model was trained with {report['leaked']} evaluation papers in its graph or "
+                         f"triplets (e.g. {', '.join(report.get('examples') or [])}); {how}", path=model_dir)
+    excluded_file = Path(str(report.get("evaluation_paper_ids")))
+    if not excluded_file.exists():
+        raise InputError(f"the SciNCL model's evaluation ids {excluded_file} are not found (relative paths are read from "
+                         f"the working directory), so the test papers cannot be checked against them", path=model_dir)
+    missing = sorted(test_papers - read_evaluation_ids(excluded_file))
+    if missing:
+        raise InputError(f"{len(missing)} of the {len(test_papers)} test papers (e.g. {', '.join(missing[:3])}) were not "
+                         f"among the evaluation papers the SciNCL model was trained without ({excluded_file}); {how}",
+                         path=model_dir)
+    return report
 
 
 def scincl_scores(model_dir: str, queries: Sequence[str], pieces: Sequence[Sequence[str]],
@@ -184,7 +217,8 @@ def evaluate_citation_recommendation(contexts_dir: str, output_dir: str, model_d
     :param output_dir: where results.json and results.md go
     :param model_dirs: fine-tuned MP-BERT4CR models (comma-separated, or the flag repeated)
     :param split_path: split.json of a fine-tuning (train / test citing papers); default: the first model's
-    :param scincl_model_dir: a document encoder of `train` (the SciNCL baseline row); none: no such row
+    :param scincl_model_dir: a document encoder of `train` / run_specter (the SciNCL baseline row), trained with
+        --excluded_paper_ids the fine-tuning's test_papers.json (its leakage_report.json is checked); none: no such row
     :param seed: seed of the context samples the MB4R rows encode
     :param override: recompute although OUTPUT_DIR holds results made from the same inputs and settings
     """
@@ -203,6 +237,7 @@ def evaluate_citation_recommendation(contexts_dir: str, output_dir: str, model_d
         return
     split = read_json(split_file)
     test_papers, train_papers = set(split["test"]), set(split["train"])
+    leakage = check_scincl_leakage(scincl_model_dir, test_papers) if scincl_model_dir else None
     texts = load_paper_texts(r for _, r in iter_jsonl(folder / SENTENCES_NAME))
     candidates = sorted(texts)
     column = {paper_id: i for i, paper_id in enumerate(candidates)}
@@ -235,7 +270,8 @@ def evaluate_citation_recommendation(contexts_dir: str, output_dir: str, model_d
     table = format_table(results)
     write_json(out / RESULTS_NAME, {"results": results, "test_contexts": len(test), "candidates": len(candidates),
                                     "test_contexts_without_candidate_positive": no_positive,
-                                    "training_contexts": len(training), "top_k": TOP_K})
+                                    "training_contexts": len(training), "top_k": TOP_K,
+                                    **({"scincl_leakage_report": leakage} if leakage else {})})
     with atomic_open(out / TABLE_NAME) as fh:
         fh.write(table)
     record.write()

@@ -20,12 +20,13 @@ from scincl.citrec.stage import CONTEXTS_NAME, SENTENCES_NAME
 from scincl.citrec.training import adam_with_inverse_sqrt, run_updates
 from scincl.provenance import OutputRecord
 from scincl.errors import InputError
-from scincl.io import iter_jsonl, read_jsonl, write_json, write_jsonl
+from scincl.io import iter_jsonl, read_jsonl, write_id_list, write_json, write_jsonl
 from scincl.triples.config import COCITATION_NEGATIVES_COUNT, COCITATION_POSITIVES_COUNT
 
 logger = logging.getLogger(__name__)
 
 SPLIT_NAME = "split.json"
+TEST_PAPERS_NAME = "test_papers.json"  # the split's test citing papers as a JSON list: --excluded_paper_ids elsewhere
 LOG_NAME = "finetune_log.jsonl"
 DEFAULT_LOSS = "mpt-src-tgt"  # §4.1.5: "Mpt-src-tgt is set to be the default objective"
 DEFAULT_TEST_RATIO = 0.2  # §5.1 Table 1: 40,000 / 10,000 (DBLP) train / test papers
@@ -68,7 +69,8 @@ def finetune_citation_recommender(
     Reads CONTEXTS_DIR/contexts.jsonl.gz and sentences.jsonl.gz (get_citation_contexts) and the pre-trained
     encoder PRETRAINED_DIR (pretrain_hierarchical); splits the citing papers into train / test by
     --test_ratio (OUTPUT_DIR/split.json: no test manuscript is trained on, and the co-citation and citation
-    counts of eqs. 1-2 come from the training contexts only); writes the CitationRecommender
+    counts of eqs. 1-2 come from the training contexts only; OUTPUT_DIR/test_papers.json lists the test
+    papers for --excluded_paper_ids of a baseline's training); writes the CitationRecommender
     (save_pretrained), its tokenizer and finetune_log.jsonl (loss and learning rate per update).
 
     Example:
@@ -117,8 +119,8 @@ def finetune_citation_recommender(
                 "weight_decay": float(weight_decay), "adam_beta2": float(adam_beta2), "max_steps": int(max_steps),
                 "positives_count": int(positives_count), "negatives_count": int(negatives_count),
                 "seed": int(seed), **vars(sampling)}
-    record = OutputRecord(out / "config.json", out / "model.safetensors", out / SPLIT_NAME, out / LOG_NAME,
-                          command="finetune_citation_recommender", settings=settings,
+    record = OutputRecord(out / "config.json", out / "model.safetensors", out / SPLIT_NAME, out / TEST_PAPERS_NAME,
+                          out / LOG_NAME, command="finetune_citation_recommender", settings=settings,
                           inputs=[folder / CONTEXTS_NAME, folder / SENTENCES_NAME, pretrained_dir])
     if record.reusable(override):
         print(out)
@@ -163,6 +165,7 @@ def finetune_citation_recommender(
     tokenizer.save_pretrained(out)
     write_json(out / SPLIT_NAME, {"seed": int(seed), "test_ratio": float(test_ratio), "train": train_papers,
                                   "test": test_papers})
+    write_id_list(out / TEST_PAPERS_NAME, test_papers)
     write_jsonl(out / LOG_NAME, log)
     write_json(out / "finetune_summary.json", {**counts_table(groups), "updates": step, "first_loss": log[0]["loss"],
                                                "last_loss": log[-1]["loss"], "settings": settings})

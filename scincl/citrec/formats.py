@@ -13,7 +13,8 @@ and ``ref_spans``, and ``bib_entries``):
   whose ``ids`` are all empty is a marker without id (counted, not a context).
 
 A marker resolves to ``(cited_id, None)`` or ``(None, skip_reason)``; the skip reasons are the keys of
-the ``markers_skipped`` counts in ``contexts.stats.json``.
+the ``markers_skipped`` counts in ``contexts.stats.json``. A reference's text (:func:`reference_texts`, the
+candidate text of cited works outside the corpus): unarXive's ``bib_entry_raw``; S2ORC's title, venue and year.
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class FullTextFormat:
     markers: Callable[[Mapping[str, Any]], List[Marker]]
     cited_id: Callable[[Mapping[str, Any]], Optional[str]]  # bib entry -> paper id (None: no id)
     protected: Callable[[Mapping[str, Any]], List[Span]]  # spans sentence splitting must not cut
+    reference_text: Callable[[Mapping[str, Any]], str]  # bib entry -> the reference as text ("": none)
 
 
 def _span_list(paragraph: Mapping[str, Any], key: str) -> List[Mapping[str, Any]]:
@@ -80,6 +82,10 @@ def _s2orc_cited_id(entry: Mapping[str, Any]) -> Optional[str]:
     return str(link) if link not in (None, "") else None
 
 
+def _s2orc_reference_text(entry: Mapping[str, Any]) -> str:
+    return " ".join(str(entry[key]).strip() for key in ("title", "venue", "year") if entry.get(key))
+
+
 def _unarxive_markers(paragraph: Mapping[str, Any]) -> List[Marker]:
     return [Marker(m.start(), m.end(), m.group(1)) for m in UNARXIVE_CITE.finditer(paragraph.get("text") or "")]
 
@@ -95,8 +101,9 @@ def _unarxive_cited_id(entry: Mapping[str, Any]) -> Optional[str]:
 
 
 FULL_TEXT_FORMATS: Dict[str, FullTextFormat] = {
-    "s2orc": FullTextFormat("s2orc", _s2orc_markers, _s2orc_cited_id, _s2orc_protected),
-    "unarxive": FullTextFormat("unarxive", _unarxive_markers, _unarxive_cited_id, lambda paragraph: []),
+    "s2orc": FullTextFormat("s2orc", _s2orc_markers, _s2orc_cited_id, _s2orc_protected, _s2orc_reference_text),
+    "unarxive": FullTextFormat("unarxive", _unarxive_markers, _unarxive_cited_id, lambda paragraph: [],
+                               lambda entry: str(entry.get("bib_entry_raw") or "").strip()),
 }
 
 
@@ -117,6 +124,18 @@ def resolve(marker: Marker, bib_entries: Mapping[str, Any], fmt: FullTextFormat,
         return None, SKIP_NO_REFERENCE
     cited = fmt.cited_id(entry)
     return (cited, None) if cited else (None, SKIP_NO_ID)
+
+
+def reference_texts(bib_entries: Any, fmt: FullTextFormat) -> Dict[str, str]:
+    """``{cited id: reference text}`` of the bib entries that have an id and a text (the first entry of an id)."""
+    out: Dict[str, str] = {}
+    for entry in (bib_entries.values() if isinstance(bib_entries, Mapping) else []):
+        if not isinstance(entry, Mapping):
+            continue
+        cited, text = fmt.cited_id(entry), fmt.reference_text(entry)
+        if cited and text:
+            out.setdefault(cited, text)
+    return out
 
 
 def paragraphs_of(value: Any) -> Sequence[Mapping[str, Any]]:

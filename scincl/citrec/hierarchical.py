@@ -9,8 +9,13 @@
   change to HIBERT's EOS pooling) into sentence vectors, plus sentence-position embeddings, then a
   document-level transformer: one contextual vector per sentence.
 - :class:`HierarchicalForMaskedSentences`: HIBERT's pre-training: a share of a document's sentences is
-  replaced by ``[MASK]`` tokens and a transformer decoder, attending to the document-level vector of
-  the masked position, predicts the masked sentence's tokens left to right (cross-entropy).
+  selected and corrupted as BERT corrupts tokens (HIBERT §3.2, Zhang et al. 2019, arXiv 1905.06566, as we
+  read it; the text is not in ``../shared/papers``: of the selected sentences 80 % have every word replaced
+  by ``[MASK]``, 10 % are kept unchanged, 10 % are replaced by a random sentence), and a transformer
+  decoder, attending to the document-level vector of a selected position, predicts the *original*
+  sentence's tokens left to right (cross-entropy). HIBERT does not say where the random sentence comes
+  from; :meth:`~HierarchicalForMaskedSentences.corrupt_sentences` draws it uniformly from the other real
+  sentences of the batch (a random sample of the corpus' documents), as BERT draws a random token.
 - :class:`CitationRecommender`: the fine-tuning architecture (§4.1.2): a manuscript encoder and a
   citation encoder, both initialised from the pre-trained encoder; positives and negatives go through
   the *same* citation encoder (shared parameters), the manuscript encoder is updated on its own. Each
@@ -26,7 +31,7 @@ sentence of padding only is absent), built by :func:`scincl.citrec.batches.token
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 from torch import Tensor, nn
@@ -146,9 +151,40 @@ class HierarchicalForMaskedSentences(HierarchicalPreTrainedModel):
         hide = masked[:, :, None] & attention_mask.bool()
         return torch.where(hide, torch.full_like(input_ids, self.config.mask_token_id), input_ids)
 
-    def forward(self, input_ids: Tensor, attention_mask: Tensor, masked: Tensor) -> Dict[str, Tensor]:
-        """``{"loss", "logits"}``: token cross-entropy of the masked sentences (``masked``: ``[B, S]`` bool)."""
-        states = self.hierarchical(self.mask_sentences(input_ids, attention_mask, masked), attention_mask)
+    def corrupt_sentences(self, input_ids: Tensor, attention_mask: Tensor, selected: Tensor, kept_share: float,
+                          random_share: float, generator: Optional[torch.Generator] = None
+                          ) -> Tuple[Tensor, Tensor, Dict[str, int]]:
+        """HIBERT's document masking of the ``selected`` ``[B, S]`` sentences: each is, independently, kept
+        unchanged with probability ``kept_share``, replaced by a random other real sentence of the batch with
+        probability ``random_share``, else every real token replaced by ``[MASK]`` (see the module docstring;
+        HIBERT: 0.1 and 0.1, :data:`scincl.citrec.pretrain.HIBERT_KEPT_SHARE` / ``HIBERT_RANDOM_SHARE``).
+        Returns the encoder's ``input_ids`` and ``attention_mask`` and the counts ``masked`` / ``kept`` /
+        ``replaced``; the decoder's targets stay the original sentences (:meth:`forward`)."""
+        draw = torch.rand(selected.shape, generator=generator)
+        replace = selected & (draw >= 1 - random_share)
+        keep = selected & ~replace & (draw >= 1 - random_share - kept_share)
+        real = attention_mask.any(dim=-1)
+        pool = real.nonzero()  # [R, 2] (document, sentence) of every real sentence of the batch
+        ids, mask = input_ids.clone(), attention_mask.clone()
+        for b, s in replace.nonzero().tolist():
+            others = pool[(pool[:, 0] != b) | (pool[:, 1] != s)]
+            if not len(others):  # a batch of one sentence has nothing to swap in: it is masked instead
+                replace[b, s] = False
+                continue
+            ob, os_ = others[int(torch.randint(len(others), (1,), generator=generator))].tolist()
+            ids[b, s], mask[b, s] = input_ids[ob, os_], attention_mask[ob, os_]
+        hide = selected & ~keep & ~replace
+        ids = self.mask_sentences(ids, mask, hide)
+        return ids, mask, {"masked": int(hide.sum()), "kept": int(keep.sum()), "replaced": int(replace.sum())}
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor, masked: Tensor,
+                corrupted: Optional[Tuple[Tensor, Tensor]] = None) -> Dict[str, Tensor]:
+        """``{"loss", "logits"}``: token cross-entropy of the original tokens of the ``masked`` ``[B, S]`` sentences.
+        The document encoder sees ``corrupted`` (``input_ids``, ``attention_mask``: :meth:`corrupt_sentences`);
+        ``None``: every masked sentence replaced by ``[MASK]`` tokens."""
+        encoder_ids, encoder_mask = corrupted if corrupted is not None else (
+            self.mask_sentences(input_ids, attention_mask, masked), attention_mask)
+        states = self.hierarchical(encoder_ids, encoder_mask)
         memory = states[masked][:, None, :]  # [M, 1, H]: the masked sentence's document-level vector
         targets, target_mask = input_ids[masked], attention_mask[masked].bool()  # [M, T]
         # teacher forcing: [CLS]-started inputs shifted right by one token
@@ -215,8 +251,9 @@ class CitationRecommender(HierarchicalPreTrainedModel):
         """``{"loss", "manuscripts", "positives", "negatives"}`` for G groups (one per manuscript row):
         ``positive_index [G, P]`` rows of the positive inputs (target first, co-cited after it) and
         ``negative_index [G, N]`` rows of the negative inputs, ``-1`` = padding. ``loss_fn``: a
-        ``scincl.model.losses`` objective (default ``mpt-src-tgt``, §4.1.5; a ``triplets`` loss takes the
-        target and the first negative of each group)."""
+        ``scincl.model.losses`` objective (default ``mpt-src-tgt``, §4.1.5). A ``triplets`` loss (MB4R_triplet,
+        eq. 3: one target, one negative per triplet) gets one triplet per group and negative, (manuscript,
+        target, negative j) for each of the group's m negatives (§4.1.4: m = 4), averaged over them all."""
         from scincl.model.losses import build_loss
 
         manuscripts = self.encode_manuscripts(manuscript_input_ids, manuscript_attention_mask)
@@ -229,7 +266,13 @@ class CitationRecommender(HierarchicalPreTrainedModel):
         query_index = torch.arange(g, device=embeddings.device)
         positive_rows, negative_rows = rows(positive_index, g), rows(negative_index, g + p)
         if getattr(loss_fn, "input_kind", "groups") == "triplets":
-            loss = loss_fn(embeddings, query_index, positive_rows[:, 0], negative_rows[:, 0])
+            group, column = (negative_rows >= 0).nonzero(as_tuple=True)  # every (group, real negative)
+            if not len(group):
+                from scincl.errors import InputError
+
+                raise InputError("--loss triplet: no group of the batch has a negative (every paper cited in "
+                                 "training is cited by these contexts)")
+            loss = loss_fn(embeddings, query_index[group], positive_rows[group, 0], negative_rows[group, column])
         else:
             loss = loss_fn(embeddings, query_index, positive_rows, negative_rows)
         return {"loss": loss, "manuscripts": manuscripts, "positives": positives, "negatives": negatives}

@@ -6,8 +6,11 @@ a document's sentences is masked and a decoder regenerates them from the documen
 inverse-square-root schedule after a linear warm-up from 1e-7 over 2,000 updates (1,000 on ACL),
 dropout 0.1, 10 iterations (50 on ACL). A document here is a window of ``max_sentences`` consecutive
 sentences of a paper (abstract, then body; ``sentences.jsonl.gz`` of ``get_citation_contexts``).
-Each sentence is masked with probability ``masked_sentence_share`` (HIBERT: 15 %), at least one per
-document, all its tokens replaced by ``[MASK]`` (HIBERT also keeps or swaps 10 % each: not done here).
+Each sentence is selected with probability ``masked_sentence_share`` (HIBERT: 15 %), at least one per
+document; of the selected sentences 10 % are kept unchanged, 10 % replaced by a random sentence of the batch,
+the rest have every token replaced by ``[MASK]`` (HIBERT §3.2, BERT's 80 / 10 / 10 on sentences:
+:meth:`~scincl.citrec.hierarchical.HierarchicalForMaskedSentences.corrupt_sentences`); the decoder regenerates
+every selected sentence's original tokens.
 """
 from __future__ import annotations
 
@@ -24,6 +27,9 @@ from scincl.io import iter_jsonl, write_json, write_jsonl
 logger = logging.getLogger(__name__)
 
 LOG_NAME = "pretrain_log.jsonl"
+# HIBERT §3.2 (BERT's 80 / 10 / 10 on whole sentences): shares of the selected sentences kept unchanged and replaced by
+# a random sentence; the rest (80 %) have every token replaced by [MASK]
+HIBERT_KEPT_SHARE, HIBERT_RANDOM_SHARE = 0.1, 0.1
 
 
 def sentence_windows(records, max_sentences: int) -> List[List[str]]:
@@ -38,7 +44,8 @@ def sentence_windows(records, max_sentences: int) -> List[List[str]]:
 
 def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_path: str, preset: str = "cpu",
                           max_sentences: int = 40, max_sentence_tokens: int = 48,
-                          masked_sentence_share: float = 0.15, epochs: int = 10, batch_size: int = 7,
+                          masked_sentence_share: float = 0.15, kept_sentence_share: float = HIBERT_KEPT_SHARE,
+                          random_sentence_share: float = HIBERT_RANDOM_SHARE, epochs: int = 10, batch_size: int = 7,
                           learning_rate: float = 1e-4, warmup_learning_rate: float = 1e-7, warmup_steps: int = 2000,
                           weight_decay: float = 0.01, adam_beta2: float = 0.999, max_steps: int = 0, seed: int = 0,
                           override: bool = False) -> None:
@@ -61,7 +68,10 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
     :param max_sentences: sentences per document window, also the most a fine-tuned encoder takes (40: §4.1.1's
         cited-paper sample)
     :param max_sentence_tokens: tokens per sentence, [SEP] (the EOS token) included
-    :param masked_sentence_share: share of sentences masked (HIBERT: 0.15); at least one per document
+    :param masked_sentence_share: share of sentences selected for prediction (HIBERT: 0.15); at least one per document
+    :param kept_sentence_share: share of the selected sentences left unchanged (HIBERT: 0.1)
+    :param random_sentence_share: share of the selected sentences replaced by a random sentence of the batch
+        (HIBERT: 0.1); the others are replaced by [MASK] tokens
     :param epochs: passes over the documents (paper: 10 on DBLP, 50 on ACL)
     :param batch_size: documents per update (paper §5.2: 7)
     :param learning_rate: peak learning rate (Table 2: 1e-4)
@@ -81,6 +91,10 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
 
     if not 0 < float(masked_sentence_share) < 1:
         raise InputError(f"--masked_sentence_share {masked_sentence_share}: must be between 0 and 1")
+    if not (0 <= float(kept_sentence_share) and 0 <= float(random_sentence_share)
+            and float(kept_sentence_share) + float(random_sentence_share) <= 1):
+        raise InputError(f"--kept_sentence_share {kept_sentence_share} and --random_sentence_share "
+                         f"{random_sentence_share}: each at least 0, together at most 1")
     for name, value in (("max_sentences", max_sentences), ("max_sentence_tokens", max_sentence_tokens),
                         ("epochs", epochs), ("batch_size", batch_size)):
         if int(value) < 1:
@@ -89,6 +103,7 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
     settings: Dict[str, Any] = {
         "command": "pretrain_hierarchical", "preset": preset, "max_sentences": int(max_sentences),
         "max_sentence_tokens": int(max_sentence_tokens), "masked_sentence_share": float(masked_sentence_share),
+        "kept_sentence_share": float(kept_sentence_share), "random_sentence_share": float(random_sentence_share),
         "epochs": int(epochs), "batch_size": int(batch_size), "learning_rate": float(learning_rate),
         "warmup_learning_rate": float(warmup_learning_rate), "warmup_steps": int(warmup_steps),
         "weight_decay": float(weight_decay), "adam_beta2": float(adam_beta2), "max_steps": int(max_steps),
@@ -122,8 +137,13 @@ def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_
             masked = (torch.rand(present.shape, generator=generator) < float(masked_sentence_share)) & present
             first = present.float().argmax(dim=1)  # a document without a masked sentence gets its first one
             masked[torch.arange(len(first)), first] |= ~masked.any(dim=1)
-            yield ({"masked_sentences": int(masked.sum())},
-                   lambda: model(batch["input_ids"], batch["attention_mask"], masked)["loss"])
+            corrupted_ids, corrupted_mask, counts = model.corrupt_sentences(
+                batch["input_ids"], batch["attention_mask"], masked, float(kept_sentence_share),
+                float(random_sentence_share), generator)
+            fields = {"masked_sentences": int(masked.sum()), "kept_sentences": counts["kept"],
+                      "replaced_sentences": counts["replaced"]}
+            yield fields, lambda: model(batch["input_ids"], batch["attention_mask"], masked,
+                                        corrupted=(corrupted_ids, corrupted_mask))["loss"]
 
     log = run_updates(model, optimizer, schedule, int(epochs), int(max_steps), batches)
     step = len(log)

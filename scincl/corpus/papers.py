@@ -12,12 +12,10 @@ therefore the abstracts of one bucket per worker, not the corpus; ``buckets`` de
 """
 from __future__ import annotations
 
-import gzip
 import logging
 import math
 import shutil
 import zlib
-from collections import Counter
 from functools import partial
 from pathlib import Path
 from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
@@ -25,7 +23,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 import orjson
 
 from scincl.corpus.base import Corpus
-from scincl.io import PathLike, atomic_path, is_gzip_path
+from scincl.io import PathLike, concatenate_parts
 from scincl.corpus.shards import ReadStats, map_shards
 from scincl.temporaries import make_temporary_dir
 from scincl.faults import kill_point
@@ -164,28 +162,6 @@ def join_buckets_for(corpus: Corpus) -> int:
     return max(1, math.ceil(size / JOIN_BUCKET_BYTES))
 
 
-def _concatenate(parts: Iterable[Path], output: Path, skip_lines: Optional[Dict[Path, Set[int]]] = None) -> None:
-    """``parts`` concatenated into ``output`` (gzip when ``.gz``, atomically), dropping the given line numbers."""
-    skip_lines = skip_lines or {}
-    with atomic_path(output) as tmp:
-        raw = open(tmp, "wb")
-        out = gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=6, mtime=0) \
-            if is_gzip_path(output) else raw
-        try:
-            for part in parts:
-                drop = skip_lines.get(part)
-                with open(part, "rb") as fh:
-                    if not drop:
-                        shutil.copyfileobj(fh, out, 1 << 20)
-                        continue
-                    for i, line in enumerate(fh):
-                        if i not in drop:
-                            out.write(line)
-        finally:
-            out.close()
-            raw.close()
-
-
 def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: bool = False,
                  buckets: Optional[int] = None) -> Dict:
     """Write every paper of ``corpus`` as ``{"paper_id","title","abstract"}`` jsonl(.gz) to ``output``.
@@ -211,7 +187,7 @@ def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: boo
             results = map_shards(join, list(range(buckets)), workers, desc="join")
             for _, bucket_stats in results:
                 stats.counted.update(bucket_stats.counted)
-            _concatenate([part for part, _ in results], output)
+            concatenate_parts([part for part, _ in results], output)
         else:
             jobs = list(enumerate(corpus.text_files))
             write = partial(_write_file_part, read_texts=corpus.read_texts, parts_dir=parts_dir, strict=strict)
@@ -226,7 +202,7 @@ def write_papers(corpus: Corpus, output: PathLike, workers: int = 1, strict: boo
                         stats.counted["duplicate_paper_id"] += 1
                     seen.add(pid)
             kill_point("papers:parts_written")
-            _concatenate([part for part, _, _ in results], output, skip)
+            concatenate_parts([part for part, _, _ in results], output, skip)
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
     written = stats.papers - stats.counted.get("duplicate_paper_id", 0)

@@ -79,6 +79,30 @@ def test_unarxive_markers_ids_locations_and_counted_skips():
     assert paper_contexts(record, FULL_TEXT_FORMATS["unarxive"], "sentence")[1][0].cited_ids == ["W11", "doi:10.1/x"]
 
 
+def test_reference_candidates_give_referenced_works_outside_the_corpus_their_reference_text(tmp_path):
+    from scincl.citrec.stage import get_citation_contexts
+
+    first = _unarxive_record()
+    first["bib_entries"]["a"]["bib_entry_raw"] = "A. Author. Graph things. 2001."  # W11
+    first["bib_entries"]["b"]["bib_entry_raw"] = "B. Author. A paper of the corpus. 2002."  # arxiv:2101.1
+    first["bib_entries"]["e"]["bib_entry_raw"] = " "  # W55: no text, no candidate; d (doi): no text either
+    second = {"paper_id": "arxiv:2101.1", "body_text": [{"text": "It cites {{cite:x}}."}],
+              "bib_entries": {"x": {"ids": {"open_alex_id": "W11"}, "bib_entry_raw": "Another text of W11."}}}
+    (tmp_path / "in").mkdir()
+    with gzip.open(tmp_path / "in" / "part.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps(first) + "\n" + json.dumps(second) + "\n")
+    get_citation_contexts(str(tmp_path / "in"), str(tmp_path / "with"), full_text_format="unarxive",
+                          reference_candidates=True, workers=1)
+    records = read_jsonl(tmp_path / "with" / "sentences.jsonl.gz")
+    assert [r["paper_id"] for r in records] == ["2212.00001", "arxiv:2101.1", "W11"]  # the papers, then references
+    assert records[-1] == {"paper_id": "W11", "abstract": ["A. Author. Graph things. 2001."], "body": [],
+                           "paragraph": []}  # the first text met of an id
+    assert _stats(tmp_path / "with")["reference_candidates"] == 1
+    get_citation_contexts(str(tmp_path / "in"), str(tmp_path / "without"), full_text_format="unarxive", workers=1)
+    assert read_jsonl(tmp_path / "without" / "sentences.jsonl.gz") == records[:2]
+    assert "reference_candidates" not in _stats(tmp_path / "without")
+
+
 def test_s2orc_cite_spans_links_and_skip_reasons():
     text = "Prior work [1] and [2] [3]. Ref. [4] is unlinked. Broken span here."
     spans = [(m.start(), m.end(), f"BIBREF{int(m.group(1)) - 1}") for m in re.finditer(r"\[(\d)\]", text)]
@@ -166,7 +190,8 @@ def test_cli_same_bytes_for_any_workers_reuse_and_one_line_errors(demo_full_text
 def test_unarxive_sample_every_marker_in_a_context_or_counted(tmp_path):
     from scincl.citrec.stage import get_citation_contexts
 
-    get_citation_contexts(str(UNARXIVE), str(tmp_path), full_text_format="unarxive", workers=1)
+    get_citation_contexts(str(UNARXIVE), str(tmp_path), full_text_format="unarxive", reference_candidates=True,
+                          workers=1)
     stats = _stats(tmp_path)
     assert (stats["papers"], stats["paragraphs"], stats["markers"]) == (49, 5967, 3042)  # the README's counts
     assert stats["markers_in_contexts"] + sum(stats["markers_skipped"].values()) == 3042
@@ -174,6 +199,11 @@ def test_unarxive_sample_every_marker_in_a_context_or_counted(tmp_path):
     contexts = read_jsonl(tmp_path / "contexts.jsonl.gz")
     assert len(contexts) == stats["contexts"] == 993
     assert all(re.fullmatch(r"W\d+", i) for c in contexts for i in c["cited_ids"])  # all have OpenAlex ids here
+    # the candidates of a recommendation run: the 49 papers and 627 referenced works with a reference text,
+    # among them every cited work
+    candidates = {r["paper_id"] for r in read_jsonl(tmp_path / "sentences.jsonl.gz")}
+    assert stats["reference_candidates"] == 627 and len(candidates) == 49 + 627
+    assert {i for c in contexts for i in c["cited_ids"]} <= candidates
     with gzip.open(tmp_path / "sentences.jsonl.gz", "rt") as fh:
         body = " ".join(s for line in fh for s in json.loads(line)["body"])
     with gzip.open(UNARXIVE / "arXiv_src_2212_086.jsonl.gz", "rt") as fh:

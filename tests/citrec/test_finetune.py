@@ -9,8 +9,8 @@ import torch
 
 from scincl.citrec.groups import GroupSampler, split_citing_papers
 from scincl.citrec.sampling import draw_rng
+from scincl.errors import InputError
 from scincl.io import read_jsonl
-from tests.conftest import run_front_end
 
 CONTEXTS = [{"context_id": "s1:0:0", "citing_paper_id": "s1", "cited_ids": ["A", "B", "C"]},
             {"context_id": "s2:0:0", "citing_paper_id": "s2", "cited_ids": ["A", "B"]},
@@ -47,30 +47,30 @@ def test_split_by_citing_paper_is_seeded_and_disjoint():
     assert split_citing_papers(ids, 0.2, seed=1)[1] != test
 
 
-def test_finetune_cli_trains_on_training_papers_only_and_saves_the_recommender(demo_contexts, demo_pretrained, tmp_path):
+def test_finetune_cli_trains_on_training_papers_only_and_saves_the_recommender(demo_contexts, demo_pretrained,
+                                                                               demo_mb4r_triplet, tmp_path):
+    from scincl.citrec.finetune import finetune_citation_recommender
     from scincl.citrec.hierarchical import CitationRecommender
 
-    out = tmp_path / "mb4r"
-    flags = ["--max_steps", "3", "--warmup_steps", "1", "--learning_rate", "1e-3", "--batch_size", "2",
-             "--manuscript_supplemental_sentences", "4", "--cited_fundamental_sentences", "2",
-             "--cited_supplemental_sentences", "4", "--loss", "triplet"]
-    run_front_end("cli_pipeline.py", "finetune_citation_recommender", demo_contexts, demo_pretrained, out, *flags,
-                  check=True)
+    out = demo_mb4r_triplet.path  # the session's --loss triplet run, made by the CLI
+    assert demo_mb4r_triplet.done.stdout.strip().endswith(str(out))
     split = json.loads((out / "split.json").read_text())
     contexts = read_jsonl(demo_contexts / "contexts.jsonl.gz")
     papers = {c["citing_paper_id"] for c in contexts}
     assert set(split["train"]) | set(split["test"]) == papers and not set(split["train"]) & set(split["test"])
     assert len(split["test"]) == round(0.2 * len(papers))
+    assert json.loads((out / "test_papers.json").read_text()) == split["test"]  # --excluded_paper_ids of a baseline
     summary = json.loads((out / "finetune_summary.json").read_text())
     texts = {r["paper_id"] for r in read_jsonl(demo_contexts / "sentences.jsonl.gz")}
     assert summary["training_contexts"] == sum(1 for c in contexts if c["citing_paper_id"] in set(split["train"])
                                                and set(c["cited_ids"]) & texts)
+    assert summary["settings"]["loss"] == "triplet"
     log = read_jsonl(out / "finetune_log.jsonl")
     assert [r["step"] for r in log] == [1, 2, 3] and log[0]["learning_rate"] == pytest.approx(1e-9)
     model = CitationRecommender.from_pretrained(out)
     assert model.manuscript_encoder.config.max_sentences == 8
     assert not torch.equal(model.manuscript_encoder.sentence_positions.weight,
                            model.citation_encoder.sentence_positions.weight)  # updated apart
-    too_long = run_front_end("cli_pipeline.py", "finetune_citation_recommender", demo_contexts, demo_pretrained,
-                             tmp_path / "x")  # the paper's 30 / 40 sentences do not fit an 8-sentence encoder
-    assert too_long.returncode == 2 and "takes at most 8 sentences, the samples have up to 40" in too_long.stderr
+    with pytest.raises(InputError, match="takes at most 8 sentences, the samples have up to 40"):
+        # the paper's 30 / 40 sentences do not fit an 8-sentence encoder
+        finetune_citation_recommender(str(demo_contexts), str(demo_pretrained.path), str(tmp_path / "x"))

@@ -177,6 +177,26 @@ def test_the_sharing_check_rejects_a_wrong_architecture(tokenizer, documents, wr
                               tokenizer, documents)
 
 
+def test_triplet_objective_uses_every_negative_of_a_group(tokenizer, documents):
+    from scincl.model.losses import build_loss
+
+    torch.manual_seed(0)
+    model = CitationRecommender.from_pretrained_encoder(HierarchicalEncoder(tiny_config(tokenizer))).eval()
+    manuscripts, positives, negatives = (batch(tokenizer, documents[a:b]) for a, b in ((0, 2), (2, 4), (4, 8)))
+    # group 0: target 0, negatives 0..3 (the paper's 4); group 1: target 1, negatives 2, 3 (padding -1)
+    positive_index, negative_index = torch.tensor([[0], [1]]), torch.tensor([[0, 1, 2, 3], [2, 3, -1, -1]])
+    inputs = (manuscripts["input_ids"], manuscripts["attention_mask"], positives["input_ids"],
+              positives["attention_mask"], negatives["input_ids"], negatives["attention_mask"])
+    with torch.no_grad():
+        out = model(*inputs, positive_index, negative_index, loss_fn=build_loss("triplet"))
+    d = torch.cdist(out["manuscripts"], torch.cat([out["positives"], out["negatives"]]))  # eq. 3's euclidean distance
+    pairs = [(0, 0, 0), (0, 0, 1), (0, 0, 2), (0, 0, 3), (1, 1, 2), (1, 1, 3)]  # (group, target, negative)
+    by_hand = sum(max(float(d[g, t] - d[g, 2 + n]) + 1.0, 0.0) for g, t, n in pairs) / len(pairs)
+    assert out["loss"].item() == pytest.approx(by_hand, rel=1e-4)
+    first_only = sum(max(float(d[g, t] - d[g, 2 + n]) + 1.0, 0.0) for g, t, n in pairs[:1] + pairs[4:5]) / 2
+    assert by_hand != pytest.approx(first_only, rel=1e-4)  # not only each group's first negative
+
+
 def test_inverse_sqrt_schedule_by_hand():
     from scincl.citrec.training import inverse_sqrt_factor
 
@@ -187,24 +207,63 @@ def test_inverse_sqrt_schedule_by_hand():
     assert inverse_sqrt_factor(16, 4, lr, init) == pytest.approx(0.5)  # sqrt(4 / 16)
 
 
-def test_pretrain_hierarchical_cli_learns_saves_an_encoder_and_is_reused(demo_contexts, demo_tiny_bert, tmp_path):
+def test_hibert_corruption_masks_keeps_or_swaps_the_selected_sentences(tokenizer, documents):
+    torch.manual_seed(0)
+    model = HierarchicalForMaskedSentences(tiny_config(tokenizer))
+    b = batch(tokenizer, documents[:8])
+    real = b["attention_mask"].any(-1)
+    selected = real.clone()  # every real sentence selected: ~80 / 10 / 10 of them
+    generator = torch.Generator().manual_seed(0)
+    ids, mask, counts = model.corrupt_sentences(b["input_ids"], b["attention_mask"], selected, 0.1, 0.1, generator)
+    assert counts["masked"] + counts["kept"] + counts["replaced"] == int(real.sum()) > 50
+    masked = [(i, j) for i, j in real.nonzero().tolist() if (ids[i, j][b["attention_mask"][i, j].bool()]
+                                                            == tokenizer.mask_token_id).all()]
+    kept = [(i, j) for i, j in real.nonzero().tolist() if torch.equal(ids[i, j], b["input_ids"][i, j])]
+    assert len(masked) == counts["masked"] and len(kept) == counts["kept"] > 0
+    swapped = [(i, j) for i, j in real.nonzero().tolist() if (i, j) not in masked + kept]
+    assert len(swapped) == counts["replaced"] > 0
+    for i, j in swapped:  # another real sentence of the batch, with that sentence's attention mask
+        assert any(torch.equal(ids[i, j], b["input_ids"][k, m]) and torch.equal(mask[i, j], b["attention_mask"][k, m])
+                   for k, m in real.nonzero().tolist() if (k, m) != (i, j))
+    assert 0.7 < counts["masked"] / int(real.sum()) < 0.9
+    assert torch.equal(ids[~selected], b["input_ids"][~selected])  # unselected sentences untouched
+    # shares 0 / 0: every selected sentence is [MASK]ed, as mask_sentences does
+    only, _, c = model.corrupt_sentences(b["input_ids"], b["attention_mask"], selected, 0.0, 0.0, generator)
+    assert c == {"masked": int(real.sum()), "kept": 0, "replaced": 0}
+    assert torch.equal(only, model.mask_sentences(b["input_ids"], b["attention_mask"], selected))
+    # the decoder's targets are the original sentences whatever the encoder saw
+    model.eval()
+    with torch.no_grad():
+        one = model(b["input_ids"], b["attention_mask"], selected, corrupted=(ids, mask))["loss"]
+        other = model(b["input_ids"].clone(), b["attention_mask"], selected, corrupted=(only, b["attention_mask"]))
+    assert torch.isfinite(one) and not torch.equal(one, other["loss"])
+
+
+def test_pretrain_hierarchical_cli_learns_saves_an_encoder_and_is_reused(demo_contexts, demo_tiny_bert,
+                                                                          demo_pretrained, tmp_path):
+    from tests.citrec.conftest import PRETRAIN_FLAGS
     from tests.conftest import run_front_end
 
-    out = tmp_path / "hibert"
-    flags = ["--tokenizer_name_or_path", demo_tiny_bert, "--max_steps", "8", "--warmup_steps", "2",
-             "--learning_rate", "3e-3", "--max_sentences", "6", "--max_sentence_tokens", "20", "--batch_size", "4"]
-    done = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, out, *flags, check=True)
-    assert done.stdout.strip().endswith(str(out))
+    out = demo_pretrained.path  # the session's one pre-training run, made by the CLI
+    assert demo_pretrained.done.stdout.strip().endswith(str(out))
     log = read_jsonl(out / "pretrain_log.jsonl")
     assert [r["step"] for r in log] == list(range(1, 9)) and all(r["masked_sentences"] >= 4 for r in log)
+    assert all(r["kept_sentences"] + r["replaced_sentences"] <= r["masked_sentences"] for r in log)
+    assert sum(r["kept_sentences"] + r["replaced_sentences"] for r in log) > 0  # HIBERT's 10 % / 10 % happen
     assert log[0]["learning_rate"] == pytest.approx(1e-7) and log[2]["learning_rate"] == pytest.approx(3e-3)
     assert log[-1]["loss"] < log[0]["loss"]
     encoder = AutoModel.from_pretrained(out)  # the encoder the fine-tuning starts from, from the HIBERT checkpoint
     full = HierarchicalForMaskedSentences.from_pretrained(out)
-    assert isinstance(encoder, HierarchicalEncoder) and encoder.config.max_sentences == 6
+    assert isinstance(encoder, HierarchicalEncoder) and encoder.config.max_sentences == 8
     assert all(torch.equal(a, b) for a, b in zip(encoder.state_dict().values(), full.hierarchical.state_dict().values()))
-    again = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, out, *flags, check=True)
+    again = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, out, "--tokenizer_name_or_path",
+                          demo_tiny_bert, *PRETRAIN_FLAGS, check=True)
     assert "reusing it" in again.stderr
-    bad = run_front_end("cli_pipeline.py", "pretrain_hierarchical", demo_contexts, tmp_path / "x", *flags,
-                        "--masked_sentence_share", "1.5")
-    assert bad.returncode == 2 and "--masked_sentence_share 1.5: must be between 0 and 1" in bad.stderr
+    from scincl.citrec.pretrain import pretrain_hierarchical
+
+    for flags, message in (({"masked_sentence_share": 1.5}, "--masked_sentence_share 1.5: must be between 0 and 1"),
+                           ({"kept_sentence_share": 0.6, "random_sentence_share": 0.5},
+                            "--kept_sentence_share 0.6 and --random_sentence_share 0.5: each at least 0, together "
+                            "at most 1")):
+        with pytest.raises(InputError, match=message):
+            pretrain_hierarchical(str(demo_contexts), str(tmp_path / "x"), str(demo_tiny_bert), **flags)

@@ -146,11 +146,14 @@ def test_the_checks_reject_a_sampler_that_ignores_the_epoch(demo_texts, monkeypa
         check_redrawn_per_epoch(ContextSampler(texts, small(), seed=0), contexts)
 
 
-def test_cli_writes_one_epoch_seeded_and_redrawn(demo_contexts, tmp_path):
+def test_cli_writes_one_epoch_seeded_and_redrawn(demo_contexts, tmp_path, caplog):
+    from scincl.citrec.samples import sample_citation_contexts
+
     flags = ["--manuscript_supplemental_sentences", "6", "--cited_supplemental_sentences", "5"]
+    sizes = {"manuscript_supplemental_sentences": 6, "cited_supplemental_sentences": 5}
     out0, out1 = tmp_path / "e0.jsonl.gz", tmp_path / "e1.jsonl.gz"
     run_front_end("cli_triples.py", "sample_citation_contexts", demo_contexts, out0, *flags, check=True)
-    run_front_end("cli_triples.py", "sample_citation_contexts", demo_contexts, out1, "--epoch", "1", *flags, check=True)
+    sample_citation_contexts(str(demo_contexts), str(out1), epoch=1, **sizes)  # the library call the CLI makes
     rows0, rows1 = read_jsonl(out0), read_jsonl(out1)
     contexts = read_jsonl(demo_contexts / "contexts.jsonl.gz")
     assert [r["context_id"] for r in rows0] == [c["context_id"] for c in contexts] == [r["context_id"] for r in rows1]
@@ -160,8 +163,9 @@ def test_cli_writes_one_epoch_seeded_and_redrawn(demo_contexts, tmp_path):
     assert stats["contexts"] == len(contexts) and stats["cited_samples"] + stats["cited_without_sentences"] == sum(
         len(c["cited_ids"]) for c in contexts)
     before = out0.read_bytes()
-    again = run_front_end("cli_triples.py", "sample_citation_contexts", demo_contexts, out0, *flags, check=True)
-    assert "reusing it" in again.stderr and out0.read_bytes() == before
+    with caplog.at_level("INFO"):
+        sample_citation_contexts(str(demo_contexts), str(out0), **sizes)
+    assert "reusing it" in caplog.text and out0.read_bytes() == before
     bad = run_front_end("cli_triples.py", "sample_citation_contexts", demo_contexts, tmp_path / "x.jsonl",
                         "--manuscript_fundamental_sentences", "2")
     assert bad.returncode == 2 and "must be odd" in bad.stderr and "Traceback" not in bad.stderr
