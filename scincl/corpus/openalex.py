@@ -24,7 +24,8 @@ from scincl.corpus.arxiv_ids import arxiv_id_of_url, arxiv_keys
 from scincl.corpus.records import abstract_from_inverted_index, iter_records
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.corpus.shards import ReadStats, _shard_sort_key, map_shards, normalize_references, record_id
+from scincl.corpus.shards import (ReadStats, _shard_sort_key, is_corpus_file, map_shards, normalize_references,
+                                  record_id)
 
 SKIP_MISSING_ID = "missing_id"
 DOI_PREFIX = "https://doi.org/"
@@ -77,7 +78,7 @@ def list_work_files(path: PathLike) -> List[Path]:
     """The ``part_*.gz`` files of a snapshot, oldest partition first, natural order inside a partition."""
     works = works_dir_of(path)
     files = [f for part in sorted(p for p in works.iterdir() if p.is_dir() and p.name.startswith("updated_date="))
-             for f in sorted((f for f in part.iterdir() if f.is_file() and f.name.endswith(".gz")),
+             for f in sorted((f for f in part.iterdir() if is_corpus_file(f) and f.name.endswith(".gz")),
                              key=_shard_sort_key)]
     if not files:
         raise InputError("no part_*.gz files in the updated_date=*/ partitions", path=works)

@@ -25,7 +25,7 @@ from scincl.corpus.plain import group_consecutive
 from scincl.corpus.records import iter_records
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.corpus.shards import ReadStats, _shard_sort_key, record_id
+from scincl.corpus.shards import ReadStats, _shard_sort_key, is_corpus_file, record_id
 
 DATASETS = ("papers", "abstracts", "citations")
 SKIP_NULL_CITING = "null_citingcorpusid"
@@ -128,7 +128,7 @@ def dataset_files(root: Path, dataset: str) -> List[Path]:
     folder = root / dataset
     if not folder.is_dir():
         return []
-    files = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")]
+    files = [p for p in folder.iterdir() if is_corpus_file(p) and not p.name.startswith(".")]
     return sorted(files, key=_shard_sort_key)
 
 

@@ -94,6 +94,12 @@ def _shard_sort_key(path: Path) -> Tuple:
     return tuple(int(tok) if tok.isdigit() else tok for tok in re.split(r"(\d+)", path.name))
 
 
+def is_corpus_file(path: Path) -> bool:
+    """A file of a corpus folder, or a dangling symlink: kept, so that its reader counts it as an unreadable shard
+    with a warning (issue 41: it was dropped without a word while an unreadable shard got a warning)."""
+    return path.is_file() or (path.is_symlink() and not path.exists())
+
+
 def list_metadata_shards(metadata_dir: PathLike) -> List[Path]:
     """The ``*.jsonl.gz`` (or ``*.jsonl``) shards of an S2ORC directory, in natural name order.
 
@@ -105,7 +111,7 @@ def list_metadata_shards(metadata_dir: PathLike) -> List[Path]:
         raise InputError("S2ORC directory not found", path=d)
     if not d.is_dir():
         raise InputError("expected a directory of S2ORC shards (*.jsonl.gz), got a file", path=d)
-    shards = [p for p in d.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES)]
+    shards = [p for p in d.iterdir() if is_corpus_file(p) and p.name.endswith(SHARD_SUFFIXES)]
     if not shards:
         raise InputError("no S2ORC shards (*.jsonl.gz) in directory", path=d)
     return sorted(shards, key=_shard_sort_key)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError
+from scincl.graph.duplicates import DUPLICATE_PAPER_ID, RecordTracker, candidate_copies, later_copies
 from scincl.ids import check_id_coverage
 from scincl.io import PathLike, atomic_path, iter_tsv
 from scincl.corpus.shards import (ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards,
@@ -50,6 +51,7 @@ class ShardCitations:
     edges: Counter = field(default_factory=Counter)  # per split
     dropped: Counter = field(default_factory=Counter)  # edges removed by a filter, by reason
     matched: Dict[str, Set[str]] = field(default_factory=lambda: {"included": set(), "excluded": set()})
+    tracker: RecordTracker = field(default_factory=RecordTracker)  # citing ids' hashes (duplicate papers)
 
 
 def outbound_references(record: dict, path: PathLike = "", line: Optional[int] = None,
@@ -118,19 +120,23 @@ def iter_citing_batches(shard_path: PathLike, included: Optional[Set[str]] = Non
                         excluded: Optional[Set[str]] = None, strict: bool = False,
                         stats: Optional[ReadStats] = None, dropped: Optional[Counter] = None,
                         read_references: ReadReferences = iter_paper_references,
-                        matched: Optional[Dict[str, Set[str]]] = None) -> Iterator[Tuple[List[str], List[List[str]]]]:
+                        matched: Optional[Dict[str, Set[str]]] = None,
+                        tracker: Optional[RecordTracker] = None) -> Iterator[Tuple[List[str], List[List[str]]]]:
     """``(paper_ids, references)`` of the citing papers of one shard, a batch at a time, after the id filters.
 
     ``included`` keeps only those citing papers; ``excluded`` drops them as citing papers and drops
     references to them. Filtered edges are counted in ``dropped`` by reason. ``read_references``
     reads one file of the corpus (S2ORC shards by default; see :mod:`scincl.corpus` for the others).
-    ``matched["included"|"excluded"]`` collects the listed ids the shard holds (as citing or cited paper).
+    ``matched["included"|"excluded"]`` collects the listed ids the shard holds (as citing or cited paper);
+    ``tracker`` hashes every citing record's id and leaves out the later copies of a paper (:mod:`.duplicates`).
     """
     stats = stats if stats is not None else ReadStats()
     dropped = dropped if dropped is not None else Counter()
     matched = matched if matched is not None else {"included": set(), "excluded": set()}
     for batch in reference_batches(read_references, shard_path, strict, stats):
         pids, refs_of = normalize_batch(batch, shard_path, strict, stats)
+        if tracker is not None:
+            pids, refs_of = tracker.apply(pids, refs_of)
         if excluded is not None:
             matched["excluded"].update(excluded.intersection(pids))
         if included is not None:
@@ -197,7 +203,8 @@ def split_batch(pids: List[str], refs_of: List[List[str]], draw: Callable[[], fl
 def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optional[Set[str]] = None,
                             excluded: Optional[Set[str]] = None, strict: bool = False,
                             test_ratio: float = 0.0, seed: int = 0,
-                            read_references: ReadReferences = iter_paper_references) -> ShardCitations:
+                            read_references: ReadReferences = iter_paper_references,
+                            tracker: Optional[RecordTracker] = None) -> ShardCitations:
     """Write one shard's edges to part files in ``parts_dir`` (worker function of get_citations).
 
     With ``test_ratio`` each edge goes to the ``train`` or ``test`` part by a seeded draw whose
@@ -207,12 +214,13 @@ def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optiona
     name = unit_name(shard_path)
     splits = ("train", "test") if test_ratio > 0 else ("all",)
     result = ShardCitations(shard=str(shard_path), stats=ReadStats(),
-                            parts={s: Path(parts_dir) / f"{name.replace('/', '.')}.{s}.part" for s in splits})
+                            parts={s: Path(parts_dir) / f"{name.replace('/', '.')}.{s}.part" for s in splits},
+                            tracker=tracker if tracker is not None else RecordTracker())
     draw = split_stream(test_ratio, seed, stream=name).random if test_ratio > 0 else None
     with contextlib.ExitStack() as stack:
         out = {s: stack.enter_context(open(p, "w", encoding="utf-8", newline="")) for s, p in result.parts.items()}
         for pids, refs_of in iter_citing_batches(shard_path, included, excluded, strict, result.stats, result.dropped,
-                                                 read_references, result.matched):
+                                                 read_references, result.matched, result.tracker):
             result.citing_papers += len(pids)
             if draw is None:
                 out["all"].write(edge_lines(pids, refs_of))
@@ -323,6 +331,34 @@ def _write_node_sample(parts: Sequence[Path], handles: Dict[str, IO[bytes]], kee
                 counts[split] += 1
 
 
+def _rerun_shard(job: Tuple[Path, RecordTracker], worker: Callable[..., ShardCitations]) -> ShardCitations:
+    return worker(job[0], tracker=job[1])
+
+
+def without_later_copies(results: List[ShardCitations], worker: Callable[..., ShardCitations],
+                         shards: Sequence[Path], workers: int) -> List[ShardCitations]:
+    """The shards' results with every citing paper's later copies left out (:mod:`scincl.graph.duplicates`), counted
+    as ``duplicate_paper_id``: the shards holding a repeated id hash are read again to compare the ids, then those
+    with a later copy are extracted again without it."""
+    candidates = candidate_copies([r.tracker.all_hashes() for r in results])
+    if not candidates:
+        return results
+    rerun = partial(_rerun_shard, worker=worker)
+    order = sorted(candidates)
+    probed = map_shards(rerun, [(shards[i], RecordTracker(probe=candidates[i])) for i in order], workers,
+                        desc="duplicate ids")
+    drops = later_copies({i: r.tracker.probed for i, r in zip(order, probed)})
+    results = list(results)
+    for i, redone in zip(sorted(drops), map_shards(rerun, [(shards[i], RecordTracker(drop=drops[i]))
+                                                            for i in sorted(drops)], workers, desc="duplicate ids")):
+        redone.stats.counted[DUPLICATE_PAPER_ID] += len(drops[i])
+        results[i] = redone
+    if drops:
+        logger.warning("citations: %d records repeat a citing paper found earlier (another shard or line); their "
+                       "edges are left out (counted as %s)", sum(map(len, drops.values())), DUPLICATE_PAPER_ID)
+    return results
+
+
 def id_list_coverage(included: Optional[Set[str]], excluded: Optional[Set[str]], results: Sequence[ShardCitations],
                      corpus: PathLike) -> Dict[str, Dict]:
     """How many of the included / excluded ids the corpus holds (:func:`scincl.ids.check_id_coverage`: none is an
@@ -357,6 +393,7 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
                          strict=strict, test_ratio=0.0 if sample_n_nodes else test_ratio, seed=seed,
                          read_references=read_references)
         results: List[ShardCitations] = map_shards(worker, shards, workers, desc="citations")
+        results = without_later_copies(results, worker, shards, workers)
         stats = ReadStats()
         dropped: Counter = Counter()
         counts: Counter = Counter()
