@@ -21,6 +21,7 @@ import orjson
 
 from scincl.errors import InputError
 from scincl.ids import canonical_id, canonical_ids, id_problem
+from scincl.temporaries import temporary_file_prefix
 
 PathLike = Union[str, os.PathLike]
 
@@ -80,7 +81,7 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=temporary_file_prefix(target), suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; outputs get the usual mode

@@ -230,14 +230,14 @@ def write_edges_without(edges: Path, path: Path, hidden: Set[Tuple[str, str]]) -
     """Write the citation ``edges`` (TSV) to ``path`` without the ``hidden`` (citing, cited) pairs (the evaluation's
     query-candidate pairs, :func:`scincl.scidocs_io.query_candidate_pairs`: the transductive graph keeps a query's
     other citations); returns (edges kept, edges hidden). ``path`` appears only when complete."""
+    from scincl.io import atomic_open
+
     kept = removed = 0
-    partial = path.with_suffix(".tmp")
-    with open(partial, "w") as fh:
+    with atomic_open(path) as fh:  # removed on an error; a killed run's temp file goes at the next write
         for _, (citing, cited, *_rest) in iter_tsv(edges):
             if (citing, cited) in hidden:
                 removed += 1
                 continue
             fh.write(f"{citing}\t{cited}\n")
             kept += 1
-    partial.rename(path)
     return kept, removed

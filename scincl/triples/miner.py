@@ -259,8 +259,9 @@ def check_k_against_corpus(config: MinerConfig, corpus_size: int) -> None:
                  RANDOM_WITHOUT_KNN_SORTED: config.random_sorted_sample_n}.get(slot.strategy, 0)
         if draws > pool:
             raise InputError(f"--{slot.name}_strategy {slot.strategy}: only {pool} papers to draw {draws} distinct "
-                             f"random ones from (the index holds {corpus_size}); give a smaller count, "
-                             "--random_sorted_sample_n or --*_k_max")
+                             f"random ones from (the index holds {corpus_size}); give a smaller count or "
+                             "--random_sorted_sample_n, or for a corpus this small smaller --*_k_min/--*_k_max "
+                             "flags, or --k_scale corpus to size the bands for it")
 
 
 def mine_knn_triples(
