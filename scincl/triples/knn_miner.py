@@ -90,6 +90,19 @@ class GraphCorpus:
         return self.vectors_of(np.arange(len(self.paper_ids)))
 
 
+def check_exact_device(search: KnnSearch) -> None:
+    """``--ann_backend exact --ann_device N`` needs CUDA device N (issue 41: an AssertionError traceback after the
+    index was built); faiss falls back to the CPU with a warning (:func:`scincl.knn.ann.index_to_device`)."""
+    if search.ann_backend != "exact" or search.ann_device is None or int(search.ann_device) < 0:
+        return
+    import torch
+
+    found = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if int(search.ann_device) >= found:
+        raise InputError(f"--ann_device {search.ann_device}: --ann_backend exact needs that CUDA device and torch sees "
+                         f"{found}; pass --ann_device -1 for the CPU")
+
+
 def corpus_paper_ids(graph_paper_ids_path: PathLike, graph_embeddings_path: PathLike,
                      include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None) -> Tuple[List[str], List[str]]:
     """``(graph ids, corpus ids)``: the graph's papers and those the index holds (``include_paper_ids`` of them);
@@ -395,6 +408,7 @@ def write_knn_triples(
         config = dataclasses.replace(config, **bands)
     check_k_against_corpus(config, len(paper_ids[1]))
     query_rows = select_query_rows(query_papers, paper_ids[1], seed=seed)
+    check_exact_device(s)
     with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
         graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, s, workers=workers,
                                   seed=seed, include_paper_ids=include_paper_ids, override=override,

@@ -132,6 +132,7 @@ def small_graph(tmp_path):
     ({"easy_negatives_strategy": "random_without_knn", "easy_negatives_count": 10, "triples_per_query": 12,
       "easy_positives_count": 12, "hard_negatives_count": 2, "easy_positives_k_max": 12},
      "random_without_knn: only 9 papers to draw 10"),
+    ({"ann_backend": "exact", "ann_device": 7}, "--ann_device 7: --ann_backend exact needs that CUDA device"),
 ])
 def test_get_knn_triples_checks_every_flag_before_building_the_index(small_graph, tmp_path, flags, message):
     from scincl.triples.knn_miner import get_knn_triples
