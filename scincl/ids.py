@@ -54,6 +54,16 @@ def canonical_id(value: Any, path: Any = None, line: Optional[int] = None, field
     return text[len(OPENALEX_ID_PREFIX):] if text.startswith(OPENALEX_ID_PREFIX) else text
 
 
+_CONTROL_BYTES = bytes(range(32)) + b"\x7f"
+
+
+def _printable(text: str) -> bool:
+    """``text.isprintable()``, faster for ASCII text (the usual ids): no control byte."""
+    if text.isascii():
+        return len(text.encode("ascii").translate(None, _CONTROL_BYTES)) == len(text)
+    return text.isprintable()
+
+
 def are_canonical(values: Sequence[Any]) -> bool:
     """True when every item of a list is already a canonical string id (C-speed checks, no Python loop)."""
     if type(values) is not list:
@@ -62,8 +72,23 @@ def are_canonical(values: Sequence[Any]) -> bool:
         joined = " ".join(values)
     except TypeError:
         return False
-    return (joined.isprintable() and joined.count(" ") == len(values) - 1 and "" not in values
+    return (_printable(joined) and joined.count(" ") == len(values) - 1 and "" not in values
             and OPENALEX_ID_PREFIX not in joined)
+
+
+def are_canonical_lists(lists: Sequence[Sequence[str]]) -> bool:
+    """:func:`are_canonical` over several lists of strings at once (the references of a block of records), joined
+    list by list in C: an empty id shows as a doubled, leading or trailing separator, an id with a space as an extra
+    one. A list holding a non-string fails the join (False: check item by item)."""
+    lists = [ids for ids in lists if ids]
+    if not lists:
+        return True
+    try:
+        joined = " ".join(map(" ".join, lists))
+    except TypeError:
+        return False
+    return (_printable(joined) and joined.count(" ") == sum(map(len, lists)) - 1 and "  " not in joined
+            and joined[0] != " " and joined[-1] != " " and OPENALEX_ID_PREFIX not in joined)
 
 
 def canonical_ids(values: Sequence[Any], path: Any = None, line: Optional[int] = None,

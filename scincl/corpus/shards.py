@@ -17,7 +17,6 @@ import signal
 import threading
 import zlib
 from collections import Counter
-from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
@@ -28,7 +27,7 @@ import orjson
 from tqdm.auto import tqdm
 
 from scincl.errors import InputError
-from scincl.ids import are_canonical, canonical_id, canonical_ids, id_problem
+from scincl.ids import are_canonical, are_canonical_lists, canonical_id, canonical_ids, id_problem
 from scincl.io import PathLike, read_id_list
 
 try:  # ISA-L inflate is about 3x faster than zlib on S2ORC shards; same stream format and API
@@ -291,9 +290,8 @@ def iter_numbered_papers(shard_path: PathLike, strict: bool = False,
 
 def _canonical_batch(records: Sequence[Any]) -> bool:
     """True when every paper id and reference id of a typed block is already canonical (list operations only)."""
-    ids = [r.paper_id for r in records]
-    ids.extend(chain.from_iterable(r.outbound_citations for r in records if r.outbound_citations))
-    return are_canonical(ids)
+    return are_canonical([r.paper_id for r in records]) and are_canonical_lists([r.outbound_citations
+                                                                                 for r in records])
 
 
 def record_id(value: Any, path: PathLike, line: Optional[int], strict: bool, stats: Optional[ReadStats],
