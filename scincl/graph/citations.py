@@ -220,7 +220,8 @@ def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optiona
     with contextlib.ExitStack() as stack:
         out = {s: stack.enter_context(open(p, "w", encoding="utf-8", newline="")) for s, p in result.parts.items()}
         for pids, refs_of in iter_citing_batches(shard_path, included, excluded, strict, result.stats, result.dropped,
-                                                 read_references, result.matched, result.tracker):
+                                                 read_references, result.matched,
+                                                 result.tracker if read_references in BATCH_READERS else None):
             result.citing_papers += len(pids)
             if draw is None:
                 out["all"].write(edge_lines(pids, refs_of))
@@ -338,7 +339,8 @@ def _rerun_shard(job: Tuple[Path, RecordTracker], worker: Callable[..., ShardCit
 def without_later_copies(results: List[ShardCitations], worker: Callable[..., ShardCitations],
                          shards: Sequence[Path], workers: int) -> List[ShardCitations]:
     """The shards' results with every citing paper's later copies left out (:mod:`scincl.graph.duplicates`), counted
-    as ``duplicate_paper_id``: the shards holding a repeated id hash are read again to compare the ids, then those
+    as ``duplicate_paper_id`` (S2ORC shards, one record per paper; formats with one record per citation, S2AG and
+    plain, legitimately name a citing paper again in a later run of lines): the shards holding a repeated id hash are read again to compare the ids, then those
     with a later copy are extracted again without it."""
     candidates = candidate_copies([r.tracker.all_hashes() for r in results])
     if not candidates:
