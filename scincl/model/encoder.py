@@ -84,7 +84,7 @@ def load_backbone(name_or_path: str, with_mlm_head: bool = False) -> Tuple[nn.Mo
     from scincl.errors import InputError
     from scincl.model.folder_check import check_model_files
 
-    check_model_files(name_or_path)
+    check_model_files(name_or_path, "cannot load model")
     local = _local_files_only(name_or_path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
