@@ -21,6 +21,8 @@ import numpy as np
 import orjson
 
 from scincl.errors import InputError
+from scincl.ids import canonical_id, canonical_ids, id_problem
+from scincl.temporaries import temporary_file_prefix
 
 PathLike = Union[str, os.PathLike]
 
@@ -85,7 +87,7 @@ def atomic_path(path: PathLike) -> Iterator[Path]:
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp_name = tempfile.mkstemp(prefix=temporary_file_prefix(target), suffix=".tmp", dir=target.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp creates 0600; outputs get the usual mode
@@ -194,7 +196,8 @@ def write_json(path: PathLike, obj: Any, indent: bool = True) -> None:
 
 
 def read_id_list(path: PathLike) -> List[str]:
-    """Read a JSON list of paper ids (numbers become strings); anything else, or an id listed twice
+    """Read a JSON list of paper ids in their canonical form (:func:`scincl.ids.canonical_id`: numbers become
+    strings, surrounding whitespace goes); anything else, or an id listed twice
     (an embedding row order or an id set cannot hold one paper twice), is an InputError."""
     data = read_json(path)
     if not isinstance(data, list):
@@ -202,9 +205,10 @@ def read_id_list(path: PathLike) -> List[str]:
     out: List[str] = []
     first: Dict[str, int] = {}
     for i, item in enumerate(data):
-        if isinstance(item, bool) or not isinstance(item, (str, int)):
-            raise InputError(f"item {i} is not a paper id (string or integer): {item!r}", path=path)
-        paper_id = str(item)
+        problem = id_problem(item)
+        if problem is not None:
+            raise InputError(f"item {i}: {problem}", path=path)
+        paper_id = canonical_id(item)
         if first.setdefault(paper_id, i) != i:
             raise InputError(f"item {i}: duplicate paper id {paper_id!r} (first at item {first[paper_id]})",
                              path=path)
@@ -338,9 +342,11 @@ def iter_csv_rows(path: PathLike, header: Sequence[str], empty_message: Optional
 
 
 def iter_triples_csv(path: PathLike) -> Iterator[Tuple[str, str, str]]:
-    """Yield ``(query, positive, negative)`` from a triples CSV, checking the header."""
-    for _, row in iter_csv_rows(path, TRIPLES_HEADER, empty_message="empty triples file (no header)"):
-        yield row[0], row[1], row[2]
+    """Yield ``(query, positive, negative)`` from a triples CSV, checking the header; ids canonical
+    (:func:`scincl.ids.canonical_id`: a bad one is an error naming file and line)."""
+    for line_no, row in iter_csv_rows(path, TRIPLES_HEADER, empty_message="empty triples file (no header)"):
+        query, positive, negative = canonical_ids(row, path, line_no)
+        yield query, positive, negative
 
 
 # --------------------------------------------------------------------------------- embeddings

@@ -13,7 +13,10 @@ evaluation ids (``--excluded_paper_ids`` / ``--scidocs_paper_ids``), it builds a
   ``cited_excluded`` of ``citations.stats.json``; ``None`` when the edges were not extracted by us);
 - ``in_graph``: evaluation papers among the graph's nodes (its entity names, and the citation
   edges it was trained from);
-- ``in_triplets``: evaluation papers among the triplets' queries, positives and negatives.
+- ``in_triplets``: evaluation papers among the triplets' queries, positives and negatives;
+- ``in_corpus``: evaluation ids the extraction found in the corpus (``id_lists`` of ``citations.stats.json``),
+  and ``warning`` when fewer than half of them occur (ids of another corpus or form: "0 leaked" would mean
+  nothing). Every id is compared in its canonical form (:mod:`scincl.ids`).
 
 A report with ``in_graph`` or ``in_triplets`` above 0 refuses to train (:class:`LeakageError`)
 unless the run asks for the paper's "w/ leakage" setting by name: ``--graph_leakage``
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from scincl.errors import InputError
+from scincl.ids import FEW_IDS_MATCHED_SHARE, canonical_id, canonical_ids
 from scincl.io import iter_tsv, read_json
 
 logger = logging.getLogger(__name__)
@@ -51,6 +55,8 @@ class LeakageReport:
     edges_removed: Optional[int] = None
     in_graph: Optional[int] = None
     in_triplets: Optional[int] = None
+    in_corpus: Optional[int] = None  # excluded ids the extraction found in the corpus (None: not extracted by us)
+    warning: Optional[str] = None  # e.g. few of the evaluation ids occur in the corpus (another id form?)
     with_leakage: bool = False
     sources: Dict[str, str] = field(default_factory=dict)  # what was checked: name -> path
     examples: List[str] = field(default_factory=list)  # a few leaked ids
@@ -66,11 +72,12 @@ class LeakageReport:
 
 
 def read_evaluation_ids(path: PathLike) -> Set[str]:
-    """The evaluation paper ids of a JSON list (numbers become strings)."""
+    """The evaluation paper ids of a JSON list, canonical (:func:`scincl.ids.canonical_id`: numbers become strings,
+    surrounding whitespace goes; an id that cannot be one is an error naming the item)."""
     data = read_json(path)
     if not isinstance(data, list):
         raise InputError("expected a JSON list of evaluation paper ids", path=path)
-    return {str(x) for x in data}
+    return {canonical_id(x, path, field=f"item {i}") for i, x in enumerate(data)}
 
 
 def ids_in_edges(paths: Iterable[PathLike], ids: Set[str]) -> Set[str]:
@@ -90,24 +97,23 @@ def ids_in_names(path: PathLike, ids: Set[str]) -> Set[str]:
     names = read_json(path)
     if not isinstance(names, list):
         raise InputError("expected a JSON list of graph paper ids", path=path)
-    return {str(x) for x in names} & ids
+    return set(canonical_ids(names, path)) & ids
 
 
 def ids_in_triplets(path: PathLike, ids: Set[str]) -> Set[str]:
     """The ``ids`` among the queries, positives and negatives of a triples CSV or a groups jsonl."""
     from scincl.io import is_gzip_path, iter_jsonl, iter_triples_csv
-    from scincl.triples.groups import NEGATIVES_KEY, POSITIVES_KEY, group_query
+    from scincl.triples.groups import group_members
 
     path = Path(path)
     name = path.name[:-3] if is_gzip_path(path) else path.name
     if name.endswith(".jsonl"):
-        rows = ((group_query(record), record.get(POSITIVES_KEY) or [], record.get(NEGATIVES_KEY) or [])
-                for _, record in iter_jsonl(path) if isinstance(record, dict))
+        rows = (group_members(record, path, line) for line, record in iter_jsonl(path))
     else:
         rows = ((q, [p], [n]) for q, p, n in iter_triples_csv(path))
     found: Set[str] = set()
     for query, positives, negatives in rows:
-        found.update(ids.intersection(str(x) for x in (query, *positives, *negatives)))
+        found.update(ids.intersection([query, *positives, *negatives]))
     return found
 
 
@@ -117,15 +123,25 @@ def citations_stats_path(citations: PathLike) -> Path:
     return path.parent / f"{path.name.split('.')[0]}.stats.json"
 
 
+def _extraction_stats(citations: Sequence[PathLike]) -> List[Dict[str, Any]]:
+    """The ``citations.stats.json`` of each distinct extraction the edge files come from."""
+    return [read_json(path) or {} for path in sorted({citations_stats_path(c) for c in citations}) if path.exists()]
+
+
 def edges_removed(citations: Sequence[PathLike]) -> Optional[int]:
     """Edges dropped for the excluded ids when the citations were extracted (``None``: no stats found)."""
-    total, seen = 0, False
-    for path in {citations_stats_path(c) for c in citations}:
-        if path.exists():
-            dropped = (read_json(path) or {}).get("edges_dropped", {})
-            total += int(dropped.get("citing_excluded", 0)) + int(dropped.get("cited_excluded", 0))
-            seen = True
-    return total if seen else None
+    stats = _extraction_stats(citations)
+    if not stats:
+        return None
+    return sum(int(s.get("edges_dropped", {}).get("citing_excluded", 0))
+               + int(s.get("edges_dropped", {}).get("cited_excluded", 0)) for s in stats)
+
+
+def excluded_in_corpus(citations: Sequence[PathLike]) -> Optional[int]:
+    """How many excluded ids the extraction found in the corpus (the most over the extractions; ``None``: unknown)."""
+    found = [s.get("id_lists", {}).get("excluded_paper_ids", {}).get("in_corpus") for s in _extraction_stats(citations)]
+    found = [int(n) for n in found if n is not None]
+    return max(found) if found else None
 
 
 def leakage_report(evaluation_ids: Set[str], *, triplets: Optional[PathLike] = None,
@@ -133,7 +149,12 @@ def leakage_report(evaluation_ids: Set[str], *, triplets: Optional[PathLike] = N
                    with_leakage: bool = False) -> LeakageReport:
     """Count the evaluation papers in the inputs a training run uses (any input may be absent)."""
     citations = [Path(c) for c in citations if c]
-    report = LeakageReport(len(evaluation_ids), edges_removed=edges_removed(citations), with_leakage=with_leakage)
+    report = LeakageReport(len(evaluation_ids), edges_removed=edges_removed(citations), with_leakage=with_leakage,
+                           in_corpus=excluded_in_corpus(citations))
+    if report.in_corpus is not None and report.in_corpus < FEW_IDS_MATCHED_SHARE * len(evaluation_ids):
+        report.warning = (f"only {report.in_corpus} of the {len(evaluation_ids)} evaluation papers occur in the "
+                          "corpus: the others could not be removed (ids of another corpus or form?)")
+        logger.warning("leakage: %s", report.warning)
     leaked: Set[str] = set()
     if graph_paper_ids or citations:
         in_graph: Set[str] = set()
@@ -188,8 +209,9 @@ def guard_training(evaluation_paper_ids: Optional[PathLike], triplets: PathLike,
         report = leakage_report(read_evaluation_ids(evaluation_paper_ids), triplets=triplets,
                                 graph_paper_ids=graph_paper_ids, citations=citations, with_leakage=with_leakage)
         data = {"checked": True, "evaluation_paper_ids": str(evaluation_paper_ids), **report.to_dict()}
-        logger.info("leakage: %d evaluation papers, %s edges removed, %s in the graph, %s in the triplets",
-                    report.evaluation_papers, report.edges_removed, report.in_graph, report.in_triplets)
+        logger.info("leakage: %d evaluation papers (%s in the corpus), %s edges removed, %s in the graph, %s in the "
+                    "triplets", report.evaluation_papers, report.in_corpus, report.edges_removed, report.in_graph,
+                    report.in_triplets)
     if output_dir is not None and evaluation_paper_ids is not None:  # before the verdict: a refusal is on disk too
         Path(output_dir).mkdir(parents=True, exist_ok=True)
         write_json(Path(output_dir) / LEAKAGE_REPORT_NAME, data)
@@ -208,14 +230,14 @@ def write_edges_without(edges: Path, path: Path, hidden: Set[Tuple[str, str]]) -
     """Write the citation ``edges`` (TSV) to ``path`` without the ``hidden`` (citing, cited) pairs (the evaluation's
     query-candidate pairs, :func:`scincl.scidocs_io.query_candidate_pairs`: the transductive graph keeps a query's
     other citations); returns (edges kept, edges hidden). ``path`` appears only when complete."""
+    from scincl.io import atomic_open
+
     kept = removed = 0
-    partial = path.with_suffix(".tmp")
-    with open(partial, "w") as fh:
+    with atomic_open(path) as fh:  # removed on an error; a killed run's temp file goes at the next write
         for _, (citing, cited, *_rest) in iter_tsv(edges):
             if (citing, cited) in hidden:
                 removed += 1
                 continue
             fh.write(f"{citing}\t{cited}\n")
             kept += 1
-    partial.rename(path)
     return kept, removed

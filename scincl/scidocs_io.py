@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
 from scincl.errors import InputError
+from scincl.ids import canonical_id
 from scincl.io import PathLike, iter_csv_rows, open_text, read_json
 
 #: the four qrel tasks in table order, with their folder names (official scidocs.paths)
@@ -45,6 +46,7 @@ def read_qrels(path: PathLike) -> Dict[str, Dict[str, int]]:
             if len(fields) != 4:
                 raise InputError(f"expected 4 fields 'qid 0 pid rel', got {len(fields)}", path=p, line=line_no)
             qid, _, pid, rel_text = fields
+            qid, pid = canonical_id(qid, p, line_no, "qid"), canonical_id(pid, p, line_no, "pid")
             try:
                 rel = int(rel_text)
             except ValueError:
@@ -68,7 +70,7 @@ def read_class_labels(csv_path: PathLike) -> Dict[str, int]:
     p = Path(csv_path)
     labels: Dict[str, int] = {}
     for line_no, row in iter_csv_rows(p, CLASS_LABELS_HEADER):
-        pid, label_text = row[0].strip(), row[1].strip()
+        pid, label_text = canonical_id(row[0], p, line_no, "pid"), row[1].strip()
         try:
             label = int(label_text)
         except ValueError:
@@ -98,9 +100,12 @@ def read_scidocs_metadata(path: PathLike) -> Dict[str, dict]:
     for pid, rec in data.items():
         if not isinstance(rec, dict):
             raise InputError(f"record of paper {pid!r} is not an object", path=path, field=pid)
+        pid = canonical_id(pid, path, field=pid)
         if rec.get("paper_id") is None:
             rec = {**rec, "paper_id": pid}
-        out[str(pid)] = rec
+        else:
+            rec = {**rec, "paper_id": canonical_id(rec["paper_id"], path, field=pid)}
+        out[pid] = rec
     return out
 
 
@@ -137,11 +142,12 @@ def read_recomm_clicks(path: PathLike) -> List[RecommClick]:
     p = Path(path)
     clicks: List[RecommClick] = []
     for line_no, row in iter_csv_rows(p, RECOMM_HEADER):
-        shown = [s.strip() for s in row[2].strip().split(",") if s.strip()]
-        if row[1] not in shown:
-            raise InputError(f"clicked paper {row[1]!r} is not among the shown papers", path=p, line=line_no,
+        shown = [canonical_id(s, p, line_no, "similar_papers_avail_at_time") for s in row[2].split(",") if s.strip()]
+        query, clicked = canonical_id(row[0], p, line_no, "pid"), canonical_id(row[1], p, line_no, "clicked_pid")
+        if clicked not in shown:
+            raise InputError(f"clicked paper {clicked!r} is not among the shown papers", path=p, line=line_no,
                              field="similar_papers_avail_at_time")
-        clicks.append(RecommClick(row[0], row[1], shown))
+        clicks.append(RecommClick(query, clicked, shown))
     if not clicks:
         raise InputError("no clicks (header only)", path=p)
     return clicks

@@ -30,16 +30,27 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale(directory: Path, kind: str) -> int:
-    """Remove ``.<kind>.<this host>-<pid>.*`` folders in ``directory`` whose process is gone; returns how many."""
+    """Remove ``.<kind>.<this host>-<pid>.*`` folders (and files: the temp files of :func:`temporary_file_prefix`) in
+    ``directory`` whose process is gone; returns how many."""
     host = socket.gethostname()
     removed = 0
     for path in Path(directory).glob(f".{kind}.{host}-*.*"):
         pid = path.name[len(f".{kind}.{host}-"):].split(".", 1)[0]
-        if path.is_dir() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
             logger.info("removed %s, left by an interrupted run (process %s is gone)", path, pid)
             removed += 1
     return removed
+
+
+def temporary_file_prefix(target: Path) -> str:
+    """The prefix of a temp file written beside ``target`` (``.<name>.<host>-<pid>.``); the stale temp files of
+    ``target`` (their process gone: ``kill -9`` mid-write, issue 41) are removed first."""
+    remove_stale(target.parent, target.name)
+    return f".{target.name}.{socket.gethostname()}-{os.getpid()}."
 
 
 def make_temporary_dir(directory: Path, kind: str) -> Path:

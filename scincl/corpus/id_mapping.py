@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from scincl.corpus.base import Corpus
-from scincl.corpus.records import strip_openalex_prefix
+from scincl.ids import canonical_id, canonical_pair
 from scincl.errors import InputError
 from scincl.io import PathLike, read_json
 from scincl.corpus.shards import ReadStats, map_shards
 
 
-def normalize_corpus_id(value) -> str:
-    """A corpus id as the adapters write it: a string, OpenAlex W-ids without their URL prefix."""
-    return strip_openalex_prefix(str(value))
+def normalize_corpus_id(value, path: Optional[PathLike] = None, field: Optional[str] = None) -> str:
+    """A corpus id as the adapters write it (:func:`scincl.ids.canonical_id`: a string, OpenAlex W-ids without
+    their URL prefix); a value that cannot be an id is an InputError naming ``path`` and ``field``."""
+    return canonical_id(value, path=path, field=field)
 
 
 def mapping_from_file(path: PathLike, key: Optional[str] = None) -> Dict[str, str]:
@@ -45,12 +46,8 @@ def mapping_from_file(path: PathLike, key: Optional[str] = None) -> Dict[str, st
     for k, v in data.items():
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, (str, int)) or not normalize_corpus_id(v).strip():
-            raise InputError(f"SciDocs id {k!r} maps to {v!r}: a corpus id is a non-empty string or an integer",
-                             path=path, field=key)
-        if not str(k).strip():
-            raise InputError(f"an empty SciDocs id maps to {v!r}", path=path, field=key)
-        out[str(k).strip()] = normalize_corpus_id(v).strip()
+        scidocs_id, corpus_id = canonical_pair(k, v, path, key)
+        out[scidocs_id] = corpus_id
     return out
 
 
@@ -109,7 +106,7 @@ def scidocs_id_mapping(scidocs_dir: PathLike, corpus_dir: Optional[PathLike] = N
     if paper_ids is not None:
         scidocs_ids = sorted(set(read_id_list(paper_ids)))
     else:
-        scidocs_ids = sorted({str(pid) for meta in read_scidocs_metadata_dir(scidocs_dir).values() for pid in meta})
+        scidocs_ids = sorted({pid for meta in read_scidocs_metadata_dir(scidocs_dir).values() for pid in meta})
     counts: Dict = {"scidocs_papers": len(scidocs_ids)}
     if mapping_path is not None:
         full = mapping_from_file(mapping_path, mapping_key)

@@ -21,10 +21,11 @@ import msgspec
 
 from scincl.corpus.base import Corpus
 from scincl.corpus.arxiv_ids import arxiv_id_of_url, arxiv_keys
-from scincl.corpus.records import abstract_from_inverted_index, iter_records, strip_openalex_prefix
+from scincl.corpus.records import abstract_from_inverted_index, iter_records
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.corpus.shards import ReadStats, _shard_sort_key, map_shards
+from scincl.corpus.shards import (ReadStats, _shard_sort_key, is_corpus_file, map_shards, normalize_references,
+                                  record_id)
 
 SKIP_MISSING_ID = "missing_id"
 DOI_PREFIX = "https://doi.org/"
@@ -77,7 +78,7 @@ def list_work_files(path: PathLike) -> List[Path]:
     """The ``part_*.gz`` files of a snapshot, oldest partition first, natural order inside a partition."""
     works = works_dir_of(path)
     files = [f for part in sorted(p for p in works.iterdir() if p.is_dir() and p.name.startswith("updated_date="))
-             for f in sorted((f for f in part.iterdir() if f.is_file() and f.name.endswith(".gz")),
+             for f in sorted((f for f in part.iterdir() if is_corpus_file(f) and f.name.endswith(".gz")),
                              key=_shard_sort_key)]
     if not files:
         raise InputError("no part_*.gz files in the updated_date=*/ partitions", path=works)
@@ -87,7 +88,8 @@ def list_work_files(path: PathLike) -> List[Path]:
 def _file_ids(path: Path, strict: bool = False) -> Tuple[List[str], ReadStats]:
     """The W-ids of one file, in line order (worker of :func:`open_openalex`)."""
     stats = ReadStats()
-    ids = [strip_openalex_prefix(rec.id) for _, rec in iter_records(path, _ID_DECODER, strict, stats) if rec.id]
+    ids = [wid for line_no, rec in iter_records(path, _ID_DECODER, strict, stats) if rec.id
+           for wid in [record_id(rec.id, path, line_no, strict, stats, "id")] if wid is not None]
     return ids, stats
 
 
@@ -104,7 +106,9 @@ def _live_works(path: PathLike, decoder: msgspec.json.Decoder, strict: bool, sta
         if not rec.id:
             stats.skip(SKIP_MISSING_ID, path, line_no)
             continue
-        wid = strip_openalex_prefix(rec.id)
+        wid = record_id(rec.id, path, line_no, strict, stats, "id")
+        if wid is None:
+            continue
         if wid in older:
             stats.counted["superseded_by_newer_partition"] += 1
             continue
@@ -117,7 +121,9 @@ def read_references(path: PathLike, strict: bool = False, stats: Optional[ReadSt
                     superseded: Optional[Dict[str, FrozenSet[str]]] = None) -> Iterator[Tuple[int, str, List[str]]]:
     """``(line, W-id, referenced W-ids inside the corpus)`` of one works file."""
     for line_no, wid, rec, stats in _live_works(path, _REFERENCES_DECODER, strict, stats, superseded):
-        refs = [strip_openalex_prefix(r) for r in rec.referenced_works or ()]
+        refs = normalize_references(rec.referenced_works, path, line_no, strict, stats)
+        if refs is None:
+            continue
         kept = [r for r in refs if r in corpus_ids]
         if len(kept) != len(refs):
             stats.counted["reference_outside_corpus"] += len(refs) - len(kept)

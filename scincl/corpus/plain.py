@@ -16,7 +16,7 @@ from scincl.corpus.base import Corpus
 from scincl.corpus.records import iter_records, iter_tsv_lines
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.corpus.shards import ReadStats
+from scincl.corpus.shards import ReadStats, record_id
 
 PAPERS_NAMES = ("papers.jsonl", "papers.jsonl.gz")
 CITATIONS_NAMES = ("citations.tsv", "citations.tsv.gz")
@@ -31,17 +31,16 @@ class _PlainPaper(msgspec.Struct):
 _PAPER_DECODER = msgspec.json.Decoder(_PlainPaper)
 
 
-def _id(value) -> str:
-    return value if isinstance(value, str) else str(value)
-
-
 def read_texts(path: PathLike, strict: bool = False,
                stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Optional[str], Optional[str]]]:
     """``(line, paper_id, title, abstract)`` of ``papers.jsonl``."""
     stats = stats if stats is not None else ReadStats()
     for line_no, rec in iter_records(path, _PAPER_DECODER, strict, stats):
+        paper_id = record_id(rec.paper_id, path, line_no, strict, stats)
+        if paper_id is None:
+            continue
         stats.papers += 1
-        yield line_no, _id(rec.paper_id), rec.title, rec.abstract
+        yield line_no, paper_id, rec.title, rec.abstract
 
 
 def group_consecutive(edges: Iterator[Tuple[int, str, str]],

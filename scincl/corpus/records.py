@@ -14,11 +14,11 @@ from typing import Any, Iterator, Optional, Tuple
 import msgspec
 
 from scincl.errors import InputError
+from scincl.ids import OPENALEX_ID_PREFIX, canonical_id, id_problem
 from scincl.io import PathLike
 from scincl.corpus.shards import READ_ERRORS, SKIP_MALFORMED_JSON, ReadStats, count_unreadable, iter_line_blocks
 
 SKIP_INVALID_RECORD = "invalid_record"
-OPENALEX_ID_PREFIX = "https://openalex.org/"
 
 
 def _decode_one(decoder: msgspec.json.Decoder, line: bytes, path: Path, line_no: int, strict: bool,
@@ -90,8 +90,10 @@ def _tsv_problem(cols: list) -> Optional[str]:
         return f"expected 2 tab-separated paper ids, got {len(cols)} column(s)"
     if not cols[0] or not cols[1]:
         return "expected 2 tab-separated paper ids, got an empty id"
-    if any(any(ch.isspace() for ch in col) for col in cols):
-        return "a paper id holds whitespace (ids are trimmed; a space inside one is not a tab?)"
+    for col in cols:
+        problem = id_problem(col)
+        if problem is not None:
+            return f"{problem} (ids are trimmed; a space inside one is not a tab?)"
     return None
 
 
@@ -132,7 +134,7 @@ def iter_tsv_lines(path: PathLike, strict: bool = False,
                     raise InputError(problem, path=path, line=number)
                 stats.skip(SKIP_INVALID_RECORD, path, number, problem)
                 continue
-            yield number, cols[0], cols[1]
+            yield number, canonical_id(cols[0]), canonical_id(cols[1])
 
 
 def strip_openalex_prefix(work_id: str) -> str:

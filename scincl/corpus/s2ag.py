@@ -25,7 +25,7 @@ from scincl.corpus.plain import group_consecutive
 from scincl.corpus.records import iter_records
 from scincl.errors import InputError
 from scincl.io import PathLike
-from scincl.corpus.shards import ReadStats, _shard_sort_key
+from scincl.corpus.shards import ReadStats, _shard_sort_key, is_corpus_file, record_id
 
 DATASETS = ("papers", "abstracts", "citations")
 SKIP_NULL_CITING = "null_citingcorpusid"
@@ -68,7 +68,11 @@ def _edges(path: Path, strict: bool, stats: ReadStats) -> Iterator[Tuple[int, st
         elif rec.citedcorpusid is None:
             stats.skip(SKIP_NULL_CITED, path, line_no)
         else:
-            yield line_no, str(rec.citingcorpusid), str(rec.citedcorpusid)
+            citing = record_id(rec.citingcorpusid, path, line_no, strict, stats, "citingcorpusid")
+            cited = None if citing is None else record_id(rec.citedcorpusid, path, line_no, strict, stats,
+                                                          "citedcorpusid")
+            if cited is not None:
+                yield line_no, citing, cited
 
 
 def read_references(path: PathLike, strict: bool = False,
@@ -86,15 +90,20 @@ def read_texts(path: PathLike, strict: bool = False,
     """``(line, corpusid, title, None)`` of one ``papers`` file (the abstract is joined later)."""
     stats = stats if stats is not None else ReadStats()
     for line_no, rec in iter_records(path, _PAPER_DECODER, strict, stats):
+        corpus_id = record_id(rec.corpusid, path, line_no, strict, stats, "corpusid")
+        if corpus_id is None:
+            continue
         stats.papers += 1
-        yield line_no, str(rec.corpusid), rec.title, None
+        yield line_no, corpus_id, rec.title, None
 
 
 def read_abstracts(path: PathLike, strict: bool = False,
                    stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Optional[str]]]:
     """``(line, corpusid, abstract)`` of one ``abstracts`` file."""
     for line_no, rec in iter_records(path, _ABSTRACT_DECODER, strict, stats):
-        yield line_no, str(rec.corpusid), rec.abstract
+        corpus_id = record_id(rec.corpusid, path, line_no, strict, stats, "corpusid")
+        if corpus_id is not None:
+            yield line_no, corpus_id, rec.abstract
 
 
 def read_external_ids(path: PathLike, strict: bool = False,
@@ -103,12 +112,15 @@ def read_external_ids(path: PathLike, strict: bool = False,
     the ``externalids`` values (arXiv ids also without their archive prefix)."""
     stats = stats if stats is not None else ReadStats()
     for line_no, rec in iter_records(path, _PAPER_IDS_DECODER, strict, stats):
+        corpus_id = record_id(rec.corpusid, path, line_no, strict, stats, "corpusid")
+        if corpus_id is None:
+            continue
         stats.papers += 1
         keys = [rec.url.rstrip("/").rsplit("/", 1)[-1]] if rec.url else []
         for name, value in (rec.externalids or {}).items():
             if value is not None and value != "":
                 keys.extend(arxiv_keys(str(value)) if name == "ArXiv" else [str(value)])
-        yield line_no, str(rec.corpusid), keys
+        yield line_no, corpus_id, keys
 
 
 def dataset_files(root: Path, dataset: str) -> List[Path]:
@@ -116,7 +128,7 @@ def dataset_files(root: Path, dataset: str) -> List[Path]:
     folder = root / dataset
     if not folder.is_dir():
         return []
-    files = [p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")]
+    files = [p for p in folder.iterdir() if is_corpus_file(p) and not p.name.startswith(".")]
     return sorted(files, key=_shard_sort_key)
 
 

@@ -12,6 +12,7 @@ from scincl.corpus.base import Corpus, files_seen
 from scincl.corpus.plain import PAPERS_NAMES
 from scincl.errors import InputError
 from scincl.corpus.arxiv_ids import arxiv_keys
+from scincl.corpus.records import SKIP_INVALID_RECORD
 from scincl.io import PathLike
 from scincl.corpus.shards import ReadStats, iter_numbered_papers, iter_paper_references, list_metadata_shards
 
@@ -27,9 +28,21 @@ def metadata_dir_of(path: PathLike) -> Path:
 
 def read_texts(path: PathLike, strict: bool = False,
                stats: Optional[ReadStats] = None) -> Iterator[Tuple[int, str, Optional[str], Optional[str]]]:
-    """``(line, paper_id, title, abstract)`` of one S2ORC shard."""
+    """``(line, paper_id, title, abstract)`` of one S2ORC shard; a title or abstract that is not a string or null is
+    a counted ``invalid_record`` skip (``strict``: an error), as the other formats' typed readers skip it (issue 41)."""
+    stats = stats if stats is not None else ReadStats()
     for line_no, record in iter_numbered_papers(path, strict=strict, stats=stats):
-        yield line_no, record["paper_id"], record.get("title"), record.get("abstract")
+        title, abstract = record.get("title"), record.get("abstract")
+        bad = next((name for name, value in (("title", title), ("abstract", abstract))
+                    if value is not None and not isinstance(value, str)), None)
+        if bad is not None:
+            message = f"invalid record ({bad} is a {type(record[bad]).__name__}, not a string or null)"
+            if strict:
+                raise InputError(message, path=path, line=line_no, field=bad)
+            stats.papers -= 1  # counted by the shard reader; not a paper of the texts
+            stats.skip(SKIP_INVALID_RECORD, path, line_no, message)
+            continue
+        yield line_no, record["paper_id"], title, abstract
 
 
 EXTERNAL_ID_FIELDS = ("doi", "pubmed_id", "pmc_id", "mag_id", "acl_id")  # S2ORC 20200705v1 metadata fields

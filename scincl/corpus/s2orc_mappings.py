@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Union
 
+from scincl.ids import canonical_pair
 from scincl.errors import InputError
 from scincl.scidocs_io import read_scidocs_metadata_dir
 from scincl.io import PathLike, read_json
@@ -178,10 +179,8 @@ def read_mapping(paths: Union[str, Sequence[str]]) -> Dict[str, str]:
         for k, v in data.items():
             if v is None:
                 continue  # unmapped
-            if isinstance(v, bool) or not isinstance(v, (str, int)) or not str(v).strip() or not str(k).strip():
-                raise InputError(f"id {k!r} maps to {v!r}: an id is a non-empty string or an integer "
-                                 "(issue 29: lists, objects and empty strings were written through)", path=path)
-            merged.setdefault(str(k).strip(), str(v).strip())
+            key, value = canonical_pair(k, v, path)
+            merged.setdefault(key, value)
     if not merged and not _as_path_list(paths):
         raise InputError("no mapping files given")
     return merged

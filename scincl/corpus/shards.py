@@ -27,6 +27,7 @@ import orjson
 from tqdm.auto import tqdm
 
 from scincl.errors import InputError
+from scincl.ids import are_canonical, are_canonical_lists, canonical_id, canonical_ids, id_problem
 from scincl.io import PathLike, read_id_list
 
 try:  # ISA-L inflate is about 3x faster than zlib on S2ORC shards; same stream format and API
@@ -44,6 +45,8 @@ SKIP_MALFORMED_JSON = "malformed_json"
 SKIP_NOT_AN_OBJECT = "not_a_json_object"
 SKIP_MISSING_PAPER_ID = "missing_paper_id"
 SKIP_UNREADABLE_SHARD = "unreadable_shard"
+SKIP_BAD_PAPER_ID = "bad_paper_id"  # an id with whitespace or a control character inside (scincl/ids.py)
+DETAILED_SKIPS = (SKIP_MALFORMED_JSON, SKIP_BAD_PAPER_ID)  # skips whose examples carry the reason
 
 
 @dataclass
@@ -90,6 +93,12 @@ def _shard_sort_key(path: Path) -> Tuple:
     return tuple(int(tok) if tok.isdigit() else tok for tok in re.split(r"(\d+)", path.name))
 
 
+def is_corpus_file(path: Path) -> bool:
+    """A file of a corpus folder, or a dangling symlink: kept, so that its reader counts it as an unreadable shard
+    with a warning (issue 41: it was dropped without a word while an unreadable shard got a warning)."""
+    return path.is_file() or (path.is_symlink() and not path.exists())
+
+
 def list_metadata_shards(metadata_dir: PathLike) -> List[Path]:
     """The ``*.jsonl.gz`` (or ``*.jsonl``) shards of an S2ORC directory, in natural name order.
 
@@ -101,7 +110,7 @@ def list_metadata_shards(metadata_dir: PathLike) -> List[Path]:
         raise InputError("S2ORC directory not found", path=d)
     if not d.is_dir():
         raise InputError("expected a directory of S2ORC shards (*.jsonl.gz), got a file", path=d)
-    shards = [p for p in d.iterdir() if p.is_file() and p.name.endswith(SHARD_SUFFIXES)]
+    shards = [p for p in d.iterdir() if is_corpus_file(p) and p.name.endswith(SHARD_SUFFIXES)]
     if not shards:
         raise InputError("no S2ORC shards (*.jsonl.gz) in directory", path=d)
     return sorted(shards, key=_shard_sort_key)
@@ -220,16 +229,17 @@ def _decode_lines(lines: Iterable[bytes], first_line: int, path: Path, decode: C
         stats.lines += 1
         try:
             pid, decoded = decode(line)
-            if type(pid) is not str:
-                if pid is None or isinstance(pid, bool) or not isinstance(pid, int):
-                    raise _BadLine(SKIP_MISSING_PAPER_ID, "record without 'paper_id'", field="paper_id")
-                pid = str(pid)
-            elif not pid:
+            if pid is None or isinstance(pid, bool) or not isinstance(pid, (str, int)) \
+                    or (type(pid) is str and not pid.strip()):
                 raise _BadLine(SKIP_MISSING_PAPER_ID, "record without 'paper_id'", field="paper_id")
+            problem = id_problem(pid)
+            if problem is not None:
+                raise _BadLine(SKIP_BAD_PAPER_ID, problem, field="paper_id")
+            pid = canonical_id(pid)
         except _BadLine as bad:
             if strict:
                 raise InputError(bad.message, path=path, line=line_no, field=bad.field) from None
-            stats.skip(bad.reason, path, line_no, bad.message if bad.reason == SKIP_MALFORMED_JSON else "")
+            stats.skip(bad.reason, path, line_no, bad.message if bad.reason in DETAILED_SKIPS else "")
             continue
         stats.papers += 1
         yield line_no, pid, decoded
@@ -278,6 +288,28 @@ def iter_numbered_papers(shard_path: PathLike, strict: bool = False,
         _unreadable(path, line_no, exc, strict, stats)
 
 
+def _canonical_batch(records: Sequence[Any]) -> bool:
+    """True when every paper id and reference id of a typed block is already canonical (list operations only)."""
+    return are_canonical([r.paper_id for r in records]) and are_canonical_lists([r.outbound_citations
+                                                                                 for r in records])
+
+
+def record_id(value: Any, path: PathLike, line: Optional[int], strict: bool, stats: Optional[ReadStats],
+              field: str = "paper_id") -> Optional[str]:
+    """A corpus record's id in canonical form (:func:`scincl.ids.canonical_id`), or None after counting it as
+    ``bad_paper_id`` (``strict``: an InputError naming file, line and field)."""
+    problem = None if value is None else id_problem(value)
+    if value is not None and problem is None:
+        return canonical_id(value)
+    if problem is None:
+        problem = f"no {field}"
+    if strict:
+        raise InputError(problem, path=path, line=line, field=field)
+    if stats is not None:
+        stats.skip(SKIP_BAD_PAPER_ID, path, line, problem)
+    return None
+
+
 class ReferenceBatch(NamedTuple):
     """The references of one decompressed block of lines (see :func:`iter_reference_batches`)."""
 
@@ -313,7 +345,7 @@ def iter_reference_batches(shard_path: PathLike, strict: bool = False,
                 records = _REFERENCE_LIST_DECODER.decode_lines(block)
             except (msgspec.DecodeError, UnicodeDecodeError):
                 records = None
-            if records is not None and len(records) == n_lines:
+            if records is not None and len(records) == n_lines and _canonical_batch(records):
                 stats.lines += n_lines
                 stats.papers += n_lines
                 yield ReferenceBatch(range(line_no + 1, line_no + 1 + n_lines), [r.paper_id for r in records],
@@ -395,7 +427,8 @@ def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: i
 def load_id_set(ids: Optional[Any], what: str = "paper ids") -> Optional[Set[str]]:
     """An id filter from a JSON list file path, a comma-separated string, or an iterable; None stays None.
 
-    A path that does not exist or a file that is not a JSON list is an :class:`InputError`.
+    Every id in its canonical form (:func:`scincl.ids.canonical_id`). A path that does not exist, a file
+    that is not a JSON list or an id that cannot be one is an :class:`InputError`.
     """
     if ids is None or ids == "":
         return None
@@ -405,12 +438,12 @@ def load_id_set(ids: Optional[Any], what: str = "paper ids") -> Optional[Set[str
             out = set(read_id_list(text))
             logger.info("loaded %d %s from %s", len(out), what, text)
             return out
-        if "," in text or text.isdigit():
-            return {tok.strip() for tok in text.split(",") if tok.strip()}
+        if "," in text or text.strip().isdigit():
+            return {canonical_id(tok, field=what) for tok in text.split(",") if tok.strip()}
         raise InputError(f"{what}: file not found", path=text)
     if isinstance(ids, (int,)):
-        return {str(ids)}
-    return {str(i) for i in ids}
+        return {canonical_id(ids, field=what)}
+    return set(canonical_ids(list(ids), field=what))
 
 
 def iter_all_papers(shards: Iterable[PathLike], strict: bool = False,
@@ -437,18 +470,13 @@ def unit_name(path: Path) -> str:
 
 def normalize_references(refs: Any, path: PathLike = "", line: Optional[int] = None,
                          strict: bool = False, stats: Optional[ReadStats] = None) -> Optional[List[str]]:
-    """An ``outbound_citations`` value as distinct string ids (see :func:`scincl.graph.citations.outbound_references`)."""
+    """An ``outbound_citations`` value as distinct canonical string ids (see
+    :func:`scincl.graph.citations.outbound_references`); a value that is not a list of ids is None (counted)."""
     if refs is None:
         return []
-    if type(refs) is list:
-        try:
-            "".join(refs)  # C-speed check that every id is a string (the S2ORC case)
-        except TypeError:
-            if all(isinstance(r, (str, int)) and not isinstance(r, bool) for r in refs):
-                refs = [str(r) for r in refs]
-            else:
-                refs = None
-    else:
+    if type(refs) is list and not are_canonical(refs):
+        refs = [canonical_id(r) for r in refs] if all(id_problem(r) is None for r in refs) else None
+    elif type(refs) is not list:
         refs = None
     if refs is None:
         if strict:

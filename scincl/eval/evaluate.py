@@ -22,6 +22,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.eval.lexical import embed_lexical, is_lexical, is_sparse
+from scincl.model.folder_check import check_model_files
 from scincl.eval.report import aggregate_runs, average, results_markdown, runs_average
 from scincl.eval.retrieval import citation_recommendation_buckets, full_pool_retrieval
 from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
@@ -301,6 +302,9 @@ def run_evaluation(
                   *embeddings):
         if given and not Path(given).exists():  # fail before any expensive step
             raise InputError("file not found", path=given)
+    for model in model_dirs:  # every model folder before the first is embedded (issue 41)
+        if not is_lexical(model):
+            check_model_files(model, "--model_dirs")
     results_path = out / "results.json"
     record = OutputRecord(results_path, command="evaluate", settings={
         "val_or_test": val_or_test, "max_sequence_length": int(max_sequence_length) if max_sequence_length else None,

@@ -84,17 +84,24 @@ class LexicalEncoder:
         self._avgdl = 0.0
 
     def fit(self, texts: Sequence[str]) -> "LexicalEncoder":
-        """Learn the vocabulary (and idf, BM25's average length) from ``texts``."""
+        """Learn the vocabulary (and idf, BM25's average length) from ``texts``; texts without one indexable word
+        (empty, or stop words only) are an InputError, not scikit-learn's traceback (issue 41)."""
         from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-        if self.method == "tfidf":
-            self._vectorizer = TfidfVectorizer(sublinear_tf=True, stop_words=STOP_WORDS).fit(texts)
-        else:
-            self._vectorizer = CountVectorizer(stop_words=STOP_WORDS)
-            counts = self._vectorizer.fit_transform(texts)
-            self._df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
-            self._n = counts.shape[0]
-            self._avgdl = float(counts.sum()) / max(1, self._n)
+        try:
+            if self.method == "tfidf":
+                self._vectorizer = TfidfVectorizer(sublinear_tf=True, stop_words=STOP_WORDS).fit(texts)
+            else:
+                self._vectorizer = CountVectorizer(stop_words=STOP_WORDS)
+                counts = self._vectorizer.fit_transform(texts)
+                self._df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
+                self._n = counts.shape[0]
+                self._avgdl = float(counts.sum()) / max(1, self._n)
+        except ValueError as exc:
+            if "empty vocabulary" not in str(exc):
+                raise
+            raise InputError(f"{self.method}: none of the {len(texts)} papers has a word to index (empty titles and "
+                             "abstracts, or stop words only)") from None
         logger.info("%s fitted on %d texts: %d terms", self.method, len(texts), len(self.vocabulary))
         return self
 

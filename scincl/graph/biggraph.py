@@ -23,12 +23,13 @@ exports land in ``checkpoint_path``)::
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from scincl.errors import InputError
 from scincl.faults import kill_point
@@ -81,6 +82,44 @@ def clear_checkpoints(checkpoint_path: PathLike) -> None:
                 p.unlink()
             elif p.is_dir() and re.fullmatch(r"epoch_\d+", p.name):
                 shutil.rmtree(p)
+
+
+def remove_partial_checkpoints(checkpoint_path: PathLike) -> List[str]:
+    """Remove the checkpoint files newer than ``checkpoint_version.txt`` (all versioned files without it): what a
+    training that failed mid-write (full disk) left half written. Returns the names removed."""
+    root = Path(checkpoint_path)
+    version_file = root / "checkpoint_version.txt"
+    try:
+        complete = int(version_file.read_text().strip()) if version_file.exists() else 0
+    except (OSError, ValueError):
+        complete = 0
+    removed = []
+    for path in root.glob("*.v*.h5") if root.is_dir() else ():
+        match = re.search(r"\.v(\d+)\.h5$", path.name)
+        if match and int(match.group(1)) > complete:
+            path.unlink(missing_ok=True)
+            removed.append(path.name)
+    if removed:
+        logger.info("biggraph: removed the partial checkpoint files %s", ", ".join(sorted(removed)))
+    return removed
+
+
+@contextlib.contextmanager
+def _failure_names(path: PathLike, step: str, cleanup: Optional[PathLike] = None) -> Iterator[None]:
+    """A write failure inside PyTorch-BigGraph (a full disk) names ``path`` (issue 41: "no space left on device while
+    writing" named nothing); ``cleanup``: a folder this step created, removed on any failure (no half import)."""
+    try:
+        yield
+    except BaseException as exc:
+        if cleanup is not None:
+            shutil.rmtree(cleanup, ignore_errors=True)
+        current: Optional[BaseException] = exc
+        while current is not None:
+            if isinstance(current, OSError) and not current.filename:
+                current.filename = f"{path} (PyTorch-BigGraph {step})"
+                break
+            current = current.__cause__ or current.__context__
+        raise
 
 
 def train_biggraph(
@@ -146,8 +185,10 @@ def train_biggraph(
         if rank != 0:
             raise InputError("import on rank 0 (or beforehand); other ranks train on the existing import")
         previous = _manifest_or_none(Path(config_dict["entity_path"]) / "import_manifest.json")
-        manifest = import_edges(config_dict, train_edges, test_edges, seed=seed, override=override,
-                                importer=importer)
+        with _failure_names(config_dict["entity_path"], "import",
+                            cleanup=None if Path(config_dict["entity_path"]).exists() else config_dict["entity_path"]):
+            manifest = import_edges(config_dict, train_edges, test_edges, seed=seed, override=override,
+                                    importer=importer)
         if override or previous is None or previous.get("inputs") != manifest.get("inputs"):
             clear_checkpoints(config_dict["checkpoint_path"])
     elif override:
@@ -156,7 +197,12 @@ def train_biggraph(
         raise InputError("no imported training edges; pass --train_edges (and --test_edges)", path=edge_paths[0])
 
     kill_point("biggraph:imported")
-    train(config_dict, edge_path=edge_paths[0], rank=rank, seed=seed)
+    with _failure_names(config_dict["checkpoint_path"], "training"):
+        try:
+            train(config_dict, edge_path=edge_paths[0], rank=rank, seed=seed)
+        except BaseException:
+            remove_partial_checkpoints(config_dict["checkpoint_path"])
+            raise
     if rank != 0:
         logger.info("biggraph: rank %d done (rank 0 evaluates and exports)", rank)
         return result

@@ -19,11 +19,13 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import accumulate, compress, count, islice, repeat, starmap
+from itertools import accumulate, chain, compress, count, islice, repeat, starmap
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from scincl.errors import InputError
+from scincl.graph.duplicates import DUPLICATE_PAPER_ID, RecordTracker, candidate_copies, later_copies
+from scincl.ids import check_id_coverage
 from scincl.io import PathLike, atomic_path, iter_tsv
 from scincl.corpus.shards import (ReadStats, ReferenceBatch, iter_paper_references, iter_reference_batches, map_shards,
                           normalize_references, unit_name)
@@ -48,6 +50,8 @@ class ShardCitations:
     citing_papers: int = 0
     edges: Counter = field(default_factory=Counter)  # per split
     dropped: Counter = field(default_factory=Counter)  # edges removed by a filter, by reason
+    matched: Dict[str, Set[str]] = field(default_factory=lambda: {"included": set(), "excluded": set()})
+    tracker: RecordTracker = field(default_factory=RecordTracker)  # citing ids' hashes (duplicate papers)
 
 
 def outbound_references(record: dict, path: PathLike = "", line: Optional[int] = None,
@@ -115,19 +119,28 @@ def _keep_citing(pids: List[str], refs_of: List[List[str]], keep: List[bool], dr
 def iter_citing_batches(shard_path: PathLike, included: Optional[Set[str]] = None,
                         excluded: Optional[Set[str]] = None, strict: bool = False,
                         stats: Optional[ReadStats] = None, dropped: Optional[Counter] = None,
-                        read_references: ReadReferences = iter_paper_references
-                        ) -> Iterator[Tuple[List[str], List[List[str]]]]:
+                        read_references: ReadReferences = iter_paper_references,
+                        matched: Optional[Dict[str, Set[str]]] = None,
+                        tracker: Optional[RecordTracker] = None) -> Iterator[Tuple[List[str], List[List[str]]]]:
     """``(paper_ids, references)`` of the citing papers of one shard, a batch at a time, after the id filters.
 
     ``included`` keeps only those citing papers; ``excluded`` drops them as citing papers and drops
     references to them. Filtered edges are counted in ``dropped`` by reason. ``read_references``
     reads one file of the corpus (S2ORC shards by default; see :mod:`scincl.corpus` for the others).
+    ``matched["included"|"excluded"]`` collects the listed ids the shard holds (as citing or cited paper);
+    ``tracker`` hashes every citing record's id and leaves out the later copies of a paper (:mod:`.duplicates`).
     """
     stats = stats if stats is not None else ReadStats()
     dropped = dropped if dropped is not None else Counter()
+    matched = matched if matched is not None else {"included": set(), "excluded": set()}
     for batch in reference_batches(read_references, shard_path, strict, stats):
         pids, refs_of = normalize_batch(batch, shard_path, strict, stats)
+        if tracker is not None:
+            pids, refs_of = tracker.apply(pids, refs_of)
+        if excluded is not None:
+            matched["excluded"].update(excluded.intersection(pids))
         if included is not None:
+            matched["included"].update(included.intersection(pids))
             pids, refs_of = _keep_citing(pids, refs_of, list(map(included.__contains__, pids)), dropped,
                                          "citing_not_included")
         if excluded is not None:
@@ -136,6 +149,7 @@ def iter_citing_batches(shard_path: PathLike, included: Optional[Set[str]] = Non
                 kept = [refs if excluded.isdisjoint(refs) else [r for r in refs if r not in excluded]
                         for refs in refs_of]
                 dropped["cited_excluded"] += sum(map(len, refs_of)) - sum(map(len, kept))
+                matched["excluded"].update(excluded.intersection(chain.from_iterable(refs_of)))
                 refs_of = kept
         yield pids, refs_of
 
@@ -189,7 +203,8 @@ def split_batch(pids: List[str], refs_of: List[List[str]], draw: Callable[[], fl
 def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optional[Set[str]] = None,
                             excluded: Optional[Set[str]] = None, strict: bool = False,
                             test_ratio: float = 0.0, seed: int = 0,
-                            read_references: ReadReferences = iter_paper_references) -> ShardCitations:
+                            read_references: ReadReferences = iter_paper_references,
+                            tracker: Optional[RecordTracker] = None) -> ShardCitations:
     """Write one shard's edges to part files in ``parts_dir`` (worker function of get_citations).
 
     With ``test_ratio`` each edge goes to the ``train`` or ``test`` part by a seeded draw whose
@@ -199,12 +214,14 @@ def extract_shard_citations(shard_path: Path, parts_dir: Path, included: Optiona
     name = unit_name(shard_path)
     splits = ("train", "test") if test_ratio > 0 else ("all",)
     result = ShardCitations(shard=str(shard_path), stats=ReadStats(),
-                            parts={s: Path(parts_dir) / f"{name.replace('/', '.')}.{s}.part" for s in splits})
+                            parts={s: Path(parts_dir) / f"{name.replace('/', '.')}.{s}.part" for s in splits},
+                            tracker=tracker if tracker is not None else RecordTracker())
     draw = split_stream(test_ratio, seed, stream=name).random if test_ratio > 0 else None
     with contextlib.ExitStack() as stack:
         out = {s: stack.enter_context(open(p, "w", encoding="utf-8", newline="")) for s, p in result.parts.items()}
         for pids, refs_of in iter_citing_batches(shard_path, included, excluded, strict, result.stats, result.dropped,
-                                                 read_references):
+                                                 read_references, result.matched,
+                                                 result.tracker if read_references in BATCH_READERS else None):
             result.citing_papers += len(pids)
             if draw is None:
                 out["all"].write(edge_lines(pids, refs_of))
@@ -315,6 +332,47 @@ def _write_node_sample(parts: Sequence[Path], handles: Dict[str, IO[bytes]], kee
                 counts[split] += 1
 
 
+def _rerun_shard(job: Tuple[Path, RecordTracker], worker: Callable[..., ShardCitations]) -> ShardCitations:
+    return worker(job[0], tracker=job[1])
+
+
+def without_later_copies(results: List[ShardCitations], worker: Callable[..., ShardCitations],
+                         shards: Sequence[Path], workers: int) -> List[ShardCitations]:
+    """The shards' results with every citing paper's later copies left out (:mod:`scincl.graph.duplicates`), counted
+    as ``duplicate_paper_id`` (S2ORC shards, one record per paper; formats with one record per citation, S2AG and
+    plain, legitimately name a citing paper again in a later run of lines): the shards holding a repeated id hash are read again to compare the ids, then those
+    with a later copy are extracted again without it."""
+    candidates = candidate_copies([r.tracker.all_hashes() for r in results])
+    if not candidates:
+        return results
+    rerun = partial(_rerun_shard, worker=worker)
+    order = sorted(candidates)
+    probed = map_shards(rerun, [(shards[i], RecordTracker(probe=candidates[i])) for i in order], workers,
+                        desc="duplicate ids")
+    drops = later_copies({i: r.tracker.probed for i, r in zip(order, probed)})
+    results = list(results)
+    for i, redone in zip(sorted(drops), map_shards(rerun, [(shards[i], RecordTracker(drop=drops[i]))
+                                                            for i in sorted(drops)], workers, desc="duplicate ids")):
+        redone.stats.counted[DUPLICATE_PAPER_ID] += len(drops[i])
+        results[i] = redone
+    if drops:
+        logger.warning("citations: %d records repeat a citing paper found earlier (another shard or line); their "
+                       "edges are left out (counted as %s)", sum(map(len, drops.values())), DUPLICATE_PAPER_ID)
+    return results
+
+
+def id_list_coverage(included: Optional[Set[str]], excluded: Optional[Set[str]], results: Sequence[ShardCitations],
+                     corpus: PathLike) -> Dict[str, Dict]:
+    """How many of the included / excluded ids the corpus holds (:func:`scincl.ids.check_id_coverage`: none is an
+    error before any output is written, few a warning), for the stats' ``id_lists``."""
+    out = {}
+    for name, ids in (("included", included), ("excluded", excluded)):
+        if ids:
+            found = set().union(*(r.matched[name] for r in results))
+            out[f"{name}_paper_ids"] = check_id_coverage(f"{name} paper ids", len(ids), len(found), str(corpus))
+    return out
+
+
 def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1, test_ratio: float = 0.0,
                       seed: int = 0, included: Optional[Set[str]] = None, excluded: Optional[Set[str]] = None,
                       sample_n_nodes: int = 0, strict: bool = False,
@@ -329,6 +387,7 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
     train_test_assigner(test_ratio, seed)  # validates test_ratio before any work
     splits = [k for k in ("all", "train", "test") if k in paths]
     base = paths["stats"].parent
+    created = not base.exists()
     base.mkdir(parents=True, exist_ok=True)
     parts_dir = make_temporary_dir(base, "citations.parts")
     try:
@@ -336,12 +395,14 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
                          strict=strict, test_ratio=0.0 if sample_n_nodes else test_ratio, seed=seed,
                          read_references=read_references)
         results: List[ShardCitations] = map_shards(worker, shards, workers, desc="citations")
+        results = without_later_copies(results, worker, shards, workers)
         stats = ReadStats()
         dropped: Counter = Counter()
         counts: Counter = Counter()
         for r in results:
             stats.merge(r.stats)
             dropped.update(r.dropped)
+        coverage = id_list_coverage(included, excluded, results, Path(shards[0]).parent if shards else base)
         with contextlib.ExitStack() as stack:  # exits in reverse: files closed, then renamed into place
             tmp = {s: stack.enter_context(atomic_path(paths[s])) for s in splits}
             handles = {s: stack.enter_context(open(tmp[s], "wb")) for s in splits}
@@ -354,6 +415,11 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
                 for split in splits:
                     _concatenate([r.parts[split] for r in results], handles[split])
                     counts[split] = sum(r.edges[split] for r in results)
+    except InputError:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+        if created and base.is_dir() and not any(base.iterdir()):
+            base.rmdir()  # a refusal (bad input) leaves no empty output folder behind
+        raise
     finally:
         shutil.rmtree(parts_dir, ignore_errors=True)
     edges = sum(counts[s] for s in splits)
@@ -363,6 +429,7 @@ def extract_citations(shards: Sequence[Path], output: PathLike, workers: int = 1
         "edges": edges,
         "edges_by_split": {s: counts[s] for s in splits},
         "edges_dropped": dict(sorted(dropped.items())),
+        "id_lists": coverage,
         "outputs": {k: str(v) for k, v in paths.items()},
         "settings": {"workers": workers, "test_ratio": test_ratio, "seed": seed, "sample_n_nodes": sample_n_nodes,
                      "included_paper_ids": None if included is None else len(included),

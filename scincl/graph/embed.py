@@ -137,7 +137,9 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     if record.reusable(override):
         return {"embeddings_path": str(emb_path), "entity_names_path": str(names_path), "reused": True}
 
-    block_size = _embedder_memory(method, train_edges, test_edges, dim, block_size, memory_limit)
+    papers, edges = graph_counts(train_edges, test_edges)
+    check_graph_size(method, papers, edges, dim, train_edges)
+    block_size = _embedder_memory(method, papers, edges, dim, block_size, memory_limit)
     started, cpu_started = time.perf_counter(), time.process_time()
     out.mkdir(parents=True, exist_ok=True)
     work = make_temporary_dir(out, "embed_blocks") if block_size is not None else None
@@ -168,12 +170,22 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     return result
 
 
-def _embedder_memory(method: str, train_edges, test_edges, dimension: int, block_size: Optional[int],
+def check_graph_size(method: str, papers: int, edges: int, dimension: int, train_edges: PathLike) -> None:
+    """A graph with no edges has nothing to embed; ProNE's SVD gives at most one dimension per paper, so a
+    --dimension above the paper count is refused instead of silently returning fewer dimensions (issue 41)."""
+    if edges == 0:
+        raise InputError(f"no edges: {method} has nothing to embed (an empty or comment-only edge file)",
+                         path=train_edges)
+    if method == "prone" and dimension > papers:
+        raise InputError(f"--dimension {dimension} is more than the graph's {papers} papers: prone's SVD gives at "
+                         f"most {papers} dimensions; pass --dimension {papers} or less", path=train_edges)
+
+
+def _embedder_memory(method: str, papers: int, edges: int, dimension: int, block_size: Optional[int],
                      memory_limit: Optional[str]) -> Optional[int]:
     """Check the graph stage's memory with the real counts; with --memory_limit, fastrp's block size that fits."""
     from scincl.graph.memory_plan import check_graph_memory, choose_setting
 
-    papers, edges = graph_counts(train_edges, test_edges)
     chosen, _ = choose_setting(method, papers, edges, dimension, memory_limit, block_size)
     if chosen != block_size:
         logger.info("embed_graph: --memory_limit %s: %s in blocks of %d rows", memory_limit, method, chosen)

@@ -23,7 +23,8 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.io import is_gzip_path, iter_jsonl, iter_triples_csv, read_json
-from scincl.triples.groups import NEGATIVES_KEY, POSITIVES_KEY, QUERY_KEY, group_query, group_triplets
+from scincl.ids import canonical_id
+from scincl.triples.groups import group_members, group_triplets
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,8 @@ def iter_metadata(path: Path) -> Iterator[Tuple[str, Optional[str], Optional[str
                 record = {}
             if not isinstance(record, dict):
                 raise InputError(f"metadata of paper {key!r} is not an object", path=path, field=str(key))
-            yield str(record.get("paper_id") or key), record.get("title"), record.get("abstract")
+            yield canonical_id(record.get("paper_id") or key, path, field=str(key)), record.get("title"), \
+                record.get("abstract")
         return
     first_line: Dict[str, int] = {}
     for line_no, record in iter_jsonl(path):
@@ -75,7 +77,7 @@ def iter_metadata(path: Path) -> Iterator[Tuple[str, Optional[str], Optional[str
         for name, value in (("title", title), ("abstract", abstract)):
             if value is not None and not isinstance(value, str):
                 raise InputError(f"{name} is not a string", path=path, line=line_no, field=name)
-        paper_id = str(record["paper_id"])
+        paper_id = canonical_id(record["paper_id"], path, line_no, "paper_id")
         if first_line.setdefault(paper_id, line_no) != line_no:
             raise InputError(f"duplicate paper_id {paper_id!r} (first on line {first_line[paper_id]}): which text "
                              "is meant?", path=path, line=line_no, field="paper_id")
@@ -123,19 +125,7 @@ def read_training_rows(path: Path) -> TrainingRows:
         return TrainingRows(TRIPLETS, rows, str(path))
     rows = []
     for line_no, record in iter_jsonl(path):
-        if not isinstance(record, dict):
-            raise InputError(f"expected an object {{{QUERY_KEY}, positives, negatives}}", path=path, line=line_no)
-        query = group_query(record)
-        if query in (None, ""):
-            raise InputError(f"group without '{QUERY_KEY}'", path=path, line=line_no, field=QUERY_KEY)
-        members = []
-        for name in (POSITIVES_KEY, NEGATIVES_KEY):
-            value = record.get(name)
-            if not isinstance(value, list) or not value:
-                raise InputError(f"'{name}' must be a non-empty list of paper ids", path=path, line=line_no,
-                                 field=name)
-            members.append([str(pid) for pid in value])
-        rows.append((str(query), members[0], members[1]))
+        rows.append(group_members(record, path, line_no))
     if not rows:
         raise InputError("no groups in file", path=path)
     return TrainingRows(GROUPS, rows, str(path))
@@ -257,6 +247,17 @@ def load_tokenized_papers(metadata_path: Path, tokenizer: Any, max_sequence_leng
     logger.info("papers: %d tokenised from %s (max %d tokens)%s", len(tokenized), path, max_sequence_length,
                 f", {empty} without title and abstract" if empty else "")
     return TokenizedPapers(tokenized, row_of, empty, missing)
+
+
+def nothing_to_learn(rows: "TrainingRows", papers: TokenizedPapers) -> Optional[str]:
+    """Why training rows give the encoder nothing to learn (issue 41), or None: every paper without text (each input
+    is the separator alone), or every row's positives equal to its negatives (the loss cannot tell them apart)."""
+    if papers.row_of and papers.empty_papers == len(papers.row_of):
+        return (f"none of the {len(papers.row_of)} training papers has a title or an abstract (every input is the "
+                "separator alone)")
+    if rows.rows and all(set(positives) == set(negatives) for _, positives, negatives in rows.rows):
+        return f"in every one of the {len(rows.rows)} training rows the positives are the negatives"
+    return None
 
 
 # ---------------------------------------------------------------------------- train dataset

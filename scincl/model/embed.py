@@ -15,6 +15,7 @@ import torch
 
 from scincl.errors import InputError
 from scincl.io import write_embeddings_jsonl
+from scincl.model.collapse import check_embeddings
 from scincl.model.data import iter_metadata, paper_text
 from scincl.model.device import check_gpu_usable, parse_bf16_request, resolve_bf16
 from scincl.model.encoder import (DocumentEncoder, default_device, embedding_length, load_backbone,
@@ -146,6 +147,7 @@ def embed(
         raise InputError(f"the model gives NaN or infinite embeddings for {int((~finite).sum())} of {len(finite)} "
                          f"papers, the first paper {paper_ids[row]!r} (row {row} of {metadata_path}); a diverged "
                          "training?", path=model_dir_or_name)
+    check_embeddings(vectors, texts, model_dir_or_name)  # collapsed: an error, never scored (issue 41)
     count = write_embeddings_jsonl(out, paper_ids, vectors)
     record.write()  # last: the embeddings are complete
     logger.info("wrote %d embeddings (dim %d) to %s", count, vectors.shape[1], out)

@@ -74,23 +74,33 @@ def _local_files_only(name_or_path: str) -> bool:
 
 
 def load_backbone(name_or_path: str, with_mlm_head: bool = False) -> Tuple[nn.Module, Any]:
-    """Load ``(model, tokenizer)``; the model is ``AutoModelForMaskedLM`` when an MLM head is needed."""
-    from huggingface_hub.errors import HFValidationError
+    """Load ``(model, tokenizer)``; the model is ``AutoModelForMaskedLM`` when an MLM head is needed.
+
+    A folder is checked first (:func:`scincl.model.folder_check.check_model_files`: config, weights, tokenizer);
+    any failure to load is one :class:`~scincl.errors.InputError` line naming the model, never a traceback.
+    """
     from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
+    from scincl.errors import InputError
+    from scincl.model.folder_check import check_model_files
+
+    check_model_files(name_or_path, "cannot load model")
     local = _local_files_only(name_or_path)
     try:
         tokenizer = AutoTokenizer.from_pretrained(name_or_path, local_files_only=local)
         model_cls = AutoModelForMaskedLM if with_mlm_head else AutoModel
         model = model_cls.from_pretrained(name_or_path, local_files_only=local)
-    except (OSError, HFValidationError) as exc:
-        from scincl.errors import InputError
-
-        raise InputError(f"cannot load model ({str(exc).splitlines()[0]})", path=name_or_path) from None
+    except Exception as exc:  # noqa: BLE001 - safetensors, ValueError, RuntimeError (shapes), ...: the user's model
+        text = str(exc).strip().splitlines()
+        raise InputError(f"cannot load model ({type(exc).__name__}: {text[0][:300] if text else ''})",
+                         path=name_or_path) from None
     return model, tokenizer
 
 
 # ------------------------------------------------------------------------------------ pooling
+
+CHECK_TEXT = "a short document to check that the model encodes"
+
 
 def pool(last_hidden_state: Tensor, attention_mask: Tensor, strategy: str = DEFAULT_POOLING) -> Tensor:
     """Document embedding from token states: ``cls`` = first token, ``mean`` = mask-weighted mean."""
@@ -235,3 +245,22 @@ def saved_pooling_strategy(model_dir_or_name: str) -> str:
 def default_device() -> torch.device:
     """CUDA when present, else CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def check_encoder(name_or_path: str, flag: str = "--base_model_name_or_path") -> None:
+    """:func:`check_model_files`, then load the model and encode one document: it must give one finite vector."""
+    from scincl.errors import InputError
+    from scincl.model.folder_check import check_model_files, first_line
+
+    check_model_files(name_or_path, flag)
+    backbone, tokenizer = load_backbone(str(name_or_path))
+    try:
+        batch = tokenizer([CHECK_TEXT], return_tensors="pt", truncation=True, max_length=16)
+        with torch.no_grad():
+            vector = DocumentEncoder(backbone.eval()).forward(batch["input_ids"], batch["attention_mask"])
+    except Exception as exc:  # noqa: BLE001 - any failure to encode is the model's, named in one line
+        raise InputError(f"{flag}: the model cannot encode a document ({first_line(exc)})",
+                         path=name_or_path) from None
+    if vector.ndim != 2 or vector.shape[0] != 1 or not torch.isfinite(vector).all():
+        raise InputError(f"{flag}: the model does not give one finite vector per document (got shape "
+                         f"{tuple(vector.shape)})", path=name_or_path)

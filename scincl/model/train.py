@@ -15,7 +15,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
@@ -233,6 +233,7 @@ def train(
 
     from scincl.model.card import write_model_card
     from scincl.model.collator import DedupCollator
+    from scincl.model.folder_check import check_model_files
     from scincl.model.encoder import (POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler,
                                       load_backbone, resolve_base_model, save_encoder)
     from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings, take_loss_options
@@ -251,6 +252,8 @@ def train(
                          f"choose one of {', '.join(POOLING_STRATEGIES)}")
     if graph_distillation_weight > 0 and not graph_embeddings_path:
         raise InputError("--graph_distillation_weight needs --graph_embeddings_path")
+    if base_model_name_or_path:  # its files before any output (issue 41); loading names any other problem
+        check_model_files(str(base_model_name_or_path), "--base_model_name_or_path")
     out = Path(output_dir)
     guard_training(excluded_paper_ids, train_triples_path, graph_paper_ids=graph_paper_ids_path,
                    citations=str(citations_path).split(",") if citations_path else (),
@@ -317,6 +320,9 @@ def train(
     with args.main_process_first(desc="tokenising papers"):
         papers = model_data.load_tokenized_papers(Path(train_metadata_path), tokenizer, max_sequence_length,
                                                   paper_ids=needed, cache_dir=cache_dir)
+    empty = model_data.nothing_to_learn(rows, papers)
+    if empty is not None:
+        raise InputError(f"nothing to learn: {empty}", path=train_triples_path)
     train_dataset, train_report = model_data.build_example_dataset(rows, papers)
     train_report.log("train")
     eval_dataset = eval_report = None
@@ -353,6 +359,8 @@ def train(
 
     if trainer.is_world_process_zero():
         save_encoder(encoder, tokenizer, out, max_seq_length=int(eval_max_sequence_length or max_sequence_length))
+        embedding_check = check_trained_embeddings(encoder, tokenizer, train_metadata_path, rows.paper_ids(),
+                                                   max_sequence_length, out)
         run = {
             "command": "train",
             "arguments": {
@@ -378,6 +386,7 @@ def train(
                 "eval_rows": len(eval_dataset) if eval_dataset is not None else 0,
             },
             "metrics": {"global_step": result.global_step, "training_loss": result.training_loss, **result.metrics},
+            "embedding_check": embedding_check,
             "world_size": args.world_size,
             "versions": _versions(),
         }
@@ -387,6 +396,25 @@ def train(
         logger.info("saved encoder to %s (%d steps, training loss %.4f)", out, result.global_step,
                     result.training_loss)
     return out
+
+
+def check_trained_embeddings(encoder: Any, tokenizer: Any, metadata_path: Any, paper_ids: List[str],
+                             max_sequence_length: int, out: Path) -> Dict[str, Any]:
+    """Embed up to :data:`~scincl.model.collapse.CHECK_PAPERS` training papers with the trained encoder and check the
+    vectors are not collapsed (:mod:`scincl.model.collapse`); the report goes to ``OUTPUT_DIR/embedding_check.json``
+    before a collapse is refused, so the run is never marked finished (nor scored) with collapsed embeddings."""
+    from scincl.model.collapse import CHECK_PAPERS, EMBEDDING_CHECK_NAME, check_embeddings, embedding_check
+    from scincl.model.data import iter_metadata, paper_text
+    from scincl.model.embed import encode_texts
+
+    wanted = set(paper_ids[:CHECK_PAPERS])
+    texts = [paper_text(title, abstract, tokenizer.sep_token)
+             for pid, title, abstract in iter_metadata(Path(metadata_path)) if pid in wanted]
+    device = next(encoder.parameters()).device
+    vectors = encode_texts(encoder, tokenizer, texts, max_sequence_length=max_sequence_length, device=device,
+                           show_progress=False)
+    write_json(out / EMBEDDING_CHECK_NAME, embedding_check(vectors, texts))
+    return check_embeddings(vectors, texts, out, hint="; the training collapsed (lower --learning_rate?)")
 
 
 def _destroy_process_group_at_exit() -> None:

@@ -42,6 +42,7 @@ from scincl.leakage import guard_training, recorded_report
 from scincl.pipeline.layout import Planner, base_model_short_name, encoder_path, leakage_inputs, plan_paths
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
+from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
                                       format_workload)
@@ -466,6 +467,7 @@ class SciNCLPlan(Planner):
                              override=[n for n in self.s.override if n in names])
         if "train" in names and "train" not in self.s.skip and self.p.model.exists():
             manifest.set("leakage", self.leakage_record())
+            manifest.set("embedding_check", recorded_embedding_check(self.p.model))  # issue 41: collapse warning
         table = None
         if (self.p.comparison / "comparison.md").exists() and "compare" in names:
             table = (self.p.comparison / "comparison.md").read_text()
@@ -492,6 +494,9 @@ def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Opt
     run; what several experiments of one call share lives in ``shared_dir``."""
     settings = check_input_paths(settings_from_flags(output_dir, flags))
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
+    from scincl.model.encoder import check_encoder
+
+    check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
     arguments = {"output_dir": output_dir, **flags}
     return pipeline.run(arguments)
 

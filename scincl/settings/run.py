@@ -221,8 +221,8 @@ def parse_seeds(seeds: SeedsArg) -> List[int]:
                 values = [int(x) for x in text.split(",") if x.strip()]
         except ValueError:
             raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}") from None
-    else:
-        values = [int(x) for x in seeds]
+    else:  # a list, or a float: 1.5 is refused, not truncated (issue 41)
+        values = parse_int_list([seeds] if isinstance(seeds, float) else seeds, "seeds")
     if not values or len(set(values)) != len(values):
         raise InputError(f"--seeds: expected distinct seeds, got {seeds!r}")
     if any(not 0 <= v < 2 ** 32 for v in values):  # numpy's and torch's seed range (issue 29: -1 crashed in training)
@@ -231,12 +231,15 @@ def parse_seeds(seeds: SeedsArg) -> List[int]:
 
 
 def parse_int_list(values: Any, name: str) -> List[int]:
-    """``"10,25,100"`` / ``(10, 25)`` / ``25`` -> list of ints (an :class:`InputError` otherwise)."""
+    """``"10,25,100"`` / ``(10, 25)`` / ``25`` -> list of ints (an :class:`InputError` otherwise: ``10.5`` is
+    refused, not truncated to 10; issue 41)."""
     if isinstance(values, str):
         values = [v for v in values.split(",") if v.strip()]
     elif isinstance(values, int):
         values = [values]
     try:
+        if any(isinstance(v, bool) or (isinstance(v, float) and not v.is_integer()) for v in values):
+            raise ValueError
         return [int(v) for v in values]
     except (TypeError, ValueError):
         raise InputError(f"--{name}: expected integers like 10,25,100, got {values!r}") from None

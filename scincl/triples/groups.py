@@ -31,6 +31,26 @@ def group_query(record: Mapping[str, Any]) -> Optional[Any]:
     return record.get(LEGACY_QUERY_KEY) if value in (None, "") else value
 
 
+def group_members(record: Any, path: Any = None, line: Optional[int] = None) -> Tuple[str, List[str], List[str]]:
+    """``(query, positives, negatives)`` of one groups-file record, every id canonical
+    (:func:`scincl.ids.canonical_id`); a record that is not a group is an InputError naming file and line."""
+    from scincl.errors import InputError
+    from scincl.ids import canonical_id, canonical_ids
+
+    if not isinstance(record, dict):
+        raise InputError(f"expected an object {{{QUERY_KEY}, positives, negatives}}", path=path, line=line)
+    query = group_query(record)
+    if query in (None, ""):
+        raise InputError(f"group without '{QUERY_KEY}'", path=path, line=line, field=QUERY_KEY)
+    members = []
+    for name in (POSITIVES_KEY, NEGATIVES_KEY):
+        value = record.get(name)
+        if not isinstance(value, list) or not value:
+            raise InputError(f"'{name}' must be a non-empty list of paper ids", path=path, line=line, field=name)
+        members.append(canonical_ids(value, path, line, name))
+    return canonical_id(query, path, line, QUERY_KEY), members[0], members[1]
+
+
 def group_triplets(query: str, positives: Sequence[str], negatives: Sequence[str]) -> Iterator[Tuple[str, str, str]]:
     """``(query, positive_i, negative_i)`` for i < max(P, N), the shorter list cycling.
 

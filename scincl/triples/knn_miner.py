@@ -19,14 +19,15 @@ import numpy as np
 
 from scincl.knn import ann
 from scincl.errors import InputError
+from scincl.ids import canonical_ids
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import OutputRecord, fingerprint, split_path_values
 from scincl.settings.choices import ANN_BACKENDS
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
-from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, cluster_corpus, make_config,
-                                  mine_knn_triples, miner_option_names)
+from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, check_k_against_corpus,
+                                  cluster_corpus, make_config, mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
 
 logger = logging.getLogger(__name__)
@@ -89,28 +90,23 @@ class GraphCorpus:
         return self.vectors_of(np.arange(len(self.paper_ids)))
 
 
-def load_graph_corpus(
-    graph_paper_ids_path: PathLike,
-    graph_embeddings_path: PathLike,
-    ann_index_path: PathLike,
-    search: KnnSearch = KnnSearch(),
-    workers: Optional[int] = None,
-    seed: int = 0,
-    override: bool = False,
-    include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
-) -> GraphCorpus:
-    """Read the BigGraph export and build (or reuse) the faiss index over it, as ``search`` builds it (metric,
-    normalisation, factory, ``nprobe``, batch size, device).
+def check_exact_device(search: KnnSearch) -> None:
+    """``--ann_backend exact --ann_device N`` needs CUDA device N (issue 41: an AssertionError traceback after the
+    index was built); faiss falls back to the CPU with a warning (:func:`scincl.knn.ann.index_to_device`)."""
+    if search.ann_backend != "exact" or search.ann_device is None or int(search.ann_device) < 0:
+        return
+    import torch
 
-    ``include_paper_ids`` (a JSON id list or a list) limits the index, and so the training corpus
-    (queries and candidates), to those papers, e.g. to the papers that have texts; ids without a
-    graph embedding are counted and reported. An existing index is reused only when it holds exactly
-    the corpus' papers and was built with the same metric, normalisation, factory and embeddings
-    file; otherwise it is rebuilt with ``override``, else an :class:`InputError` names the difference.
+    found = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if int(search.ann_device) >= found:
+        raise InputError(f"--ann_device {search.ann_device}: --ann_backend exact needs that CUDA device and torch sees "
+                         f"{found}; pass --ann_device -1 for the CPU")
 
-    Only the rows of the corpus (the index's papers) are read from the embeddings file, block by
-    block: at S2ORC scale the whole file (52.6M x 768 float32 = 161 GB) does not fit in memory.
-    """
+
+def corpus_paper_ids(graph_paper_ids_path: PathLike, graph_embeddings_path: PathLike,
+                     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None) -> Tuple[List[str], List[str]]:
+    """``(graph ids, corpus ids)``: the graph's papers and those the index holds (``include_paper_ids`` of them);
+    cheap (the id list and the embeddings' row count), so flags are checked against it before the index is built."""
     graph_ids = read_id_list(graph_paper_ids_path)
     n_graph_rows = ann.embedding_row_count(graph_embeddings_path)
     if n_graph_rows != len(graph_ids):
@@ -119,7 +115,7 @@ def load_graph_corpus(
     corpus_ids = graph_ids
     if include_paper_ids is not None:
         wanted = (read_id_list(include_paper_ids) if isinstance(include_paper_ids, (str, Path))
-                  else [str(i) for i in include_paper_ids])
+                  else canonical_ids(list(include_paper_ids), field="include_paper_ids"))
         wanted_set = set(wanted)
         corpus_ids = [pid for pid in graph_ids if pid in wanted_set]
         unknown = len(wanted_set) - len(corpus_ids)
@@ -129,6 +125,35 @@ def load_graph_corpus(
         if not corpus_ids:
             raise InputError("none of the --include_paper_ids is in the graph", path=graph_paper_ids_path)
         logger.info("corpus limited to %d of %d graph papers", len(corpus_ids), len(graph_ids))
+    return graph_ids, corpus_ids
+
+
+def load_graph_corpus(
+    graph_paper_ids_path: PathLike,
+    graph_embeddings_path: PathLike,
+    ann_index_path: PathLike,
+    search: KnnSearch = KnnSearch(),
+    workers: Optional[int] = None,
+    seed: int = 0,
+    override: bool = False,
+    include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
+    paper_ids: Optional[Tuple[List[str], List[str]]] = None,
+) -> GraphCorpus:
+    """Read the BigGraph export and build (or reuse) the faiss index over it, as ``search`` builds it (metric,
+    normalisation, factory, ``nprobe``, batch size, device).
+
+    ``include_paper_ids`` (a JSON id list or a list) limits the index, and so the training corpus
+    (queries and candidates), to those papers, e.g. to the papers that have texts; ids without a
+    graph embedding are counted and reported. An existing index is reused only when it holds exactly
+    the corpus' papers and was built with the same metric, normalisation, factory and embeddings
+    file; otherwise it is rebuilt with ``override``, else an :class:`InputError` names the difference.
+    ``paper_ids``: :func:`corpus_paper_ids` when the caller has read them already.
+
+    Only the rows of the corpus (the index's papers) are read from the embeddings file, block by
+    block: at S2ORC scale the whole file (52.6M x 768 float32 = 161 GB) does not fit in memory.
+    """
+    graph_ids, corpus_ids = paper_ids or corpus_paper_ids(graph_paper_ids_path, graph_embeddings_path,
+                                                          include_paper_ids)
     metric_type, force_normalize = ann.resolve_metric(search.ann_metric)
     normalize = bool(search.ann_normalize_embeddings or force_normalize)
     metric = "l2" if search.ann_metric in ("l2", "euclidean") else "inner_product"
@@ -373,14 +398,19 @@ def write_knn_triples(
 
     index_path = Path(ann_index_path) if ann_index_path else Path(str(out) + ".faiss")
     started = time.perf_counter()
+    # every flag checked against the corpus before the index is built (issue 41: a refused flag left a whole index)
+    paper_ids = corpus_paper_ids(graph_paper_ids_path, graph_embeddings_path, include_paper_ids)
+    if s.k_scale == "corpus":
+        bands = corpus_k(len(paper_ids[1]), config.easy_positives_count, config.hard_negatives_count)
+        logger.info("--k_scale corpus: %d papers -> %s", len(paper_ids[1]), bands)
+        config = dataclasses.replace(config, **bands)
+    check_k_against_corpus(config, len(paper_ids[1]))
+    query_rows = select_query_rows(query_papers, paper_ids[1], seed=seed)
+    check_exact_device(s)
     with ann.faiss_threads(workers):  # restores the OpenMP thread count that torch shares
         graph = load_graph_corpus(graph_paper_ids_path, graph_embeddings_path, index_path, s, workers=workers,
-                                  seed=seed, include_paper_ids=include_paper_ids, override=override)
-        if s.k_scale == "corpus":
-            bands = corpus_k(len(graph.paper_ids), config.easy_positives_count, config.hard_negatives_count)
-            logger.info("--k_scale corpus: %d papers -> %s", len(graph.paper_ids), bands)
-            config = dataclasses.replace(config, **bands)
-        query_rows = select_query_rows(query_papers, graph.paper_ids, seed=seed)
+                                  seed=seed, include_paper_ids=include_paper_ids, override=override,
+                                  paper_ids=paper_ids)
         mined = mine_from_graph_corpus(graph, query_rows, config, s, seed=seed, show_progress=show_progress)
     written = write_mined_triples(out, mined, graph.paper_ids)
     logger.info("wrote %d triples for %d queries to %s", written, len(query_rows), out)

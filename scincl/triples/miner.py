@@ -246,11 +246,22 @@ class _Block:
 
 
 def check_k_against_corpus(config: MinerConfig, corpus_size: int) -> None:
-    """k beyond the index size is an :class:`InputError` naming the slot."""
+    """k beyond the index size, or more distinct random draws than a random slot's pool holds, is an
+    :class:`InputError` naming the slot (called before the index is built: issue 41)."""
     for slot in config.active():
         if slot.strategy in (KNN, RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED) and slot.k_max > corpus_size - 1:
             raise InputError(f"--{slot.name}_k_max={slot.k_max} is beyond the index: it holds {corpus_size} papers, "
                              f"so a query has at most {corpus_size - 1} neighbours")
+    for slot in config.active():
+        excluded = config.search_k() if slot.strategy in (RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED) else 0
+        pool = corpus_size - 1 - excluded  # the query and, for *_without_knn*, its n_1 .. n_K
+        draws = {RANDOM: slot.count, RANDOM_WITHOUT_KNN: slot.count, RANDOM_SORTED: config.random_sorted_sample_n,
+                 RANDOM_WITHOUT_KNN_SORTED: config.random_sorted_sample_n}.get(slot.strategy, 0)
+        if draws > pool:
+            raise InputError(f"--{slot.name}_strategy {slot.strategy}: only {pool} papers to draw {draws} distinct "
+                             f"random ones from (the index holds {corpus_size}); give a smaller count or "
+                             "--random_sorted_sample_n, or for a corpus this small smaller --*_k_min/--*_k_max "
+                             "flags, or --k_scale corpus to size the bands for it")
 
 
 def mine_knn_triples(
