@@ -1,6 +1,7 @@
 """Shared pytest fixtures: a small demo corpus made once per session (offline, deterministic)."""
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import shutil
@@ -87,6 +88,21 @@ def run_front_end(front_end: Union[str, Path], *args, **options) -> subprocess.C
     """``python FRONT_END ARGS...`` with this interpreter (``front_end``: ``cli_*.py``, a script, or ``-c``):
     :func:`run_command`'s options."""
     return run_command([sys.executable, front_end, *args], **options)
+
+
+@contextlib.contextmanager
+def mounted_tmpfs(target: Path, options: str, what: str):
+    """A tmpfs mounted with ``options`` (``size=4k``, ``ro,size=64k``, ...) at ``target`` (created) for the block, then
+    unmounted; the test is skipped, saying why, where mounting is not allowed (not root, no mount namespace)."""
+    target.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount {what} here: {mounted.stderr.strip()}")
+    try:
+        yield target
+    finally:
+        subprocess.run(["umount", str(target)], capture_output=True)
 
 
 def metadata_rows(papers) -> list:

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from scincl.io import write_jsonl
-from tests.conftest import run_front_end
+from tests.conftest import mounted_tmpfs, run_front_end
 from tests.faults.test_faults_signals import file_size_limit
 
 
@@ -34,22 +34,14 @@ def test_a_failed_biggraph_import_leaves_no_half_written_graph_folder(demo_citat
 
 @pytest.mark.slow  # trains PyTorch-BigGraph twice
 def test_biggraph_training_on_a_full_disk_names_the_path_and_the_rerun_recovers(demo_citations, tmp_path):
-    target = tmp_path / "full"
-    target.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(target)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    argv = ["cli_graph.py", "train_biggraph", "demo", "--train_edges", demo_citations["train"], "--test_edges",
-            demo_citations["test"], "--output_dir", target / "bg", "-p", "dimension=256"]  # 600 KB of embeddings
-    try:
+    with mounted_tmpfs(tmp_path / "full", "size=400k", "a small tmpfs") as target:
+        argv = ["cli_graph.py", "train_biggraph", "demo", "--train_edges", demo_citations["train"], "--test_edges",
+                demo_citations["test"], "--output_dir", target / "bg", "-p", "dimension=256"]  # 600 KB of embeddings
         done = run_front_end(*argv, timeout=300)
         partial = sorted(p.name for p in (target / "bg" / "checkpoints").glob("*.v*.h5"))
         subprocess.run(["mount", "-o", "remount,size=16m", str(target)], check=True)
         rerun = run_front_end(*argv, timeout=300)
         finished = (target / "bg" / "embeddings.h5").exists()
-    finally:
-        subprocess.run(["umount", str(target)], capture_output=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert _error_lines(done.stderr) == [f"cli_graph.py: error: no space left on device while writing "
                                          f"{target / 'bg' / 'checkpoints'} (PyTorch-BigGraph training)"]

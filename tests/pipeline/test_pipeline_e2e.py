@@ -21,14 +21,13 @@ import csv
 import gzip
 import hashlib
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from scincl.io import read_id_list, read_json, write_json
-from tests.conftest import run_command
+from tests.conftest import mounted_tmpfs, run_command
 
 
 # Verbatim from the original SciNCL README ("Contrastive language model").
@@ -287,16 +286,8 @@ def test_interrupted_checkpoints_are_not_resumed_from(tmp_path):
 
 
 def test_read_only_output_dir_is_a_one_line_error(readme_env, tmp_path):
-    target = tmp_path / "ro"
-    target.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(target)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a read-only tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "ro", "ro,size=64k", "a read-only tmpfs") as target:
         done = run_command(readme_argv(readme_env, str(target / "runs")))
-    finally:
-        subprocess.run(["umount", str(target)], capture_output=True)
     assert done.returncode == 2
     last = done.stderr.strip().splitlines()[-1]
     # refused by the flag checks before any stage starts, naming the flag, the directory and why
@@ -306,17 +297,9 @@ def test_read_only_output_dir_is_a_one_line_error(readme_env, tmp_path):
 
 
 def test_full_disk_is_a_one_line_error(readme_env, tmp_path):
-    target = tmp_path / "full"
-    target.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(target)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "full", "size=4k", "a small tmpfs") as target:
         done = run_command(readme_argv(readme_env, str(target / "runs")))
         leftovers = [p.name for p in target.rglob("*.tmp")]
-    finally:
-        subprocess.run(["umount", str(target)], capture_output=True)
     assert done.returncode == 2
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("cli_pipeline.py: error: no space left on device while writing ") and str(target) in last
