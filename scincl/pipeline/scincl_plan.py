@@ -424,35 +424,30 @@ class SciNCLPlan(Planner):
         work = Workload(papers=papers, graph=graph, queries=queries, triplets=triplets, steps=steps,
                         max_sequence_length=int(s.max_sequence_length),
                         batch=f"batch {batch} x {accumulation} accumulation, {epochs_trained:g} epoch(s)",
-                        eval_papers=eval_papers, encoder=base_model_short_name(self.base_model), notes=notes)
+                        eval_papers=eval_papers, encoder=base_model_short_name(self.base_model), notes=notes,
+                        epochs=epochs_trained)
         work.hours = estimate_hours(work, encoder_size(self.base_model), edges, dimension, epochs)
-        if "train" in work.hours:
-            work.hours["train"] *= epochs_trained
         return work
 
-    def announce(self) -> Workload:
-        """Log the plan before stage 1 and, for a long run without a GPU, the warning naming the CPU preset."""
+    def announce(self) -> str:
+        """The plan before stage 1 (logged unless ``--dry_run``, which prints it) and, for a long run without a GPU,
+        the warning naming the CPU preset (experiments/presets/cpu.py); returns the plan's text."""
         import torch
 
-        from scincl.settings.presets import preset_names
-
         work, gpu = self.workload(), torch.cuda.is_available()
-        if not self.s.dry_run:  # --dry_run prints it as the command's output
-            logger.info("%s", format_workload(work, gpu))
-        hint = "--preset cpu" if "cpu" in preset_names() else "the small-budget flags of README 'Your own corpus'"
-        warning = cpu_warning(work, gpu, hint)
+        plan = format_workload(work, gpu)
+        if not self.s.dry_run:
+            logger.info("%s", plan)
+        warning = cpu_warning(work, gpu, "--preset cpu")
         if warning and self.s.preset in (None, "paper"):
             logger.warning("%s", warning)
-        return work
+        return plan
 
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Run every stage; returns the stage results and the comparison table (when evaluated)."""
-        work = self.announce()
+        plan = self.announce()
         if self.s.dry_run:
-            import torch
-
-            return {"results": {}, "table": None, "paths": self.p, "manifest": {}, "dry_run": True,
-                    "plan": format_workload(work, torch.cuda.is_available())}
+            return {"results": {}, "table": None, "paths": self.p, "manifest": {}, "dry_run": True, "plan": plan}
         self.p.run.mkdir(parents=True, exist_ok=True)
         stages = self.stages()
         names = [st.name for st in stages]

@@ -50,6 +50,7 @@ class Workload:
     encoder: str
     hours: Dict[str, float] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
+    epochs: float = 1.0  # training epochs over the triplets
 
     def total_hours(self) -> float:
         """The estimated hours of the stages estimated."""
@@ -116,7 +117,8 @@ def estimate_hours(workload: Workload, size: Optional[Dict[str, int]], edges: Op
         train, embed = rows.get("train"), rows.get("embed")
         if train and workload.triplets:
             factor = transformer_factor(size, workload.max_sequence_length)
-            hours["train"] = train["cpu_s"] / train["units"] * factor * workload.triplets / cores / 3600
+            hours["train"] = (train["cpu_s"] / train["units"] * factor * workload.triplets * workload.epochs
+                              / cores / 3600)
         if embed and workload.eval_papers:
             factor = transformer_factor(size, workload.max_sequence_length)
             hours["eval"] = embed["cpu_s"] / embed["units"] * factor * workload.eval_papers * 2 / cores / 3600

@@ -43,6 +43,9 @@ def test_estimates_follow_the_benchmark_rows(tmp_path, monkeypatch):
     assert hours["eval"] == pytest.approx(0.02 * 2 * 1800 * 2 / 2 / 3600)  # base and tuned encoder
     assert hours["graph"] == pytest.approx(1.0 / (1000 * 128) * 2000 * 64 * 10 / 2 / 3600)  # the largest epoch row
     assert estimate_hours(work, None, None, None, None, cores=2) == {}
+    twice = Workload(**{**vars(work), "epochs": 2.0})  # training epochs multiply the training time only
+    assert estimate_hours(twice, {"layers": 6, "hidden": 384}, 2000, 64, 10, cores=2) == \
+        {**hours, "train": pytest.approx(2 * hours["train"])}
 
 
 def test_the_warning_names_the_preset_and_not_on_a_gpu():
