@@ -87,7 +87,7 @@ def pbg(rep, dim: int) -> Dict[str, Any]:
     from scincl.io import read_json
 
     start, cpu = time.perf_counter(), time.process_time()
-    graph = rep.graph("cite", dim, "dot")
+    graph = rep.built(rep.graph("cite", dim, "dot"))
     run = read_json(graph["dir"] / "biggraph_run.json")
     return {"method": "pbg", "dim": dim, "settings": {"config": "s2orc_128d_dot", "dimension": dim, "num_epochs": 20},
             "metrics": {"dot": read_json(graph["metrics"])["results"]}, "wall_seconds": run.get("seconds"),
@@ -112,7 +112,7 @@ def table(rows: List[Tuple[str, int, str, Dict[str, float], Any]]) -> str:
 
 def main() -> None:
     from scincl.io import write_json
-    from scincl.pipeline.real_corpus import Reproduction
+    from scincl.pipeline.real_corpus import CorpusPlan
     from scincl.settings.arms import corpus_spec
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -122,8 +122,8 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("torchbiggraph").setLevel(logging.WARNING)
     out = Path(args.output_dir)
-    rep = Reproduction(corpus_spec("hepth", args.data_dir), out, workers=1)
-    train, test = rep.citations(), rep.citations_test
+    rep = CorpusPlan(corpus_spec("hepth", args.data_dir), out, workers=1)
+    train, test = rep.built(rep.citations()), rep.citations_test
     fit, val = split_validation(train, out / "methods" / "val_split")
     results: Dict[str, Any] = {"validation": {}, "test": []}
     rows = []

@@ -16,8 +16,9 @@ Read in this order:
 - :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once;
 - :mod:`scincl.pipeline.experiment_commands`: ``sweep`` (one plan per k+/k-hard value), ``reproduce`` and
   ``run_experiment``;
-- :mod:`scincl.pipeline.real_corpus`: the arms of the real-corpus experiments (hep-th, CiteSeer) as
-  stages; :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md``, each
+- :mod:`scincl.pipeline.real_corpus`: the plan of the real-corpus experiments (hep-th, CiteSeer): each arm x
+  seed's stages, its shared ones first, planned before they run (``CorpusPlan.arm_stages``, as
+  ``SciNCLPlan.stages()``; ``--dry_run`` prints the plan); :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md``, each
   building the rows of a grid that :mod:`scincl.pipeline.grid` runs (rows x seeds -> runs -> tables;
   :mod:`scincl.pipeline.study_reports` writes their tables);
   the experiments themselves are data (``experiments/*.py``, run by ``experiments/run.sh NAME``);

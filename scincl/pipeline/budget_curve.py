@@ -1,7 +1,7 @@
 """The budget curve (issue 17): SciNCL vs SPECTER-like as the number of training triplets grows.
 
 A grid (``scincl/pipeline/grid.py``) whose rows are the arms at each budget: every arm x seed x budget
-is one cached run of :meth:`~scincl.pipeline.real_corpus.Reproduction.run_arm`
+is one cached run of :meth:`~scincl.pipeline.real_corpus.CorpusPlan.run_arm`
 (``runs/<split>/t<budget>_.../<arm>/seed_<s>``), so a rerun retrains nothing and an interrupted curve
 resumes where it stopped. Runs go budget by budget (all seeds and arms of the smallest budget first),
 and the tables are rewritten after every run from whatever runs exist, so a partial curve is

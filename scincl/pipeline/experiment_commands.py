@@ -53,7 +53,7 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
 
 
 def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data",
-              workers: Optional[int] = None, **settings: Any) -> None:
+              workers: Optional[int] = None, dry_run: bool = False, **settings: Any) -> Optional[str]:
     """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
     unless --base_model_name_or_path names another.
 
@@ -69,6 +69,7 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     seed has its own triplets, model and results. Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md.
     Every step runs through the stage runner of run_specter (manifest.json in each output dir).
     The same experiments as data: experiments/*.py, run with `run_experiment`.
+    --dry_run: print the plan (each arm x seed's stages: how many are done, the next to run and why) and run nothing.
 
     Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
     Args:
@@ -81,18 +82,21 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     """
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
 
-    run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir, workers=workers)
+    result = run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir,
+                 workers=workers, dry_run=dry_run)
+    return result + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
 def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
-                              workers: Optional[int] = None, **changes: Any) -> None:
+                              workers: Optional[int] = None, dry_run: bool = False, **changes: Any) -> Optional[str]:
     """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
 
     The module's get_experiment() returns the experiment's kind, corpus, arms, seeds, split,
     recipe changes and sweep values (one dict, or a list run in order); see experiments/ and
     scincl.settings.experiment.Experiment for the fields and their defaults. Further flags
     change every experiment of the module: the same settings as `reproduce` (e.g. --seeds 0
-    --k_hard 2000).
+    --k_hard 2000). --dry_run prints the plan of every experiment of the module (each arm x seed's stages: how many
+    are done, the next to run and why) and runs nothing.
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
@@ -102,8 +106,9 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
     experiments = load_experiments(definition, changes)
     for experiment in experiments:  # every experiment's corpus checked before the first one runs
         corpus_spec(experiment.corpus, data_dir)
-    for experiment in experiments:
-        run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers)
+    plans = [run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers, dry_run=dry_run)
+             for experiment in experiments]
+    return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
 def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",

@@ -27,14 +27,14 @@ import dataclasses
 import functools
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike
 from scincl.pipeline.study_reports import collision_report, graph_report, sweep_report, triplet_relations
-from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, run_grid
+from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, plan_text, run_grid
 from scincl.pipeline.layout import recipe_key
-from scincl.pipeline.real_corpus import Reproduction
+from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS, TUNING_ARMS,
                                   corpus_spec)
 from scincl.settings.experiment import (EXPERIMENTS_DIR, Experiment, experiment_data, experiment_names,
@@ -47,12 +47,12 @@ from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 logger = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------- the kinds: rows of a grid
-def main_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage"), seed by seed."""
     rows = [Row(ARM_NAMES[BASE], BASE)] + [Row(ARM_NAMES[arm], arm, timing=arm, group="arms")
                                            for arm in exp.arms or DEFAULT_ARMS]
 
-    def report(exp_dir: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+    def report(exp_dir: Path, rep: CorpusPlan, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
         table, _ = mean_std_report("arm")(exp_dir, rep, results, split)
         relations = triplet_relations(rep, {r.row.arm: r.runs[0] / "train_triples.csv" for r in results
                                             if r.row.arm != BASE})
@@ -62,7 +62,7 @@ def main_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) ->
                 report=report)
 
 
-def tuning_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Recipe variants (``field=value``, e.g. ``pooling=cls``) of the trained arms, on val; a variant with
     another pooling gets its own base row."""
     rows = [Row(f"{ARM_NAMES[BASE]} ({recipe.pooling_strategy} pooling)", BASE)]
@@ -78,7 +78,7 @@ def tuning_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) 
                 first_column="arm: variant")
 
 
-def sweep_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed; plots."""
     family = exp.kind
     if not exp.values:
@@ -96,7 +96,7 @@ def sweep_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -
                 report=functools.partial(sweep_report, family, exp.values))
 
 
-def loss_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The same SciNCL triplets trained with each loss (triplet / InfoNCE / CoSENT / AnglE): mining is
     deterministic in (seed, k+, k-hard, queries), so every loss sees the same triplets."""
     rows = [Row(ARM_NAMES[BASE], BASE)] + [Row(loss, "scincl", {"loss": loss}, timing=loss) for loss in exp.losses]
@@ -104,7 +104,7 @@ def loss_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) ->
                 first_column="loss")
 
 
-def collision_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Collisions vs k-hard for each k+ of ``experiments/hepth_collisions.py`` K_POS and the recipe's (Fig. 5): no
     trained rows, one search per k+, on at most its QUERIES query papers."""
     study = experiment_data("hepth_collisions")
@@ -115,7 +115,7 @@ def collision_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: st
                 report=report, seeds=(0,))
 
 
-def graph_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Link prediction per graph variant, held-out-citation retrieval, graph alone on the SciDocs queries,
     beside the text encoders: the base encoder and the main comparison's runs of this recipe that exist."""
     text_runs = {"base encoder (text only)": rep.run_base(split, recipe)}
@@ -128,7 +128,7 @@ def graph_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -
     return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report=report, seeds=(0,))
 
 
-def budget_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The budget curve (``budget_curve``): SPECTER-like vs SciNCL at each triplet budget."""
     from scincl.pipeline.budget_curve import budget_grid
 
@@ -137,7 +137,7 @@ def budget_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) 
     return budget_grid(rep, recipe, list(exp.values), exp.seeds, split, exp.arms or BUDGET_ARMS)
 
 
-def paired_rows(rep: Reproduction, exp: Experiment, recipe: Recipe, split: str) -> Grid:
+def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Arms on the same query papers, seed by seed (``paired``): ``--variants`` change every arm but the first."""
     from scincl.pipeline.paired import paired_grid
 
@@ -204,24 +204,37 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
 
 
 def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
-                   workers: Optional[int] = None) -> Path:
-    """Run one experiment (every step through the stage runner) and write its tables; returns the table file."""
+                   workers: Optional[int] = None, dry_run: bool = False) -> Union[Path, str]:
+    """Run one experiment (every step through the stage runner) and write its tables; returns the table file.
+    ``dry_run``: nothing is run or written; returns the plan (:func:`scincl.pipeline.grid.plan_text`)."""
+    if dry_run:
+        if exp.kind in READS_WHILE_PLANNING:
+            raise InputError(f"--dry_run: the {exp.kind} experiment needs finished stages to plan its rows "
+                             f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
+        rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers, create=False)
+        return plan_text(rep, grid, recipe, exp.seeds, split)
     rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers)
     return run_grid(rep, grid, recipe, exp.seeds, split)
 
 
+# experiment kinds whose grid is planned from finished stages (the rows depend on them)
+READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
+                        "graph": "the base encoder's evaluation"}
+
+
 def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
-                    workers: Optional[int] = None) -> Tuple[Reproduction, Grid, Recipe, str]:
-    """The reproduction, grid, recipe and split of one experiment (nothing is run)."""
-    rep = Reproduction(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
-                       eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
-                       cocitation_min_count=exp.cocitation_min_count)
+                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid, Recipe, str]:
+    """The corpus plan, grid, recipe and split of one experiment (nothing is run, except the stages a kind of
+    :data:`READS_WHILE_PLANNING` reads; ``create``: the output folder is made)."""
+    rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
+                     eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
+                     cocitation_min_count=exp.cocitation_min_count, create=create)
     recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLITS.get(exp.kind, DEFAULT_SPLIT)
     return rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, split
 
 
 # experiment kind -> the builder of its grid (a registry, not an if-chain; in the order of the docs)
-KINDS: Dict[str, Callable[[Reproduction, Experiment, Recipe, str], Grid]] = {
+KINDS: Dict[str, Callable[[CorpusPlan, Experiment, Recipe, str], Grid]] = {
     "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows, "paired": paired_rows}
 

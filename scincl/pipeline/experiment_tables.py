@@ -17,7 +17,7 @@ from scincl.provenance import is_marker
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 if TYPE_CHECKING:
-    from scincl.pipeline.real_corpus import Reproduction
+    from scincl.pipeline.real_corpus import CorpusPlan
     from scincl.settings.recipe import Recipe
 
 
@@ -66,7 +66,7 @@ def run_scores(run_dir: Path, split: str, missing_ok: bool = False) -> Optional[
     return scores
 
 
-def write_tables(exp: Path, title: str, recipe: Recipe, rep: Reproduction, table: str, seeds: Sequence[int],
+def write_tables(exp: Path, title: str, recipe: Recipe, rep: CorpusPlan, table: str, seeds: Sequence[int],
                   name: str = "results.md", plots: Sequence[str] = (), budget_varies: bool = False) -> Path:
     """Write ``exp/name``: the title, the recipe and budget the runs used, the table and plots; print it."""
     exp.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@
 An experiment kind (``experiment_kinds.KINDS``) only builds a :class:`Grid`: its rows (an arm, the
 recipe changes of the row, its label) and, where the mean ± std table is not all, a report function
 (the budget curve's paired tests, the sweeps' plots, the collision and graph studies). :func:`run_grid`
-runs every cell through :meth:`~scincl.pipeline.real_corpus.Reproduction.run_arm` (``base`` rows:
-``run_base``, one evaluation), records wall times in ``timings.json`` and writes the tables.
+runs every cell through :meth:`~scincl.pipeline.real_corpus.CorpusPlan.run_arm` (``base`` rows:
+``run_base``, one evaluation), records wall times in ``timings.json`` and writes the tables; :func:`plan_text`
+lists the same cells' plans without running them (``--dry_run``).
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from scincl.eval.study_tables import mean_std_table
 from scincl.pipeline.experiment_tables import Timings, run_scores, write_tables
 
 if TYPE_CHECKING:
-    from scincl.pipeline.real_corpus import Reproduction
+    from scincl.pipeline.real_corpus import CorpusPlan
     from scincl.settings.recipe import Recipe
 
 BASE = "base"  # a row of the encoder without fine-tuning: one evaluation, shared by every seed
@@ -45,7 +46,7 @@ class RowRuns:
 
 # the tables of a grid from its rows' runs (experiment dir, reproduction, rows' runs, split) -> (Markdown text,
 # names of the plots written beside it in the experiment dir)
-Report = Callable[[Path, "Reproduction", List[RowRuns], str], Tuple[str, Sequence[str]]]
+Report = Callable[[Path, "CorpusPlan", List[RowRuns], str], Tuple[str, Sequence[str]]]
 
 
 @dataclass(frozen=True)
@@ -84,13 +85,54 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Opti
 
 def mean_std_report(first_column: str) -> Report:
     """The default report: one mean ± std row per grid row (sample std over the seeds)."""
-    def report(exp: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+    def report(exp: Path, rep: CorpusPlan, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
         return mean_std_table([(r.row.label, [run_scores(run, split) for run in r.runs]) for r in results],
                               first_column), []
     return report
 
 
-def run_grid(rep: Reproduction, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
+def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> str:
+    """What :func:`run_grid` would run, without running or writing anything (``--dry_run``): one line per cell in
+    running order with how many of the stages it adds to the plan (the shared ones with its first cell) are done
+    (:func:`~scincl.pipeline.runner.reuse_decision`: outputs and completion markers as the runner checks them) and
+    the first one that would run, with why; then the totals. The report's own steps (plots, the collision and
+    graph studies' scores) are not listed."""
+    from scincl.pipeline.runner import reuse_decision
+
+    recipes = [row_recipe(recipe, row) for row in grid.rows]
+    seen: set = set()
+    lines, done, total, cells, recipe_dirs = [], 0, 0, 0, {}
+    for i, seed in run_order(grid.rows, seeds):
+        row = grid.rows[i]
+        if row.arm == BASE:
+            where, stages = rep.base_dir(split, recipes[i]), rep.base_stages(split, recipes[i])
+        else:
+            where = rep.run_dir(row.arm, seed, recipes[i], split)
+            stages = rep.arm_stages(row.arm, seed, recipes[i], split)
+        new = [stage for stage in stages if stage.name not in seen]
+        seen.update(stage.name for stage in new)
+        waiting = [(stage.name, why) for stage in new if (why := reuse_decision(stage)) is not None]
+        done, total, cells = done + len(new) - len(waiting), total + len(new), cells + 1
+        folder = where.relative_to(rep.out)
+        if row.arm == BASE:
+            name = str(folder)
+        else:  # runs/<split>/<recipe>/<arm>/seed_<s>: the recipe's folder named once, by its number
+            number = recipe_dirs.setdefault(folder.parent.parent, len(recipe_dirs) + 1)
+            name = f"{folder.relative_to(folder.parent.parent)} [{number}]"
+        line = f"  {name}: {len(new) - len(waiting)} of {len(new)} stages done"
+        if waiting:
+            stage, why = (text.replace(f"{where}/", "").replace(f"{folder}/", "").replace(f"{rep.out}/", "")
+                          for text in waiting[0])
+            line += f"; next: {stage} ({why})"
+        lines.append(line)
+    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({split}): {cells} cells "
+            f"({len(grid.rows)} rows x {len(seeds)} seeds, base rows once), {total} stages, {done} done, "
+            f"{total - done} to run")
+    recipes_text = [f"  [{number}] {folder}/" for folder, number in recipe_dirs.items()]
+    return "\n".join([head, *recipes_text, *lines])
+
+
+def run_grid(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
     """Run (or reuse) every cell of ``grid``, then write its tables; returns the table file."""
     exp = rep.out / grid.folder
     timings = Timings(exp / grid.timings)

@@ -2,7 +2,7 @@
 fine-tunes, the leakage guard's inputs, how a stage is named and run, and the citation, graph and train steps.
 
 :class:`Planner` is the base of ``run_specter``'s plan (:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`)
-and of the real-corpus experiments (:class:`~scincl.pipeline.real_corpus.Reproduction`): both name their
+and of the real-corpus experiments (:class:`~scincl.pipeline.real_corpus.CorpusPlan`): both name their
 files with :func:`citation_files`, :func:`graph_files` and :func:`run_files`, resolve their encoder with
 :func:`encoder_path`, hand the guard :func:`leakage_inputs` and build their citation, graph and training stages
 with :meth:`Planner.citations_step`, :meth:`Planner.graph_step` and :meth:`Planner.train_step` (the objective from
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, run_stages
+from scincl.pipeline.runner import Stage
 from scincl.pipeline.stages import citations_stage, graph_stage, train_stage
 from scincl.settings.recipe import Recipe
 from scincl.settings.run import RunSettings
@@ -126,10 +126,6 @@ class Planner:
     def stage_name(self, output: Path) -> str:
         """A stage named by its output: the path below ``root`` (the name its completion marker records)."""
         return str(Path(output).relative_to(self.root)) if Path(output).is_relative_to(self.root) else str(output)
-
-    def run_stage(self, stage: Stage) -> None:
-        """Run (or reuse) one stage, recorded in the planner's manifest."""
-        run_stages([stage], self.manifest)
 
     def citations_step(self, name: str, metadata_dir: Optional[Path], excluded: Optional[Path], test_ratio: float,
                        seed: int, workers: Optional[int], **stage: Any) -> Stage:

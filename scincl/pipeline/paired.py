@@ -4,7 +4,7 @@ Rows: the base encoder, each arm of the experiment at its recipe, then each ``--
 of every arm but the first (the reference: SPECTER-like's triplets do not depend on k+, so its run is not repeated).
 All trained rows form one group, so the runner (``grid.run_order``) trains every row of one seed before the next
 seed: an interrupted experiment leaves complete pairs. Every arm of a seed reads the same query papers
-(``Reproduction.queries``: one sample per seed and count, shared by all arms).
+(``CorpusPlan.queries``: one sample per seed and count, shared by all arms).
 
 A run is named in the tables and files by its arm id: the arm, plus the parts of its recipe's directory name that
 differ from the experiment's (``scincl_kp25`` for SciNCL with k+ 25). The report (rewritten after every run) is

@@ -1,13 +1,17 @@
 """Real-corpus reproduction (issue 8): the paper's comparisons on hep-th and CiteSeer at CPU scale.
 
-One :class:`Reproduction` per corpus and output dir. Everything the arms share is built once under
+One :class:`CorpusPlan` per corpus and output dir. Everything the arms share is built once under
 ``OUTPUT_DIR/shared`` and reused by every later command (citations without the SciDocs query papers,
 co-citations, BigGraph embeddings, FAISS indexes, the SciDocs papers of each split, the base
 encoder's evaluation, the query sample of each seed); each arm x seed gets its own triplets, model
-and evaluation under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``. Every step is a
-:class:`~scincl.pipeline.runner.Stage` run by :func:`~scincl.pipeline.runner.run_stages`, the runner
-of ``run_specter``: the same reuse rule, the same log lines, a ``manifest.json`` in each output
-directory, so an interrupted command resumes and a finished one re-prints its tables for free.
+and evaluation under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``.
+
+A run is planned first, then run, as ``run_specter``'s: the methods below only *plan* (each adds the
+:class:`~scincl.pipeline.runner.Stage` objects of what it asks for, its inputs' stages first, to the plan and
+returns the path its stage writes), :meth:`CorpusPlan.execute` hands the planned stages, in order, to
+:func:`~scincl.pipeline.runner.run_stages`, the runner of ``run_specter``: the same reuse rule, the same log lines,
+a ``manifest.json`` in each output directory, so an interrupted command resumes and a finished one re-prints its
+tables for free. :meth:`CorpusPlan.arm_stages` is one arm x seed's whole plan.
 
 The arms (paper Table 1 "w/o leakage" rows, at equal budget: ``base``, the encoder without fine-tuning, and the
 trained ones, SPECTER-like citation triplets or SciNCL's kNN triplets on a graph's embeddings), their graphs and
@@ -30,7 +34,7 @@ from scincl.leakage import write_edges_without
 from scincl.pipeline.layout import (Planner, citation_files, encoder_path, graph_files, leakage_inputs,
                                     precision_key, recipe_key, run_files)
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage
+from scincl.pipeline.runner import Stage, run_stages
 from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
                                     triples_stage)
 from scincl.scidocs_io import query_candidate_pairs, split_papers
@@ -55,12 +59,12 @@ BIGGRAPH_WORKERS = 1
 REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddings=True, faiss_string_factory="Flat")
 
 
-class Reproduction(Planner):
-    """Shared stage outputs of one corpus plus the per-arm runs (see the module docstring); the steps it shares with
+class CorpusPlan(Planner):
+    """The plan of one corpus' shared stages and per-arm runs (see the module docstring); the steps it shares with
     ``run_specter``'s plan: :class:`~scincl.pipeline.layout.Planner`."""
 
     def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
-                 workers: Optional[int] = None, cocitation_min_count: int = 2) -> None:
+                 workers: Optional[int] = None, cocitation_min_count: int = 2, create: bool = True) -> None:
         self.corpus = corpus
         self.out = Path(output_dir)
         self.shared = self.out / "shared"
@@ -69,28 +73,45 @@ class Reproduction(Planner):
         self.eval_max_sequence_length = eval_max_sequence_length
         self.workers = workers
         self.cocitation_min_count = cocitation_min_count
-        self.shared.mkdir(parents=True, exist_ok=True)
+        if create:  # not for a dry run, which writes nothing
+            self.shared.mkdir(parents=True, exist_ok=True)
+        self.planned: Dict[str, Stage] = {}  # the stages planned and not run yet, by name, in running order
         super().__init__(self.out, self.shared, Manifest(self.out, {
             "corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length, "workers": workers,
             "cocitation_min_count": cocitation_min_count}))
 
+    def add(self, stage: Stage) -> None:
+        """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
+        self.planned.setdefault(stage.name, stage)
+
+    def execute(self) -> None:
+        """Run (or reuse) the planned stages in order (:func:`~scincl.pipeline.runner.run_stages`, recorded in the
+        corpus' manifest); the plan is empty afterwards."""
+        stages, self.planned = list(self.planned.values()), {}
+        if stages:
+            run_stages(stages, self.manifest)
+
+    def built(self, value: Any) -> Any:
+        """``value`` (a path or paths the plan writes) once the planned stages have run (:meth:`execute`)."""
+        self.execute()
+        return value
+
     def stage(self, output: Path, run: Callable[[], Any], inputs: Sequence[Path] = (), outputs: Sequence[Path] = (),
               description: str = "", output_dir: Optional[Path] = None,
               reusable: Optional[Callable[[], bool]] = None) -> Path:
-        """Run one step through the stage runner (reused when its outputs exist); returns ``output``.
+        """Plan one step (reused when its outputs exist); returns ``output``.
 
         The stage is named by its output's path below OUTPUT_DIR; ``outputs`` adds further files
         that must exist for a reuse, ``reusable`` a further condition (e.g. the split is scored).
         """
-        stage = Stage(self.stage_name(output), [output, *outputs], run, inputs=[p for p in inputs if p is not None],
-                      output_dir=output_dir, description=description, reusable=reusable)
-        self.run_stage(stage)
+        self.add(Stage(self.stage_name(output), [output, *outputs], run, inputs=[p for p in inputs if p is not None],
+                       output_dir=output_dir, description=description, reusable=reusable))
         return output
 
     # ------------------------------------------------------------------ shared inputs
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.run_stage(self.citations_step(
+        self.add(self.citations_step(
             self.stage_name(self.citations_train), self.corpus.metadata_dir, self.corpus.excluded_ids,
             SCINCL.shared_graph_test_ratio, SCINCL.shared_graph_seed, self.workers,
             description="citation edges w/o the SciDocs queries"))
@@ -98,17 +119,25 @@ class Reproduction(Planner):
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
-        path = self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
+        path = self.cocitations_path()
         return self.stage(path, lambda: corpus_stage.get_cocitations(
             str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
             min_count=self.cocitation_min_count, workers=self.workers, override=True),
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
+    def cocitations_path(self) -> Path:
+        """Where :meth:`cocitations` writes the co-citation pairs."""
+        return self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
+
+    def graph_dir(self, kind: str, dim: int, comparator: str = "dot") -> Path:
+        """Where :meth:`graph` writes the embeddings of one graph."""
+        return self.shared / f"graph_{kind}_{dim}d_{comparator}"
+
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
         """Embeddings of a graph of :data:`GRAPHS` (experiments/arms.py): the citation (``cite``), co-citation
         (``cocite``) or transductive citation graph by BigGraph, or the citation graph by another method; its edges
         are staged first (only the citation graph has held-out edges to score)."""
-        directory = self.shared / f"graph_{kind}_{dim}d_{comparator}"
+        directory = self.graph_dir(kind, dim, comparator)
         result = graph_files(directory)
         if kind not in GRAPHS:
             raise InputError(f"unknown graph kind {kind!r}")
@@ -125,7 +154,7 @@ class Reproduction(Planner):
             embed["overrides"] = f"dimension={dim} workers={BIGGRAPH_WORKERS}"
         else:
             embed["dimension"] = dim
-        self.run_stage(self.graph_step(self.stage_name(result["embeddings"]), train, test, directory, embed,
+        self.add(self.graph_step(self.stage_name(result["embeddings"]), train, test, directory, embed,
                                        description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
                                        else f"{method} {kind} {dim}d"))
         return result
@@ -153,7 +182,7 @@ class Reproduction(Planner):
         graph = self.graph(kind, dim)
         path = self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
-        self.run_stage(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
+        self.add(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
                                    workers=self.workers, inputs=[graph["embeddings"], corpus], keep_result=True,
                                    description=f"FAISS index of the {kind} graph ({dim}d)"))
         return path
@@ -193,8 +222,8 @@ class Reproduction(Planner):
                           description="queries every arm can build 5 triplets for")
 
     def eligible_queries(self, graph_dim: int) -> List[str]:
-        """The papers every arm can build 5 triplets for (sorted; :meth:`eligible_queries_file`)."""
-        return read_id_list(self.eligible_queries_file(graph_dim))
+        """The papers every arm can build 5 triplets for (sorted; :meth:`eligible_queries_file`, run first)."""
+        return read_id_list(self.built(self.eligible_queries_file(graph_dim)))
 
     def _write_eligible_queries(self, path: Path, citations: Path, cite_ids: Path, cocite_ids: Path,
                                 with_text_ids: Path, excluded_ids: Path) -> None:
@@ -210,7 +239,7 @@ class Reproduction(Planner):
         scincl/pipeline/stages.py:queries_stage)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
         eligible = self.eligible_queries_file(graph_dim)
-        self.run_stage(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
+        self.add(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
                                      select={"eligible": eligible, "count": count, "seed": seed,
                                              "where": self.corpus.name},
                                      outputs=[path], inputs=[eligible], description=f"{count} query papers, seed {seed}"))
@@ -219,7 +248,7 @@ class Reproduction(Planner):
     # ------------------------------------------------------------------ arms
     def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
         """The arm's triplets CSV (5 per query: 5 positives, 2 hard + 3 easy negatives)."""
-        self.run_stage(self.triples_stage(arm, seed, recipe, run_dir))
+        self.add(self.triples_stage(arm, seed, recipe, run_dir))
         return run_files(run_dir)[0]
 
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
@@ -249,24 +278,22 @@ class Reproduction(Planner):
                              sampling={**sampling, "seed": seed}, inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
     def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
-        """Fine-tune the recipe's encoder on the arm's triplets (reused when ``train_args.json`` exists)."""
-        self.run_stage(self.train_stage(arm, seed, recipe, run_dir))
+        """Plan the arm's triplets, their texts and the fine-tuning of the recipe's encoder on them (reused when
+        ``train_args.json`` exists); returns the model directory."""
+        self.triples(arm, seed, recipe, run_dir)
+        self.add(self.texts_stage(run_dir))
+        self.add(self.train_stage(arm, seed, recipe, run_dir))
         return run_dir / "model"
 
     def train_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
-        """The arm's training stage (scincl/pipeline/stages.py:train_stage): its triplets and their texts are
-        made only when the model is, so a finished model is reused without them."""
+        """The arm's training stage (scincl/pipeline/stages.py:train_stage) on the triplets and texts in
+        ``run_dir`` (:meth:`train` plans their stages first)."""
         model = run_dir / "model"
         triples, metadata = run_files(run_dir)
-
-        def triples_and_texts() -> None:
-            self.triples(arm, seed, recipe, run_dir)
-            self.run_stage(self.texts_stage(run_dir))
-
         return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
                                encoder_path(recipe.base_model_name_or_path),
                                {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
-                               lambda: self.leakage_inputs(arm, recipe), before=triples_and_texts,
+                               lambda: self.leakage_inputs(arm, recipe),
                                outputs=[model / "train_args.json"], inputs=[triples, metadata],
                                description=f"train {arm} seed {seed}")
 
@@ -281,9 +308,10 @@ class Reproduction(Planner):
         papers against the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
         setting = arm_setting(arm)
         graph_ids = graph_edges = None
-        if setting.triples_source != SPECTER_LIKE:
-            graph_ids = self.graph(setting.graph, recipe.graph_dim)["ids"]
-            graph_edges = self.cocitations() if GRAPHS[setting.graph]["edges"] == "cocitations" else self.citations_train
+        if setting.triples_source != SPECTER_LIKE:  # paths only: called when the training runs, the graph exists
+            graph_ids = graph_files(self.graph_dir(setting.graph, recipe.graph_dim))["ids"]
+            graph_edges = (self.cocitations_path() if GRAPHS[setting.graph]["edges"] == "cocitations"
+                           else self.citations_train)
         return leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
                               self.citations_train)
 
@@ -294,28 +322,41 @@ class Reproduction(Planner):
                           inputs=[self.corpus.scidocs_dir], description=f"SciDocs papers of the {split} split")
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
-                 bf16: str = "false") -> Dict[str, Any]:
-        """Embed the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless ``bf16``) and score them
-        (scincl/pipeline/stages.py:evaluate_stage); ``results.json`` holds the scores of every split evaluated."""
-        results = run_dir / "results.json"
-        self.run_stage(evaluate_stage(
+                 bf16: str = "false") -> Path:
+        """Plan the embedding of the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless
+        ``bf16``) and their scores (scincl/pipeline/stages.py:evaluate_stage); returns ``results.json``, which holds
+        the scores of every split evaluated."""
+        results, papers = run_dir / "results.json", self.eval_papers(split)
+        self.add(evaluate_stage(
             self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
-            max_sequence_length=self.eval_max_sequence_length, papers=lambda: self.eval_papers(split), bf16=bf16,
+            max_sequence_length=self.eval_max_sequence_length, papers=lambda: papers, bf16=bf16,
             outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=lambda: split in _splits_of(results),
             description=f"evaluate {run_dir} ({split})"))
-        return read_json(results)
+        return results
 
     def score_embeddings(self, embeddings: Path, run_dir: Path, split: str) -> None:
         """SciDocs scores of one embeddings file (also for MAG/MeSH when the corpus has their labels)."""
         score_embeddings(self.corpus.scidocs_dir, run_dir, split, embeddings)
 
-    def run_base(self, split: str, recipe: Recipe) -> Path:
-        """The untuned encoder's evaluation (shared by every experiment with the same pooling)."""
+    def base_dir(self, split: str, recipe: Recipe) -> Path:
+        """Where the untuned encoder's evaluation of ``recipe`` lives (shared by every experiment with the same
+        pooling, lengths and precision)."""
         embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
         name = f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}{embedding}{recipe.encoder_key()}"
-        run_dir = self.shared / "base" / name / split
+        return self.shared / "base" / name / split
+
+    def base_stages(self, split: str, recipe: Recipe) -> List[Stage]:
+        """The plan of the untuned encoder's evaluation (:meth:`base_dir`); the plan is empty afterwards."""
+        self.evaluate(encoder_path(recipe.base_model_name_or_path), self.base_dir(split, recipe), split,
+                      pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
+        stages, self.planned = list(self.planned.values()), {}
+        return stages
+
+    def run_base(self, split: str, recipe: Recipe) -> Path:
+        """The untuned encoder's evaluation (:meth:`base_stages`, run); returns its run dir."""
+        run_dir = self.base_dir(split, recipe)
         run_dir.mkdir(parents=True, exist_ok=True)
-        self.evaluate(encoder_path(recipe.base_model_name_or_path), run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
+        run_stages(self.base_stages(split, recipe), self.manifest)
         return run_dir
 
     def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
@@ -326,15 +367,22 @@ class Reproduction(Planner):
         """
         return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
 
+    def arm_stages(self, arm: str, seed: int, recipe: Recipe, split: str) -> List[Stage]:
+        """The whole plan of one arm and seed, in running order: the shared stages it reads (citations, graphs,
+        index, queries), its triplets, their texts, the training and the evaluation; the plan is empty afterwards."""
+        run_dir = self.run_dir(arm, seed, recipe, split)
+        self.evaluate(str(self.train(arm, seed, recipe, run_dir)), run_dir, split, bf16=recipe.eval_bf16)
+        stages, self.planned = list(self.planned.values()), {}
+        return stages
+
     def run_arm(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
-        """Triplets -> training -> evaluation of one arm and seed; returns the run dir."""
+        """Triplets -> training -> evaluation of one arm and seed (:meth:`arm_stages`, run); returns the run dir."""
         run_dir = self.run_dir(arm, seed, recipe, split)
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
                                              "eval_max_sequence_length": self.eval_max_sequence_length,
                                              **recipe_record(recipe)})
-        model = self.train(arm, seed, recipe, run_dir)
-        self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
+        run_stages(self.arm_stages(arm, seed, recipe, split), self.manifest)
         return run_dir
 
 

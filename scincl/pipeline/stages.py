@@ -1,7 +1,7 @@
 """The stages every planner builds, each implemented once (issue 27: one planner).
 
 ``run_specter`` (:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`) and the real-corpus experiments
-(:class:`~scincl.pipeline.real_corpus.Reproduction`) build their stages here, one function per stage. What
+(:class:`~scincl.pipeline.real_corpus.CorpusPlan`) build their stages here, one function per stage. What
 a planner decides stays a parameter: where the outputs go, the stage's name and the settings and inputs its
 completion marker records (``Stage.made_by``), so runs cached by either planner keep their markers and are
 reused.
@@ -27,7 +27,7 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
                 pooling_strategy: str, max_sequence_length: int, training: Mapping[str, Any],
                 leakage: Callable[[], Dict[str, Any]], outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
                 settings: Optional[Dict[str, Any]] = None, bitfit: bool = False, threads: Optional[int] = None,
-                before: Optional[Callable[[], Any]] = None, description: str = "",
+                description: str = "",
                 eval_max_sequence_length: Optional[int] = None) -> Stage:
     """The contrastive fine-tuning stage: ``model.train.train`` on ``triples`` + ``metadata`` into ``model``.
 
@@ -37,10 +37,8 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
         eval_max_sequence_length: the length saved with the model (``train``'s flag; None: the training length).
         training: the Trainer arguments (seed included) passed to ``train`` as they are.
         leakage: returns the leakage guard's inputs (``excluded_paper_ids``, ``graph_paper_ids_path``,
-            ``citations_path``, ...); called when the stage runs, after ``before``.
+            ``citations_path``, ...); called when the stage runs.
         threads: torch's start-up thread count to restore before training (``None``: leave it).
-        before: runs first when the stage runs (the stages that make ``triples`` and ``metadata``, when a
-            finished model is to be reused without them).
 
     The stage's result is the model's leakage report (scincl/leakage.py).
     """
@@ -49,8 +47,6 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
         from scincl.model.train import train
         from scincl.pipeline.threads import reset_torch_threads
 
-        if before is not None:
-            before()
         guard = leakage()
         if threads is not None:
             reset_torch_threads(threads)

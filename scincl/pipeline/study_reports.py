@@ -3,7 +3,7 @@
 A :data:`~scincl.pipeline.grid.Report` each (bound to its kind's parameters by ``experiment_kinds``): the sweeps'
 plots, how the main comparison's triplets relate to the citation graph, the collision study (paper Fig. 5: a margin
 search per k+, no training) and the graph study (link prediction, graph retrieval, the graph alone on the SciDocs
-queries). Their steps run through the stage runner (:meth:`~scincl.pipeline.real_corpus.Reproduction.stage`); the
+queries). Their steps run through the stage runner (:meth:`~scincl.pipeline.real_corpus.CorpusPlan.stage`); the
 Markdown is rendered by ``scincl/eval/study_tables.py``.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from scincl.eval.study_tables import collision_plot, collision_table, graph_stud
 from scincl.io import iter_tsv, read_id_list, read_json, write_json
 from scincl.pipeline.experiment_tables import Timings, run_scores
 from scincl.pipeline.grid import RowRuns, mean_std_report
-from scincl.pipeline.real_corpus import Reproduction
+from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import ARM_NAMES
 from scincl.settings.recipe import Recipe
 from scincl.triples.config import HARD_NEGATIVES_BAND
@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 
 
-def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rep: Reproduction, results: List[RowRuns],
+def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rep: CorpusPlan, results: List[RowRuns],
                  split: str) -> Tuple[str, Sequence[str]]:
     """The sweep's table and its plots (``eval/compare.sweep_plots`` over links to the shared run dirs)."""
     from scincl.eval.compare import sweep_plots
@@ -49,7 +49,7 @@ def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rep: Reprodu
     return table, sorted({p.name for p in plots if family in p.name})
 
 
-def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
+def triplet_relations(rep: CorpusPlan, triples: Dict[str, Path]) -> str:
     """How each arm's positives and negatives relate to their query in the training citation graph (``triples``: arm,
     or a table row's label, -> its triplets).
 
@@ -90,7 +90,7 @@ def triplet_relations(rep: Reproduction, triples: Dict[str, Path]) -> str:
 
 
 def collision_report(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, recipe: Recipe, exp_dir: Path,
-                     rep: Reproduction, results: List[RowRuns], split: str, seed: int = 0) -> Tuple[str, Sequence[str]]:
+                     rep: CorpusPlan, results: List[RowRuns], split: str, seed: int = 0) -> Tuple[str, Sequence[str]]:
     """Collisions (a positive of one triplet is a negative of another) vs k-hard for each k+; table + plot."""
     from scincl.triples.margins import sweep_collision_margins
 
@@ -102,12 +102,12 @@ def collision_report(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, 
     corpus = rep.graph_papers_with_text("cite", recipe.graph_dim)
     for kp in k_pos:
         out = exp_dir / f"k_pos_{kp}.json"
-        rep.stage(out, functools.partial(
+        rep.built(rep.stage(out, functools.partial(
             sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
             query_papers=str(query_ids), positives_k=[kp],
             hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out),
             ann_normalize_embeddings=True, seed=seed, include_paper_ids=str(corpus), workers=rep.workers),
-            inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}")
+            inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))
         rows.append((kp, read_json(out)))
     table = collision_table(rows)
     collision_plot(rows, exp_dir / "collisions_vs_margin.png")
@@ -116,7 +116,7 @@ def collision_report(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, 
 
 
 def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe, text_runs: Dict[str, Path],
-                 exp_dir: Path, rep: Reproduction, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+                 exp_dir: Path, rep: CorpusPlan, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
     """Link prediction and held-out-citation retrieval per graph variant; the graph alone vs the text encoders."""
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval
     from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
@@ -126,29 +126,30 @@ def graph_report(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe
     for dim in dims:
         for comparator in comparators:
             name = f"{dim}d {comparator}"
-            graph = timings.run(f"biggraph {name}", rep.graph, "cite", dim, comparator)
+            graph = timings.run(f"biggraph {name}", lambda: rep.built(rep.graph("cite", dim, comparator)))
             lp_rows.append((name, read_json(graph["metrics"])))
             out = exp_dir / f"retrieval_{dim}d_{comparator}.json"
-            rep.stage(out, functools.partial(
+            rep.built(rep.stage(out, functools.partial(
                 evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
                 paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
-                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}")
+                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}"))
             retrieval_rows.append((name, read_json(out)))
     # graph alone on the SciDocs queries: needs the queries in the graph (transductive graph)
-    graph = timings.run("biggraph transductive", rep.graph, "transductive", recipe.graph_dim, "dot")
+    graph = timings.run("biggraph transductive", lambda: rep.built(rep.graph("transductive", recipe.graph_dim, "dot")))
+    papers = rep.eval_papers(split)
     scidocs_run = exp_dir / f"scidocs_transductive_{recipe.graph_dim}d" / split
 
     def graph_alone() -> None:
         ids = read_id_list(graph["ids"])
         vectors = read_embeddings_matrix(graph["embeddings"])
-        wanted = set(read_json(rep.eval_papers(split)))
+        wanted = set(read_json(papers))
         keep = [i for i, pid in enumerate(ids) if pid in wanted]
         scidocs_run.mkdir(parents=True, exist_ok=True)
         write_embeddings_jsonl(scidocs_run / "embeddings.jsonl", [ids[i] for i in keep], vectors[keep])
         rep.score_embeddings(scidocs_run / "embeddings.jsonl", scidocs_run, split)
 
-    rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]], output_dir=scidocs_run,
-              description=f"graph embeddings alone on the SciDocs {split} queries")
+    rep.built(rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]],
+                        output_dir=scidocs_run, description=f"graph embeddings alone on the SciDocs {split} queries"))
     rows = [(f"graph embeddings alone ({recipe.graph_dim}d dot, transductive graph)", [run_scores(scidocs_run, split)])]
     for name, run_group in text_runs.items():
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]

@@ -32,7 +32,7 @@ GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("SCINCL_UPDATE_GOLDEN") == "1"
 # arguments of a stage builder that are functions the stage calls when it runs: called while recording (in the
 # order a run calls them), so the stages they run are recorded and their values shown
-CALLED_ARGUMENTS = ("before", "papers", "leakage", "override")
+CALLED_ARGUMENTS = ("papers", "leakage", "override")
 STAGE_BUILDERS = ("train_stage", "texts_stage", "triples_stage", "index_stage", "citations_stage", "graph_stage",
                   "evaluate_stage", "queries_stage")
 
@@ -128,7 +128,11 @@ def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanRecorder:
                 monkeypatch.setattr(module, name, _wrap_builder(name, getattr(module, name)))
     rec = PlanRecorder({str(tmp_path / "out"): "<out>", str(tmp_path / "data"): "<data>",
                         str(packaged_minilm_path()): "<minilm>", str(REPO_ROOT): "<repo>"})
-    monkeypatch.setattr(layout.Planner, "run_stage", lambda self, stage: rec.record(stage))
+    def record_plan(stages: Any, *args: Any, **kwargs: Any) -> None:
+        for stage in stages:
+            rec.record(stage)
+
+    monkeypatch.setattr(real_corpus, "run_stages", record_plan)  # the real-corpus plans: CorpusPlan.execute, run_arm
     return rec
 
 

@@ -14,7 +14,7 @@ from scincl.eval import study_tables
 from scincl.pipeline import experiment_kinds as studies
 from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.pipeline.layout import precision_key, recipe_key
-from scincl.pipeline.real_corpus import Reproduction
+from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import corpus_spec
 from scincl.settings.recipe import Recipe
 from tests.conftest import REPO_ROOT, run_command
@@ -135,7 +135,7 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
 
 def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
     data = reproduced["data"]
-    rep = Reproduction(corpus_spec("hepth", data), reproduced["out"] / "hepth")
+    rep = CorpusPlan(corpus_spec("hepth", data), reproduced["out"] / "hepth")
     eligible = rep.eligible_queries(16)
     excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
     cites = {}
@@ -144,10 +144,10 @@ def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
         cites.setdefault(a, set()).add(b)
     assert eligible and not set(eligible) & excluded
     assert all(len(cites[q]) >= 5 for q in eligible)
-    first = json.loads(rep.queries(0, 5, 16).read_text())
-    assert first == json.loads(rep.queries(0, 5, 16).read_text()) and len(first) == 5
+    first = json.loads(rep.built(rep.queries(0, 5, 16)).read_text())
+    assert first == json.loads(rep.built(rep.queries(0, 5, 16)).read_text()) and len(first) == 5
     with pytest.raises(InputError, match="only .* papers are eligible"):
-        rep.queries(1, len(eligible) + 1, 16)
+        rep.built(rep.queries(1, len(eligible) + 1, 16))
 
 
 def test_every_experiment_definition_is_valid_data():
@@ -296,7 +296,7 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
     from scincl.pipeline.study_reports import triplet_relations
     from scincl.settings.arms import ARM_NAMES, CorpusSpec
 
-    rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
+    rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
     rep.citations_train.parent.mkdir(parents=True)
     # A->B, B->C, D->B, D->E, F->G: B and E are co-cited (by D); C is two hops from A (via B)
     rep.citations_train.write_text("A\tB\nB\tC\nD\tB\nD\tE\nF\tG\n")
@@ -311,10 +311,11 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
 
 def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
     """The training stage is built by scincl/pipeline/stages.py (as run_specter's) but records what the markers
-    of cached runs hold: named by its output below OUTPUT_DIR, no settings, the triplets and texts as inputs."""
+    of cached runs hold: named by its output below OUTPUT_DIR, no settings, the triplets and texts as inputs; an
+    arm's plan holds its triplets and texts before it and the evaluation after it."""
     from scincl.settings.arms import CorpusSpec
 
-    rep = Reproduction(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
+    rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
     recipe = Recipe()
     run_dir = rep.run_dir("scincl", 1, recipe, "test")
     stage = rep.train_stage("scincl", 1, recipe, run_dir)
@@ -323,6 +324,12 @@ def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
     assert stage.inputs == [run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"]
     assert stage.outputs == [run_dir / "model" / "train_args.json"]
     assert stage.marker == run_dir / "model" / f"stage_{stage.name}.done.json"  # where the cached runs hold it
+    names = [planned.name for planned in rep.arm_stages("scincl", 1, recipe, "test")]
+    arm = f"runs/test/{recipe_key(recipe)}/scincl/seed_1"
+    assert names[-5:] == [f"{arm}/train_triples.csv", f"{arm}/train_metadata.jsonl", stage.name,
+                          "shared/scidocs_papers.test.json", f"{arm}/results.json"]
+    assert names.index("shared/citations/citations.train.tsv") < names.index(f"{arm}/train_triples.csv")
+    assert rep.planned == {}  # the plan was handed over
 
 
 def test_graph_study_runs_link_prediction_retrieval_and_the_graph_alone(reproduced):
