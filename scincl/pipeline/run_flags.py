@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Mapping, Set
+from typing import Any, Dict, Iterable, List, Mapping, Set
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.settings.run import RunSettings
@@ -40,6 +40,18 @@ ACCEPTED_WITHOUT_EFFECT = {
     "cache_metadata": "metadata is streamed from the shards for the ids of the triples",
     "scidocs_cuda_device": "evaluation uses CUDA when available",
 }
+
+
+def stage_selection(stages: Any) -> List[str]:
+    """``--stages``' names (a comma-separated string or a list; none: every stage), each a stage of
+    :data:`ALL_STAGE_NAMES` (else one :class:`InputError` line naming them)."""
+    if stages is None or stages == "":
+        return []
+    names = [str(n).strip() for n in (stages.split(",") if isinstance(stages, str) else stages) if str(n).strip()]
+    unknown = [n for n in names if n not in ALL_STAGE_NAMES]
+    if unknown:
+        raise InputError(f"--stages {unknown[0]}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
+    return names
 
 
 @dataclass

@@ -47,7 +47,8 @@ from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
                                       format_workload)
 from scincl.pipeline.run_checks import check_run, check_types, miner_config
-from scincl.pipeline.run_flags import ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names
+from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
+                                      stage_selection)
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
@@ -458,8 +459,8 @@ class SciNCLPlan(Planner):
         manifest = Manifest(self.p.run, arguments)
         manifest.set("paths", {k: str(v) for k, v in vars(self.p).items()})
         manifest.set("base_model", self.base_model)
-        results = run_stages(stages, manifest, skip=[n for n in self.s.skip if n in names],
-                             override=[n for n in self.s.override if n in names])
+        skip = [n for n in self.s.skip if n in names] + unselected_stages(stages, stage_selection(self.s.stages))
+        results = run_stages(stages, manifest, skip=skip, override=[n for n in self.s.override if n in names])
         if "train" in names and "train" not in self.s.skip and self.p.model.exists():
             manifest.set("leakage", self.leakage_record())
             manifest.set("embedding_check", recorded_embedding_check(self.p.model))  # issue 41: collapse warning
@@ -469,6 +470,26 @@ class SciNCLPlan(Planner):
             manifest.set("comparison", str(self.p.comparison / "comparison.md"))
         manifest.write_all()
         return {"results": results, "table": table, "paths": self.p, "manifest": manifest.data}
+
+
+def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
+    """The stages of the plan ``--stages`` leaves out (none when nothing is selected), once each of them that comes
+    before a selected one is checked to be done by the runner's reuse rule
+    (:func:`~scincl.pipeline.runner.reuse_decision`), else one :class:`InputError` line naming the stage to run
+    first. A selected stage this run does not plan is logged."""
+    if not selected:
+        return []
+    names = [stage.name for stage in stages]
+    for name in selected:
+        if name not in names:
+            logger.info("--stages %s: stage %s does not run in this configuration", name, name)
+    last = max((names.index(name) for name in selected if name in names), default=-1)
+    for stage in stages[:last]:
+        why = None if stage.name in selected else reuse_decision(stage)
+        if why is not None:
+            raise InputError(f"--stages {','.join(selected)}: stage {stage.name} comes first and is not done ({why}); "
+                             f"run it first (--stages {stage.name})")
+    return [name for name in names if name not in selected]
 
 
 # ---------------------------------------------------------------------- the command

@@ -174,6 +174,10 @@ class RunSettings:
     skip: List[str] = setting(None, "every stage runs", "stages to skip (--skip_<stage>)", default_factory=list)
     override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
                                   default_factory=list)
+    stages: Optional[Any] = setting(
+        None, "every stage runs", "comma-separated stage names: run only these (one plan split over jobs: e.g. "
+        "--stages citations,graph on a large-memory node, then --stages train on a GPU node); the stages before "
+        "them must be done")
     demo: bool = setting(False, "resolve(): no data argument", "the run builds and uses the bundled demo corpus")
     dry_run: bool = setting(False, "the run runs", "print the plan (corpus, graph, queries -> triplets -> steps, the "
                             "estimated time of each heavy stage) and stop before stage 1")
