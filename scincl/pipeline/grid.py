@@ -97,7 +97,7 @@ def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int],
     (:func:`~scincl.pipeline.runner.reuse_decision`: outputs and completion markers as the runner checks them) and
     the first one that would run, with why; then the totals. The report's own steps (plots, the collision and
     graph studies' scores) are not listed."""
-    from scincl.pipeline.runner import reuse_decision
+    from scincl.pipeline.runner import waiting_stages
 
     recipes = [row_recipe(recipe, row) for row in grid.rows]
     seen: set = set()
@@ -111,7 +111,7 @@ def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int],
             stages = rep.arm_stages(row.arm, seed, recipes[i], split)
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
-        waiting = [(stage.name, why) for stage in new if (why := reuse_decision(stage)) is not None]
+        waiting = waiting_stages(new)
         done, total, cells = done + len(new) - len(waiting), total + len(new), cells + 1
         folder = where.relative_to(rep.out)
         if row.arm == BASE:

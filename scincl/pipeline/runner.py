@@ -159,6 +159,12 @@ def reuse_decision(stage: Stage, manifest: Optional[Manifest] = None) -> Optiona
     return None
 
 
+def waiting_stages(stages: Sequence[Stage]) -> List[tuple]:
+    """``(name, why)`` of each of ``stages`` that would run now (:func:`reuse_decision`, without a manifest: nothing is
+    written), in order: what a dry run reports."""
+    return [(stage.name, why) for stage in stages if (why := reuse_decision(stage)) is not None]
+
+
 def remove_outputs(stage: Stage) -> None:
     """Delete a stage's old outputs before rebuilding it (``--override_<stage>``)."""
     for out in stage.outputs:

@@ -49,7 +49,7 @@ from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encode
 from scincl.pipeline.run_checks import check_run, check_types, miner_config
 from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
                                       stage_selection)
-from scincl.pipeline.runner import Stage, reuse_decision, run_stages
+from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
 from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
 from scincl.settings.presets import resolve
@@ -447,7 +447,11 @@ class SciNCLPlan(Planner):
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Run every stage; returns the stage results and the comparison table (when evaluated)."""
         plan = self.announce()
-        if self.s.dry_run:
+        if self.s.dry_run:  # the plan and, stage by stage, what would run and why
+            stages = self.stages()
+            waiting = dict(waiting_stages(stages))
+            plan += "\nstages:\n" + "\n".join(
+                f"  {st.name}: " + (f"to run ({waiting[st.name]})" if st.name in waiting else "done") for st in stages)
             return {"results": {}, "table": None, "paths": self.p, "manifest": {}, "dry_run": True, "plan": plan}
         self.p.run.mkdir(parents=True, exist_ok=True)
         stages = self.stages()

@@ -88,6 +88,10 @@ def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path, demo_tiny_bert):
         in done.stdout
     assert "PyTorch-BigGraph, 32 dimensions, 15 epochs, 1 worker(s)" in done.stdout
     assert "estimate on" in done.stdout and "(--dry_run: nothing was run)" in done.stdout
+    stages = done.stdout.split("stages:\n")[1].splitlines()  # stage by stage: nothing is made yet
+    assert stages[0] == f"  citations: to run (output {out}/citations/citations.train.tsv missing)"
+    assert [line.split(":")[0].strip() for line in stages[:-1]] == [
+        "citations", "graph", "metadata_ids", "queries", "ann", "triples", "metadata", "train"]
     assert not out.exists()
 
 
