@@ -266,7 +266,7 @@ def _embed_in_blocks(train_edges, test_edges, dim, method_settings, seed, block_
     check_finite_blocks(vectors, block_rows, "fastrp")
     write_embeddings_blocks(vectors, emb_path, export_format, block_rows)
     write_ids_blocks(names_path, graph.ids)
-    ids = graph.ids.to_list() if test_edges is not None else []
+    ids = graph.ids if test_edges is not None else []  # a polars Series: no Python object per paper
     mapped = np.memmap(vectors.path, dtype=vectors.dtype, mode="r", shape=(vectors.rows, vectors.columns))
     return ids, mapped, graph.n, graph.nnz // 2
 
