@@ -29,7 +29,7 @@ import numpy as np
 from scincl.errors import InputError
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
-from scincl.io import PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
+from scincl.io import PBG_ENTITY_TYPE, PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
 from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
 from scincl.settings.choices import GRAPH_METHODS  # pbg, then the EMBEDDERS
@@ -140,6 +140,11 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     papers, edges = graph_counts(train_edges, test_edges)
     check_graph_size(method, papers, edges, dim, train_edges)
     block_size = _embedder_memory(method, papers, edges, dim, block_size, memory_limit)
+    if test_edges is not None:  # PBG's evaluator loads the embeddings whatever --block_size bounds (issue 45)
+        from scincl.graph.memory_plan import check_link_prediction_memory
+
+        check_link_prediction_memory(papers, edges, dim, int(config_dict["entities"][PBG_ENTITY_TYPE].get(
+            "num_partitions", 1)), memory_limit)
     started, cpu_started = time.perf_counter(), time.process_time()
     out.mkdir(parents=True, exist_ok=True)
     work = make_temporary_dir(out, "embed_blocks") if block_size is not None else None

@@ -232,6 +232,37 @@ def check_graph_memory(method: str, papers: int, edges: Optional[int], dimension
     return estimate
 
 
+def check_link_prediction_memory(papers: int, edges: Optional[int], dimension: int, partitions: int,
+                                 memory_limit: Optional[Any] = None) -> Optional[StageEstimate]:
+    """Link prediction of FastRP or ProNE embeddings (``embed_graph --test_edges``) before the run, or an
+    :class:`InputError` naming the partitions that fit (``None``, with a warning, without PBG's measured costs).
+
+    The embeddings are written as a checkpoint in the import's ``partitions`` and scored by PBG's evaluator,
+    which loads one partition (P = 1: all ``papers x dimension`` floats) or two at a time, as PBG's
+    training does, so whatever ``--block_size`` bounds, the evaluation holds what a PBG run of that many
+    partitions holds. It is planned with PBG's measured model: training also holds the optimizer state
+    and buffers, so this is an upper bound.
+    """
+    costs = load_costs()
+    if not measured(costs, "pbg"):
+        logger.warning("memory of link prediction not checked: %s has no measured costs for it", COSTS_PATH.name)
+        return None
+    limit = memory_limit_bytes(memory_limit)
+    edges = edges if edges is not None else expected_edges(papers, costs)
+    held = pbg_estimate(papers, edges, dimension, partitions, costs)
+    estimate = StageEstimate("link prediction", f"PBG's evaluator over {partitions} partition(s)", held.peak_bytes,
+                             0.0)
+    if estimate.peak_bytes > limit:
+        where = f"--memory_limit {memory_limit}" if memory_limit is not None else "the memory available now"
+        fits = fitting_partitions(papers, edges, dimension, limit, costs)
+        fix = (f"evaluate with -p entities.paper_id.num_partitions={fits} (peak "
+               f"~{gib(pbg_estimate(papers, edges, dimension, fits, costs).peak_bytes)}) or leave out --test_edges"
+               if fits else "leave out --test_edges")
+        raise InputError(f"link prediction on --test_edges: {estimate.setting} needs ~{gib(estimate.peak_bytes)} at "
+                         f"{papers:,} papers / {dimension}-d, more than {where} ({gib(limit)}); {fix}")
+    return estimate
+
+
 def plan_memory(papers: int, edges: int, dimension: int = 128, method: str = "fastrp",
                 memory_limit: Optional[str] = None, block_size: Optional[int] = None,
                 partitions: Optional[int] = None, pool: Optional[int] = None) -> Dict[str, Any]:

@@ -155,3 +155,26 @@ def test_an_s2orc_layout_corpus_is_checked_before_stage_1(demo_corpus, demo_tiny
                                          r"32-d, more than the memory available now \(0.0 GiB\); no setting fits"):
         plan.workload()
     assert not (tmp_path / "out").exists()
+
+
+def test_link_prediction_of_bounded_fastrp_is_planned_as_pbg_s_evaluator(toy_costs, demo_citations, tmp_path):
+    """--test_edges: PBG's evaluator loads the config's partitions whatever --block_size bounds."""
+    papers = 10_000_000
+    one = memory_plan.check_link_prediction_memory(papers, None, 128, 1, "100GB")
+    assert one.peak_bytes == memory_plan.pbg_estimate(papers, 1, 128, 1, toy_costs).peak_bytes
+    with pytest.raises(InputError) as refused:
+        memory_plan.check_link_prediction_memory(papers, None, 128, 1, "5GB")
+    assert str(refused.value) == (
+        "link prediction on --test_edges: PBG's evaluator over 1 partition(s) needs ~10.4 GiB at 10,000,000 papers / "
+        "128-d, more than --memory_limit 5GB (5.0 GiB); evaluate with -p entities.paper_id.num_partitions=8 "
+        "(peak ~3.5 GiB) or leave out --test_edges")
+    train, test = demo_citations["train"], demo_citations["test"]
+    papers, edges = graph_counts(train, test)
+    blocks = memory_plan.fastrp_block_estimate(papers, edges, 8, 64, toy_costs).peak_bytes
+    evaluation = memory_plan.pbg_estimate(papers, edges, 8, 1, toy_costs).peak_bytes
+    assert blocks < evaluation
+    limit = str(int((blocks + evaluation) / 2))  # the blocks fit, the evaluation does not
+    with pytest.raises(InputError, match=r"^link prediction on --test_edges: PBG's evaluator over 1 partition"):
+        embed_graph(train, tmp_path / "refused", method="fastrp", config="demo", dimension=8, block_size=64,
+                    test_edges=test, memory_limit=limit)
+    assert not (tmp_path / "refused" / "embeddings.h5").exists()
