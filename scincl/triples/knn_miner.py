@@ -69,9 +69,18 @@ class KnnSearch:
             raise InputError(f"--ann_backend {self.ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
 
 
+NORMALIZE_BLOCK_ROWS = 1 << 16  # rows normalised at once (the norms' temporary is one block, not the pool)
+
+
 @dataclass
 class GraphCorpus:
-    """The corpus a kNN miner works on: index rows, their ids, and the vectors behind them."""
+    """The corpus a kNN miner works on: index rows, their ids, and the vectors behind them.
+
+    With ``normalize`` the rows are L2-normalised once, in place, when the corpus is made (a block
+    of rows at a time), so the pool is held once beside the index, not raw plus a normalised copy
+    (issue 45); the vectors are the bytes a row-by-row normalisation gives (a row's norm does not
+    depend on the other rows of its block).
+    """
 
     index: Any
     paper_ids: List[str]  # row -> paper id of the index (= the training corpus)
@@ -79,16 +88,20 @@ class GraphCorpus:
     normalize: bool
     metric: str
 
-    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
-        """Query vectors (as the index sees them) of index rows."""
-        vecs = np.array(self.embeddings[rows], dtype=np.float32, order="C", copy=True)
+    def __post_init__(self) -> None:
         if self.normalize:
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        return vecs
+            for start in range(0, len(self.embeddings), NORMALIZE_BLOCK_ROWS):
+                block = self.embeddings[start:start + NORMALIZE_BLOCK_ROWS]
+                block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+
+    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
+        """Query vectors (as the index sees them) of index rows (a copy)."""
+        return np.array(self.embeddings[rows], dtype=np.float32, order="C", copy=True)
 
     def all_vectors(self) -> np.ndarray:
-        """Vectors of every index row (for random_sorted / kmeans)."""
-        return self.vectors_of(np.arange(len(self.paper_ids)))
+        """Vectors of every index row (for random_sorted / kmeans / the exact backend): the held rows
+        themselves, not a copy; the callers only read them."""
+        return self.embeddings
 
 
 def check_exact_device(search: KnnSearch) -> None:
