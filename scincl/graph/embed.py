@@ -29,7 +29,8 @@ import numpy as np
 from scincl.errors import InputError
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
-from scincl.io import PBG_ENTITY_TYPE, PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
+from scincl.io import (PBG_ENTITY_TYPE, PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list,
+                       write_json)
 from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
 from scincl.settings.choices import GRAPH_METHODS  # pbg, then the EMBEDDERS

@@ -22,7 +22,8 @@ from scincl.io import PBG_ENTITY_TYPE, PathLike, entity_names_path
 
 def write_checkpoint(config_dict: Mapping[str, Any], ids: Union[Sequence[str], Any], vectors: np.ndarray,
                      checkpoint_path: PathLike) -> None:
-    """``vectors`` (row i = paper ``ids[i]``; a list or a polars String Series) as version 1 of a PBG checkpoint in the import's entity order."""
+    """``vectors`` (row i = paper ``ids[i]``; a list or a polars String Series) as version 1 of a PBG checkpoint
+    in the import's entity order."""
     import json
 
     import_torchbiggraph()
