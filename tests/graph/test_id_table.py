@@ -13,7 +13,7 @@ from scincl.io import read_id_list, write_id_list
 @pytest.mark.parametrize("chunk_bytes", [1, 7, 64, 1 << 20])
 def test_chunked_reader_gives_read_id_list_s_ids(tmp_path, chunk_bytes):
     path = tmp_path / "ids.json"
-    ids = [f"{100_000_000 + 37 * i}" for i in range(3000)] + ["W123", "a,b", '"', "x:y"]
+    ids = [f"{100_000_000 + 37 * i}" for i in range(400)] + ["W123", "a,b", '"', "x:y"]
     write_id_list(path, ids)  # '"' is written escaped: that list is read whole
     assert read_id_series(path, chunk_bytes).to_list() == read_id_list(path) == ids
     path.write_text(' \n[1, "https://openalex.org/W7" ,\n "p2" ]\n')  # numbers, prefix, spaces: canonical ids
