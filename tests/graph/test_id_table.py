@@ -6,16 +6,22 @@ import polars as pl
 import pytest
 
 from scincl.errors import InputError
+from scincl.graph import id_table
 from scincl.graph.id_table import IdTable, read_id_series
 from scincl.io import read_id_list, write_id_list
 
 
 @pytest.mark.parametrize("chunk_bytes", [1, 7, 64, 1 << 20])
-def test_chunked_reader_gives_read_id_list_s_ids(tmp_path, chunk_bytes):
+def test_chunked_reader_gives_read_id_list_s_ids(tmp_path, chunk_bytes, monkeypatch):
     path = tmp_path / "ids.json"
-    ids = [f"{100_000_000 + 37 * i}" for i in range(400)] + ["W123", "a,b", '"', "x:y"]
-    write_id_list(path, ids)  # '"' is written escaped: that list is read whole
-    assert read_id_series(path, chunk_bytes).to_list() == read_id_list(path) == ids
+    ids = [f"{100_000_000 + 37 * i}" for i in range(400)] + ["W123", "a,b", ",", "x:y", "[]"]  # commas in quotes
+    write_id_list(path, ids)
+    with monkeypatch.context() as patched:  # read in chunks, not by the whole-file fallback
+        patched.setattr(id_table, "read_id_list", None)
+        assert read_id_series(path, chunk_bytes).to_list() == ids
+    assert read_id_list(path) == ids
+    write_id_list(path, ids + ['"', "\\"])  # written escaped: a list with a backslash is read whole
+    assert read_id_series(path, chunk_bytes).to_list() == ids + ['"', "\\"]
     path.write_text(' \n[1, "https://openalex.org/W7" ,\n "p2" ]\n')  # numbers, prefix, spaces: canonical ids
     assert read_id_series(path, chunk_bytes).to_list() == read_id_list(path) == ["1", "W7", "p2"]
     path.write_text("[]")
