@@ -21,8 +21,7 @@ from scincl.graph import memory_plan
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GRAPH_METHODS_RESULTS = REPO_ROOT / "docs" / "scale" / "graph_methods" / "results.json"
-FIT_SIZES = (100_000, 1_000_000)  # the runs each model is fitted on (PBG: PBG_FIT_SIZES); the others check it
-PBG_FIT_SIZES = (100_000, 300_000)  # PBG at 1M papers takes ~10 min per run here: one check run
+FIT_SIZES = (100_000, 1_000_000)  # the runs each model is fitted on; the others check it
 MIB = 2 ** 20
 S2ORC = {"papers": 52_600_000, "edges": 463_000_000, "dimension": 128, "pool": 680_967}
 NODES_GIB = (32, 64, 128)
@@ -93,7 +92,7 @@ def s2orc_rows(costs: dict) -> List[str]:
              (128, memory_plan.in_memory_estimate("prone", papers, 128, costs))]
     plans += [(128, memory_plan.fastrp_block_estimate(papers, edges, 128, rows, costs)) for rows in (1 << 20, 1 << 22)]
     plans += [(dim, memory_plan.pbg_estimate(papers, edges, dim, p, costs))
-              for dim, p in ((128, 1), (128, 2), (128, 4), (128, 8), (768, 1), (768, 8), (768, 16))]
+              for dim, p in ((128, 1), (128, 2), (128, 4), (128, 8), (768, 1), (768, 8), (768, 16), (768, 32))]
     plans += [(dim, stage) for dim in (128, 768) for stage in memory_plan.index_estimate(papers, pool, dim, costs)]
     out = ["| stage | setting | planned peak | disk | " + " | ".join(f"{g} GB node" for g in NODES_GIB) + " |",
            "|---|---|---:|---:|" + "---|" * len(NODES_GIB)]
@@ -111,8 +110,7 @@ def report(records: List[dict], table_path: Path) -> None:
                        "(and docs/scale/graph_methods/results.json for prone)",
              "dimension": 128, "edges_per_paper": 9.9, "models": {}}
     for model, (pick, counts) in MODELS.items():
-        sizes = PBG_FIT_SIZES if model == "pbg" else FIT_SIZES
-        chosen = [r for r in everything if pick(r) and r["papers"] in sizes]
+        chosen = [r for r in everything if pick(r) and r["papers"] in FIT_SIZES]
         if len(chosen) > len(counts):
             costs["models"][model] = fit(chosen, counts)
     memory_plan.COSTS_PATH.write_text(json.dumps(costs, indent=1) + "\n")

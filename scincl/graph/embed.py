@@ -29,7 +29,8 @@ import numpy as np
 from scincl.errors import InputError
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
-from scincl.io import PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list, write_json
+from scincl.io import (PBG_ENTITY_TYPE, PathLike, atomic_path, entity_names_path, write_embeddings_h5, write_id_list,
+                       write_json)
 from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
 from scincl.settings.choices import GRAPH_METHODS  # pbg, then the EMBEDDERS
@@ -140,6 +141,11 @@ def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAU
     papers, edges = graph_counts(train_edges, test_edges)
     check_graph_size(method, papers, edges, dim, train_edges)
     block_size = _embedder_memory(method, papers, edges, dim, block_size, memory_limit)
+    if test_edges is not None:  # PBG's evaluator loads the embeddings whatever --block_size bounds (issue 45)
+        from scincl.graph.memory_plan import check_link_prediction_memory
+
+        check_link_prediction_memory(papers, edges, dim, int(config_dict["entities"][PBG_ENTITY_TYPE].get(
+            "num_partitions", 1)), memory_limit)
     started, cpu_started = time.perf_counter(), time.process_time()
     out.mkdir(parents=True, exist_ok=True)
     work = make_temporary_dir(out, "embed_blocks") if block_size is not None else None
@@ -266,7 +272,7 @@ def _embed_in_blocks(train_edges, test_edges, dim, method_settings, seed, block_
     check_finite_blocks(vectors, block_rows, "fastrp")
     write_embeddings_blocks(vectors, emb_path, export_format, block_rows)
     write_ids_blocks(names_path, graph.ids)
-    ids = graph.ids.to_list() if test_edges is not None else []
+    ids = graph.ids if test_edges is not None else []  # a polars Series: no Python object per paper
     mapped = np.memmap(vectors.path, dtype=vectors.dtype, mode="r", shape=(vectors.rows, vectors.columns))
     return ids, mapped, graph.n, graph.nnz // 2
 

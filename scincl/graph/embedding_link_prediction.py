@@ -9,35 +9,38 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, Mapping, Sequence
+from typing import Any, Dict, Mapping, Sequence, Union
 
 import numpy as np
 
 from scincl.errors import InputError
 from scincl.graph.link_prediction import evaluate, evaluate_random_baseline
 from scincl.graph.pbg_compat import import_torchbiggraph
-from scincl.io import PBG_ENTITY_TYPE, PathLike, entity_names_path, read_id_list
+from scincl.graph.id_table import IdTable, read_id_series
+from scincl.io import PBG_ENTITY_TYPE, PathLike, entity_names_path
 
 
-def write_checkpoint(config_dict: Mapping[str, Any], ids: Sequence[str], vectors: np.ndarray,
+def write_checkpoint(config_dict: Mapping[str, Any], ids: Union[Sequence[str], Any], vectors: np.ndarray,
                      checkpoint_path: PathLike) -> None:
-    """``vectors`` (row i = paper ``ids[i]``) as version 1 of a PBG checkpoint in the import's entity order."""
+    """``vectors`` (row i = paper ``ids[i]``; a list or a polars String Series) as version 1 of a PBG checkpoint
+    in the import's entity order."""
     import json
 
     import_torchbiggraph()
     import torch
     from torchbiggraph.checkpoint_storage import FileCheckpointStorage
 
-    row_of = {pid: i for i, pid in enumerate(ids)}
+    table = IdTable(ids)  # no Python object per paper (issue 45)
     storage = FileCheckpointStorage(str(checkpoint_path))
     storage.prepare()
     parts = int(config_dict["entities"][PBG_ENTITY_TYPE].get("num_partitions", 1))
     for part in range(parts):
-        names = read_id_list(entity_names_path(config_dict["entity_path"], PBG_ENTITY_TYPE, part))
-        missing = [pid for pid in names if pid not in row_of]
-        if missing:
-            raise InputError(f"{len(missing)} imported papers have no embedding (e.g. {missing[0]})")
-        rows = np.asarray(vectors[[row_of[pid] for pid in names]], dtype=np.float32)
+        names = read_id_series(entity_names_path(config_dict["entity_path"], PBG_ENTITY_TYPE, part))
+        found = table.find(names)
+        missing = np.flatnonzero(found < 0)
+        if len(missing):
+            raise InputError(f"{len(missing)} imported papers have no embedding (e.g. {names[int(missing[0])]})")
+        rows = np.asarray(vectors[found], dtype=np.float32)
         storage.save_entity_partition(1, PBG_ENTITY_TYPE, part, torch.from_numpy(rows), None, {})
     storage.save_model(1, {}, None, {})
     storage.save_config(json.dumps(dict(config_dict)))

@@ -198,22 +198,68 @@ def memory_limit_bytes(memory_limit: Optional[Any]) -> int:
     return parse_memory(memory_limit) if memory_limit is not None else available_memory()
 
 
-def check_graph_memory(method: str, papers: int, edges: int, dimension: int, memory_limit: Optional[Any] = None,
-                       block_size: Optional[int] = None, partitions: Optional[int] = None) -> Optional[StageEstimate]:
+def expected_edges(papers: int, costs: Dict[str, Any]) -> int:
+    """Edges of a graph of ``papers`` papers with the citations per paper of the measured graphs (for the disk
+    estimate while the edges are not counted yet; no peak model counts edges, see :func:`check_graph_memory`)."""
+    return max(1, round(papers * float(costs.get("edges_per_paper", 10))))
+
+
+def check_graph_memory(method: str, papers: int, edges: Optional[int], dimension: int,
+                       memory_limit: Optional[Any] = None, block_size: Optional[int] = None,
+                       partitions: Optional[int] = None) -> Optional[StageEstimate]:
     """The graph stage's estimate, or an :class:`InputError` naming the setting that fits when it does not
-    (``None``, with a warning, when the cost table has no measurement for the method)."""
+    (``None``, with a warning, when the cost table has no measurement for the method).
+
+    ``edges=None``: not counted yet, as in an S2ORC-layout corpus before its citations stage (one record per
+    paper lists its references). The check is the same: every peak model counts papers and rows held
+    (the per-paper costs include the edges of graphs with the measured ``edges_per_paper``, ~10, as S2ORC's
+    463M / 52.6M = 8.8), so only the disk estimate assumes that many edges.
+    """
     costs = load_costs()
     limit = memory_limit_bytes(memory_limit)
     model = {"pbg": "pbg", "prone": "prone"}.get(method, "fastrp_blocks" if block_size else "fastrp")
     if not measured(costs, model):
         logger.warning("memory of %s not checked: %s has no measured costs for it", method, COSTS_PATH.name)
         return None
+    counted = f"{edges:,} edges" if edges is not None else "edges not counted yet"
+    edges = edges if edges is not None else expected_edges(papers, costs)
     estimate = graph_estimate(method, papers, edges, dimension, costs, block_size, partitions)
     if estimate.peak_bytes > limit:
         where = f"--memory_limit {memory_limit}" if memory_limit is not None else "the memory available now"
-        raise InputError(f"{estimate.setting} needs ~{gib(estimate.peak_bytes)} at {papers:,} papers / {edges:,} "
-                         f"edges / {dimension}-d, more than {where} ({gib(limit)}); "
+        raise InputError(f"{estimate.setting} needs ~{gib(estimate.peak_bytes)} at {papers:,} papers / {counted} / "
+                         f"{dimension}-d, more than {where} ({gib(limit)}); "
                          f"{advice(method, papers, edges, dimension, limit, costs)}")
+    return estimate
+
+
+def check_link_prediction_memory(papers: int, edges: Optional[int], dimension: int, partitions: int,
+                                 memory_limit: Optional[Any] = None) -> Optional[StageEstimate]:
+    """Link prediction of FastRP or ProNE embeddings (``embed_graph --test_edges``) before the run, or an
+    :class:`InputError` naming the partitions that fit (``None``, with a warning, without PBG's measured costs).
+
+    The embeddings are written as a checkpoint in the import's ``partitions`` and scored by PBG's evaluator,
+    which loads one partition (P = 1: all ``papers x dimension`` floats) or two at a time, as PBG's
+    training does, so whatever ``--block_size`` bounds, the evaluation holds what a PBG run of that many
+    partitions holds. It is planned with PBG's measured model: training also holds the optimizer state
+    and buffers, so this is an upper bound.
+    """
+    costs = load_costs()
+    if not measured(costs, "pbg"):
+        logger.warning("memory of link prediction not checked: %s has no measured costs for it", COSTS_PATH.name)
+        return None
+    limit = memory_limit_bytes(memory_limit)
+    edges = edges if edges is not None else expected_edges(papers, costs)
+    held = pbg_estimate(papers, edges, dimension, partitions, costs)
+    estimate = StageEstimate("link prediction", f"PBG's evaluator over {partitions} partition(s)", held.peak_bytes,
+                             0.0)
+    if estimate.peak_bytes > limit:
+        where = f"--memory_limit {memory_limit}" if memory_limit is not None else "the memory available now"
+        fits = fitting_partitions(papers, edges, dimension, limit, costs)
+        fix = (f"evaluate with -p entities.paper_id.num_partitions={fits} (peak "
+               f"~{gib(pbg_estimate(papers, edges, dimension, fits, costs).peak_bytes)}) or leave out --test_edges"
+               if fits else "leave out --test_edges")
+        raise InputError(f"link prediction on --test_edges: {estimate.setting} needs ~{gib(estimate.peak_bytes)} at "
+                         f"{papers:,} papers / {dimension}-d, more than {where} ({gib(limit)}); {fix}")
     return estimate
 
 

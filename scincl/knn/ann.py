@@ -24,13 +24,16 @@ import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from scincl.errors import InputError
 from scincl.io import PathLike, atomic_path, check_finite, read_id_list, read_json, write_id_list, write_json
+
+if TYPE_CHECKING:
+    from scincl.graph.id_table import IdTable
 
 logger = logging.getLogger(__name__)
 
@@ -478,33 +481,33 @@ def knn_search(
 
 # ------------------------------------------------------------------------- files -> index rows
 
-def select_rows(paper_ids: Sequence[str], include_paper_ids: Optional[Sequence[str]] = None,
+def select_rows(paper_ids: Union[Sequence[str], IdTable], include_paper_ids: Optional[Sequence[str]] = None,
                 allow_unknown_ids: bool = False, source: Optional[PathLike] = None) -> Tuple[np.ndarray, List[str]]:
-    """Rows of ``paper_ids`` to index, in the order of ``include_paper_ids`` (all rows when None).
+    """Rows of ``paper_ids`` (a list, or the :class:`~scincl.graph.id_table.IdTable` of a whole graph's ids)
+    to index, in the order of ``include_paper_ids`` (all rows when None).
 
     Unknown ids are an :class:`InputError` (count + examples) unless ``allow_unknown_ids``, which
-    skips them with a logged count; repeated ids in the subset are kept once.
+    skips them with a logged count; repeated ids in the subset are kept once, in ``paper_ids`` an error.
     """
-    position: Dict[str, int] = {}
-    for row, pid in enumerate(paper_ids):
-        if position.setdefault(pid, row) != row:
-            raise InputError(f"paper id {pid!r} occurs twice in the embeddings' id list", path=source)
+    from scincl.graph.id_table import IdTable
+
+    table = paper_ids if isinstance(paper_ids, IdTable) else IdTable(paper_ids, source=source)
     if include_paper_ids is None:
-        return np.arange(len(paper_ids), dtype=np.int64), list(paper_ids)
+        return np.arange(len(table), dtype=np.int64), table.ids.to_list()
     unique = list(dict.fromkeys(str(p) for p in include_paper_ids))
     if len(unique) < len(include_paper_ids):
         logger.info("include_paper_ids: %d repeated ids ignored", len(include_paper_ids) - len(unique))
-    unknown = [p for p in unique if p not in position]
+    rows = table.find(unique)
+    unknown = [p for p, row in zip(unique, rows) if row < 0]
     if unknown:
         message = (f"{len(unknown)} of {len(unique)} include_paper_ids have no embedding "
                    f"(e.g. {', '.join(map(repr, unknown[:3]))})")
         if not allow_unknown_ids:
             raise InputError(message + "; pass --allow_unknown_ids to skip them")
         logger.warning("%s: skipped", message)
-    kept = [p for p in unique if p in position]
-    if not kept:
+    if not np.any(rows >= 0):
         raise InputError("the paper id subset is empty: no embeddings to index")
-    return np.asarray([position[p] for p in kept], dtype=np.int64), kept
+    return rows[rows >= 0], [p for p, row in zip(unique, rows) if row >= 0]
 
 
 def read_embedding_rows(path: PathLike, rows: np.ndarray, block_rows: Optional[int] = None) -> np.ndarray:

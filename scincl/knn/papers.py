@@ -10,6 +10,7 @@ import numpy as np
 
 from scincl.knn import ann
 from scincl.errors import InputError
+from scincl.graph.id_table import IdTable
 from scincl.io import PathLike, entity_names_path, read_id_list, write_id_list, write_json
 from scincl.provenance import OutputRecord
 
@@ -32,7 +33,7 @@ def query_vectors(index, index_ids: Sequence[str], query_ids: Sequence[str],
         from pathlib import Path
 
         ids_path = paper_ids_path or entity_names_path(Path(embeddings_path).parent)
-        rows, _ = ann.select_rows(read_id_list(ids_path), query_ids, source=ids_path)
+        rows, _ = ann.select_rows(IdTable.read(ids_path), query_ids)
         return ann.read_embedding_rows(embeddings_path, rows)
     rows, _ = ann.select_rows(index_ids, query_ids)
     cpu_index = ann.index_to_cpu(index)
@@ -99,11 +100,11 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
         key="made_by")
     if record.reusable(override):
         return {"index_path": str(index_path), "paper_ids_path": str(ann.index_ids_path(index_path))}
-    all_ids = read_id_list(ids_path)
+    all_ids = IdTable.read(ids_path)  # the whole graph's ids: no Python object per paper (issue 45)
     rows_in_file = ann.embedding_row_count(embeddings_path)
     if rows_in_file != len(all_ids):
         raise InputError(f"{rows_in_file} embedding rows but {len(all_ids)} paper ids in {ids_path}",
-                             path=embeddings_path)
+                         path=embeddings_path)
     subset = read_id_list(include_paper_ids) if include_paper_ids else None
     rows, index_ids = ann.select_rows(all_ids, subset, allow_unknown_ids=allow_unknown_ids, source=ids_path)
     vectors = ann.RowsOnDisk(embeddings_path, rows, ann.embedding_dimension(embeddings_path))  # read in chunks

@@ -403,7 +403,7 @@ class SciNCLPlan(Planner):
                          f"{config.get('workers') or 'all'} worker(s)")
             else:
                 graph = f"{s.graph_method}, {dimension} dimensions (one pass over the graph)"
-            if papers and edges:  # issue 45: refused before stage 1 when the graph stage cannot fit the memory
+            if papers:  # issue 45: refused before stage 1 when the graph stage cannot fit (edges None: S2ORC layout)
                 partitions = (config.get("entities") or {}).get("paper_id", {}).get("num_partitions")
                 estimate = check_graph_memory(s.graph_method, papers, edges, dimension, partitions=partitions)
                 if estimate is not None:

@@ -20,6 +20,7 @@ import numpy as np
 from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.ids import canonical_ids
+from scincl.graph.id_table import IdTable
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import OutputRecord, fingerprint, split_path_values
 from scincl.settings.choices import ANN_BACKENDS
@@ -28,7 +29,7 @@ from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, check_k_against_corpus,
                                   cluster_corpus, make_config, mine_knn_triples, miner_option_names)
-from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
+from scincl.triples.queries import QueryPapers, select_query_rows
 
 logger = logging.getLogger(__name__)
 
@@ -68,9 +69,18 @@ class KnnSearch:
             raise InputError(f"--ann_backend {self.ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")
 
 
+NORMALIZE_BLOCK_ROWS = 1 << 16  # rows normalised at once (the norms' temporary is one block, not the pool)
+
+
 @dataclass
 class GraphCorpus:
-    """The corpus a kNN miner works on: index rows, their ids, and the vectors behind them."""
+    """The corpus a kNN miner works on: index rows, their ids, and the vectors behind them.
+
+    With ``normalize`` the rows are L2-normalised once, in place, when the corpus is made (a block
+    of rows at a time), so the pool is held once beside the index, not raw plus a normalised copy
+    (issue 45); the vectors are the bytes a row-by-row normalisation gives (a row's norm does not
+    depend on the other rows of its block).
+    """
 
     index: Any
     paper_ids: List[str]  # row -> paper id of the index (= the training corpus)
@@ -78,16 +88,20 @@ class GraphCorpus:
     normalize: bool
     metric: str
 
-    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
-        """Query vectors (as the index sees them) of index rows."""
-        vecs = np.array(self.embeddings[rows], dtype=np.float32, order="C", copy=True)
+    def __post_init__(self) -> None:
         if self.normalize:
-            vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        return vecs
+            for start in range(0, len(self.embeddings), NORMALIZE_BLOCK_ROWS):
+                block = self.embeddings[start:start + NORMALIZE_BLOCK_ROWS]
+                block /= np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+
+    def vectors_of(self, rows: np.ndarray) -> np.ndarray:
+        """Query vectors (as the index sees them) of index rows (a copy)."""
+        return np.array(self.embeddings[rows], dtype=np.float32, order="C", copy=True)
 
     def all_vectors(self) -> np.ndarray:
-        """Vectors of every index row (for random_sorted / kmeans)."""
-        return self.vectors_of(np.arange(len(self.paper_ids)))
+        """Vectors of every index row (for random_sorted / kmeans / the exact backend): the held rows
+        themselves, not a copy; the callers only read them."""
+        return self.embeddings
 
 
 def check_exact_device(search: KnnSearch) -> None:
@@ -104,27 +118,30 @@ def check_exact_device(search: KnnSearch) -> None:
 
 
 def corpus_paper_ids(graph_paper_ids_path: PathLike, graph_embeddings_path: PathLike,
-                     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None) -> Tuple[List[str], List[str]]:
-    """``(graph ids, corpus ids)``: the graph's papers and those the index holds (``include_paper_ids`` of them);
-    cheap (the id list and the embeddings' row count), so flags are checked against it before the index is built."""
-    graph_ids = read_id_list(graph_paper_ids_path)
+                     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None) -> Tuple[IdTable, List[str]]:
+    """``(graph ids, corpus ids)``: the graph's papers (an :class:`IdTable`: no Python object per graph paper,
+    issue 45) and those the index holds (``include_paper_ids`` of them, in graph order); cheap (the id list and
+    the embeddings' row count), so flags are checked against it before the index is built."""
+    graph_ids = IdTable.read(graph_paper_ids_path)
     n_graph_rows = ann.embedding_row_count(graph_embeddings_path)
     if n_graph_rows != len(graph_ids):
         raise InputError(f"{len(graph_ids)} paper ids in {graph_paper_ids_path} but {n_graph_rows} embedding rows",
                          path=graph_embeddings_path)
-    corpus_ids = graph_ids
-    if include_paper_ids is not None:
-        wanted = (read_id_list(include_paper_ids) if isinstance(include_paper_ids, (str, Path))
-                  else canonical_ids(list(include_paper_ids), field="include_paper_ids"))
-        wanted_set = set(wanted)
-        corpus_ids = [pid for pid in graph_ids if pid in wanted_set]
-        unknown = len(wanted_set) - len(corpus_ids)
-        if unknown:
-            logger.warning("include_paper_ids: %d of %d ids have no graph embedding (not in %s); ignored",
-                           unknown, len(wanted_set), graph_paper_ids_path)
-        if not corpus_ids:
-            raise InputError("none of the --include_paper_ids is in the graph", path=graph_paper_ids_path)
-        logger.info("corpus limited to %d of %d graph papers", len(corpus_ids), len(graph_ids))
+    if include_paper_ids is None:
+        return graph_ids, graph_ids.ids.to_list()
+    wanted = (read_id_list(include_paper_ids) if isinstance(include_paper_ids, (str, Path))
+              else canonical_ids(list(include_paper_ids), field="include_paper_ids"))
+    wanted = list(dict.fromkeys(wanted))
+    rows = np.unique(graph_ids.find(wanted))  # graph order
+    rows = rows[rows >= 0]
+    corpus_ids = graph_ids.ids.gather(rows).to_list()
+    unknown = len(wanted) - len(corpus_ids)
+    if unknown:
+        logger.warning("include_paper_ids: %d of %d ids have no graph embedding (not in %s); ignored",
+                       unknown, len(wanted), graph_paper_ids_path)
+    if not corpus_ids:
+        raise InputError("none of the --include_paper_ids is in the graph", path=graph_paper_ids_path)
+    logger.info("corpus limited to %d of %d graph papers", len(corpus_ids), len(graph_ids))
     return graph_ids, corpus_ids
 
 
@@ -137,7 +154,7 @@ def load_graph_corpus(
     seed: int = 0,
     override: bool = False,
     include_paper_ids: Optional[Union[PathLike, Sequence[str]]] = None,
-    paper_ids: Optional[Tuple[List[str], List[str]]] = None,
+    paper_ids: Optional[Tuple[IdTable, List[str]]] = None,
 ) -> GraphCorpus:
     """Read the BigGraph export and build (or reuse) the faiss index over it, as ``search`` builds it (metric,
     normalisation, factory, ``nprobe``, batch size, device).
@@ -158,7 +175,6 @@ def load_graph_corpus(
     normalize = bool(search.ann_normalize_embeddings or force_normalize)
     metric = "l2" if search.ann_metric in ("l2", "euclidean") else "inner_product"
     index_path = Path(ann_index_path)
-    graph_row_of = id_to_row(graph_ids)
     existing = None
     if index_path.exists():
         index, index_ids = ann.read_index(index_path, device=-1)
@@ -173,7 +189,7 @@ def load_graph_corpus(
             logger.info("%s: %s; --override given, rebuilding the index", index_path, why)
     if existing is not None:
         index, index_ids = existing
-        rows = rows_of_ids(index_ids, graph_row_of, "index paper ids", str(graph_paper_ids_path))
+        rows = graph_ids.rows_of(index_ids, "index paper ids")
         embeddings = ann.read_embedding_rows(graph_embeddings_path, rows)
         if index.d != embeddings.shape[1]:
             raise InputError(f"index dimension {index.d} differs from the embeddings' {embeddings.shape[1]}",
@@ -181,7 +197,7 @@ def load_graph_corpus(
         logger.info("reusing faiss index %s (%d rows; same papers, embeddings and settings)", index_path, index.ntotal)
     else:
         started = time.perf_counter()
-        rows = rows_of_ids(corpus_ids, graph_row_of, "corpus ids")
+        rows = graph_ids.rows_of(corpus_ids, "corpus ids")
         embeddings = ann.read_embedding_rows(graph_embeddings_path, rows)
         index = ann.build_index(embeddings, string_factory=search.faiss_string_factory, metric=search.ann_metric,
                                 do_normalize=normalize, device=search.ann_device, batch_size=search.ann_batch_size,

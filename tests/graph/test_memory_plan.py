@@ -124,3 +124,57 @@ def test_embed_graph_pbg_memory_limit_picks_the_partitions(toy_costs, demo_citat
     with pytest.raises(InputError, match=r"pbg --num_partitions 1 needs .* more than --memory_limit .*; use "):
         embed_graph(demo_citations["train"], tmp_path / "one", method="pbg", config="demo", dimension=dimension,
                     overrides="entities.paper_id.num_partitions=1", memory_limit=str(below_one))
+
+
+def test_edges_not_counted_yet_check_the_same_peak_and_say_so(toy_costs):
+    """An S2ORC-layout corpus before its citations stage: no peak model counts edges, the disk assumes ~10 a paper."""
+    papers = 10_000_000
+    counted = memory_plan.check_graph_memory("pbg", papers, 55_000_000, 128, "100GB")
+    unknown = memory_plan.check_graph_memory("pbg", papers, None, 128, "100GB")
+    assert unknown.peak_bytes == counted.peak_bytes == 200 * MIB + 100.0 * papers + 1000.0 * papers
+    assert memory_plan.expected_edges(papers, toy_costs) == 100_000_000
+    assert unknown.disk_bytes == 100_000_000 * memory_plan.PBG_EDGE_BYTES + 3 * papers * 128 * 4
+    with pytest.raises(InputError) as refused:
+        memory_plan.check_graph_memory("pbg", papers, None, 128, "5GB")
+    assert str(refused.value) == ("pbg --num_partitions 1 needs ~10.4 GiB at 10,000,000 papers / edges not counted "
+                                  "yet / 128-d, more than --memory_limit 5GB (5.0 GiB); use "
+                                  "-p entities.paper_id.num_partitions=8 (peak ~3.5 GiB)")
+
+
+def test_an_s2orc_layout_corpus_is_checked_before_stage_1(demo_corpus, demo_tiny_bert, tmp_path, monkeypatch):
+    """run_specter on S2ORC shards (references grouped per paper: edges unknown before the citations stage)."""
+    from scincl.pipeline.scincl_plan import SciNCLPlan, settings_from_flags
+
+    settings = settings_from_flags(str(tmp_path / "out"), {
+        "corpus_dir": str(demo_corpus.s2orc_metadata_dir), "base_model_name_or_path": str(demo_tiny_bert),
+        "biggraph_config": "demo.py"})
+    plan = SciNCLPlan(settings)
+    assert "peak memory ~" in plan.workload().graph
+    monkeypatch.setattr(memory_plan, "available_memory", lambda: 1 << 20)  # 1 MiB available
+    with pytest.raises(InputError, match=r"^pbg --num_partitions 1 needs ~.* at 600 papers / edges not counted yet / "
+                                         r"32-d, more than the memory available now \(0.0 GiB\); no setting fits"):
+        plan.workload()
+    assert not (tmp_path / "out").exists()
+
+
+def test_link_prediction_of_bounded_fastrp_is_planned_as_pbg_s_evaluator(toy_costs, demo_citations, tmp_path):
+    """--test_edges: PBG's evaluator loads the config's partitions whatever --block_size bounds."""
+    papers = 10_000_000
+    one = memory_plan.check_link_prediction_memory(papers, None, 128, 1, "100GB")
+    assert one.peak_bytes == memory_plan.pbg_estimate(papers, 1, 128, 1, toy_costs).peak_bytes
+    with pytest.raises(InputError) as refused:
+        memory_plan.check_link_prediction_memory(papers, None, 128, 1, "5GB")
+    assert str(refused.value) == (
+        "link prediction on --test_edges: PBG's evaluator over 1 partition(s) needs ~10.4 GiB at 10,000,000 papers / "
+        "128-d, more than --memory_limit 5GB (5.0 GiB); evaluate with -p entities.paper_id.num_partitions=8 "
+        "(peak ~3.5 GiB) or leave out --test_edges")
+    train, test = demo_citations["train"], demo_citations["test"]
+    papers, edges = graph_counts(train, test)
+    blocks = memory_plan.fastrp_block_estimate(papers, edges, 8, 64, toy_costs).peak_bytes
+    evaluation = memory_plan.pbg_estimate(papers, edges, 8, 1, toy_costs).peak_bytes
+    assert blocks < evaluation
+    limit = str(int((blocks + evaluation) / 2))  # the blocks fit, the evaluation does not
+    with pytest.raises(InputError, match=r"^link prediction on --test_edges: PBG's evaluator over 1 partition"):
+        embed_graph(train, tmp_path / "refused", method="fastrp", config="demo", dimension=8, block_size=64,
+                    test_edges=test, memory_limit=limit)
+    assert not (tmp_path / "refused" / "embeddings.h5").exists()

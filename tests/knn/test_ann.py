@@ -105,7 +105,7 @@ def test_select_rows_subset_order_unknown_and_empty():
     assert kept == ["a"]
     with pytest.raises(InputError, match="subset is empty"):
         ann.select_rows(ids, [])
-    with pytest.raises(InputError, match="occurs twice"):
+    with pytest.raises(InputError, match="item 1: duplicate paper id .a. .first at item 0."):
         ann.select_rows(["a", "a"])
 
 

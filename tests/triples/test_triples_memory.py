@@ -68,3 +68,30 @@ def test_triples_stage_memory_is_bounded_by_the_corpus_rows(tmp_path):
     extra_mb = _peak_rss_mb(big, tmp_path / "corpus.json") - _peak_rss_mb(small, tmp_path / "corpus.json")
     # reading the whole file costs ~graph_mb more; reading corpus rows block-wise costs one block + the ids
     assert extra_mb < 0.4 * graph_mb, f"peak RSS {extra_mb:.0f} MB above the corpus-only run (graph {graph_mb:.0f} MB)"
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+def test_the_pool_is_held_once_and_gives_the_row_by_row_vectors(normalize):
+    """Issue 45: the kNN miner's pool is normalised in place (a block at a time), not held raw plus a normalised
+    copy; every vector is the bytes the row-by-row normalisation gives."""
+    from scincl.triples import knn_miner
+
+    rng = np.random.default_rng(0)
+    raw = rng.standard_normal((1000, 16), dtype=np.float32) * rng.random((1000, 1), dtype=np.float32) * 10
+    raw[3] = 0.0  # a zero row stays zero
+    pool = raw.copy()
+    old = knn_miner.NORMALIZE_BLOCK_ROWS
+    knn_miner.NORMALIZE_BLOCK_ROWS = 64  # several blocks
+    try:
+        graph = knn_miner.GraphCorpus(index=None, paper_ids=[str(i) for i in range(1000)], embeddings=pool,
+                                      normalize=normalize, metric="inner_product")
+    finally:
+        knn_miner.NORMALIZE_BLOCK_ROWS = old
+    assert graph.all_vectors() is pool  # no second copy
+    rows = np.array([999, 3, 0, 64, 65, 500])
+    expected = raw[rows].copy()
+    if normalize:
+        expected /= np.maximum(np.linalg.norm(expected, axis=1, keepdims=True), 1e-12)
+    got = graph.vectors_of(rows)
+    assert got.tobytes() == expected.tobytes() and not np.shares_memory(got, pool)
+    assert not np.any(got[1])

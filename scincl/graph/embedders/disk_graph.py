@@ -24,6 +24,7 @@ from typing import Iterator, Optional, Sequence, Tuple
 import numpy as np
 
 from scincl.errors import InputError
+from scincl.graph.id_table import IdTable
 from scincl.io import PathLike
 
 # Bytes of edge text parsed at a time (~1.5M edges of two 10-digit ids; ~0.1 GiB once parsed).
@@ -178,34 +179,11 @@ def node_ids(paths: Sequence[Path]):
     return pl.concat([ids] + pending).unique().sort(), edges
 
 
-class IdRows:
-    """``paper id -> row`` of a sorted id Series through 64-bit hashes: 16 bytes per id, a binary search per lookup.
-
-    Exact when the ids' hashes are distinct (checked; with a collision the lookup joins on the strings)
-    and every id looked up is one of them (true here: the ids were read from the same files).
-    """
-
-    def __init__(self, ids) -> None:
-        self.ids = ids
-        hashes = ids.hash().to_numpy()
-        order = np.argsort(hashes)
-        self.hashes, self.rows = hashes[order], order.astype(np.int64)
-        self.exact = not bool(np.any(self.hashes[1:] == self.hashes[:-1]))
-
-    def __call__(self, names) -> np.ndarray:
-        if self.exact:
-            return self.rows[np.searchsorted(self.hashes, names.hash().to_numpy())]
-        import polars as pl
-
-        table = pl.DataFrame({"id": self.ids, "row": np.arange(len(self.ids), dtype=np.int64)})
-        return pl.DataFrame({"id": names}).join(table, on="id", how="left", maintain_order="left")["row"].to_numpy()
-
-
-def _coded_batches(path: Path, rows_of: IdRows) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
+def _coded_batches(path: Path, table: IdTable) -> Iterator[Tuple[np.ndarray, np.ndarray]]:
     """``(i, j)`` node numbers of the edges of ``path``, a chunk at a time."""
     for frame in iter_edge_frames(path):
         frame = frame.drop_nulls()
-        yield rows_of(frame["lhs"]), rows_of(frame["rhs"])
+        yield table.known_rows(frame["lhs"]), table.known_rows(frame["rhs"])
 
 
 def build_disk_graph(train_edges: PathLike, work_dir: PathLike, block_rows: int,
@@ -228,7 +206,7 @@ def build_disk_graph(train_edges: PathLike, work_dir: PathLike, block_rows: int,
     handles = [open(p, "wb") for p in bucket_paths]
     edges = 0
     try:
-        for i, j in _coded_batches(train, IdRows(ids)):
+        for i, j in _coded_batches(train, IdTable(ids)):
             edges += len(i)
             keep = i != j
             rows = np.concatenate([i[keep], j[keep]])
