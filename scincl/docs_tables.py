@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from scincl.docs_blocks import doc_files, make_workspace, run_demo_blocks
+from scincl.docs_runs import RUN_RECORD, collected_runs, render_record, render_runs
 
 GENERATED_DIR = Path("docs") / "generated"
 MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S)
@@ -106,9 +107,11 @@ def timings_table(results_dir: Path) -> str:
 
 
 def render(name: str, source: Path) -> str:
-    """The table NAME from the file (or, for the timings, the folder) its command wrote."""
-    if source.is_dir():
-        return timings_table(source)
+    """The table NAME from the file (or, for the timings and a set of runs, the folder) its command wrote."""
+    if source.is_dir():  # runs of one command on several inputs (docs_runs), else the experiments' timings
+        return render_runs(source) if collected_runs(source) else timings_table(source)
+    if source.name == RUN_RECORD:  # one documented real-data run, collected by scincl.docs_runs
+        return render_record(source)
     if source.suffix == ".csv":  # a paired experiment's runs.csv: its tables (scincl/pipeline/paired.py)
         from scincl.pipeline.paired import docs_text
 

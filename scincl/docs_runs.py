@@ -1,0 +1,249 @@
+"""Documented real-data runs: one ``run_specter`` run kept as a result file, and the docs' text made from it.
+
+A table the docs quote from a real-corpus run (README's CiteSeer and hep-th layout runs, the ``--preset cpu`` quick
+start on hep-th) is generated (``scincl.docs_tables``, source kind ``repo``) from a record committed under
+``docs/results/``: ``collect_run`` reads the run's folder (``manifest.json``, the stage outputs, the comparison
+table) and writes ``run.json``, which holds
+
+- the command as documented, the commit it ran at and whether the tree was clean;
+- the precision: training under bf16 autocast or in fp32 (``--bf16 auto`` resolves to bf16 on CPUs with native
+  bf16), embedding in fp32;
+- every stage's wall time, the work it did (edges, edge-epochs, triplets, optimizer steps, papers embedded) and
+  so its per-unit rate, with the machine's 1-minute load average while it ran (the machine is shared);
+- the comparison table (×100, two decimals, as ``compare`` wrote it) and, when a rerun of the same command was
+  collected too, whether it printed the same table.
+
+``run_text`` renders the record as the text between the docs' ``<!-- generated: NAME -->`` markers.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+RUN_RECORD = "run.json"
+
+
+def _lines(path: Path) -> Optional[int]:
+    if not path.is_file():
+        return None
+    with open(path, "rb") as f:
+        return sum(1 for _ in f)
+
+
+def _json_len(path: Path) -> Optional[int]:
+    return len(json.loads(path.read_text())) if path.is_file() else None
+
+
+def _triplets(path: Path) -> Optional[int]:
+    if not path.is_file() or path.suffix == ".gz":
+        return None
+    with open(path, newline="") as f:
+        rows = sum(1 for _ in csv.reader(f))
+    return rows - 1  # the header
+
+
+def _embedded_papers(folder: Path) -> Optional[int]:
+    """Papers embedded by one evaluation: the lines of its ``embeddings*.jsonl`` (the largest one, main task)."""
+    counts = [_lines(p) for p in folder.rglob("embeddings*.jsonl")] if folder.is_dir() else []
+    return max(counts) if counts else None
+
+
+def _graph_epochs(graph_dir: Path) -> int:
+    config = graph_dir / "checkpoints" / "config.json"
+    return int(json.loads(config.read_text()).get("num_epochs", 1)) if config.is_file() else 1
+
+
+def _trainer_state(model_dir: Path) -> Dict[str, Any]:
+    states = sorted(model_dir.rglob("trainer_state.json")) if model_dir.is_dir() else []
+    return json.loads(states[-1].read_text()) if states else {}
+
+
+def stage_work(paths: Dict[str, str], stats: Dict[str, Any]) -> Dict[str, List[Tuple[int, str]]]:
+    """``{stage: [(count, unit), ...]}``: the work each stage of a run did, counted from its outputs."""
+    p = {k: Path(v) for k, v in paths.items()}
+    train_edges = (stats.get("edges_by_split") or {}).get("train")
+    triplets = _triplets(p["triples"])
+    state = _trainer_state(p["model"])
+    work: Dict[str, List[Tuple[int, str]]] = {
+        "citations": [(stats.get("edges"), "edges")],
+        "graph": [(train_edges * _graph_epochs(p["graph_dir"]) if train_edges else None, "edge-epochs")],
+        "metadata_ids": [(_json_len(p["metadata_ids"]), "papers")],
+        "queries": [(_json_len(p["query_ids"]), "queries")],
+        "ann": [(_json_len(p["graph_ids"]), "vectors")],
+        "triples": [(triplets, "triplets")],
+        "metadata": [(_lines(p["metadata"]), "papers")],
+        "train": [(state.get("global_step"), "steps"), (triplets, "triplets")],
+        "eval_base": [(_embedded_papers(p["base_eval"]), "papers")],
+        "eval": [(_embedded_papers(p["eval"] / "eval") if (p["eval"] / "eval").is_dir()
+                  else _embedded_papers(p["model"].parent / "eval"), "papers")],
+    }
+    return {stage: [(n, unit) for n, unit in units if n] for stage, units in work.items()}
+
+
+def read_load(load_log: Optional[Path]) -> List[Tuple[datetime, float]]:
+    """``(time, 1-minute load average)`` samples of a log of lines ``ISO-TIME <contents of /proc/loadavg>``."""
+    if load_log is None or not Path(load_log).is_file():
+        return []
+    samples = []
+    for line in Path(load_log).read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2:
+            samples.append((datetime.fromisoformat(parts[0].replace("Z", "+00:00")), float(parts[1])))
+    return samples
+
+
+def load_during(samples: List[Tuple[datetime, float]], end: datetime, seconds: float) -> Optional[List[float]]:
+    """``[min, median, max]`` of the load samples taken while a stage ran (the nearest one for a short stage)."""
+    if not samples:
+        return None
+    start = end - timedelta(seconds=seconds)
+    inside = [v for t, v in samples if start <= t <= end]
+    if not inside:
+        inside = [min(samples, key=lambda s: abs((s[0] - end).total_seconds()))[1]]
+    return [min(inside), round(statistics.median(inside), 2), max(inside)]
+
+
+def _precision(run_dir: Path, paths: Dict[str, str]) -> str:
+    args = Path(paths["model"]) / "train_args.json"
+    training = json.loads(args.read_text()) if args.is_file() else {}
+    bf16 = (training.get("training") or training).get("bf16")
+    trained = "bf16 autocast" if str(bf16).lower() == "true" else "fp32" if bf16 is not None else "unrecorded"
+    return f"training {trained}, embedding fp32; scores ×100, two decimals"
+
+
+def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str] = None,
+                rerun_dir: Optional[str] = None, wall_seconds: Optional[float] = None,
+                before: Optional[Dict[str, Dict[str, Any]]] = None) -> Dict[str, Any]:
+    """Keep one finished ``run_specter`` run as ``OUT_DIR/run.json`` + ``OUT_DIR/comparison.md`` (docs/results/).
+
+    ``command``: the command(s) as the docs give them; ``load_log``: lines ``ISO-TIME <contents of
+    /proc/loadavg>`` sampled while the run ran (the stage table shows the load beside each time); ``rerun_dir``:
+    a second run of the same command, whose comparison table is compared with this one's; ``wall_seconds``: the
+    ``run_specter`` process's wall time (start-up, plan and checks included); ``before``: commands the docs run
+    first, ``{name: {"seconds": s, "ended_at": ISO time, "work": [[count, unit], ...]}}`` (e.g. make_eval_dir).
+    """
+    run, out = Path(run_dir), Path(out_dir)
+    manifest = json.loads((run / "manifest.json").read_text())
+    paths = manifest["paths"]
+    stats_file = Path(paths["citations_dir"]) / "citations.stats.json"
+    stats = json.loads(stats_file.read_text()) if stats_file.is_file() else {}
+    work, samples = stage_work(paths, stats), read_load(Path(load_log) if load_log else None)
+    stages = [{"name": name, "status": "ran", "seconds": step["seconds"], "work": step.get("work", []),
+               "load": load_during(samples, datetime.fromisoformat(step["ended_at"].replace("Z", "+00:00")),
+                                   step["seconds"]), "before_run": True}
+              for name, step in (before or {}).items()]
+    for name in manifest["stage_order"]:
+        stage = manifest["stages"][name]
+        end = datetime.fromisoformat(stage["updated_at"])
+        stages.append({"name": name, "status": stage["status"], "seconds": stage["seconds"],
+                       "work": [[n, unit] for n, unit in work.get(name, [])],
+                       "load": load_during(samples, end, stage["seconds"]) if stage["status"] == "ran" else None})
+    comparison = Path(manifest.get("comparison") or Path(paths["comparison"]) / "comparison.md").read_text()
+    record = {"command": command, "commit": manifest["git"]["commit"], "dirty": manifest["git"]["dirty"],
+              "started_at": manifest["started_at"], "precision": _precision(run, paths),
+              "machine": {k: manifest["environment"].get(k) for k in ("cpu_count", "cuda_available")},
+              "torch": manifest["environment"]["packages"].get("torch"), "stages": stages,
+              "run_specter_wall_seconds": wall_seconds,
+              "leakage": manifest.get("leakage")}
+    if rerun_dir is not None:
+        rerun = json.loads((Path(rerun_dir) / "manifest.json").read_text())
+        again = Path(rerun.get("comparison") or Path(rerun["paths"]["comparison"]) / "comparison.md").read_text()
+        record["rerun"] = {"commit": rerun["git"]["commit"], "started_at": rerun["started_at"],
+                           "same_table": again == comparison}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "comparison.md").write_text(comparison)
+    (out / RUN_RECORD).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def _rate(count: int, unit: str, seconds: float) -> str:
+    per_second = count / seconds if seconds > 0 else float("inf")
+    if per_second >= 1:
+        return f"{per_second:,.0f} {unit}/s" if per_second >= 100 else f"{per_second:.1f} {unit}/s"
+    return f"{seconds / count:.1f} s per {unit.rstrip('s')}"
+
+
+def stage_table(record: Dict[str, Any]) -> str:
+    """The record's stages: wall time, the work done, its rate and the 1-minute load average while it ran."""
+    out = ["| stage | wall time | work | rate | load (1-min avg: min / median / max) |", "|---|---:|---|---|---|"]
+    for st in record["stages"]:
+        if st["status"] != "ran":
+            out.append(f"| {st['name']} | {st['status']} | | | |")
+            continue
+        work = ", ".join(f"{n:,} {unit}" for n, unit in st["work"])
+        rate = ", ".join(_rate(n, unit, st["seconds"]) for n, unit in st["work"]) if st["seconds"] >= 1 else "—"
+        load = " / ".join(f"{v:.1f}" for v in st["load"]) if st["load"] else "not recorded"
+        out.append(f"| {st['name']} | {_duration(st['seconds'])} | {work} | {rate} | {load} |")
+    total = sum(st["seconds"] for st in record["stages"] if st["status"] == "ran")
+    out.append(f"| all of the above | {_duration(total)} | | | |")
+    if record.get("run_specter_wall_seconds"):
+        out.append(f"| `run_specter`'s process (start-up, plan, model check and stages) | "
+                   f"{_duration(record['run_specter_wall_seconds'])} | | | |")
+    return "\n".join(out) + "\n"
+
+
+def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table: bool = True) -> str:
+    """The generated docs text of a collected run: how it was made, its table (``table``) and its stage times
+    with rates (``stages``)."""
+    from scincl.docs_tables import markdown_table
+
+    commit = record["commit"][:7] + (" (uncommitted changes)" if record["dirty"] else "")
+    lines = [f"Made by the command above at commit {commit} on {record['started_at'][:10]} "
+             f"({record['machine']['cpu_count']} CPU cores, no GPU, torch {record['torch']}; "
+             f"{record['precision']}).",
+             ""]
+    rerun = record.get("rerun")
+    if rerun:
+        lines[0] += (f" A rerun of the same command at commit {rerun['commit'][:7]} printed "
+                     + ("the same table, digit for digit." if rerun["same_table"] else "a different table."))
+    text = "\n".join(lines) + "\n" + (markdown_table(comparison) if table else "")
+    if stages:
+        text += "\n" + stage_table(record)
+    return text
+
+
+def render_record(path: Path) -> str:
+    """``docs_tables.render``'s entry for a ``run.json``: the run's text from it and its ``comparison.md``."""
+    record = json.loads(Path(path).read_text())
+    return run_text(record, (Path(path).parent / "comparison.md").read_text())
+
+
+def collected_runs(folder: Path) -> List[Path]:
+    """The runs collected into the subfolders of ``folder`` (``NAME/run.json``), in name order."""
+    return sorted(Path(folder).glob(f"*/{RUN_RECORD}"))
+
+
+def render_runs(folder: Path) -> str:
+    """One table for runs of one command on several inputs (``folder/NAME/run.json``, e.g. a corpus's layouts):
+    the base encoder's row once (it must be the same in every run), then each run's tuned row named NAME, then
+    each run's line on how it was made and its stage table."""
+    from scincl.docs_tables import markdown_table
+
+    records = collected_runs(folder)
+    tables = [markdown_table((r.parent / "comparison.md").read_text()).splitlines() for r in records]
+    bases = {t[2] for t in tables}
+    if len(bases) != 1:
+        raise ValueError(f"the runs in {folder} have different base-encoder rows: {sorted(bases)}")
+    rows = tables[0][:3] + [f"| `{r.parent.name}` |" + t[3].split("|", 2)[2] for r, t in zip(records, tables)]
+    text = "\n".join(rows) + "\n"
+    for r in records:
+        record = json.loads(r.read_text())
+        text += f"\n`{r.parent.name}`: " + run_text(record, "", stages=True, table=False)
+    return text
+
+
+if __name__ == "__main__":
+    import fire
+
+    fire.Fire({"collect_run": collect_run})
