@@ -13,7 +13,8 @@ table) and writes ``run.json``, which holds
 - the comparison table (×100, two decimals, as ``compare`` wrote it) and, when a rerun of the same command was
   collected too, whether it printed the same table.
 
-``run_text`` renders the record as the text between the docs' ``<!-- generated: NAME -->`` markers.
+``run_text`` renders the record as the text between the docs' ``<!-- generated: NAME -->`` markers (``stages.md``,
+written beside it, is its stage table alone, for docs that show the comparison table elsewhere).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 RUN_RECORD = "run.json"
+STAGES_TABLE = "stages.md"
 
 
 def _lines(path: Path) -> Optional[int]:
@@ -47,19 +49,31 @@ def _triplets(path: Path) -> Optional[int]:
 
 
 def _embedded_papers(folder: Path) -> Optional[int]:
-    """Papers embedded by one evaluation: the lines of its ``embeddings*.jsonl`` (the largest one, main task)."""
-    counts = [_lines(p) for p in folder.rglob("embeddings*.jsonl")] if folder.is_dir() else []
-    return max(counts) if counts else None
+    """Papers embedded by one evaluation: the lines of the ``*.jsonl`` files in its ``embeddings/`` folder (one
+    file per group of tasks, each paper once per file)."""
+    files = sorted((folder / "embeddings").rglob("*.jsonl")) if (folder / "embeddings").is_dir() else []
+    return sum(_lines(f) or 0 for f in files) or None
 
 
 def _graph_epochs(graph_dir: Path) -> int:
-    config = graph_dir / "checkpoints" / "config.json"
-    return int(json.loads(config.read_text()).get("num_epochs", 1)) if config.is_file() else 1
+    """Epochs the graph was trained for (BigGraph's recorded config; 1 for one-pass methods)."""
+    for path, key in ((graph_dir / "biggraph_run.json", "config"), (graph_dir / "checkpoints" / "config.json", None)):
+        if path.is_file():
+            config = json.loads(path.read_text())
+            return int((config.get(key) if key else config).get("num_epochs", 1))
+    return 1
 
 
-def _trainer_state(model_dir: Path) -> Dict[str, Any]:
-    states = sorted(model_dir.rglob("trainer_state.json")) if model_dir.is_dir() else []
-    return json.loads(states[-1].read_text()) if states else {}
+def _metadata_papers(path: Path) -> Optional[int]:
+    """Papers in the ``{metadata file: [[paper id, line], ...]}`` map of the ``metadata_ids`` stage."""
+    return sum(len(rows) for rows in json.loads(path.read_text()).values()) if path.is_file() else None
+
+
+def _optimizer_steps(model_dir: Path) -> Optional[int]:
+    args = model_dir / "train_args.json"
+    if args.is_file():
+        return (json.loads(args.read_text()).get("metrics") or {}).get("global_step")
+    return None
 
 
 def stage_work(paths: Dict[str, str], stats: Dict[str, Any]) -> Dict[str, List[Tuple[int, str]]]:
@@ -67,19 +81,17 @@ def stage_work(paths: Dict[str, str], stats: Dict[str, Any]) -> Dict[str, List[T
     p = {k: Path(v) for k, v in paths.items()}
     train_edges = (stats.get("edges_by_split") or {}).get("train")
     triplets = _triplets(p["triples"])
-    state = _trainer_state(p["model"])
     work: Dict[str, List[Tuple[int, str]]] = {
         "citations": [(stats.get("edges"), "edges")],
         "graph": [(train_edges * _graph_epochs(p["graph_dir"]) if train_edges else None, "edge-epochs")],
-        "metadata_ids": [(_json_len(p["metadata_ids"]), "papers")],
+        "metadata_ids": [(_metadata_papers(p["metadata_ids"]), "papers")],
         "queries": [(_json_len(p["query_ids"]), "queries")],
         "ann": [(_json_len(p["graph_ids"]), "vectors")],
         "triples": [(triplets, "triplets")],
         "metadata": [(_lines(p["metadata"]), "papers")],
-        "train": [(state.get("global_step"), "steps"), (triplets, "triplets")],
+        "train": [(_optimizer_steps(p["model"]), "steps"), (triplets, "triplets")],
         "eval_base": [(_embedded_papers(p["base_eval"]), "papers")],
-        "eval": [(_embedded_papers(p["eval"] / "eval") if (p["eval"] / "eval").is_dir()
-                  else _embedded_papers(p["model"].parent / "eval"), "papers")],
+        "eval": [(_embedded_papers(p["eval"]), "papers")],
     }
     return {stage: [(n, unit) for n, unit in units if n] for stage, units in work.items()}
 
@@ -97,20 +109,30 @@ def read_load(load_log: Optional[Path]) -> List[Tuple[datetime, float]]:
 
 
 def load_during(samples: List[Tuple[datetime, float]], end: datetime, seconds: float) -> Optional[List[float]]:
-    """``[min, median, max]`` of the load samples taken while a stage ran (the nearest one for a short stage)."""
-    if not samples:
-        return None
+    """``[min, median, max]`` of the load samples taken while a stage ran (for a stage shorter than the sampling
+    interval, the sample nearest its end, when within a minute); None without samples of that time."""
     start = end - timedelta(seconds=seconds)
     inside = [v for t, v in samples if start <= t <= end]
     if not inside:
-        inside = [min(samples, key=lambda s: abs((s[0] - end).total_seconds()))[1]]
-    return [min(inside), round(statistics.median(inside), 2), max(inside)]
+        near = [(abs((t - end).total_seconds()), v) for t, v in samples]
+        inside = [min(near)[1]] if near and min(near)[0] <= 60 else []
+    return [min(inside), round(statistics.median(inside), 2), max(inside)] if inside else None
+
+
+def _link_prediction(graph_dir: Path) -> Optional[Dict[str, Any]]:
+    """The graph's link-prediction MRR on its held-out edges (trained and random embeddings), when evaluated."""
+    path = graph_dir / "link_prediction.json"
+    if not path.is_file():
+        return None
+    results = json.loads(path.read_text()).get("results", {})
+    trained, random = results.get("trained", {}), results.get("random", {})
+    return {"mrr": trained.get("mrr"), "random_mrr": random.get("mrr"), "test_edges": trained.get("count")}
 
 
 def _precision(run_dir: Path, paths: Dict[str, str]) -> str:
     args = Path(paths["model"]) / "train_args.json"
-    training = json.loads(args.read_text()) if args.is_file() else {}
-    bf16 = (training.get("training") or training).get("bf16")
+    training = json.loads(args.read_text()).get("training_arguments", {}) if args.is_file() else {}
+    bf16 = training.get("bf16")
     trained = "bf16 autocast" if str(bf16).lower() == "true" else "fp32" if bf16 is not None else "unrecorded"
     return f"training {trained}, embedding fp32; scores ×100, two decimals"
 
@@ -123,7 +145,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
     ``command``: the command(s) as the docs give them; ``load_log``: lines ``ISO-TIME <contents of
     /proc/loadavg>`` sampled while the run ran (the stage table shows the load beside each time); ``rerun_dir``:
     a second run of the same command, whose comparison table is compared with this one's; ``wall_seconds``: the
-    ``run_specter`` process's wall time (start-up, plan and checks included); ``before``: commands the docs run
+    ``run_specter`` command's wall time (its start-up, plan and checks included); ``before``: commands the docs run
     first, ``{name: {"seconds": s, "ended_at": ISO time, "work": [[count, unit], ...]}}`` (e.g. make_eval_dir).
     """
     run, out = Path(run_dir), Path(out_dir)
@@ -148,7 +170,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
               "machine": {k: manifest["environment"].get(k) for k in ("cpu_count", "cuda_available")},
               "torch": manifest["environment"]["packages"].get("torch"), "stages": stages,
               "run_specter_wall_seconds": wall_seconds,
-              "leakage": manifest.get("leakage")}
+              "leakage": manifest.get("leakage"), "link_prediction": _link_prediction(Path(paths["graph_dir"]))}
     if rerun_dir is not None:
         rerun = json.loads((Path(rerun_dir) / "manifest.json").read_text())
         again = Path(rerun.get("comparison") or Path(rerun["paths"]["comparison"]) / "comparison.md").read_text()
@@ -157,6 +179,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
     out.mkdir(parents=True, exist_ok=True)
     (out / "comparison.md").write_text(comparison)
     (out / RUN_RECORD).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    (out / STAGES_TABLE).write_text(stage_table(record))  # for docs that quote the stage times alone
     return record
 
 
@@ -188,7 +211,7 @@ def stage_table(record: Dict[str, Any]) -> str:
     total = sum(st["seconds"] for st in record["stages"] if st["status"] == "ran")
     out.append(f"| all of the above | {_duration(total)} | | | |")
     if record.get("run_specter_wall_seconds"):
-        out.append(f"| `run_specter`'s process (start-up, plan, model check and stages) | "
+        out.append(f"| the command's wall time (with start-up, plan and checks) | "
                    f"{_duration(record['run_specter_wall_seconds'])} | | | |")
     return "\n".join(out) + "\n"
 
@@ -203,6 +226,10 @@ def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table
              f"({record['machine']['cpu_count']} CPU cores, no GPU, torch {record['torch']}; "
              f"{record['precision']}).",
              ""]
+    graph = record.get("link_prediction")
+    if graph and graph.get("mrr") is not None:
+        lines[0] += (f" Graph link-prediction MRR {graph['mrr']:.3f} on {graph['test_edges']:,} held-out edges "
+                     f"(random embeddings {graph['random_mrr']:.3f}).")
     rerun = record.get("rerun")
     if rerun:
         lines[0] += (f" A rerun of the same command at commit {rerun['commit'][:7]} printed "
