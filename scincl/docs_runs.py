@@ -139,14 +139,15 @@ def _precision(run_dir: Path, paths: Dict[str, str]) -> str:
 
 def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str] = None,
                 rerun_dir: Optional[str] = None, wall_seconds: Optional[float] = None,
-                before: Optional[Dict[str, Dict[str, Any]]] = None) -> Dict[str, Any]:
+                before: Optional[Dict[str, Dict[str, Any]]] = None, note: Optional[str] = None) -> Dict[str, Any]:
     """Keep one finished ``run_specter`` run as ``OUT_DIR/run.json`` + ``OUT_DIR/comparison.md`` (docs/results/).
 
     ``command``: the command(s) as the docs give them; ``load_log``: lines ``ISO-TIME <contents of
     /proc/loadavg>`` sampled while the run ran (the stage table shows the load beside each time); ``rerun_dir``:
     a second run of the same command, whose comparison table is compared with this one's; ``wall_seconds``: the
     ``run_specter`` command's wall time (its start-up, plan and checks included); ``before``: commands the docs run
-    first, ``{name: {"seconds": s, "ended_at": ISO time, "work": [[count, unit], ...]}}`` (e.g. make_eval_dir).
+    first, ``{name: {"seconds": s, "ended_at": ISO time, "work": [[count, unit], ...]}}`` (e.g. make_eval_dir);
+    ``note``: what else was measured about the run (shown after the line on how it was made).
     """
     run, out = Path(run_dir), Path(out_dir)
     manifest = json.loads((run / "manifest.json").read_text())
@@ -169,7 +170,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
               "started_at": manifest["started_at"], "precision": _precision(run, paths),
               "machine": {k: manifest["environment"].get(k) for k in ("cpu_count", "cuda_available")},
               "torch": manifest["environment"]["packages"].get("torch"), "stages": stages,
-              "run_specter_wall_seconds": wall_seconds,
+              "run_specter_wall_seconds": wall_seconds, "note": note,
               "leakage": manifest.get("leakage"), "link_prediction": _link_prediction(Path(paths["graph_dir"]))}
     if rerun_dir is not None:
         rerun = json.loads((Path(rerun_dir) / "manifest.json").read_text())
@@ -216,28 +217,28 @@ def stage_table(record: Dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table: bool = True) -> str:
-    """The generated docs text of a collected run: how it was made, its table (``table``) and its stage times
-    with rates (``stages``)."""
+def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table: bool = True,
+             name: Optional[str] = None) -> str:
+    """The generated docs text of a collected run: how it was made (``name``: the run's name in a set of runs), its
+    table (``table``) and its stage times with rates (``stages``), as paragraphs."""
     from scincl.docs_tables import markdown_table
 
     commit = record["commit"][:7] + (" (uncommitted changes)" if record["dirty"] else "")
-    lines = [f"Made by the command above at commit {commit} on {record['started_at'][:10]} "
-             f"({record['machine']['cpu_count']} CPU cores, no GPU, torch {record['torch']}; "
-             f"{record['precision']}).",
-             ""]
+    made = (f"The `{name}` run was made" if name else "Made") + (
+        f" by the command above at commit {commit} on {record['started_at'][:10]} "
+        f"({record['machine']['cpu_count']} CPU cores, no GPU, torch {record['torch']}; {record['precision']}).")
     graph = record.get("link_prediction")
     if graph and graph.get("mrr") is not None:
-        lines[0] += (f" Graph link-prediction MRR {graph['mrr']:.3f} on {graph['test_edges']:,} held-out edges "
-                     f"(random embeddings {graph['random_mrr']:.3f}).")
+        made += (f" Graph link-prediction MRR {graph['mrr']:.3f} on {graph['test_edges']:,} held-out edges "
+                 f"(random embeddings {graph['random_mrr']:.3f}).")
     rerun = record.get("rerun")
     if rerun:
-        lines[0] += (f" A rerun of the same command at commit {rerun['commit'][:7]} printed "
-                     + ("the same table, digit for digit." if rerun["same_table"] else "a different table."))
-    text = "\n".join(lines) + "\n" + (markdown_table(comparison) if table else "")
-    if stages:
-        text += "\n" + stage_table(record)
-    return text
+        made += (f" A rerun of the same command at commit {rerun['commit'][:7]} printed "
+                 + ("the same table, digit for digit." if rerun["same_table"] else "a different table."))
+    if record.get("note"):
+        made += " " + record["note"]
+    parts = [made + "\n"] + ([markdown_table(comparison)] if table else []) + ([stage_table(record)] if stages else [])
+    return "\n".join(parts)
 
 
 def render_record(path: Path) -> str:
@@ -266,7 +267,7 @@ def render_runs(folder: Path) -> str:
     text = "\n".join(rows) + "\n"
     for r in records:
         record = json.loads(r.read_text())
-        text += f"\n`{r.parent.name}`: " + run_text(record, "", stages=True, table=False)
+        text += "\n" + run_text(record, "", table=False, name=r.parent.name)
     return text
 
 
