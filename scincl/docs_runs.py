@@ -137,6 +137,16 @@ def _precision(run_dir: Path, paths: Dict[str, str]) -> str:
     return f"training {trained}, embedding fp32; scores ×100, two decimals"
 
 
+def run_paths(run_dir: Path, manifest: Dict[str, Any]) -> Dict[str, str]:
+    """The run's recorded paths, absolute: a relative one is relative to where the command ran, found as the
+    folder that holds ``run_dir`` the way the recorded ``run`` path says (``output/x`` in ``WORK/output/x``)."""
+    recorded = Path(manifest["paths"]["run"])
+    base = Path(run_dir).resolve()
+    if not recorded.is_absolute():
+        base = base.parents[len(recorded.parts) - 1]
+    return {k: str(Path(v) if Path(v).is_absolute() else base / v) for k, v in manifest["paths"].items()}
+
+
 def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str] = None,
                 rerun_dir: Optional[str] = None, wall_seconds: Optional[float] = None,
                 before: Optional[Dict[str, Dict[str, Any]]] = None, note: Optional[str] = None) -> Dict[str, Any]:
@@ -151,7 +161,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
     """
     run, out = Path(run_dir), Path(out_dir)
     manifest = json.loads((run / "manifest.json").read_text())
-    paths = manifest["paths"]
+    paths = run_paths(run, manifest)
     stats_file = Path(paths["citations_dir"]) / "citations.stats.json"
     stats = json.loads(stats_file.read_text()) if stats_file.is_file() else {}
     work, samples = stage_work(paths, stats), read_load(Path(load_log) if load_log else None)
@@ -165,7 +175,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
         stages.append({"name": name, "status": stage["status"], "seconds": stage["seconds"],
                        "work": [[n, unit] for n, unit in work.get(name, [])],
                        "load": load_during(samples, end, stage["seconds"]) if stage["status"] == "ran" else None})
-    comparison = Path(manifest.get("comparison") or Path(paths["comparison"]) / "comparison.md").read_text()
+    comparison = (Path(paths["comparison"]) / "comparison.md").read_text()
     record = {"command": command, "commit": manifest["git"]["commit"], "dirty": manifest["git"]["dirty"],
               "started_at": manifest["started_at"], "precision": _precision(run, paths),
               "machine": {k: manifest["environment"].get(k) for k in ("cpu_count", "cuda_available")},
@@ -174,7 +184,7 @@ def collect_run(run_dir: str, out_dir: str, command: str, load_log: Optional[str
               "leakage": manifest.get("leakage"), "link_prediction": _link_prediction(Path(paths["graph_dir"]))}
     if rerun_dir is not None:
         rerun = json.loads((Path(rerun_dir) / "manifest.json").read_text())
-        again = Path(rerun.get("comparison") or Path(rerun["paths"]["comparison"]) / "comparison.md").read_text()
+        again = (Path(run_paths(Path(rerun_dir), rerun)["comparison"]) / "comparison.md").read_text()
         record["rerun"] = {"commit": rerun["git"]["commit"], "started_at": rerun["started_at"],
                            "same_table": again == comparison}
     out.mkdir(parents=True, exist_ok=True)
@@ -217,6 +227,13 @@ def stage_table(record: Dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+def without_empty_columns(table: str) -> str:
+    """A Markdown table without the columns whose every row is ``n/a`` (tasks the evaluation folder lacks)."""
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in table.strip().splitlines()]
+    keep = [i for i in range(len(rows[0])) if any(row[i] != "n/a" for row in rows[2:])]
+    return "\n".join("| " + " | ".join(row[i] for i in keep) + " |" for row in rows) + "\n"
+
+
 def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table: bool = True,
              name: Optional[str] = None) -> str:
     """The generated docs text of a collected run: how it was made (``name``: the run's name in a set of runs), its
@@ -227,6 +244,11 @@ def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table
     made = (f"The `{name}` run was made" if name else "Made") + (
         f" by the command above at commit {commit} on {record['started_at'][:10]} "
         f"({record['machine']['cpu_count']} CPU cores, no GPU, torch {record['torch']}; {record['precision']}).")
+    leakage = record.get("leakage")
+    if leakage and leakage.get("checked"):
+        made += (f" Leakage guard: {leakage['evaluation_papers']:,} evaluation papers kept out "
+                 f"({leakage['edges_removed']:,} edges removed), {leakage['in_graph']} in the graph, "
+                 f"{leakage['in_triplets']} in the triplets.")
     graph = record.get("link_prediction")
     if graph and graph.get("mrr") is not None:
         made += (f" Graph link-prediction MRR {graph['mrr']:.3f} on {graph['test_edges']:,} held-out edges "
@@ -237,7 +259,8 @@ def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table
                  + ("the same table, digit for digit." if rerun["same_table"] else "a different table."))
     if record.get("note"):
         made += " " + record["note"]
-    parts = [made + "\n"] + ([markdown_table(comparison)] if table else []) + ([stage_table(record)] if stages else [])
+    parts = ([made + "\n"] + ([without_empty_columns(markdown_table(comparison))] if table else [])
+             + ([stage_table(record)] if stages else []))
     return "\n".join(parts)
 
 
@@ -259,7 +282,8 @@ def render_runs(folder: Path) -> str:
     from scincl.docs_tables import markdown_table
 
     records = collected_runs(folder)
-    tables = [markdown_table((r.parent / "comparison.md").read_text()).splitlines() for r in records]
+    tables = [without_empty_columns(markdown_table((r.parent / "comparison.md").read_text())).splitlines()
+              for r in records]
     bases = {t[2] for t in tables}
     if len(bases) != 1:
         raise ValueError(f"the runs in {folder} have different base-encoder rows: {sorted(bases)}")

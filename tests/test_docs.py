@@ -109,9 +109,8 @@ def test_a_collected_run_renders_its_stage_work_rates_and_table(docs_run, tmp_pa
     real-data run (scincl.docs_runs): the work of each stage counted from its outputs, the load while it ran, the
     table, and a rerun compared; a folder of such runs renders as one table."""
     import json
-    from pathlib import Path
 
-    from scincl.docs_runs import collect_run, render_runs
+    from scincl.docs_runs import collect_run, render_runs, run_paths
 
     run = docs_run["work"] / "output" / "my_corpus"
     manifest = json.loads((run / "manifest.json").read_text())
@@ -127,12 +126,15 @@ def test_a_collected_run_renders_its_stage_work_rates_and_table(docs_run, tmp_pa
     stats = json.loads((run / "citations" / "citations.stats.json").read_text())
     assert stages["citations"]["work"] == [[stats["edges"], "edges"]]
     triplets = sum(1 for _ in open(run / "train_triples.csv")) - 1
-    state = json.loads(next(Path(manifest["paths"]["model"]).rglob("trainer_state.json")).read_text())
+    state = json.loads(next(Path(run_paths(run, manifest)["model"]).rglob("trainer_state.json")).read_text())
     assert stages["train"]["work"] == [[state["global_step"], "steps"], [triplets, "triplets"]]
     assert stages["eval"]["work"][0][0] > 0 and stages["eval"]["work"][0][1] == "papers"
     assert stages["train"]["load"] == [3.5, 3.5, 3.5]  # the sample nearest the stage (the other is decades away)
     assert record["rerun"]["same_table"] is True and record["commit"] == manifest["git"]["commit"]
     assert record["precision"].startswith("training ") and ran <= set(stages)
+    stage_rows = (tmp_path / "runs" / "plain" / "stages.md").read_text().splitlines()
+    assert [row.split("|")[1].strip() for row in stage_rows[2:2 + len(stages)]] == [st["name"] for st in
+                                                                                   record["stages"]]
 
     (tmp_path / "runs" / "copy").mkdir()
     for name in ("run.json", "comparison.md"):
