@@ -220,9 +220,9 @@ def stage_table(record: Dict[str, Any]) -> str:
         load = " / ".join(f"{v:.1f}" for v in st["load"]) if st["load"] else "not recorded"
         out.append(f"| {st['name']} | {_duration(st['seconds'])} | {work} | {rate} | {load} |")
     total = sum(st["seconds"] for st in record["stages"] if st["status"] == "ran")
-    out.append(f"| all of the above | {_duration(total)} | | | |")
+    out.append(f"| sum of the stages | {_duration(total)} | | | |")
     if record.get("run_specter_wall_seconds"):
-        out.append(f"| the command's wall time (with start-up, plan and checks) | "
+        out.append(f"| the commands' wall time (with start-up, plan and checks) | "
                    f"{_duration(record['run_specter_wall_seconds'])} | | | |")
     return "\n".join(out) + "\n"
 
@@ -273,6 +273,12 @@ def render_record(path: Path) -> str:
 def collected_runs(folder: Path) -> List[Path]:
     """The runs collected into the subfolders of ``folder`` (``NAME/run.json``), in name order."""
     return sorted(Path(folder).glob(f"*/{RUN_RECORD}"))
+
+
+def is_run_set(folder: Path) -> bool:
+    """Whether ``folder`` is a set of collected runs: every subfolder holds a ``run.json`` (at least one)."""
+    subfolders = [d for d in Path(folder).iterdir() if d.is_dir()]
+    return bool(subfolders) and len(collected_runs(folder)) == len(subfolders)
 
 
 def render_runs(folder: Path) -> str:

@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from scincl.docs_blocks import doc_files, make_workspace, run_demo_blocks
-from scincl.docs_runs import RUN_RECORD, collected_runs, render_record, render_runs
+from scincl.docs_runs import RUN_RECORD, is_run_set, render_record, render_runs
 
 GENERATED_DIR = Path("docs") / "generated"
 MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S)
@@ -38,6 +38,11 @@ SOURCES = {
     "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/run.sh hepth_collisions
     # issue 40: experiments/hepth_powered.py's runs (experiments/run.sh collect_runs), tables from its runs.csv
     "hepth_powered": ("repo", "docs/results/hepth/pretrained/powered/runs.csv"),
+    # issue 42: the README's real-data runs, each kept by `python -m scincl.docs_runs collect_run` (run.json)
+    "hepth_cpu_preset": ("repo", "docs/results/hepth/cpu_preset/run.json"),  # quick start "Your own corpus on a CPU"
+    "hepth_layouts": ("repo", "docs/results/hepth/layouts"),  # one run per layout: s2ag/, openalex/
+    "citeseer_readme_run": ("repo", "docs/results/citeseer/readme_run/run.json"),
+    "demo_stage_times": ("repo", "docs/results/demo/stages.md"),  # make demo's stage times (the table: demo_comparison)
 }
 # docs/results/ timings file (glob) -> the experiment (bash experiments/run.sh NAME) whose last run wrote it.
 TIMINGS = (
@@ -109,7 +114,7 @@ def timings_table(results_dir: Path) -> str:
 def render(name: str, source: Path) -> str:
     """The table NAME from the file (or, for the timings and a set of runs, the folder) its command wrote."""
     if source.is_dir():  # runs of one command on several inputs (docs_runs), else the experiments' timings
-        return render_runs(source) if collected_runs(source) else timings_table(source)
+        return render_runs(source) if is_run_set(source) else timings_table(source)
     if source.name == RUN_RECORD:  # one documented real-data run, collected by scincl.docs_runs
         return render_record(source)
     if source.suffix == ".csv":  # a paired experiment's runs.csv: its tables (scincl/pipeline/paired.py)

@@ -109,8 +109,9 @@ def test_a_collected_run_renders_its_stage_work_rates_and_table(docs_run, tmp_pa
     real-data run (scincl.docs_runs): the work of each stage counted from its outputs, the load while it ran, the
     table, and a rerun compared; a folder of such runs renders as one table."""
     import json
+    from pathlib import Path
 
-    from scincl.docs_runs import collect_run, render_runs, run_paths
+    from scincl.docs_runs import collect_run, is_run_set, render_runs, run_paths
 
     run = docs_run["work"] / "output" / "my_corpus"
     manifest = json.loads((run / "manifest.json").read_text())
@@ -139,6 +140,7 @@ def test_a_collected_run_renders_its_stage_work_rates_and_table(docs_run, tmp_pa
     (tmp_path / "runs" / "copy").mkdir()
     for name in ("run.json", "comparison.md"):
         (tmp_path / "runs" / "copy" / name).write_text((tmp_path / "runs" / "plain" / name).read_text())
+    assert is_run_set(tmp_path / "runs") and not is_run_set(tmp_path)  # tmp_path/runs/ holds no run.json
     text = render("runs", tmp_path / "runs")
     table = text.split("\n\n")[0].splitlines()
     assert [row.split("|")[1].strip() for row in table[2:]] == [table[2].split("|")[1].strip(), "`copy`", "`plain`"]
