@@ -25,6 +25,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from scincl.docs_markdown import markdown_table, without_empty_columns
+
 RUN_RECORD = "run.json"
 STAGES_TABLE = "stages.md"
 
@@ -227,19 +229,10 @@ def stage_table(record: Dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def without_empty_columns(table: str) -> str:
-    """A Markdown table without the columns whose every row is ``n/a`` (tasks the evaluation folder lacks)."""
-    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in table.strip().splitlines()]
-    keep = [i for i in range(len(rows[0])) if any(row[i] != "n/a" for row in rows[2:])]
-    return "\n".join("| " + " | ".join(row[i] for i in keep) + " |" for row in rows) + "\n"
-
-
 def run_text(record: Dict[str, Any], comparison: str, stages: bool = True, table: bool = True,
              name: Optional[str] = None) -> str:
     """The generated docs text of a collected run: how it was made (``name``: the run's name in a set of runs), its
     table (``table``) and its stage times with rates (``stages``), as paragraphs."""
-    from scincl.docs_tables import markdown_table
-
     commit = record["commit"][:7] + (" (uncommitted changes)" if record["dirty"] else "")
     made = (f"The `{name}` run was made" if name else "Made") + (
         f" by the command above at commit {commit} on {record['started_at'][:10]} "
@@ -285,8 +278,6 @@ def render_runs(folder: Path) -> str:
     """One table for runs of one command on several inputs (``folder/NAME/run.json``, e.g. a corpus's layouts):
     the base encoder's row once (it must be the same in every run), then each run's tuned row named NAME, then
     each run's line on how it was made and its stage table."""
-    from scincl.docs_tables import markdown_table
-
     records = collected_runs(folder)
     tables = [without_empty_columns(markdown_table((r.parent / "comparison.md").read_text())).splitlines()
               for r in records]

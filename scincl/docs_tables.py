@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from scincl.docs_blocks import doc_files, make_workspace, run_demo_blocks
+from scincl.docs_markdown import markdown_table
 from scincl.docs_runs import RUN_RECORD, is_run_set, render_record, render_runs
 
 GENERATED_DIR = Path("docs") / "generated"
@@ -66,20 +67,6 @@ TIMINGS = (
     ("hepth/pretrained/powered/timings_t6840.json", "hepth_powered: 6,840 triplets"),
 )
 LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
-
-
-def markdown_table(text: str) -> str:
-    """The first Markdown table of ``text`` (its consecutive ``|`` lines), newline-terminated."""
-    lines, started = [], False
-    for line in text.splitlines():
-        if line.startswith("|"):
-            lines.append(line)
-            started = True
-        elif started:
-            break
-    if not lines:
-        raise ValueError("no Markdown table in the text")
-    return "\n".join(lines) + "\n"
 
 
 def collisions_table(rows: list[dict]) -> str:
