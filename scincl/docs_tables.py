@@ -20,6 +20,8 @@ import tempfile
 from pathlib import Path
 
 from scincl.docs_blocks import doc_files, make_workspace, run_demo_blocks
+from scincl.docs_markdown import markdown_table
+from scincl.docs_runs import RUN_RECORD, is_run_set, render_record, render_runs
 
 GENERATED_DIR = Path("docs") / "generated"
 MARKER = re.compile(r"<!-- generated: (\S+) -->\n(.*?)<!-- /generated -->", re.S)
@@ -37,6 +39,11 @@ SOURCES = {
     "hepth_collisions": ("repo", "docs/results/hepth/collisions/results.md"),  # experiments/run.sh hepth_collisions
     # issue 40: experiments/hepth_powered.py's runs (experiments/run.sh collect_runs), tables from its runs.csv
     "hepth_powered": ("repo", "docs/results/hepth/pretrained/powered/runs.csv"),
+    # issue 42: the README's real-data runs, each kept by `python -m scincl.docs_runs collect_run` (run.json)
+    "hepth_cpu_preset": ("repo", "docs/results/hepth/cpu_preset/run.json"),  # quick start "Your own corpus on a CPU"
+    "hepth_layouts": ("repo", "docs/results/hepth/layouts"),  # one run per layout: s2ag/, openalex/
+    "citeseer_readme_run": ("repo", "docs/results/citeseer/readme_run/run.json"),
+    "demo_stage_times": ("repo", "docs/results/demo/stages.md"),  # make demo's stage times (the table: demo_comparison)
 }
 # docs/results/ timings file (glob) -> the experiment (bash experiments/run.sh NAME) whose last run wrote it.
 TIMINGS = (
@@ -60,20 +67,6 @@ TIMINGS = (
     ("hepth/pretrained/powered/timings_t6840.json", "hepth_powered: 6,840 triplets"),
 )
 LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, collisions, are one search)
-
-
-def markdown_table(text: str) -> str:
-    """The first Markdown table of ``text`` (its consecutive ``|`` lines), newline-terminated."""
-    lines, started = [], False
-    for line in text.splitlines():
-        if line.startswith("|"):
-            lines.append(line)
-            started = True
-        elif started:
-            break
-    if not lines:
-        raise ValueError("no Markdown table in the text")
-    return "\n".join(lines) + "\n"
 
 
 def collisions_table(rows: list[dict]) -> str:
@@ -106,9 +99,11 @@ def timings_table(results_dir: Path) -> str:
 
 
 def render(name: str, source: Path) -> str:
-    """The table NAME from the file (or, for the timings, the folder) its command wrote."""
-    if source.is_dir():
-        return timings_table(source)
+    """The table NAME from the file (or, for the timings and a set of runs, the folder) its command wrote."""
+    if source.is_dir():  # runs of one command on several inputs (docs_runs), else the experiments' timings
+        return render_runs(source) if is_run_set(source) else timings_table(source)
+    if source.name == RUN_RECORD:  # one documented real-data run, collected by scincl.docs_runs
+        return render_record(source)
     if source.suffix == ".csv":  # a paired experiment's runs.csv: its tables (scincl/pipeline/paired.py)
         from scincl.pipeline.paired import docs_text
 

@@ -102,3 +102,51 @@ def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_be
     expected = SentenceTransformer(str(model_dir), device="cpu").encode(texts)
     np.testing.assert_allclose(namespace["embeddings"].numpy(), expected, rtol=1e-4, atol=1e-5)
     assert not np.allclose(namespace["hidden"][:, 0, :].numpy(), expected, atol=1e-3)  # [CLS] would differ
+
+
+def test_a_collected_run_renders_its_stage_work_rates_and_table(docs_run, tmp_path):
+    """The quick start's demo run (README "Your own corpus on a CPU"), kept as docs/results/ keeps a documented
+    real-data run (scincl.docs_runs): the work of each stage counted from its outputs, the load while it ran, the
+    table, and a rerun compared; a folder of such runs renders as one table."""
+    import json
+    from pathlib import Path
+
+    from scincl.docs_runs import collect_run, is_run_set, render_runs, run_paths
+
+    run = docs_run["work"] / "output" / "my_corpus"
+    manifest = json.loads((run / "manifest.json").read_text())
+    ran = {name for name in manifest["stage_order"] if manifest["stages"][name]["status"] == "ran"}
+    end = manifest["stages"]["train"]["updated_at"]
+    load_log = tmp_path / "load.log"
+    load_log.write_text(f"{end} 3.50 2.00 1.00 3/100 42\n2000-01-01T00:00:00+00:00 9.00 9.00 9.00 1/1 1\n")
+    record = collect_run(str(run), str(tmp_path / "runs" / "plain"), "python cli_pipeline.py run_specter ...",
+                         load_log=str(load_log), rerun_dir=str(run), wall_seconds=12.5,
+                         before={"make_eval_dir": {"seconds": 2.0, "ended_at": end, "work": [[40, "queries"]]}})
+    stages = {st["name"]: st for st in record["stages"]}
+    assert set(stages) == set(manifest["stage_order"]) | {"make_eval_dir"}
+    stats = json.loads((run / "citations" / "citations.stats.json").read_text())
+    assert stages["citations"]["work"] == [[stats["edges"], "edges"]]
+    triplets = sum(1 for _ in open(run / "train_triples.csv")) - 1
+    state = json.loads(next(Path(run_paths(run, manifest)["model"]).rglob("trainer_state.json")).read_text())
+    assert stages["train"]["work"] == [[state["global_step"], "steps"], [triplets, "triplets"]]
+    assert stages["eval"]["work"][0][0] > 0 and stages["eval"]["work"][0][1] == "papers"
+    assert stages["train"]["load"] == [3.5, 3.5, 3.5]  # the sample nearest the stage (the other is decades away)
+    assert record["rerun"]["same_table"] is True and record["commit"] == manifest["git"]["commit"]
+    assert record["precision"].startswith("training ") and ran <= set(stages)
+    stage_rows = (tmp_path / "runs" / "plain" / "stages.md").read_text().splitlines()
+    assert [row.split("|")[1].strip() for row in stage_rows[2:2 + len(stages)]] == [st["name"] for st in
+                                                                                   record["stages"]]
+
+    (tmp_path / "runs" / "copy").mkdir()
+    for name in ("run.json", "comparison.md"):
+        (tmp_path / "runs" / "copy" / name).write_text((tmp_path / "runs" / "plain" / name).read_text())
+    assert is_run_set(tmp_path / "runs") and not is_run_set(tmp_path)  # tmp_path/runs/ holds no run.json
+    text = render("runs", tmp_path / "runs")
+    table = text.split("\n\n")[0].splitlines()
+    assert [row.split("|")[1].strip() for row in table[2:]] == [table[2].split("|")[1].strip(), "`copy`", "`plain`"]
+    assert text.count("| train |") == 2 and ("steps/s" in text or "s per step" in text)
+    assert f"at commit {record['commit'][:7]}" in render("one", tmp_path / "runs" / "plain" / "run.json")
+    (tmp_path / "runs" / "copy" / "comparison.md").write_text(
+        (tmp_path / "runs" / "plain" / "comparison.md").read_text().replace("| base: ", "| base: other ", 1))
+    with pytest.raises(ValueError, match="different base-encoder rows"):
+        render_runs(tmp_path / "runs")
