@@ -29,6 +29,7 @@ from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, check_k_against_corpus,
                                   cluster_corpus, make_config, mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, id_to_row, rows_of_ids, select_query_rows
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -285,6 +286,7 @@ def write_mined_triples(output_path: PathLike, mined: MinedTriples, paper_ids: S
                                               ids[mined.negative_rows]))
 
 
+@writes("output_path", "ann_index_path")
 def get_knn_triples(
     output_path: PathLike,
     graph_paper_ids_path: PathLike,
