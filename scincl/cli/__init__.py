@@ -103,6 +103,14 @@ class Command:
             self._signature = inspect.Signature(own + keyword + open_kwargs)
         return self._signature
 
+    def takes(self, name: str) -> bool:
+        """``--name`` is a flag of the command (its own parameters, old names and ``--wait`` answer without building
+        the full signature)."""
+        if name in {p.name for p in self.own_parameters()} or name in self.aliases or name == WAIT:
+            return True
+        params = self.signature().parameters
+        return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
     def flag_type(self, name: str) -> Optional[type]:
         """The type flag ``--name`` is checked as: its (or, for an old name, its flag's) type hint's; ``None``: by
         its range rule (a ``**kwargs`` flag, a hint of several kinds)."""
@@ -221,9 +229,7 @@ def check_arguments(name: str, command: Command, tokens: Sequence[str]) -> None:
         if token == "--":
             break
         flag = token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") and len(token) > 2 else None
-        valid = lambda n: n in own or n in command.aliases or n == WAIT or n in command.signature().parameters \
-            or any(p.kind is p.VAR_KEYWORD for p in command.signature().parameters.values())  # noqa: E731
-        if flag and flag != "help" and not valid(flag) and not (flag.startswith("no") and valid(flag[2:])):
+        if flag and flag != "help" and not command.takes(flag) and not (flag[:2] == "no" and command.takes(flag[2:])):
             raise unknown_flag_error(flag, name, command.signature().parameters)
 
 

@@ -78,14 +78,22 @@ def source_of(obj: Any) -> str:
 
 
 def documented(function: Callable) -> Dict[str, str]:
-    """``{parameter: first line of its help}`` from the docstring's ``:param x:`` or ``Args:`` lines."""
+    """``{parameter: its help}`` from the docstring's ``:param x:`` or ``Args:`` entries (continuation lines, indented
+    deeper, joined)."""
     names = set(inspect.signature(function).parameters)
     out: Dict[str, str] = {}
+    current, indent = None, 0
     for line in inspect.cleandoc(function.__doc__ or "").splitlines():
+        depth = len(line) - len(line.lstrip())
+        if current and line.strip() and depth > indent:
+            out[current] += " " + line.strip()
+            continue
         match = PARAM_LINE.match(line)
-        name = match and (match.group(1) or match.group(2))
-        if name in names and name not in out and match.group(3).strip():
-            out[name] = match.group(3).strip()
+        current = match and (match.group(1) or match.group(2))
+        if current in names and current not in out and match.group(3).strip():
+            out[current], indent = match.group(3).strip(), depth
+        else:
+            current = None
     return out
 
 
@@ -190,6 +198,19 @@ def training_flags(exclude: Iterable[str] = (), defaults: Optional[Dict[str, Any
     return out
 
 
+def training_flag_names(losses: bool = True) -> List[str]:
+    """The names of :func:`training_flags` (and, ``losses``, :func:`loss_flags`) without building their rows: what a
+    flag is checked against."""
+    from transformers import TrainingArguments
+
+    names = [f.name for f in dataclasses.fields(TrainingArguments) if f.init and f.name != "output_dir"]
+    if losses:
+        from scincl.model.losses import loss_options
+
+        names += [option.flag for option in loss_options().values()]
+    return names
+
+
 def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
     """``run_specter`` / ``run_specter_like`` / ``sweep``: the flags beyond OUTPUT_DIR: the
     :class:`~scincl.settings.run.RunSettings` fields with each preset's default, the spec's training leaves, then
@@ -280,7 +301,7 @@ def command_flags_info(command: Any, every: bool = True) -> List[FlagInfo]:
             row.help = help_of(row.name)
         row.choices = row.choices or (FIELDS[row.name].metadata["choices"] if row.name in FIELDS else ())
         if row.name in old_names:
-            row.help = (row.help + " " if row.help else "") + f"(also --{old_names[row.name]}, its old name)"
+            row.help = f"(also --{old_names[row.name]}, its old name) {row.help}".strip()
     return rows
 
 
@@ -315,6 +336,10 @@ def format_flag(row: FlagInfo, brief: bool = False, positional: bool = False) ->
     default = "" if brief and row.default == "required" else f"  default: {row.default}"
     text = f"  {lead} {row.type}{default}{_range(row)}" + ("" if brief else f"  [{row.source}]")
     words = row.help.split(" (default from:")[0].split(" (SciNCL default")[0] if brief else row.help
+    if brief and len(words) > 110:  # one line: the first sentence (a break outside parentheses)
+        ends = [m.start() for m in re.finditer(r"[.;](?=\s)", words) if words[:m.start()].count("(") ==
+                words[:m.start()].count(")")]
+        words = words[:ends[0]] if ends else words
     return text + (f"\n      {words}" if words else "")
 
 

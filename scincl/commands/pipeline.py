@@ -14,7 +14,7 @@ from scincl.citrec.finetune import finetune_citation_recommender
 from scincl.citrec.pretrain import pretrain_hierarchical
 from scincl.cli import Command
 from scincl.cli.help import loss_flags, reproduce_flag_info, run_specter_flag_info, run_specter_flag_names, \
-    signature_flags, training_flags
+    signature_flags, training_flag_names, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
@@ -69,10 +69,11 @@ def _experiment(function, **options):
 
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags(exclude={"output_dir"}) + loss_flags(),
-                     passes=TRAINER + " and the losses' options"),
-    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER, flags=lambda:
-                        training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
-                                       defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")),
+                     flag_names=training_flag_names, passes=TRAINER + " and the losses' options"),
+    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
+                        flags=lambda: training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
+                                                     defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS"),
+                        flag_names=lambda: training_flag_names(losses=False)),
     "embed": Command(embed, flags=lambda: signature_flags(_encoder()), passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
     "evaluate": Command(evaluate, aliases={"model_dir": "model_dirs", "classifier": "classifier_backend"},

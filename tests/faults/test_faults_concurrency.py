@@ -114,3 +114,25 @@ def test_run_specter_without_output_dir_locks_the_demo_output_it_writes(tmp_path
         done = run_front_end(REPO / "cli_pipeline.py", "run_specter", cwd=tmp_path, timeout=120)
         assert done.returncode == 2 and f"pid {holder.pid} on " in done.stderr and "Traceback" not in done.stderr
         assert not (tmp_path / "demo_output").exists()
+
+
+def test_the_library_function_locks_its_outputs_and_a_call_inside_a_held_output_takes_none(tmp_path):
+    """issue 39: the function that writes an output takes its lock (scincl.output_lock.writes), also when called from
+    Python; a function called while its caller holds a parent folder takes no second lock (a pipeline's stage)."""
+    from scincl.corpus.stage import get_s2orc_paper_ids_from_mapping
+    from scincl.output_lock import writes
+
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps({"s1": "p1", "s2": "p2", "s3": "p1"}))
+    with holding_lock(tmp_path / "ids.json") as holder:
+        with pytest.raises(OutputLocked, match=f"pid {holder.pid} on "):
+            get_s2orc_paper_ids_from_mapping(str(mapping), str(tmp_path / "ids.json"))
+    assert not (tmp_path / "ids.json").exists()
+
+    @writes("output_dir")
+    def run(output_dir):
+        return get_s2orc_paper_ids_from_mapping(str(mapping), str(Path(output_dir) / "ids.json"))
+
+    run(str(tmp_path / "run"))
+    assert json.loads((tmp_path / "run" / "ids.json").read_text()) == ["p1", "p2"]
+    assert (tmp_path / ".run.lock").exists() and not (tmp_path / "run" / ".ids.json.lock").exists()
