@@ -296,8 +296,8 @@ def command_flags_info(command: Any, every: bool = True) -> List[FlagInfo]:
                 seen.add(row.name)
     old_names = {new: old for old, new in command.aliases.items()}
     for row in rows:
-        if not row.help and not row.declared and row.name in FIELDS and \
-                default_text(getattr(SCINCL, row.name)) in row.default:
+        paper = default_text(getattr(SCINCL, row.name)) if row.name in FIELDS else None
+        if not row.help and not row.declared and paper and (row.default + " ").startswith(paper + " "):
             row.help = help_of(row.name)
         row.choices = row.choices or (FIELDS[row.name].metadata["choices"] if row.name in FIELDS else ())
         if row.name in old_names:
