@@ -7,15 +7,12 @@ BigGraph config overrides use PBG's own syntax and may be repeated, as with `tor
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
 library function of the same name and flags listed in `scincl/commands/graph.py`; `--help` shows its docstring.
 """
-import sys
-
-from scincl.cli import commands_of, gather_pbg_overrides, run_cli
+from scincl.cli import commands_of, gather_pbg_overrides, library_functions, run_cli
 from scincl.commands import graph as library
 
 COMMANDS = commands_of(library)
-globals().update(COMMANDS)  # `import cli_graph; cli_graph.<command>(...)` works from Python too
+globals().update(library_functions(COMMANDS))  # `import cli_graph; cli_graph.<command>(...)` works from Python too
 _argv_with_overrides = gather_pbg_overrides  # the name older scripts and tests use
 
 if __name__ == "__main__":
-    sys.argv[1:] = gather_pbg_overrides(sys.argv[1:])
     run_cli(COMMANDS)

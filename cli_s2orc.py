@@ -9,11 +9,11 @@ atomically, reuses existing outputs unless `--override`, and turns bad input int
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
 library function of the same name and flags listed in `scincl/commands/s2orc.py`; `--help` shows its docstring.
 """
-from scincl.cli import commands_of, run_cli
+from scincl.cli import commands_of, library_functions, run_cli
 from scincl.commands import s2orc as library
 
 COMMANDS = commands_of(library)
-globals().update(COMMANDS)  # `import cli_s2orc; cli_s2orc.<command>(...)` works from Python too
+globals().update(library_functions(COMMANDS))  # `import cli_s2orc; cli_s2orc.<command>(...)` works from Python too
 
 if __name__ == "__main__":
     run_cli(COMMANDS)

@@ -4,11 +4,11 @@
 A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
 library function of the same name and flags listed in `scincl/commands/triples.py`; `--help` shows its docstring.
 """
-from scincl.cli import commands_of, run_cli
+from scincl.cli import commands_of, library_functions, run_cli
 from scincl.commands import triples as library
 
 COMMANDS = commands_of(library)
-globals().update(COMMANDS)  # `import cli_triples; cli_triples.<command>(...)` works from Python too
+globals().update(library_functions(COMMANDS))  # `import cli_triples; cli_triples.<command>(...)` works from Python too
 
 if __name__ == "__main__":
     run_cli(COMMANDS)

@@ -124,6 +124,6 @@ def run_demo_blocks(repo_root: Path, workdir: Path, env: dict | None = None) -> 
             except subprocess.TimeoutExpired as exc:
                 code, tail = -1, f"stopped after {BLOCK_TIMEOUT} s: {str(exc.stdout or '')[-2000:]}"
             runs.append(BlockRun(block, code, time.perf_counter() - start, tail))
-            if proc.returncode:
+            if code:  # failed or timed out (no `proc` then)
                 return runs
     return runs

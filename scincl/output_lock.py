@@ -2,13 +2,15 @@
 
 Two commands writing one output directory (two ``run_specter`` with other settings on one
 ``--output_dir``) overwrote each other's files and both exited 0. Every ``cli_*.py`` command now
-takes, before its first stage, an exclusive lock per output flag (``--output_dir``,
-``--output_path``, ...; the names :data:`scincl.cli.flags.OUTPUT_FLAG` recognises) with
+takes, before its first stage, an exclusive lock per output: the library function that writes it says which of
+its parameters name outputs (:func:`writes`, e.g. ``@writes("output_dir")``) and takes their locks when called, with
 `filelock <https://py-filelock.readthedocs.io>`_ (``fcntl``/``flock`` locks: the OS releases them
 when the process dies, even by SIGKILL, so a crash never leaves a stale lock). The lock file is
 ``.<name>.lock`` beside the output (not inside it: a refused command leaves no output behind), and
 ``.<name>.lock.json`` beside it says who holds it (pid, host, command, since), so the second
-command's one-line error names the holder. ``--wait`` waits for the holder to finish instead.
+command's one-line error names the holder. ``--wait`` waits for the holder to finish instead (:func:`waiting`).
+A function called while its caller holds an output's lock (a pipeline's stage writing inside the pipeline's
+output) takes no second lock for a path under it.
 
 Ranks other than 0 of one distributed job (torchrun's ``RANK``, Slurm's ``SLURM_PROCID``,
 ``train_biggraph --rank N``) share their rank 0's outputs and take no lock.
@@ -16,6 +18,9 @@ Ranks other than 0 of one distributed job (torchrun's ``RANK``, Slurm's ``SLURM_
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
+import inspect
 import json
 import logging
 import os
@@ -23,7 +28,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
 from filelock import FileLock, Timeout
 
@@ -94,3 +99,75 @@ def output_lock(outputs: Iterable[Path], wait: bool = False, command: Optional[L
             with contextlib.suppress(OSError):
                 record.unlink()
             lock.release()
+
+
+_WAIT: contextvars.ContextVar[bool] = contextvars.ContextVar("scincl_output_lock_wait", default=False)
+_HELD: contextvars.ContextVar[Tuple[Path, ...]] = contextvars.ContextVar("scincl_output_lock_held", default=())
+
+
+@contextlib.contextmanager
+def waiting(wait: bool = True) -> Iterator[None]:
+    """In the block, a function whose output another process holds waits for it (``--wait``) instead of stopping."""
+    token = _WAIT.set(wait)
+    try:
+        yield
+    finally:
+        _WAIT.reset(token)
+
+
+def check_writable(name: str, value: Any) -> None:
+    """Output ``--name value`` can be created: its nearest existing ancestor is a writable directory."""
+    target = Path(value)
+    ancestor = target if target.is_dir() else target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"--{name} {value}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        read_only = bool(os.statvfs(ancestor).f_flag & os.ST_RDONLY)
+        raise InputError(f"--{name} {value}: cannot write in {ancestor} "
+                         f"({'read-only file system' if read_only else 'permission denied'})")
+
+
+def writes(*outputs: str, **defaults: str) -> Callable[[Callable], Callable]:
+    """Mark the parameters of a library function that name what it writes (``@writes("output_dir")``); ``defaults``:
+    the path it writes when such a parameter is ``None`` (``run_specter``: ``demo_output``). Each call checks that
+    every output can be created and holds its lock (:func:`output_lock`) while the function runs; ranks other than
+    0 (``rank`` parameter or environment), outputs under one this process already holds and a ``dry_run=True`` call
+    (it writes nothing: a running experiment's plan can be read) take none."""
+    def decorate(function: Callable) -> Callable:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                return function(*args, **kwargs)  # the call's own error
+            bound.apply_defaults()
+            values = {**bound.arguments, **bound.arguments.get(_var_keyword(signature) or "", {})}
+            paths = {}
+            for name in outputs:
+                value = values.get(name) if values.get(name) is not None else defaults.get(name)
+                if isinstance(value, (str, os.PathLike)) and str(value):
+                    check_writable(name, value)
+                    paths[name] = Path(os.path.abspath(value))
+            held = _HELD.get()
+            new = [p for p in paths.values() if not any(p == h or h in p.parents for h in held)]
+            if not new or is_secondary_rank(values.get("rank")) or str(values.get("dry_run")).lower() in ("true", "1"):  # writes nothing
+                return function(*args, **kwargs)
+            with output_lock(new, wait=_WAIT.get()):
+                token = _HELD.set(held + tuple(new))
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    _HELD.reset(token)
+
+        locked.writes = outputs  # type: ignore[attr-defined]  # what it writes, for --help and tests
+        return locked
+
+    return decorate
+
+
+def _var_keyword(signature: inspect.Signature) -> Optional[str]:
+    return next((n for n, p in signature.parameters.items() if p.kind is p.VAR_KEYWORD), None)

@@ -1,7 +1,7 @@
 """Every documented flag value passes the CLI's checks, and each flag's rule fits the type its command takes.
 
 A flag's accepted values come from one place: the command's type hint, and for a number its rule
-(:data:`scincl.cli.flags.RANGES`, words such as ``specter`` included). Walked here: the command lines of
+(:data:`scincl.settings.values.RANGES`, words such as ``specter`` included). Walked here: the command lines of
 README.md and docs/*.md (every label, with literal values; ``${VAR}`` values are skipped), the ``Example``
 lines of every command's docstring, and the quoted values a ``:param`` line documents
 (``get_specter_corpus --sample_n_nodes specter`` failed the type check before this test). No command runs.
@@ -16,7 +16,7 @@ import shlex
 import pytest
 from fire import parser as fire_parser
 
-from scincl.cli.flags import flag_type, gather_repeated_flags, rename_aliases
+from scincl.cli import commands_of, gather_repeated_flags
 from scincl.settings.values import RANGES, check_value
 from scincl.docs_blocks import doc_files, shell_blocks
 from scincl.errors import InputError
@@ -29,7 +29,7 @@ PARAM_WORD = re.compile(r"'([A-Za-z_]\w*)'")  # a named value quoted in a :param
 
 @pytest.fixture(scope="module")
 def commands():
-    return {name: importlib.import_module(name).COMMANDS for name in FRONT_ENDS}
+    return {name: commands_of(importlib.import_module(name)) for name in FRONT_ENDS}
 
 
 def documented_lines():
@@ -38,7 +38,7 @@ def documented_lines():
         for block in shell_blocks(path):
             yield from ((block.where, line) for line in block.code.replace("\\\n", " ").splitlines())
     for front_end in FRONT_ENDS:
-        for name, function in importlib.import_module(front_end).COMMANDS.items():
+        for name, function in commands_of(importlib.import_module(front_end)).items():
             doc = re.sub(r"\\\n\s*", " ", inspect.getdoc(function) or "")
             yield from ((f"{front_end}.py {name} docstring", line) for line in doc.splitlines() if "cli_" in line)
 
@@ -68,13 +68,13 @@ def test_documented_command_lines_flag_values_pass_the_cli_checks(commands):
             table = commands.get(token.rsplit("/", 1)[-1][:-3]) if token.endswith(".py") else None
             if not table or tokens[i + 1] not in table:
                 continue
-            function = table[tokens[i + 1]]
-            argv = rename_aliases(table, gather_repeated_flags(table, tokens[i + 1:]))
-            for name, text in flag_values(argv[1:]):
+            command = table[tokens[i + 1]]
+            argv = gather_repeated_flags(command, tokens[i + 2:])
+            for name, text in flag_values(argv):
                 if SHELL_WORDS.search(text) or name.startswith("no"):
                     continue
                 try:
-                    check_value(name, fire_parser.DefaultParseValue(text), flag_type(function, name))
+                    check_value(name, fire_parser.DefaultParseValue(text), command.flag_type(name))
                     checked += 1
                 except InputError as exc:
                     failures.append(f"{where}: {tokens[i + 1]} --{name} {text}: {exc}")
@@ -84,15 +84,15 @@ def test_documented_command_lines_flag_values_pass_the_cli_checks(commands):
 
 def test_each_rule_fits_its_flags_type_and_takes_the_documented_words(commands):
     for table in commands.values():
-        for command, function in table.items():
-            doc = inspect.getdoc(function) or ""
-            for name, param in inspect.signature(function).parameters.items():
+        for command, row in table.items():
+            doc = inspect.getdoc(row) or ""
+            for name, param in inspect.signature(row.function).parameters.items():
                 rule = RANGES.get(name)
                 if rule is None or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
                     continue
-                kind = flag_type(function, name)
+                kind = row.flag_type(name)
                 assert kind not in (str, bool), f"{command} --{name}: a {kind.__name__} flag with a numeric rule"
-                hint = inspect.unwrap(function).__annotations__.get(name)
+                hint = inspect.unwrap(row.function).__annotations__.get(name)
                 takes_words = kind is None and "str" in str(hint)
                 # a number-or-name flag (Union[int, str]) whose rule names no word would reject every name
                 assert rule.words or not takes_words, f"{command} --{name}: {hint} but its rule takes no word"

@@ -1,14 +1,16 @@
-"""`--help` of every subcommand of the four cli_*.py (scincl/cli/help.py): exit 0, stdout, every flag
-with type, default and source; no spurious commands; a stray positional argument is an error."""
+"""`--help` / `--help_all` of every subcommand of the four cli_*.py (scincl/cli/help.py): exit 0, stdout;
+`--help_all` lists every flag of the command's signature with type, default and source, `--help` the ones a user
+sets (issue 42 item 7); no spurious commands; a stray positional argument is an error."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import subprocess
 import sys
 
 import pytest
 
-from scincl.cli import command_flags, commands_of, run_cli
+from scincl.cli import commands_of, run_cli
 from tests.conftest import REPO_ROOT as REPO
 
 FRONT_ENDS = ("cli_s2orc", "cli_graph", "cli_triples", "cli_pipeline")
@@ -23,12 +25,12 @@ def _help(monkeypatch, capsys, argv):
 
 
 @pytest.mark.parametrize("module,name", SUBCOMMANDS, ids=[f"{m}.{n}" for m, n in SUBCOMMANDS])
-def test_every_subcommand_help_lists_every_flag_with_type_default_and_source(module, name, monkeypatch, capsys):
-    out = _help(monkeypatch, capsys, [f"{module}.py", name, "--help"])
+def test_every_subcommand_help_all_lists_every_flag_with_type_default_and_source(module, name, monkeypatch, capsys):
+    out = _help(monkeypatch, capsys, [f"{module}.py", name, "--help_all"])
     assert out.startswith(f"usage: {module}.py {name}")
-    function = commands_of(vars(importlib.import_module(module)))[name]
-    flags = command_flags(function)
-    assert flags is not None, f"{name} takes flags --help cannot list"
+    command = commands_of(vars(importlib.import_module(module)))[name]
+    flags = set(inspect.signature(command).parameters) - {"wait"} - set(command.aliases)  # the full signature
+    assert not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(command).parameters.values())
     listed = {line.split()[0].lstrip("-"): line for line in out.splitlines()
               if line.startswith("  ") and not line.startswith("      ") and "  default: " in line}
     assert set(flags) <= set(listed), sorted(set(flags) - set(listed))
@@ -54,7 +56,16 @@ def test_run_specter_help_on_stdout_exit_0_and_stray_positional_is_an_error(tmp_
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "--hard_negatives_k_max int  default: paper 4000 / demo 200" in done.stdout
     assert "--learning_rate float  default: 2e-05 (demo 5e-05" in done.stdout
-    assert "--graph_leakage bool  default: False" in done.stdout
+    # issue 42 item 7: the flags a user sets with one line of help each, no TrainingArguments rows, no sources;
+    # usage shows flags as flags
+    flags = [line for line in done.stdout.splitlines() if line.startswith("  --")]
+    assert 12 <= len(flags) <= 25 and "--graph_leakage" not in done.stdout and "--fp16" in done.stdout
+    assert not any(line.rstrip().endswith("]") for line in flags) and "Union[" not in done.stdout
+    assert done.stdout.startswith("usage: cli_pipeline.py run_specter [OUTPUT_DIR] [--flag value ...]\n")
+    every = subprocess.run([sys.executable, "cli_pipeline.py", "run_specter", "--help_all"], cwd=REPO,
+                           capture_output=True, text=True, timeout=120)
+    assert every.returncode == 0 and "--graph_leakage bool  default: False" in every.stdout
+    assert "--fp16 bool  default: False  [transformers.TrainingArguments]" in every.stdout
     # a positional beyond OUTPUT_DIR and SEEDS is refused before any stage runs (fire ran the pipeline first)
     stray = subprocess.run([sys.executable, "cli_pipeline.py", "run_specter", str(tmp_path / "out"), "0", "extra_flags"],
                            cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -63,16 +74,16 @@ def test_run_specter_help_on_stdout_exit_0_and_stray_positional_is_an_error(tmp_
 
 
 def test_a_flag_renamed_to_the_library_parameter_keeps_its_old_name_as_an_alias(monkeypatch, capsys):
-    """`evaluate` is run_evaluation itself: --model_dirs / --classifier_backend, with the documented old names."""
-    from scincl.cli.flags import rename_aliases
+    """`evaluate` is run_evaluation itself: --model_dirs / --classifier_backend, with the documented old names as
+    parameters of its signature (no argv rewriting)."""
     from scincl.errors import InputError
 
-    commands = commands_of(vars(importlib.import_module("cli_pipeline")))
-    argv = ["evaluate", "sd", "out", "--model_dir", "m1,m2", "--classifier=sklearn", "--", "--model_dir"]
-    assert rename_aliases(commands, argv) == [
-        "evaluate", "sd", "out", "--model_dirs", "m1,m2", "--classifier_backend=sklearn", "--", "--model_dir"]
+    command = commands_of(vars(importlib.import_module("cli_pipeline")))["evaluate"]
+    assert {"model_dir", "classifier", "model_dirs"} <= set(inspect.signature(command).parameters)
+    assert command.renamed({"model_dir": "m1,m2", "classifier": "sklearn", "n_jobs": 1}) == {
+        "model_dirs": "m1,m2", "classifier_backend": "sklearn", "n_jobs": 1}
     with pytest.raises(InputError, match="^--model_dir is the old name of --model_dirs: give one$"):
-        rename_aliases(commands, ["evaluate", "--model_dir", "a", "--model_dirs", "b"])
+        command.run(("sd", "out"), {"model_dir": "a", "model_dirs": "b"})
     out = _help(monkeypatch, capsys, ["cli_pipeline.py", "evaluate", "--help"])
     assert "(also --model_dir, its old name)" in out and "(also --classifier, its old name)" in out
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,7 @@ def test_the_settings_package_imports_only_the_errors():
 def test_the_pipeline_imports_nothing_from_the_cli_layer():
     """issue 39: scincl/pipeline imported the CLI's converters and help builders inside functions (run_checks,
     run_flags, experiment_kinds); the converter is a setting's (scincl/settings/values.py), the help rows are the
-    CLI's (scincl/cli/pipeline_help.py). Function-level imports count (the graph walks every import)."""
+    CLI's (scincl/cli/help.py). Function-level imports count (the graph walks every import)."""
     packages = _import_graph(lambda m: ".".join(m.split(".")[:2]))
     assert "scincl.cli" not in packages["scincl.pipeline"]
     assert "scincl.pipeline" in packages["scincl.cli"]  # the graph is real: the CLI layer sits above
@@ -123,8 +124,8 @@ def test_the_check_sees_each_import_form(tmp_path):
 def test_front_ends_are_tables_of_library_commands(front_end):
     module = __import__(front_end)
     library = __import__(f"scincl.commands.{front_end[4:]}", fromlist=["_"])
-    assert module.COMMANDS == commands_of(library)
-    assert all(f.__module__.startswith("scincl.") for f in module.COMMANDS.values())
+    assert {n: c.function for n, c in module.COMMANDS.items()} == {n: c.function for n, c in commands_of(library).items()}
+    assert all(c.function.__module__.startswith("scincl.") for c in module.COMMANDS.values())
     functions = [n for n in ast.parse((REPO / f"{front_end}.py").read_text()).body
                  if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
     assert functions == [], f"{front_end}.py defines code; commands belong in scincl/commands/"
@@ -140,8 +141,11 @@ def test_misspelled_flag_is_rejected_before_work_with_the_closest_name(tmp_path)
 
 
 def test_run_specter_takes_exactly_the_flags_its_help_lists():
-    """The planner's list of run_specter's flags (no CLI import) and the CLI's --help rows name the same flags."""
-    from scincl.cli.pipeline_help import run_specter_flag_info
+    """The planner's list of run_specter's flags (no CLI import), the CLI's --help_all rows and the command's
+    signature (what fire routes by) name the same flags."""
+    import cli_pipeline
+    from scincl.cli.help import run_specter_flag_info
     from scincl.pipeline.run_flags import run_specter_flag_names
 
     assert {row.name for row in run_specter_flag_info()} | {"output_dir"} == run_specter_flag_names()
+    assert set(inspect.signature(cli_pipeline.COMMANDS["run_specter"]).parameters) == run_specter_flag_names() | {"wait"}

@@ -40,6 +40,7 @@ from scincl.errors import InputError
 from scincl.eval.metrics import average_precision, recall_at_k
 from scincl.io import atomic_open, iter_jsonl, read_json, read_jsonl, write_json
 from scincl.leakage import read_evaluation_ids, recorded_report
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +198,7 @@ def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@writes("output_dir")
 def evaluate_citation_recommendation(contexts_dir: str, output_dir: str, model_dirs: Union[None, str, Sequence[str]] = None,
                                      split_path: str = "", scincl_model_dir: str = "", seed: int = 0,
                                      override: bool = False) -> None:

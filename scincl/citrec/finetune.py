@@ -22,6 +22,7 @@ from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, read_jsonl, write_id_list, write_json, write_jsonl
 from scincl.triples.config import COCITATION_NEGATIVES_COUNT, COCITATION_POSITIVES_COUNT
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +54,7 @@ def group_batch(groups: Sequence[Group], sampler: ContextSampler, epoch: int, to
             "positive_index": positive_index, "negative_index": negative_index}
 
 
+@writes("output_dir")
 def finetune_citation_recommender(
         contexts_dir: str, pretrained_dir: str, output_dir: str, loss: str = DEFAULT_LOSS,
         test_ratio: float = DEFAULT_TEST_RATIO, epochs: int = 2, batch_size: int = 1, learning_rate: float = 2e-5,

@@ -23,6 +23,7 @@ from scincl.citrec.training import adam_with_inverse_sqrt, run_updates
 from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, write_json, write_jsonl
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ def sentence_windows(records, max_sentences: int) -> List[List[str]]:
     return windows
 
 
+@writes("output_dir")
 def pretrain_hierarchical(contexts_dir: str, output_dir: str, tokenizer_name_or_path: str, preset: str = "cpu",
                           max_sentences: int = 40, max_sentence_tokens: int = 48,
                           masked_sentence_share: float = 0.15, kept_sentence_share: float = HIBERT_KEPT_SHARE,

@@ -16,6 +16,7 @@ from scincl.corpus.outputs import stats_path_of
 from scincl.provenance import OutputRecord
 from scincl.errors import InputError
 from scincl.io import iter_jsonl, write_json, write_jsonl
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -26,6 +27,7 @@ def _sample_record(sample: SampledContext) -> Dict[str, Any]:
     return {"sentences": sample.sentences, "positions": sample.positions, "fundamental": sample.fundamental}
 
 
+@writes("output_path")
 def sample_citation_contexts(
         contexts_dir: str, output_path: str, epoch: int = 0, seed: int = 0,
         manuscript_fundamental_sentences: int = PAPER_SAMPLING.manuscript_fundamental_sentences,

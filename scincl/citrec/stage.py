@@ -38,6 +38,7 @@ from scincl.corpus.shards import ReadStats, iter_papers, list_metadata_shards, m
 from scincl.errors import InputError
 from scincl.io import concatenate_parts, write_json
 from scincl.temporaries import make_temporary_dir
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +107,7 @@ def _summary(counts: Counter, positives: Counter, stats: ReadStats, format_name:
     }
 
 
+@writes("output_dir")
 def get_citation_contexts(full_text_dir: str, output_dir: str, full_text_format: str = DEFAULT_FULL_TEXT_FORMAT,
                           context_unit: str = DEFAULT_CONTEXT_UNIT, reference_candidates: bool = False,
                           workers: Optional[int] = None, strict: bool = False, override: bool = False) -> None:

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Dict
 
-from scincl.cli import flag_aliases
-from scincl.cli.flags import shows
+from scincl.cli import Command
 from scincl.eval.graph_retrieval import evaluate_graph_retrieval
 from scincl.graph.biggraph import export_checkpoint, import_edge_files, train_biggraph
 from scincl.graph.edges import extract_ids_in_graph, get_largest_connected_subgraph, make_edges_bidirectional
@@ -38,15 +37,13 @@ def _outputs(result: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in result.items() if k != "metrics"}
 
 
-shows(_outputs)(train_biggraph)
-shows(_outputs)(embed_graph)
-shows(lambda result: result["text"])(plan_memory)
-flag_aliases(paper_ids="paper_ids_path")(evaluate_graph_retrieval)
 
 # The subcommands of cli_graph.py, in the order --help lists them.
 COMMANDS = {
-    "train_biggraph": train_biggraph, "embed_graph": embed_graph, "plan_memory": plan_memory,
+    "train_biggraph": Command(train_biggraph, show=_outputs), "embed_graph": Command(embed_graph, show=_outputs),
+    "plan_memory": Command(plan_memory, show=lambda result: result["text"]),
     "import_edges": import_edge_files,
     "export_embeddings": export_checkpoint, "make_edges_bidirectional": make_edges_bidirectional,
     "get_largest_connected_subgraph": get_largest_connected_subgraph, "extract_ids_in_graph": extract_ids_in_graph,
-    "build_faiss": build_faiss, "get_knn": get_knn, "evaluate_graph_retrieval": evaluate_graph_retrieval}
+    "build_faiss": build_faiss, "get_knn": get_knn,
+    "evaluate_graph_retrieval": Command(evaluate_graph_retrieval, aliases={"paper_ids": "paper_ids_path"})}

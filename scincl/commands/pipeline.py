@@ -3,19 +3,18 @@ and MP-BERT4CR's HIBERT pre-training, fine-tuning and evaluation (`pretrain_hier
 `finetune_citation_recommender`, `evaluate_citation_recommendation`: :mod:`scincl.citrec`).
 
 :data:`COMMANDS` is the table: each command is a library function itself (same flags, defaults and docstring,
-which `--help` shows); the marks below say which extra flags a ``**kwargs`` command takes (the rows `--help`
-lists), which older flag spellings it accepts, which output it writes by default and what the command line
-prints.
+which `--help` shows), in a :class:`scincl.cli.Command` row where the command line adds to it: the flags of its
+``**kwargs`` (the rows `--help_all` lists), the ones `--help` shows, older flag spellings, what it prints. The
+pipelines' outputs are locked here (:func:`scincl.output_lock.writes`) until the plan's runner takes them.
 """
 from __future__ import annotations
 
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
 from scincl.citrec.pretrain import pretrain_hierarchical
-from scincl.cli import accepts_flags, flag_aliases, repeatable_flags
-from scincl.cli.flags import default_outputs, fills_doc, settings_checked_by_library, shows
-from scincl.cli.help import loss_flags, signature_flags, training_flags
-from scincl.cli.pipeline_help import reproduce_flag_info, run_specter_flag_info
+from scincl.cli import Command
+from scincl.cli.help import loss_flags, reproduce_flag_info, run_specter_flag_info, run_specter_flag_names, \
+    signature_flags, training_flag_names, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
@@ -25,6 +24,7 @@ from scincl.model.train import train
 from scincl.pipeline.experiment_commands import (collect_runs, reproduce, run_experiment_definition, run_summary,
                                                  sweep, sweep_summary)
 from scincl.pipeline.scincl_plan import run_specter, run_specter_like
+from scincl.output_lock import writes
 from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
 
 
@@ -42,31 +42,51 @@ def _encoder():
     return embed_with_encoder
 
 
-# train's **training_args: the TrainingArguments fields (output_dir is its OUTPUT_DIR), with the defaults it applies,
-# and the options the losses declare
-accepts_flags(lambda: training_flags(exclude={"output_dir"}) + loss_flags())(train)
-repeatable_flags("corpus_dir", "corpus_format")(pretrain)
-accepts_flags(lambda: training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
-                                     defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS"))(pretrain)
-shows(str)(pretrain)  # OUTPUT_DIR
-accepts_flags(lambda: signature_flags(_encoder()))(embed)
-flag_aliases(model_dir="model_dirs", classifier="classifier_backend")(evaluate)
-shows(results_table)(evaluate)  # the table of OUTPUT_DIR/results.md (results.json holds every number)
-shows(scirepeval_table)(evaluate_scirepeval)  # the table of OUTPUT_DIR/results.md
-for command in (run_specter, run_specter_like, sweep):
-    settings_checked_by_library(command)
-    default_outputs(output_dir=DEFAULT_DEMO_OUTPUT_DIR)(command)
-    shows(sweep_summary if command is sweep else run_summary)(command)
-    accepts_flags(run_specter_flag_info)(command)
-for command in (reproduce, run_experiment_definition, collect_runs):
-    accepts_flags(reproduce_flag_info)(command)
-shows(str)(collect_runs)  # TO/runs.csv
-fills_doc(kinds=lambda: " | ".join(_experiment_kinds().KINDS))(reproduce)
+TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
+RUN = ("--skip_<stage> / --override_<stage>, every other settings field, the miner's other flags, "
+       + TRAINER + " and the original command's flags without effect")
+# the flags a run usually sets: `run_specter --help` shows these, `--help_all` every one
+RUN_MAIN = ("preset", "corpus_dir", "corpus_format", "scidocs_dir", "base_model_name_or_path", "graph_method",
+            "easy_positives_k_max", "hard_negatives_k_max", "triples_per_query", "max_sequence_length",
+            "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
+            "device", "workers", "seeds", "val_or_test_or_both", "dry_run")
+EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "split", "arms", "values", "variants",
+                   "triplets", "easy_positives_k_max", "hard_negatives_k_max", "learning_rate",
+                   "max_sequence_length", "base_model_name_or_path")
 
-COMMANDS = {"train": train, "pretrain": pretrain, "embed": embed, "evaluate": evaluate, "compare_results": compare_results,
-            "evaluate_scirepeval": evaluate_scirepeval,
-            "run_specter": run_specter, "run_specter_like": run_specter_like, "sweep": sweep, "reproduce": reproduce,
-            "run_experiment": run_experiment_definition, "collect_runs": collect_runs,
-            "pretrain_hierarchical": pretrain_hierarchical,
-            "finetune_citation_recommender": finetune_citation_recommender,
-            "evaluate_citation_recommendation": evaluate_citation_recommendation}
+
+def _run(function, show):
+    """A ``run_specter``-like row: writes OUTPUT_DIR (``demo_output`` without one), its library checks its settings."""
+    return Command(writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)(function), flags=run_specter_flag_info,
+                   flag_names=run_specter_flag_names, main=RUN_MAIN, passes=RUN, checks_settings=True, show=show)
+
+
+def _experiment(function, **options):
+    """A ``reproduce``-like row: the experiment's and the recipe's fields as flags."""
+    return Command(function, flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
+                   **options)
+
+
+COMMANDS = {
+    "train": Command(train, flags=lambda: training_flags(exclude={"output_dir"}) + loss_flags(),
+                     flag_names=training_flag_names, passes=TRAINER + " and the losses' options"),
+    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
+                        flags=lambda: training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
+                                                     defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS"),
+                        flag_names=lambda: training_flag_names(losses=False)),
+    "embed": Command(embed, flags=lambda: signature_flags(_encoder()), passes="every flag of scincl.model.embed.embed"),
+    # the table of OUTPUT_DIR/results.md (results.json holds every number)
+    "evaluate": Command(evaluate, aliases={"model_dir": "model_dirs", "classifier": "classifier_backend"},
+                        show=results_table),
+    "compare_results": compare_results,
+    "evaluate_scirepeval": Command(evaluate_scirepeval, show=scirepeval_table),
+    "run_specter": _run(run_specter, run_summary),
+    "run_specter_like": _run(run_specter_like, run_summary),
+    "sweep": _run(sweep, sweep_summary),
+    "reproduce": _experiment(writes("output_dir")(reproduce),
+                             doc_fills={"kinds": lambda: " | ".join(_experiment_kinds().KINDS)}),
+    "run_experiment": _experiment(writes("output_dir")(run_experiment_definition)),
+    "collect_runs": _experiment(writes("to")(collect_runs), show=str),  # TO/runs.csv
+    "pretrain_hierarchical": pretrain_hierarchical,
+    "finetune_citation_recommender": finetune_citation_recommender,
+    "evaluate_citation_recommendation": evaluate_citation_recommendation}

@@ -18,8 +18,10 @@ from scincl.demo import make_demo as _make_demo
 from scincl.errors import InputError
 from scincl.eval.eval_dir import make_eval_dir
 from scincl.graph.stage import get_citations, get_cocitations, get_metadata_id_mapping, get_specter_corpus
+from scincl.output_lock import writes
 
 
+@writes("output_dir")
 def make_demo(output_dir: str, papers: int = 3000, seed: int = 0, topics: int = 10, corpus_format: str = "s2orc",
               full_text: bool = False):
     """Write the bundled synthetic demo corpus (S2ORC shards + SciDocs dir) to OUTPUT_DIR.

@@ -10,9 +10,8 @@ from __future__ import annotations
 import functools
 
 from scincl.citrec.samples import sample_citation_contexts
-from scincl.cli import accepts_flags
-from scincl.cli.flags import shows
-from scincl.cli.help import command_flags_info, miner_flags
+from scincl.cli import Command
+from scincl.cli.help import miner_flags, signature_flags
 from scincl.model.triplet_dataset import export_dataset
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
@@ -36,15 +35,16 @@ def sweep_collision_margins(*args, **kwargs) -> None:
                                    int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND))))
 
 
-shows(format_collision_report)(count_collisions)
-accepts_flags(miner_flags)(get_knn_triples)
-accepts_flags(miner_flags)(sweep_collision_margins)
-# continuous co-citation takes every flag get_knn_triples takes (its own and the miner's)
-accepts_flags(lambda: command_flags_info(get_knn_triples))(
-    get_continuous_cocitation_triples)
+MINER = "the triplet miner's other flags (medium_*, *_range, k_means_clusters, ...)"
 
-COMMANDS = {command.__name__: command for command in (
-    get_knn_triples, get_continuous_cocitation_triples, count_collisions, sweep_collision_margins,
-    get_specter_like_triples, get_cocitation_triples,
-    get_pairs, get_scidocs_triples, get_metadata, extract_ids_from_triples, export_dataset,
-    sample_citation_contexts)}
+COMMANDS = {
+    "get_knn_triples": Command(get_knn_triples, flags=miner_flags, passes=MINER),
+    # continuous co-citation takes every flag get_knn_triples takes (its own and the miner's)
+    "get_continuous_cocitation_triples": Command(
+        get_continuous_cocitation_triples, flags=lambda: signature_flags(get_knn_triples) + miner_flags(),
+        passes="every flag of get_knn_triples"),
+    "count_collisions": Command(count_collisions, show=format_collision_report),
+    "sweep_collision_margins": Command(sweep_collision_margins, flags=miner_flags, passes=MINER),
+    **{command.__name__: command for command in (
+        get_specter_like_triples, get_cocitation_triples, get_pairs, get_scidocs_triples, get_metadata,
+        extract_ids_from_triples, export_dataset, sample_citation_contexts)}}

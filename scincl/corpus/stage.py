@@ -31,10 +31,12 @@ from scincl.corpus.shards import list_metadata_shards
 from scincl.io import read_id_list, write_id_list, write_json
 from scincl.provenance import OutputRecord
 from scincl.scidocs_io import read_scidocs_metadata_dir
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
 
+@writes("output_path")
 def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] = None, workers: Optional[int] = None,
                strict: bool = False, override: bool = False):
     """Write every paper's text as the metadata jsonl the training stage reads: {"paper_id","title","abstract"}.
@@ -70,6 +72,7 @@ def get_papers(corpus_dir: str, output_path: str, corpus_format: Optional[str] =
     record.write()
 
 
+@writes("output_path")
 def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
                                 strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
     """Save `{paper_id: number of inbound citations}` (papers with at least one) as JSON (.json or .json.gz).
@@ -100,6 +103,7 @@ def get_inbound_citations_count(s2orc_metadata_dir: str, output_path: str, worke
     logger.info("inbound citation counts of %d papers -> %s (%s)", len(counts), output_path, stats.to_dict())
 
 
+@writes("output_fp")
 def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_fp: str,
                               workers: Optional[int] = None, strict: bool = False, override: bool = False,
                               corpus_format: Optional[str] = None):
@@ -134,6 +138,7 @@ def get_scidocs_title_mapping(scidocs_dir: str, s2orc_metadata_dir: str, output_
                 len(mapping), len(ambiguous), output_fp)
 
 
+@writes("output_path")
 def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optional[str] = None,
                            mapping_path: Optional[str] = None, mapping_key: Optional[str] = None,
                            corpus_format: Optional[str] = None, paper_ids: Optional[str] = None,
@@ -182,6 +187,7 @@ def get_scidocs_id_mapping(scidocs_dir: str, output_path: str, corpus_dir: Optio
                 counts["scidocs_papers"], output_path)
 
 
+@writes("output_path")
 def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
                                s2id_to_s2orc_paper_id_input_paths: Union[str, list, None],
                                output_path: str, override: bool = False):
@@ -211,6 +217,7 @@ def get_s2orc_scidocs_mappings(s2id_to_paper_input_paths: Union[str, list],
     logger.info("mappings for %d S2 ids -> %s", len(merged), output_path)
 
 
+@writes("output_path")
 def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, override: bool = False):
     """Save the distinct S2ORC ids (the values) of a `{s2_id: s2orc_id}` mapping as a JSON list.
 
@@ -233,6 +240,7 @@ def get_s2orc_paper_ids_from_mapping(mapping_path: str, output_path: str, overri
     logger.info("%d S2ORC paper ids -> %s", len(ids), output_path)
 
 
+@writes("paper_ids_output_path", "pdf_hashes_output_path")
 def get_pdf_hashes(s2orc_pdf_parses_dir: str, paper_ids_output_path: str, pdf_hashes_output_path: str,
                    workers: Optional[int] = None, strict: bool = False, override: bool = False):
     """Extract S2ORC paper_id <-> _pdf_hash mappings from pdf_parses shards (hashes = S2 API ids).

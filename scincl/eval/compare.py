@@ -28,6 +28,7 @@ import numpy as np
 from scincl.errors import InputError
 from scincl.eval.report import markdown_table, run_average, runs_average
 from scincl.io import PathLike, atomic_open, atomic_path, read_json, write_json
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -197,6 +198,7 @@ def compare(paths: Sequence[PathLike], output_dir: PathLike, names: Optional[Seq
     return summary
 
 
+@writes("output_dir")
 def compare_results(*results: str, output_dir: str = "comparison", names: Union[None, str, Sequence[str]] = None,
                     split: str = "test", sweep_dir: Optional[str] = None, metric: str = "avg") -> None:
     """Put evaluation runs side by side (OUTPUT_DIR/comparison.md, .json) and plot sweeps (PNG).

@@ -42,6 +42,7 @@ from scincl.provenance import OutputRecord
 from scincl.scidocs_io import METADATA_FILES, QREL_TASKS
 from scincl.settings.run import EXCLUDED_IDS_FILE
 from scincl.temporaries import make_temporary_dir
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -234,6 +235,7 @@ def build_eval_dir(corpus: Corpus, output_dir: PathLike, queries: int = DEFAULT_
     return stats
 
 
+@writes("output_dir")
 def make_eval_dir(corpus_dir: str, output_dir: str, queries: int = DEFAULT_QUERIES, seed: int = 0,
                   corpus_format: Optional[str] = None, workers: Optional[int] = None, strict: bool = False,
                   override: bool = False):

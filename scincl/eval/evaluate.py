@@ -29,6 +29,7 @@ from scincl.eval.scidocs import EmbeddingFiles, evaluate_scidocs, parse_splits
 from scincl.scidocs_io import METADATA_FILES, read_scidocs_metadata, scidocs_paths, split_papers
 from scincl.io import PathLike, atomic_open, atomic_path, dumps_json, read_embeddings_jsonl, read_json, write_json
 from scincl.provenance import OutputRecord, local_path
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ def split_metadata(scidocs_dir: PathLike, metadata: Path, split: str, output: Pa
     return output
 
 
+@writes("output_path")
 def embed_papers(model_dir_or_name: str, metadata_path: str, output_path: str, fit_corpus: Optional[str] = None,
                  override: bool = False, **encoder_options: Any) -> Path:
     """Embed papers with an encoder: metadata -> SciDocs embeddings jsonl {"paper_id","embedding"}; prints OUTPUT_PATH.
@@ -234,6 +236,7 @@ def _write(output_dir: Path, results: Mapping[str, Any], name: str) -> None:
         fh.write(results_markdown(results, name=name))
 
 
+@writes("output_dir")
 def run_evaluation(
     scidocs_dir: PathLike,
     output_dir: PathLike,

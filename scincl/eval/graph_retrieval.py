@@ -15,6 +15,7 @@ from typing import Any, Dict, Optional, Set
 from scincl.errors import InputError
 from scincl.graph.citations import read_citations_tsv
 from scincl.io import PathLike, entity_names_path, read_embeddings_matrix, read_id_list, write_json
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ def relevance_from_pairs(pairs_path: PathLike, known_ids: Set[str]) -> Dict[str,
     return {"relevant": relevant, "pairs": pairs, "skipped_pairs": skipped}
 
 
+@writes("output_path")
 def evaluate_graph_retrieval(embeddings_path: PathLike, pairs_path: PathLike, output_path: Optional[PathLike] = None,
                              paper_ids_path: Optional[PathLike] = None, metric: str = "cosine", k: int = 10,
                              max_queries: Optional[int] = None, seed: int = 0) -> Dict[str, Any]:

@@ -41,6 +41,7 @@ from scincl.graph.pbg_config import (CONFIG_DIR, Overrides, load_config_dict, lo
                                      normalize_overrides, parse_config, resolve_config_path, with_output_dir)
 from scincl.graph.pbg_import import import_edges, read_imported_edges  # noqa: F401
 from scincl.io import PathLike, read_json, write_json
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,7 @@ def _failure_names(path: PathLike, step: str, cleanup: Optional[PathLike] = None
         raise
 
 
+@writes("output_dir")
 def train_biggraph(
     config: PathLike,
     train_edges: Optional[PathLike] = None,
@@ -246,6 +248,7 @@ def _versions() -> Dict[str, str]:
 
 # ------------------------------------------------------------------------------------ the single steps as commands
 
+@writes("output_dir")
 def import_edge_files(config: str, train_edges: str, test_edges: Optional[str] = None,
                       output_dir: Optional[str] = None, overrides: Optional[str] = None, seed: int = 0,
                       override: bool = False, importer: Optional[str] = None) -> dict:
@@ -266,6 +269,7 @@ def import_edge_files(config: str, train_edges: str, test_edges: Optional[str] =
             "edges": manifest["edges"], "entities": manifest["entities"]}
 
 
+@writes("output_dir")
 def export_checkpoint(source: str, output_dir: str, export_format: str = "h5", overrides: Optional[str] = None,
                       entity_type: str = "paper_id") -> dict:
     """Export a PBG checkpoint to one embeddings file + entity_names_paper_id_0.json (row order).

@@ -15,10 +15,12 @@ from tqdm.auto import tqdm
 from scincl.errors import InputError
 from scincl.graph.citations import read_citations_tsv
 from scincl.io import PathLike, atomic_open, write_id_list
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
 
+@writes("output_path")
 def make_edges_bidirectional(input_path: PathLike, output_path: PathLike, deduplicate: bool = False) -> Dict[str, int]:
     """Write every edge ``a -> b`` followed by its reverse ``b -> a`` (streaming; co-citations and other symmetric graphs).
 
@@ -83,6 +85,7 @@ def connected_components(num_nodes: int, edges: np.ndarray) -> np.ndarray:
     return rank[labels]
 
 
+@writes("output_path")
 def get_largest_connected_subgraph(input_path: PathLike, output_path: PathLike, largest_n: int = 0) -> Dict[str, int]:
     """Keep the edges of the ``largest_n``-th largest (weakly) connected component (0 = the largest).
 
@@ -106,6 +109,7 @@ def get_largest_connected_subgraph(input_path: PathLike, output_path: PathLike, 
     return counts
 
 
+@writes("output_path")
 def extract_ids_in_graph(input_path: PathLike, output_path: PathLike) -> int:
     """Write the sorted unique paper ids that occur in an edge list as a JSON list; returns their number.
 

@@ -34,6 +34,7 @@ from scincl.io import (PBG_ENTITY_TYPE, PathLike, atomic_path, entity_names_path
 from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
 from scincl.settings.choices import GRAPH_METHODS  # pbg, then the EMBEDDERS
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ def method_settings_help() -> str:
     return "\n".join(lines)
 
 
+@writes("output_dir")
 def embed_graph(train_edges: PathLike, output_dir: PathLike, method: str = DEFAULT_GRAPH_METHOD,
                 config: Optional[PathLike] = None, test_edges: Optional[PathLike] = None,
                 dimension: Optional[int] = None, settings: Optional[Any] = None, overrides: Optional[Any] = None,

@@ -21,10 +21,12 @@ from scincl.graph.citations import citation_output_paths, extract_citations
 from scincl.graph.regroup import corpus_cocitations
 from scincl.io import write_json
 from scincl.provenance import OutputRecord
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
 
+@writes("output_dir")
 def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[int] = None, test_ratio: float = 0.0,
                   sample_n_nodes: int = 0, seed: int = 0, included_paper_ids: Optional[str] = None,
                   excluded_paper_ids: Optional[str] = None, strict: bool = False, override: bool = False,
@@ -82,6 +84,7 @@ def get_citations(s2orc_metadata_dir: str, output_dir: str, workers: Optional[in
 
 
 
+@writes("output_path")
 def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None, min_count: int = 1,
                     included_paper_ids: Optional[str] = None, excluded_paper_ids: Optional[str] = None,
                     strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
@@ -126,6 +129,7 @@ def get_cocitations(s2orc_metadata_dir: str, output_path: str, workers: Optional
 
 
 
+@writes("output_path")
 def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: Optional[int] = None,
                             strict: bool = False, override: bool = False, corpus_format: Optional[str] = None):
     """Save where each paper is: `{shard_file_name: [[paper_id, line_index], ...]}` (0-based lines) as JSON.
@@ -157,6 +161,7 @@ def get_metadata_id_mapping(s2orc_metadata_dir: str, output_path: str, workers: 
                 stats.papers, len(mapping), output_path, stats.to_dict()["skipped_lines"])
 
 
+@writes("paper_ids_output_dir", "citations_output_dir")
 def get_specter_corpus(s2orc_paper_ids: str, s2orc_metadata_dir: str, scidocs_dir: str, specter_triples_path: str,
                        s2id_to_s2orc_input_path: str, sample_n_nodes: Union[int, str], paper_ids_output_dir: str,
                        citations_output_dir: Optional[str] = None, workers: Optional[int] = None,

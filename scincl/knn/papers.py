@@ -13,6 +13,7 @@ from scincl.errors import InputError
 from scincl.graph.id_table import IdTable
 from scincl.io import PathLike, entity_names_path, read_id_list, write_id_list, write_json
 from scincl.provenance import OutputRecord
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +72,7 @@ def knn_for_papers(index, index_ids: Sequence[str], k: int, query_paper_ids: Opt
     return KnnResult(list(query_ids), distances, indices)
 
 
+@writes("index_path")
 def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Flat", metric: str = "inner_product",
                 do_normalize: bool = False, paper_ids: Optional[str] = None, include_paper_ids: Optional[str] = None,
                 allow_unknown_ids: bool = False, batch_size: int = 512, workers: Optional[int] = None,
@@ -121,6 +123,7 @@ def build_faiss(embeddings_path: str, index_path: str, string_factory: str = "Fl
             "rows": len(index_ids)}
 
 
+@writes("output_dir")
 def get_knn(index_path: str, output_dir: str, k: int = 10, query_paper_ids: Optional[str] = None,
             embeddings_path: Optional[str] = None, paper_ids: Optional[str] = None, batch_size: int = 4096,
             exclude_self: bool = True, nprobe: Optional[int] = None, workers: Optional[int] = None,

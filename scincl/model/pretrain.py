@@ -25,6 +25,7 @@ from scincl.errors import InputError
 from scincl.io import write_json
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
 from scincl.provenance import difference, made_by, read_record, write_record
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +140,7 @@ def _as_list(value: Any) -> List[str]:
     return [v.strip() for v in str(value).split(",") if v.strip()]
 
 
+@writes("output_dir")
 def pretrain(corpus_dir: Union[None, str, Sequence[str]] = None, output_dir: Optional[str] = None,
              corpus_format: Union[None, str, Sequence[Optional[str]]] = None,
              excluded_paper_ids: Optional[str] = None, vocab_size: int = DEFAULT_VOCAB_SIZE,

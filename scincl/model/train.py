@@ -26,6 +26,7 @@ from scincl.provenance import (RUN_RECORD_NAME, difference, made_by, outputs_cha
                                write_record)
 from scincl.settings.schema import SCINCL
 from scincl.model.device import check_gpu_usable, resolve_bf16
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,7 @@ def _finished_run(output_dir: Path) -> bool:
     return (output_dir / RUN_ARGUMENTS_FILE).exists() and (output_dir / "config.json").exists()
 
 
+@writes("output_dir")
 def train(
     train_triples_path: str,
     train_metadata_path: str,

@@ -31,6 +31,7 @@ from scincl.io import write_json
 from scincl.model.data import groups_to_triplets, iter_metadata, paper_text, read_training_rows
 from scincl.provenance import OutputRecord
 from scincl.temporaries import make_temporary_dir
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ def triplet_texts(triples_path: Path, metadata_path: Path, sep_token: str = DEFA
     return columns, counts
 
 
+@writes("output_dir")
 def export_dataset(triples_path: str, metadata_path: str, output_dir: str, sep_token: str = DEFAULT_SEP_TOKEN,
                    override: bool = False) -> Path:
     """Write triplets with their texts as a Hugging Face dataset (save_to_disk + Parquet); returns OUTPUT_DIR.

@@ -8,7 +8,7 @@ k-hard is the paper's 4000); every module that needs a SciNCL default reads it h
 
 - :func:`check_settings` is the one range check of every flag (these fields' rules and
   :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
-  (:mod:`scincl.cli.flags`), by ``run_specter``'s settings for its resolved values
+  (:mod:`scincl.cli`), by ``run_specter``'s settings for its resolved values
   (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text
   of these fields from :func:`rule_of` / :func:`help_of`;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever

@@ -3,7 +3,7 @@
 :func:`check_value` converts one value to the kind its type hint or its rule names (a number given for a string
 flag becomes that string, ``true``/``false`` booleans, an integer a float where a float is asked for) and checks
 it against :data:`RANGES`, one rule per flag name whichever command takes it (the SciNCL settings' from their
-schema, the other flags' from :data:`scincl.settings.rules.FLAG_RULES`). The CLI (:mod:`scincl.cli.flags`) checks
+schema, the other flags' from :data:`scincl.settings.rules.FLAG_RULES`). The CLI (:mod:`scincl.cli`) checks
 every command's flags with it; the planner checks ``run_specter``'s and the experiments' values with it.
 """
 from __future__ import annotations

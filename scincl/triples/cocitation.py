@@ -53,6 +53,7 @@ from scincl.triples.knn_miner import args_path
 from scincl.triples.queries import QueryPapers
 from scincl.triples.specter_like import candidate_query_codes
 from scincl.triples.strategies import NotEnoughCandidates, random_rows
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +181,7 @@ def _records(ids: np.ndarray, sources: np.ndarray, targets: np.ndarray, cocited:
         yield ids[s], [ids[t], *ids[cc[cc >= 0]]], ids[nn].tolist()
 
 
+@writes("output_path", "groups_output_path")
 def get_cocitation_triples(
     citations_input_path: PathLike,
     output_path: Optional[PathLike] = None,

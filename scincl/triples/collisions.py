@@ -17,6 +17,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from scincl.io import PathLike, iter_triples_csv
+from scincl.output_lock import writes
 
 
 def _pair_keys(a: np.ndarray, b: np.ndarray, n: int, symmetric: bool) -> np.ndarray:
@@ -76,6 +77,7 @@ def count_collisions_in_files(paths: Iterable[PathLike]) -> Dict[str, Dict[str, 
     return report
 
 
+@writes("output_path")
 def count_collisions(*triples_paths: str, output_path: Optional[str] = None) -> Dict[str, Dict[str, int]]:
     """Count pairs that are both positive and negative (same query, and symmetric {a,b}) in triples files.
 

@@ -30,8 +30,10 @@ from scincl.triples.config import (
 )
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.queries import QueryPapers
+from scincl.output_lock import writes
 
 
+@writes("output_path", "ann_index_path")
 def get_continuous_cocitation_triples(
     output_path: PathLike,
     graph_paper_ids_path: PathLike,

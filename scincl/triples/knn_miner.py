@@ -30,6 +30,7 @@ from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, check_k_against_corpus,
                                   cluster_corpus, make_config, mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, select_query_rows
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -301,6 +302,7 @@ def write_mined_triples(output_path: PathLike, mined: MinedTriples, paper_ids: S
                                               ids[mined.negative_rows]))
 
 
+@writes("output_path", "ann_index_path")
 def get_knn_triples(
     output_path: PathLike,
     graph_paper_ids_path: PathLike,

@@ -23,6 +23,7 @@ from scincl.triples.knn_miner import KnnSearch, load_graph_corpus
 from scincl.triples.miner import Corpus, make_config, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows
 from scincl.triples.strategies import drop_self
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -116,6 +117,7 @@ def recommend_margin(rows: List[Dict[str, int]], positives_count: int = 5, hard_
     return "\n".join(lines)
 
 
+@writes("output_path")
 def sweep_collision_margins(
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,

@@ -15,6 +15,7 @@ from typing import Dict, Iterable, List, Optional, Set, Tuple
 from scincl.errors import InputError
 from scincl.io import PathLike, iter_jsonl, iter_triples_csv, read_id_list, write_id_list, write_json, write_jsonl
 from scincl.provenance import OutputRecord
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def collect_metadata(needed: Set[str], s2orc_metadata_dir: Optional[PathLike] = 
     return records, stats
 
 
+@writes("output_path")
 def get_metadata(
     input_path: PathLike,
     output_path: PathLike,
@@ -110,6 +112,7 @@ def get_metadata(
     return stats
 
 
+@writes("output_dir")
 def extract_ids_from_triples(
     triples_input_path: PathLike,
     output_dir: PathLike,

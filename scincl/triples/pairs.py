@@ -38,6 +38,7 @@ from scincl.triples.citation_graph import CitationGraph, build_citation_graph, p
 from scincl.provenance import OutputRecord
 from scincl.triples.knn_miner import args_path
 from scincl.triples.strategies import NotEnoughCandidates, random_rows
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,7 @@ def sample_negatives(graph: CitationGraph, queries: np.ndarray, positives: np.nd
     return negatives
 
 
+@writes("output_path")
 def get_pairs(
     citations_input_path: PathLike,
     output_path: PathLike,

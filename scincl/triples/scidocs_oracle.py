@@ -26,6 +26,7 @@ from scincl.errors import InputError
 from scincl.io import PathLike, read_json, write_json, write_triples_csv
 from scincl.provenance import OutputRecord
 from scincl.triples.knn_miner import args_path
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ def classification_triples(labels: Dict[str, int], count: Optional[int], rng: np
     return list(zip(pids[q], pids[p], pids[n]))
 
 
+@writes("output_path")
 def get_scidocs_triples(
     scidocs_dir: PathLike,
     output_path: PathLike,

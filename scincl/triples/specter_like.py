@@ -31,6 +31,7 @@ from scincl.provenance import OutputRecord, split_path_values
 from scincl.triples.knn_miner import args_path, output_with_gzip
 from scincl.triples.queries import QueryPapers, parse_query_papers
 from scincl.triples.strategies import NotEnoughCandidates, random_rows
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +121,7 @@ def iter_specter_like_triples(
             break
 
 
+@writes("output_path")
 def get_specter_like_triples(
     citations_input_path: PathLike,
     output_path: PathLike,

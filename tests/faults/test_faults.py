@@ -411,10 +411,10 @@ def run_fault(fault: Fault, world: Path, case: Path) -> Tuple[int, str]:
     if fault.subprocess:
         done = run_front_end(*argv, timeout=300)
         return done.returncode, done.stderr
-    from scincl.cli import gather_pbg_overrides, run_cli
+    from scincl.cli import run_cli
 
     front_end = importlib.import_module(argv[0][:-len(".py")])
-    args = gather_pbg_overrides(argv[1:]) if argv[0] == "cli_graph.py" else argv[1:]
+    args = argv[1:]  # run_cli gathers a graph command's -p overrides itself
     stderr, records = std_io.StringIO(), _Records()
     logging.getLogger().addHandler(records)
     old_argv, code = sys.argv, 0

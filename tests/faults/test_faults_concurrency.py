@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from scincl.cli import take_wait_flag
 from scincl.errors import InputError
 from scincl.output_lock import OutputLocked, is_secondary_rank, output_lock
 from tests.conftest import REPO_ROOT as REPO, run_command, run_front_end
@@ -85,18 +84,19 @@ def test_the_lock_is_released_after_an_error_and_in_process(tmp_path):
     assert not target.exists()  # the lock lives beside the output, never creates it
 
 
-@pytest.mark.parametrize("argv, wait, rest", [
-    (["x", "cmd", "--wait"], True, ["x", "cmd"]),
-    (["x", "cmd", "--wait=false", "--a", "1"], False, ["x", "cmd", "--a", "1"]),
-    (["x", "cmd", "--", "--wait"], False, ["x", "cmd", "--", "--wait"]),
-])
-def test_wait_flag_is_taken_out_of_argv(argv, wait, rest):
-    assert take_wait_flag(argv) is wait and argv == rest
+def test_wait_is_a_flag_of_every_command_and_a_bad_value_is_an_error():
+    """issue 39: --wait is a parameter of each command's signature (it was cut out of argv before fire ran)."""
+    import importlib
+    import inspect
 
+    from scincl.cli import commands_of
 
-def test_a_bad_wait_value_is_an_error():
-    with pytest.raises(InputError, match="--wait=maybe"):
-        take_wait_flag(["x", "--wait=maybe"])
+    for front_end in ("cli_s2orc", "cli_graph", "cli_triples", "cli_pipeline"):
+        for command in commands_of(importlib.import_module(front_end)).values():
+            assert inspect.signature(command).parameters["wait"].default is False
+    command = commands_of(importlib.import_module("cli_s2orc"))["get_s2orc_paper_ids_from_mapping"]
+    with pytest.raises(InputError, match="^--wait: expected true or false, got 'maybe'$"):
+        command.run((), {"mapping_path": "m.json", "output_path": "ids.json", "wait": "maybe"})
 
 
 def test_secondary_ranks_take_no_lock(monkeypatch):
@@ -114,3 +114,25 @@ def test_run_specter_without_output_dir_locks_the_demo_output_it_writes(tmp_path
         done = run_front_end(REPO / "cli_pipeline.py", "run_specter", cwd=tmp_path, timeout=120)
         assert done.returncode == 2 and f"pid {holder.pid} on " in done.stderr and "Traceback" not in done.stderr
         assert not (tmp_path / "demo_output").exists()
+
+
+def test_the_library_function_locks_its_outputs_and_a_call_inside_a_held_output_takes_none(tmp_path):
+    """issue 39: the function that writes an output takes its lock (scincl.output_lock.writes), also when called from
+    Python; a function called while its caller holds a parent folder takes no second lock (a pipeline's stage)."""
+    from scincl.corpus.stage import get_s2orc_paper_ids_from_mapping
+    from scincl.output_lock import writes
+
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps({"s1": "p1", "s2": "p2", "s3": "p1"}))
+    with holding_lock(tmp_path / "ids.json") as holder:
+        with pytest.raises(OutputLocked, match=f"pid {holder.pid} on "):
+            get_s2orc_paper_ids_from_mapping(str(mapping), str(tmp_path / "ids.json"))
+    assert not (tmp_path / "ids.json").exists()
+
+    @writes("output_dir")
+    def run(output_dir):
+        return get_s2orc_paper_ids_from_mapping(str(mapping), str(Path(output_dir) / "ids.json"))
+
+    run(str(tmp_path / "run"))
+    assert json.loads((tmp_path / "run" / "ids.json").read_text()) == ["p1", "p2"]
+    assert (tmp_path / ".run.lock").exists() and not (tmp_path / "run" / ".ids.json.lock").exists()

@@ -141,7 +141,8 @@ def test_get_knn_triples_checks_every_flag_before_building_the_index(small_graph
     flags = {"easy_positives_k_max": 10, "hard_negatives_k_max": 30, **flags}
     with pytest.raises(InputError, match=message):
         get_knn_triples(tmp_path / "out" / "t.csv", ids, embeddings, show_progress=False, **flags)
-    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())  # no index, no triples
+    # no index, no triples (the call holds the output's lock while it runs: .t.csv.lock, scincl/output_lock.py)
+    assert not (tmp_path / "out").exists() or not [p for p in (tmp_path / "out").iterdir() if p.suffix != ".lock"]
     get_knn_triples(tmp_path / "ok" / "t.csv", ids, embeddings, easy_positives_k_max=10, hard_negatives_k_max=30,
                     show_progress=False)
     assert (tmp_path / "ok" / "t.csv.faiss").exists() and (tmp_path / "ok" / "t.csv").exists()

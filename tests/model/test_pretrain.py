@@ -148,20 +148,20 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
 
 def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys):
     from scincl.cli import gather_repeated_flags
-    from scincl.commands import pipeline as commands
-
     from scincl.cli.help import format_command_help
+    from scincl.commands.pipeline import COMMANDS
 
-    shown = format_command_help("cli_pipeline.py", "pretrain", commands.pretrain)  # what `pretrain --help` prints
+    shown = format_command_help("cli_pipeline.py", "pretrain", COMMANDS["pretrain"], every=True)  # `--help_all`
     assert "--vocab_size" in shown and "--corpus_dir" in shown
     assert any(line.startswith("  --learning_rate float  default: 0.0005") and line.endswith("[scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS]")
                for line in shown.splitlines())
 
-    argv = ["pretrain", "--corpus_dir", "a b", "--size", "tiny", "--corpus_dir=c", "--corpus_format", "s2orc"]
-    assert gather_repeated_flags({"pretrain": commands.pretrain}, argv) == [
-        "pretrain", "--size", "tiny", "--corpus_dir=['a b', 'c']", "--corpus_format=s2orc"]
-    assert gather_repeated_flags({"train": commands.train}, ["train", "--x", "1", "--x", "2"]) == \
-        ["train", "--x", "1", "--x", "2"]  # only commands that declare repeatable flags
+    assert "triplets per device" not in format_command_help("cli_pipeline.py", "pretrain", COMMANDS["pretrain"])
+    argv = ["--corpus_dir", "a b", "--size", "tiny", "--corpus_dir=c", "--corpus_format", "s2orc"]
+    assert gather_repeated_flags(COMMANDS["pretrain"], argv) == [
+        "--size", "tiny", "--corpus_dir=['a b', 'c']", "--corpus_format=s2orc"]
+    assert gather_repeated_flags(COMMANDS["train"], ["--x", "1", "--x", "2"]) == \
+        ["--x", "1", "--x", "2"]  # only commands that declare repeatable flags
     with pytest.raises(InputError, match="--vocab_size must be in 100..200000"):
         pretrain([str(tmp_path)], str(tmp_path / "out"), vocab_size=50)
     with pytest.raises(InputError, match="unknown --size 'huge'"):

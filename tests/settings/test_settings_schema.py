@@ -77,7 +77,7 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
 def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     """The schema's check gives the same line to the CLI flag check and the run settings; the miner's config
     does not check ranges again (its entry points did), only how the slots fit together."""
-    from scincl.cli.flags import check_call
+    from scincl.cli import Command
     from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.triples.miner import make_config
 
@@ -92,7 +92,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
         def command(**flags):
             return flags
         with pytest.raises(InputError) as err:
-            check_call(command, (), dict(values))
+            Command(command).run((), dict(values))
         assert message in str(err.value)
     if values == {"hard_negatives_k_min": 400, "hard_negatives_k_max": 300}:  # a slot that cannot be filled
         with pytest.raises(InputError, match=r"--hard_negatives: the interval \(400, 300\] holds -100 neighbours"):
@@ -131,7 +131,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
 def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
-    from scincl.cli.pipeline_help import run_specter_flag_info
+    from scincl.cli.help import run_specter_flag_info
     from scincl.settings.presets import resolve
     from scincl.settings.run import RunSettings
 
@@ -176,7 +176,7 @@ def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
 def test_help_shows_a_fields_choices_from_its_metadata():
     """--help reads the values a setting takes from the field that check_ranges checks them with."""
     from scincl.cli.help import format_flag
-    from scincl.cli.pipeline_help import run_specter_flag_info
+    from scincl.cli.help import run_specter_flag_info
 
     rows = {row.name: row for row in run_specter_flag_info()}
     assert "; choices cuda | cpu" in format_flag(rows["device"])

@@ -33,6 +33,7 @@ from scincl.eval.scirepeval.tasks import (CLASSIFICATION, GROUPS, REVIEWER_MATCH
                                          select_tasks)
 from scincl.io import atomic_open, read_embeddings_jsonl, write_embeddings_jsonl, write_json
 from scincl.provenance import OutputRecord, local_path
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -207,6 +208,7 @@ def _evaluate_task(task: Task, source: Any, encoder: _Encoder, folder: Path, n_j
             **({"few_shot": few} if few else {}), "embeddings": str(path), "counts": counts}
 
 
+@writes("output_dir")
 def evaluate_scirepeval(model_dir: str, output_dir: str, tasks: Any = "all", data_dir: Optional[str] = None,
                         batch_size: int = BATCH_SIZE, max_sequence_length: int = MAX_SEQUENCE_LENGTH,
                         pooling_strategy: Optional[str] = None, device: Optional[str] = None, n_jobs: int = 1,
