@@ -154,7 +154,8 @@ def writes(*outputs: str, **defaults: str) -> Callable[[Callable], Callable]:
                     paths[name] = Path(os.path.abspath(value))
             held = _HELD.get()
             new = [p for p in paths.values() if not any(p == h or h in p.parents for h in held)]
-            if not new or is_secondary_rank(values.get("rank")) or str(values.get("dry_run")).lower() in ("true", "1"):  # writes nothing
+            dry_run = str(values.get("dry_run")).lower() in ("true", "1")  # a dry run writes nothing
+            if not new or is_secondary_rank(values.get("rank")) or dry_run:
                 return function(*args, **kwargs)
             with output_lock(new, wait=_WAIT.get()):
                 token = _HELD.set(held + tuple(new))
