@@ -417,9 +417,7 @@ class SciNCLPlan(Planner):
         batch, accumulation = int(training["per_device_train_batch_size"]), int(training["gradient_accumulation_steps"])
         epochs_trained = float(training["num_train_epochs"])
         steps = (int(-(-triplets // (batch * accumulation)) * epochs_trained) if triplets is not None else None)
-        scidocs = self.scidocs_dir
-        eval_papers = (sum(len(json.loads(f.read_text())) for f in sorted(scidocs.glob("paper_metadata_*.json")))
-                       if scidocs is not None and scidocs.is_dir() else None)
+        eval_papers = self.eval_paper_count()
         if queries is not None:
             notes.append(f"queries: up to {ratio:g} x the papers, before the graph and leakage filters")
         work = Workload(papers=papers, graph=graph, queries=queries, triplets=triplets, steps=steps,
@@ -429,6 +427,19 @@ class SciNCLPlan(Planner):
                         epochs=epochs_trained)
         work.hours = estimate_hours(work, encoder_size(self.base_model), edges, dimension, epochs)
         return work
+
+    def eval_paper_count(self) -> Optional[int]:
+        """How many SciDocs papers the evaluation embeds per encoder: every paper of the folder for both splits, else
+        the papers one split needs (scincl/scidocs_io.py:split_papers, as the evaluate stage embeds them); ``None``
+        without a SciDocs folder."""
+        scidocs = self.scidocs_dir
+        if scidocs is None or not scidocs.is_dir():
+            return None
+        if self.s.val_or_test_or_both != "both":
+            from scincl.scidocs_io import split_papers
+
+            return len(split_papers(scidocs, self.s.val_or_test_or_both))
+        return sum(len(json.loads(f.read_text())) for f in sorted(scidocs.glob("paper_metadata_*.json")))
 
     def announce(self) -> str:
         """The plan before stage 1 (logged unless ``--dry_run``, which prints it) and, for a long run without a GPU,

@@ -111,3 +111,23 @@ def test_a_graph_that_cannot_fit_the_memory_is_refused_before_stage_1(tmp_path, 
                                          r"the memory available now \(0.0 GiB\); no setting fits"):
         plan.workload()
     assert not (tmp_path / "out").exists()
+
+
+def test_the_plan_counts_the_evaluation_papers_of_the_split_evaluated(tmp_path, demo_corpus):
+    """A val-only run embeds the val split's papers (scincl/scidocs_io.py:split_papers), not the whole folder."""
+    import json
+
+    from scincl.pipeline.scincl_plan import SciNCLPlan, settings_from_flags
+    from scincl.scidocs_io import split_papers
+
+    scidocs = demo_corpus.scidocs_dir
+    every = sum(len(json.loads(f.read_text())) for f in scidocs.glob("paper_metadata_*.json"))
+    counts = {}
+    for split in ("val", "test", "both"):
+        settings = settings_from_flags(str(tmp_path / split), {
+            "corpus_dir": str(demo_corpus.s2orc_metadata_dir), "scidocs_dir": str(scidocs),
+            "val_or_test_or_both": split, "graph_embeddings_path": "e.h5", "graph_paper_ids_path": "ids.json"})
+        counts[split] = SciNCLPlan(settings).eval_paper_count()
+    assert counts["both"] == every
+    assert counts["val"] == len(split_papers(scidocs, "val")) and counts["test"] == len(split_papers(scidocs, "test"))
+    assert counts["val"] < every and counts["test"] < every
