@@ -190,7 +190,14 @@ def save_encoder(encoder: DocumentEncoder, tokenizer: Any, output_dir: os.PathLi
     model = encoder.encoder_model
     model.save_pretrained(out)  # what the Transformer module is built from (it takes a folder, not a model)
     tokenizer.save_pretrained(out)
-    transformer = Transformer(str(out), max_seq_length=int(max_seq_length))
+    from transformers.utils import logging as transformers_logging
+
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()  # the reload below is discarded: no "newly initialized" warning
+    try:
+        transformer = Transformer(str(out), max_seq_length=int(max_seq_length))
+    finally:
+        transformers_logging.set_verbosity(verbosity)
     # the trained module itself, not its reload: a masked-LM's encoder has no pooler, which a reload would add
     # freshly initialised; saved from the same tensors, the weights are the bytes save_pretrained wrote
     transformer.model = model
