@@ -9,6 +9,7 @@ the same pooling at the saved length. Folders written before (module files by ha
 """
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -201,6 +202,10 @@ def save_encoder(encoder: DocumentEncoder, tokenizer: Any, output_dir: os.PathLi
     # the trained module itself, not its reload: a masked-LM's encoder has no pooler, which a reload would add
     # freshly initialised; saved from the same tensors, the weights are the bytes save_pretrained wrote
     transformer.model = model
+    # the tokenizer as trained too (a copy): a reloaded one takes the truncation state its tokenizer.json kept from
+    # the last call into tokenizer_config.json, which then differs between a resumed and an uninterrupted run
+    transformer.processor = copy.deepcopy(tokenizer)
+    transformer.max_seq_length = int(max_seq_length)
     pooling = Pooling(int(model.config.hidden_size), pooling_mode=encoder.pooling_strategy)
     device = next(model.parameters()).device
     SentenceTransformer(modules=[transformer, pooling], device=str(device)).save(str(out), create_model_card=False)
