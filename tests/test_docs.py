@@ -75,29 +75,23 @@ def test_table_helpers_read_and_render_real_values():
 def test_reproduce_automodel_snippet_pools_as_the_model_was_trained(demo_tiny_bert, tmp_path, repo_root):
     """docs/REPRODUCE.md §7's AutoModel snippet, run on a mean-pooled model dir, gives SentenceTransformer's
     vectors at the saved length (the [CLS] vector of such a model is another one)."""
-    import json
     import re
-    import shutil
-    from pathlib import Path
 
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
-    from scincl.model.encoder import sentence_transformers_files
+    from scincl.model.encoder import DocumentEncoder, load_backbone, save_encoder
 
-    model_dir = tmp_path / "model_mean"
-    shutil.copytree(demo_tiny_bert, model_dir)
-    config = json.loads((model_dir / "config.json").read_text())
-    for name, content in sentence_transformers_files("mean", config["hidden_size"], 64).items():
-        (model_dir / name).parent.mkdir(parents=True, exist_ok=True)
-        (model_dir / name).write_text(json.dumps(content))
+    backbone, tokenizer = load_backbone(str(demo_tiny_bert))  # saved as train saves: mean pooling, 48 tokens
+    model_dir = save_encoder(DocumentEncoder(backbone, "mean"), tokenizer, tmp_path / "model_mean", max_seq_length=48)
     text = (repo_root / "docs" / "REPRODUCE.md").read_text()
     section = text[text.index("## 7. Using a trained model"):]
     snippet = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     snippet = re.sub(r'^model_dir = .*$', f'model_dir = "{model_dir}"', snippet, count=1, flags=re.M)
     namespace: dict = {}
     exec(compile(snippet, "REPRODUCE.md §7", "exec"), namespace)
-    assert namespace["max_length"] == 64  # the length saved with the model, as SentenceTransformer reads it
+    assert namespace["max_length"] == 48  # the length saved with the model (the tiny BERT's own: 64), as
+    # SentenceTransformer reads it
     texts = [p["title"] + namespace["tokenizer"].sep_token + p["abstract"] for p in namespace["papers"]]
     expected = SentenceTransformer(str(model_dir), device="cpu").encode(texts)
     np.testing.assert_allclose(namespace["embeddings"].numpy(), expected, rtol=1e-4, atol=1e-5)

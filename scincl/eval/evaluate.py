@@ -277,7 +277,8 @@ def run_evaluation(
         recomm_embeddings: separate embeddings for recomm (paper_metadata_recomm papers).
         batch_size: embedding batch size with --model_dirs.
         max_sequence_length: tokens per paper with --model_dirs; default: each model's saved length
-            (sentence_bert_config.json: a trained model's is the length its run scored it at), else 512 (SPECTER/SciNCL).
+            (where SentenceTransformer reads it: a trained model's is the length its run scored it at), else 512
+            (SPECTER/SciNCL).
         link_prediction_metrics: the graph stage's link-prediction metrics JSON, reported as is.
         retrieval_pairs: held-out pairs TSV (query<TAB>relevant) for full-pool retrieval (OpenMSD) and
             citation recommendation buckets; the pool is every paper of --retrieval_embeddings.

@@ -3,7 +3,7 @@
 - ``losses``: a package, one module per objective (triplet, InfoNCE, CoSENT, AnglE and its angle
   term, MP-BERT4CR eqs. 4–6, graph distillation), documented with formula and paper; ``--loss``
   names map to classes through ``losses.registry``;
-- ``encoder``: base-model resolution, pooling, BitFit, saving (HF + sentence-transformers files);
+- ``encoder``: base-model resolution, pooling, BitFit, saving (through sentence-transformers);
 - ``data``: triples/groups + metadata -> tokenised, cached ``datasets`` tables;
 - ``collator``: the dedup collator and the query-block sampler;
 - ``objective``: encoder + loss (+ MLM / graph distillation) as one trainable module;

@@ -103,8 +103,8 @@ def embed(
             ``paper_metadata_*.json`` dict.
         output_path: SciDocs embeddings jsonl(.gz) ``{"paper_id","embedding"}``, in input order.
         max_sequence_length: tokens per paper; default: the length saved in the model dir
-            (``sentence_bert_config.json``: for a ``train`` output, the length its scores were measured at, which
-            ``SentenceTransformer(dir)`` uses too), 512 when none is saved.
+            (:func:`scincl.model.encoder.saved_max_seq_length`, where ``SentenceTransformer(dir)`` reads it: for a
+            ``train`` output, the length its scores were measured at), 512 when none is saved.
         pooling_strategy: ``cls`` or ``mean``; default: the one saved in the model dir
             (``1_Pooling/config.json``), ``cls`` when none is saved.
         device: ``cuda``, ``cpu``, ... (default: CUDA when present).

@@ -2,12 +2,14 @@
 
 Input text is ``title + sep_token + abstract`` (DESIGN.md; the SciNCL/SPECTER convention), the
 document embedding is the ``[CLS]`` vector by default (paper §4.3) or the masked token mean.
-A trained encoder is saved with ``save_pretrained`` (so ``AutoModel.from_pretrained(dir)`` and the
-README snippet of the original SciNCL model work unchanged) plus sentence-transformers module
-files, so ``SentenceTransformer(dir)`` applies the same pooling.
+A trained encoder is saved by sentence-transformers itself (a ``Transformer`` and a ``Pooling`` module):
+its folder holds the ``save_pretrained`` files (so ``AutoModel.from_pretrained(dir)`` and the README snippet
+of the original SciNCL model work unchanged) and the module files, so ``SentenceTransformer(dir)`` applies
+the same pooling at the saved length. Folders written before (module files by hand) load the same way.
 """
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -171,56 +173,68 @@ def apply_bitfit(model: nn.Module) -> Tuple[int, int]:
 
 # -------------------------------------------------------------------------------------- saving
 
-def sentence_transformers_files(pooling_strategy: str, embedding_dimension: int, max_seq_length: int,
-                                do_lower_case: bool = False) -> Dict[str, Any]:
-    """The sentence-transformers module files (name -> JSON content) for transformer + pooling."""
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-    ]
-    pooling = {
-        "word_embedding_dimension": embedding_dimension,
-        "pooling_mode_cls_token": pooling_strategy == "cls",
-        "pooling_mode_mean_tokens": pooling_strategy == "mean",
-        "pooling_mode_max_tokens": False,
-        "pooling_mode_mean_sqrt_len_tokens": False,
-    }
-    return {
-        "modules.json": modules,
-        "1_Pooling/config.json": pooling,
-        "sentence_bert_config.json": {"max_seq_length": max_seq_length, "do_lower_case": do_lower_case},
-    }
-
-
 def save_encoder(encoder: DocumentEncoder, tokenizer: Any, output_dir: os.PathLike, max_seq_length: int) -> Path:
-    """Save the bare encoder and tokenizer (``save_pretrained``) plus sentence-transformers files.
+    """Save the encoder as a sentence-transformers folder, written by sentence-transformers itself.
 
-    The saved dir loads with ``AutoModel.from_pretrained`` / ``AutoTokenizer.from_pretrained`` and
-    with ``SentenceTransformer(dir)`` (same pooling, no normalisation layer: SciNCL embeddings are
-    compared with L2/cosine downstream).
+    ``SentenceTransformer(modules=[Transformer, Pooling]).save``: the bare encoder's ``save_pretrained`` files
+    (config, weights, tokenizer: ``AutoModel.from_pretrained`` / ``AutoTokenizer.from_pretrained`` load them), the
+    pooling module (``1_Pooling/config.json``), ``modules.json`` and ``config_sentence_transformers.json``, so
+    ``SentenceTransformer(dir)`` applies the same pooling (no normalisation layer: SciNCL embeddings are compared
+    with L2/cosine downstream). ``max_seq_length`` is saved where sentence-transformers keeps it, the tokenizer's
+    ``model_max_length`` (:func:`saved_max_seq_length`). No model card: ``train`` writes its own README.md.
     """
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     model = encoder.encoder_model
-    model.save_pretrained(out)
+    model.save_pretrained(out)  # what the Transformer module is built from (it takes a folder, not a model)
     tokenizer.save_pretrained(out)
-    files = sentence_transformers_files(encoder.pooling_strategy, int(model.config.hidden_size),
-                                        max_seq_length, do_lower_case=False)
-    for name, content in files.items():
-        path = out / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(content, indent=2) + "\n")
+    from transformers.utils import logging as transformers_logging
+
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()  # the reload below is discarded: no "newly initialized" warning
+    try:
+        transformer = Transformer(str(out), max_seq_length=int(max_seq_length))
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+    # the trained module itself, not its reload: a masked-LM's encoder has no pooler, which a reload would add
+    # freshly initialised; saved from the same tensors, the weights are the bytes save_pretrained wrote
+    transformer.model = model
+    # the tokenizer as trained too (a copy): a reloaded one takes the truncation state its tokenizer.json kept from
+    # the last call into tokenizer_config.json, which then differs between a resumed and an uninterrupted run
+    transformer.processor = copy.deepcopy(tokenizer)
+    transformer.max_seq_length = int(max_seq_length)
+    pooling = Pooling(int(model.config.hidden_size), pooling_mode=encoder.pooling_strategy)
+    device = next(model.parameters()).device
+    SentenceTransformer(modules=[transformer, pooling], device=str(device)).save(str(out), create_model_card=False)
     return out
 
 
+def _read_json(path: Path) -> Dict[str, Any]:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
 def saved_max_seq_length(model_dir_or_name: str) -> Optional[int]:
-    """The ``max_seq_length`` of a model dir's ``sentence_bert_config.json`` (what ``SentenceTransformer(dir)``
-    truncates at; ``train`` writes the length the model's scores are measured at); None without one."""
-    config_path = Path(model_dir_or_name) / "sentence_bert_config.json"
-    if not config_path.is_file():
+    """The length ``SentenceTransformer(dir)`` truncates at (``train`` saves the length the model's scores are
+    measured at); None for a folder sentence-transformers did not write (no ``modules.json``) or a hub name.
+
+    Where sentence-transformers reads it: ``max_seq_length`` of ``sentence_bert_config.json`` when there is one
+    (folders of older sentence-transformers versions, and of ``train`` before it saved through sentence-transformers),
+    else the tokenizer's ``model_max_length`` capped at the model's ``max_position_embeddings``.
+    """
+    folder = Path(model_dir_or_name)
+    legacy = _read_json(folder / "sentence_bert_config.json").get("max_seq_length")
+    if legacy:
+        return int(legacy)
+    if not (folder / "modules.json").is_file():
         return None
-    length = json.loads(config_path.read_text()).get("max_seq_length")
-    return int(length) if length else None
+    length = _read_json(folder / "tokenizer_config.json").get("model_max_length")
+    positions = _read_json(folder / "config.json").get("max_position_embeddings")
+    if not length:
+        return int(positions) if positions else None
+    return int(min(length, positions)) if positions and positions > 0 else int(length)
 
 
 def embedding_length(model_dir_or_name: str, max_sequence_length: Optional[int] = None) -> int:
@@ -230,7 +244,8 @@ def embedding_length(model_dir_or_name: str, max_sequence_length: Optional[int] 
 
 
 def saved_pooling_strategy(model_dir_or_name: str) -> str:
-    """Pooling recorded in a model dir's ``1_Pooling/config.json``; ``cls`` when there is none."""
+    """Pooling recorded in a model dir's ``1_Pooling/config.json`` (``pooling_mode``, or the per-mode flags older
+    sentence-transformers versions and this project wrote before); ``cls`` when there is none."""
     config_path = Path(model_dir_or_name) / "1_Pooling" / "config.json"
     if not config_path.exists():
         return DEFAULT_POOLING

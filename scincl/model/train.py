@@ -3,7 +3,8 @@
 ``train()`` wires the parts together: resolve + load the base model, read rows and metadata,
 tokenise (cached), build the dedup collator and the loss, hand everything to
 :class:`ContrastiveTrainer` with ``TrainingArguments`` (SciNCL defaults, every flag passed through),
-then save the encoder (``save_pretrained`` + sentence-transformers files) and ``train_args.json``.
+then save the encoder (through sentence-transformers: ``save_pretrained`` files + its module files) and
+``train_args.json``.
 The same call runs under ``torchrun``/``accelerate launch`` for data-parallel training.
 """
 from __future__ import annotations
@@ -208,7 +209,8 @@ def train(
         bitfit: train bias terms only (paper §7.2; learning rate 1e-4 unless given).
         max_sequence_length: tokens per paper (title [SEP] abstract).
         eval_max_sequence_length: the length the model's embeddings are made and scored at (run_specter's
-            --eval_max_sequence_length), saved as its max_seq_length (sentence_bert_config.json), which
+            --eval_max_sequence_length), saved as its max_seq_length (by sentence-transformers: the tokenizer's
+            model_max_length), which
             ``SentenceTransformer(OUTPUT_DIR)``, ``embed`` and ``evaluate`` use by default; default max_sequence_length.
         eval_triples_path: optional held-out rows; evaluation loss each epoch (or ``--eval_steps``).
         The loss's own options (``--triplet_margin``, ``--distance``, ``--temperature``, ``--ranking_scale``,

@@ -143,7 +143,7 @@ def test_every_loss_and_auxiliary_objective_trains(toy, loss, extra):
                  + extra.get("graph_distillation_weight", 0) * e.get("graph_distillation_loss", 0))
         assert e["loss"] == pytest.approx(total, abs=2e-4), e
     pooling = json.loads((out / "1_Pooling" / "config.json").read_text())
-    assert pooling["pooling_mode_mean_tokens"] == (extra.get("pooling_strategy") == "mean")
+    assert pooling["pooling_mode"] == extra.get("pooling_strategy", "cls")  # sentence-transformers' Pooling config
 
 
 def test_objective_total_is_the_weighted_sum_of_its_terms(toy):
