@@ -49,10 +49,10 @@ RUN = ("--skip_<stage> / --override_<stage>, every other settings field, the min
 RUN_MAIN = ("preset", "corpus_dir", "corpus_format", "scidocs_dir", "base_model_name_or_path", "graph_method",
             "easy_positives_k_max", "hard_negatives_k_max", "triples_per_query", "max_sequence_length",
             "num_train_epochs", "per_device_train_batch_size", "gradient_accumulation_steps", "learning_rate",
-            "device", "workers", "seeds", "val_or_test_or_both", "dry_run")
+            "device", "workers", "seeds", "val_or_test_or_both", "dry_run", "stages")
 EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "split", "arms", "values", "variants",
                    "triplets", "easy_positives_k_max", "hard_negatives_k_max", "learning_rate",
-                   "max_sequence_length", "base_model_name_or_path")
+                   "max_sequence_length", "base_model_name_or_path", "dry_run")
 
 
 def _run(function, show):

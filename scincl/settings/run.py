@@ -174,7 +174,7 @@ class RunSettings:
     skip: List[str] = setting(None, "every stage runs", "stages to skip (--skip_<stage>)", default_factory=list)
     override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
                                   default_factory=list)
-    stages: Optional[Any] = setting(
+    stages: Optional[str] = setting(
         None, "every stage runs", "comma-separated stage names: run only these (one plan split over jobs: e.g. "
         "--stages citations,graph on a large-memory node, then --stages train on a GPU node); the stages before "
         "them must be done")
