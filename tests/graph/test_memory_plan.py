@@ -141,22 +141,6 @@ def test_edges_not_counted_yet_check_the_same_peak_and_say_so(toy_costs):
                                   "-p entities.paper_id.num_partitions=8 (peak ~3.5 GiB)")
 
 
-def test_an_s2orc_layout_corpus_is_checked_before_stage_1(demo_corpus, demo_tiny_bert, tmp_path, monkeypatch):
-    """run_specter on S2ORC shards (references grouped per paper: edges unknown before the citations stage)."""
-    from scincl.pipeline.scincl_plan import SciNCLPlan, settings_from_flags
-
-    settings = settings_from_flags(str(tmp_path / "out"), {
-        "corpus_dir": str(demo_corpus.s2orc_metadata_dir), "base_model_name_or_path": str(demo_tiny_bert),
-        "biggraph_config": "demo.py"})
-    plan = SciNCLPlan(settings)
-    assert "peak memory ~" in plan.workload().graph
-    monkeypatch.setattr(memory_plan, "available_memory", lambda: 1 << 20)  # 1 MiB available
-    with pytest.raises(InputError, match=r"^pbg --num_partitions 1 needs ~.* at 600 papers / edges not counted yet / "
-                                         r"32-d, more than the memory available now \(0.0 GiB\); no setting fits"):
-        plan.workload()
-    assert not (tmp_path / "out").exists()
-
-
 def test_link_prediction_of_bounded_fastrp_is_planned_as_pbg_s_evaluator(toy_costs, demo_citations, tmp_path):
     """--test_edges: PBG's evaluator loads the config's partitions whatever --block_size bounds."""
     papers = 10_000_000

@@ -95,19 +95,23 @@ def test_dry_run_prints_the_plan_and_runs_nothing(tmp_path, demo_tiny_bert):
     assert not out.exists()
 
 
-def test_a_graph_that_cannot_fit_the_memory_is_refused_before_stage_1(tmp_path, demo_tiny_bert, monkeypatch):
-    """Issue 45: run_specter checks the graph stage's memory with the corpus's counts before stage 1."""
+@pytest.mark.parametrize("layout", ["plain", "s2orc"])
+def test_a_graph_that_cannot_fit_the_memory_is_refused_before_stage_1(layout, tmp_path, demo_corpus, demo_tiny_bert,
+                                                                      monkeypatch):
+    """Issue 45: run_specter checks the graph stage's memory with the corpus's counts before stage 1: a plain corpus
+    (one line per citation) with its edges, S2ORC shards (references grouped per paper) before they are counted."""
     from scincl.errors import InputError
     from scincl.graph import memory_plan
     from scincl.pipeline.scincl_plan import SciNCLPlan, settings_from_flags
 
-    corpus = _plain_corpus(tmp_path / "corpus", 40)
+    corpus, counts = ((_plain_corpus(tmp_path / "corpus", 40), "40 papers / 80 edges") if layout == "plain"
+                      else (demo_corpus.s2orc_metadata_dir, "600 papers / edges not counted yet"))
     settings = settings_from_flags(str(tmp_path / "out"), {
         "corpus_dir": str(corpus), "base_model_name_or_path": str(demo_tiny_bert), "biggraph_config": "demo.py"})
     plan = SciNCLPlan(settings)
     assert "peak memory ~" in plan.workload().graph
     monkeypatch.setattr(memory_plan, "available_memory", lambda: 1 << 20)  # 1 MiB available
-    with pytest.raises(InputError, match=r"pbg --num_partitions 1 needs ~.* at 40 papers / 80 edges / 32-d, more than "
+    with pytest.raises(InputError, match=rf"^pbg --num_partitions 1 needs ~.* at {counts} / 32-d, more than "
                                          r"the memory available now \(0.0 GiB\); no setting fits"):
         plan.workload()
     assert not (tmp_path / "out").exists()
