@@ -84,10 +84,15 @@ class CorpusPlan(Planner):
         """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
         self.planned.setdefault(stage.name, stage)
 
+    def take(self) -> List[Stage]:
+        """The planned stages in running order; the plan is empty afterwards."""
+        stages, self.planned = list(self.planned.values()), {}
+        return stages
+
     def execute(self) -> None:
         """Run (or reuse) the planned stages in order (:func:`~scincl.pipeline.runner.run_stages`, recorded in the
         corpus' manifest); the plan is empty afterwards."""
-        stages, self.planned = list(self.planned.values()), {}
+        stages = self.take()
         if stages:
             run_stages(stages, self.manifest)
 
@@ -349,8 +354,7 @@ class CorpusPlan(Planner):
         """The plan of the untuned encoder's evaluation (:meth:`base_dir`); the plan is empty afterwards."""
         self.evaluate(encoder_path(recipe.base_model_name_or_path), self.base_dir(split, recipe), split,
                       pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
-        stages, self.planned = list(self.planned.values()), {}
-        return stages
+        return self.take()
 
     def run_base(self, split: str, recipe: Recipe) -> Path:
         """The untuned encoder's evaluation (:meth:`base_stages`, run); returns its run dir."""
@@ -372,8 +376,7 @@ class CorpusPlan(Planner):
         index, queries), its triplets, their texts, the training and the evaluation; the plan is empty afterwards."""
         run_dir = self.run_dir(arm, seed, recipe, split)
         self.evaluate(str(self.train(arm, seed, recipe, run_dir)), run_dir, split, bf16=recipe.eval_bf16)
-        stages, self.planned = list(self.planned.values()), {}
-        return stages
+        return self.take()
 
     def run_arm(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
         """Triplets -> training -> evaluation of one arm and seed (:meth:`arm_stages`, run); returns the run dir."""
