@@ -490,7 +490,7 @@ class SciNCLPlan(Planner):
 def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
     """The stages of the plan ``--stages`` leaves out (none when nothing is selected), once each of them that comes
     before a selected one is checked to be done by the runner's reuse rule
-    (:func:`~scincl.pipeline.runner.reuse_decision`), else one :class:`InputError` line naming the stage to run
+    (:func:`~scincl.pipeline.runner.waiting_stages`, as a dry run reports), else one :class:`InputError` line naming the stage to run
     first. A selected stage this run does not plan is logged."""
     if not selected:
         return []
@@ -499,11 +499,11 @@ def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
         if name not in names:
             logger.info("--stages %s: stage %s does not run in this configuration", name, name)
     last = max((names.index(name) for name in selected if name in names), default=-1)
-    for stage in stages[:last]:
-        why = None if stage.name in selected else reuse_decision(stage)
-        if why is not None:
-            raise InputError(f"--stages {','.join(selected)}: stage {stage.name} comes first and is not done ({why}); "
-                             f"run it first (--stages {stage.name})")
+    waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in selected])
+    if waiting:
+        name, why = waiting[0]
+        raise InputError(f"--stages {','.join(selected)}: stage {name} comes first and is not done ({why}); "
+                         f"run it first (--stages {name})")
     return [name for name in names if name not in selected]
 
 
