@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
+import attrs
+
 from scincl.settings.run import REPO_ROOT
 
 PARAM_LINE = re.compile(r"^\s*(?::param\s+(\w+):|(\w+):)\s*(.*)$")
@@ -137,12 +139,12 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
     hints = typing.get_type_hints(cls)
     defaults, exclude = defaults or {}, set(exclude)
     out = []
-    for f in dataclasses.fields(cls):
+    for f in attrs.fields(cls) if attrs.has(cls) else dataclasses.fields(cls):  # attrs: the spec's sections
         if f.name in exclude:
             continue
         if f.name in defaults:
             default = defaults[f.name]
-        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+        elif getattr(f, "default_factory", dataclasses.MISSING) is not dataclasses.MISSING:  # type: ignore[misc]
             default = default_text(f.default_factory())  # type: ignore[misc]
         else:
             default = default_text(f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty)
@@ -154,10 +156,11 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[D
 
 def miner_flags() -> List[FlagInfo]:
     """The triplet miner's flags (per slot and the strategy options): the fields of
-    :class:`scincl.triples.miner.MinerConfig`."""
-    from scincl.triples import config, miner
+    :class:`scincl.settings.spec.MinerSpec`."""
+    from scincl.settings.spec import MinerSpec
+    from scincl.triples import config
 
-    rows = dataclass_flags(miner.MinerConfig, source="scincl/triples/miner.py:MinerConfig")
+    rows = dataclass_flags(MinerSpec, source="scincl/settings/spec.py:MinerSpec")
     for row in rows:
         if row.name.endswith("_strategy"):
             row.help = f"strategies: {', '.join(config.STRATEGIES)}"

@@ -76,8 +76,8 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
         experiment: {kinds}.
         settings: the fields of scincl.settings.experiment.Experiment (--corpus hepth|citeseer, --seeds,
             --split, --values, --variants, --arms, --losses, ...) and of the recipe
-            (scincl.settings.recipe.Recipe: --triplets, --easy_positives_k_max, --hard_negatives_k_max,
-            --pooling_strategy, --learning_rate, ...), each with its default defined there and listed below
+            (scincl.settings.recipe.Recipe: --triplets, the k+ and k-hard band ends, --pooling_strategy,
+            --learning_rate, ...), each with its default defined there and listed below
             (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
     """
     from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run

@@ -87,9 +87,9 @@ def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
     for value in exp.values:
         changes = recipe_fields({family: int(value)})  # k_pos: easy_positives_k_max
         changed = dataclasses.replace(recipe, **changes)
-        if changed.easy_positives_k_max + POSITIVES_BAND > changed.hard_negatives_k_max - HARD_NEGATIVES_BAND:
+        if changed.k_pos + POSITIVES_BAND > changed.k_hard - HARD_NEGATIVES_BAND:
             logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", family, value,
-                           changed.easy_positives_k_max, changed.hard_negatives_k_max)
+                           changed.k_pos, changed.k_hard)
         rows.append(Row(f"{family} = {value}", "scincl", changes, timing=f"{family}={value}"))
     return Grid(f"sweep_{split}", f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", rows,
                 first_column=family, name=f"results_{family}.md", timings=f"timings_{family}.json",

@@ -80,8 +80,8 @@ def write_tables(exp: Path, title: str, recipe: Recipe, rep: CorpusPlan, table: 
               f"{'bf16' if '_ebf16' in precision else 'fp32'} evaluation embeddings, "
               f"{recipe.max_sequence_length} training tokens, {rep.eval_max_sequence_length} evaluation tokens, "
               f"{recipe.pooling_strategy} pooling, lr {recipe.learning_rate:g}, {recipe.loss} loss, "
-              f"k+ = {recipe.easy_positives_k_max} (c+ = {POSITIVES_BAND}), "
-              f"k-hard = {recipe.hard_negatives_k_max} (c- = {HARD_NEGATIVES_BAND}), graph "
+              f"k+ = {recipe.k_pos} (c+ = {POSITIVES_BAND}), "
+              f"k-hard = {recipe.k_hard} (c- = {HARD_NEGATIVES_BAND}), graph "
               f"{recipe.graph_dim}-d; seeds "
               f"{', '.join(map(str, seeds))}. Encoder: {recipe.encoder_label()}.")
     body = [f"# {title}", "", budget, "", table]

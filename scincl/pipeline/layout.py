@@ -91,7 +91,7 @@ def recipe_key(recipe: Recipe) -> str:
     """Directory name of everything that depends on a real-corpus :class:`~scincl.settings.recipe.Recipe`
     (precision included)."""
     r = recipe
-    return (f"t{r.triplets}_kp{r.easy_positives_k_max}_kh{r.hard_negatives_k_max}_{r.pooling_strategy}"
+    return (f"t{r.triplets}_kp{r.k_pos}_kh{r.k_hard}_{r.pooling_strategy}"
             f"_lr{r.learning_rate:g}_{loss_key(r.loss)}_len{r.max_sequence_length}"
             f"_bs{r.per_device_train_batch_size}_ep{r.num_train_epochs}_g{r.graph_dim}"
             + r.encoder_key() + precision_key(r))
@@ -160,10 +160,9 @@ def miner_signature(s: RunSettings) -> str:
     """Short name of the sampling settings, e.g. ``knn_5_pos_knn_20_25__neg_random_without_knn_3__hard_knn_3998_4000_2``."""
     if s.triples_source != "knn":
         return f"{s.triples_source}_{s.triples_per_query}"
-    parts = [f"pos_{s.easy_positives_strategy}_{s.easy_positives_k_min}_{s.easy_positives_k_max}_{s.easy_positives_count}",
-             f"easyneg_{s.easy_negatives_strategy}_{s.easy_negatives_count}",
-             f"hardneg_{s.hard_negatives_strategy}_{s.hard_negatives_k_min}_{s.hard_negatives_k_max}_"
-             f"{s.hard_negatives_count}"]
+    pos, easy, hard = (s.miner.slot(name) for name in ("easy_positives", "easy_negatives", "hard_negatives"))
+    parts = [f"pos_{pos.strategy}_{pos.k_min}_{pos.k_max}_{pos.count}", f"easyneg_{easy.strategy}_{easy.count}",
+             f"hardneg_{hard.strategy}_{hard.k_min}_{hard.k_max}_{hard.count}"]
     parts += [f"{k}_{v}" for k, v in sorted(s.miner_options.items())]
     return "__".join(parts)
 

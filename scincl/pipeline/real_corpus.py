@@ -273,8 +273,7 @@ class CorpusPlan(Planner):
             graph = self.graph(setting.graph, recipe.graph_dim)
             index = self.ann_index(setting.graph, recipe.graph_dim)
             corpus = self.graph_papers_with_text(setting.graph, recipe.graph_dim)
-            config = make_config(easy_positives_k_max=recipe.easy_positives_k_max,
-                                 hard_negatives_k_max=recipe.hard_negatives_k_max)  # other slots: SciNCL's
+            config = make_config(**recipe.miner_flags())  # the recipe's bands; other slots: SciNCL's
             sampling = {"graph_paper_ids_path": graph["ids"], "graph_embeddings_path": graph["embeddings"],
                         "config": config, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
                         "include_paper_ids": str(corpus), "workers": self.workers, "show_progress": False}

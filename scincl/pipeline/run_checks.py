@@ -12,10 +12,9 @@ import typing
 from typing import Any, Dict
 
 from scincl.errors import InputError
-from scincl.settings.run import FIELDS, RunSettings, check_ranges
+from scincl.settings.run import RunSettings, check_ranges
 from scincl.settings.values import check_value, simple_type
 from scincl.pipeline.run_flags import stage_selection
-from scincl.triples.miner import MinerConfig, make_config, miner_option_names
 
 
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
@@ -29,27 +28,19 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
             for name, value in flags.items()}
 
 
-def miner_config(s: RunSettings) -> MinerConfig:
-    """The kNN miner's config of a run (:func:`scincl.triples.miner.make_config`, validated): its slot flags by
-    their fields' names plus ``miner_options``. Built by :func:`check_run` to check it before any work, and by
-    the planner, which hands it to the miner (``scincl/pipeline/scincl_plan.py``: ``sampling``)."""
-    return make_config(**{name: getattr(s, name) for name in sorted(miner_option_names() & set(FIELDS))},
-                       **s.miner_options)
-
-
 def check_run(s: RunSettings) -> RunSettings:
     """Every error of resolved settings, before any stage runs (one-line :class:`InputError`): the corpus format
     (``None``/``auto``: detected from the folder, stored as ``None``), every value by its field's or its flag's
-    rule and choices (:func:`scincl.settings.run.check_ranges`), then how the miner's slots fit together
-    (:func:`scincl.triples.miner.make_config`), the graph method's settings, a GPU asked for, and the loss with
-    its flags."""
+    rule and choices (:func:`scincl.settings.run.check_ranges`), then the miner's bands and how its slots fit
+    together (building the run's :attr:`~scincl.settings.run.RunSettings.miner`, once), the graph method's settings,
+    a GPU asked for, and the loss with its flags."""
     from scincl.corpus import check_format
 
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
     stage_selection(s.stages)  # --stages names stages of the plan
-    if s.triples_source == "knn":  # how the miner's slots fit (counts, strategies, bands), not at the triples stage
-        miner_config(s)
+    if s.triples_source == "knn":  # built (and so checked) here, once: the plan hands this object to the triplets stage
+        s.miner  # noqa: B018 - the property builds the spec; its validators raise
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         from scincl.graph.embedders import EMBEDDERS
         from scincl.graph.embedders.settings import parse_settings

@@ -3,7 +3,7 @@
 
 ``run_specter`` accepts the original SciNCL command verbatim. Each flag is one of:
 
-- a :class:`RunSettings` field (``--graph_limit``, ``--hard_negatives_k_max``, ...): type-checked
+- a :class:`RunSettings` field (``--graph_limit``, ``--easy_positives_count``, ...): type-checked
   against the field's annotation, then range-checked by :func:`~scincl.pipeline.run_checks.check_run`;
 - ``skip_<stage>`` / ``override_<stage>``: stage control (validated against the stage names);
 - another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the triplet miner;

@@ -46,7 +46,7 @@ from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.threads import torch_threads
 from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
                                       format_workload)
-from scincl.pipeline.run_checks import check_run, check_types, miner_config
+from scincl.pipeline.run_checks import check_run, check_types
 from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
                                       stage_selection)
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
@@ -54,10 +54,12 @@ from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, t
 from scincl.provenance import local_path
 from scincl.settings.presets import resolve
 from scincl.settings.run import CHOICES, RunSettings, SeedsArg, check_input_paths, parse_seeds
+from scincl.settings.spec import section_leaves
 
 logger = logging.getLogger(__name__)
 
 TRIPLES_SOURCES = CHOICES["triples_source"]
+MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings a run records for its triplets
 DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
 
 
@@ -194,15 +196,15 @@ class SciNCLPlan(Planner):
 
     def sampling(self) -> Dict[str, Any]:
         """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
-        the output, the queries and ``override``: for ``knn``, the miner's config
-        (:func:`~scincl.pipeline.run_checks.miner_config`; ``check_run`` built it once before, to check it) and
-        :attr:`search`; for ``specter_like``, its count flags."""
+        the output, the queries and ``override``: for ``knn``, the run's miner settings
+        (:attr:`~scincl.settings.run.RunSettings.miner`, built and checked once by ``check_run``) and :attr:`search`;
+        for ``specter_like``, its count flags."""
         s, p = self.s, self.p
         if s.triples_source == "specter_like":
             return dict(citations_input_path=self.citations_for_triples, seed=s.seed, gzip=s.gzip,
                         triples_per_query=s.triples_per_query, easy_positives_count=s.easy_positives_count,
                         easy_negatives_count=s.easy_negatives_count, hard_negatives_count=s.hard_negatives_count)
-        return dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=miner_config(s),
+        return dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=s.miner,
                     search=self.search, strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip,
                     ann_index_path=p.ann_index, workers=s.workers,
                     include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
@@ -264,13 +266,12 @@ class SciNCLPlan(Planner):
     def triples_settings(self) -> Dict[str, Any]:
         """Every flag of the triples stage (miner slots, kNN backend, seed, output format)."""
         s = self.s
-        names = ["triples_source", "triples_per_query", "easy_positives_count", "easy_negatives_count",
-                 "hard_negatives_count", "seed", "gzip"]
-        if s.triples_source == "knn":
-            names += ["easy_positives_strategy", "easy_positives_k_min", "easy_positives_k_max",
-                      "easy_negatives_strategy", "hard_negatives_strategy", "hard_negatives_k_min",
-                      "hard_negatives_k_max", "ann_metric", "ann_backend", "ann_do_normalize",
-                      "faiss_string_factory", "k_scale", "miner_options"]
+        counts = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
+        names = ["triples_source", *counts, "seed", "gzip"]
+        if s.triples_source == "knn":  # the slots' strategies and bands too
+            names += [name for name in MINER_LEAVES if name not in counts]
+            names += ["ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory", "k_scale",
+                      "miner_options"]
         return {name: getattr(s, name) for name in names}
 
     def train_settings(self) -> Dict[str, Any]:
@@ -542,22 +543,11 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
 
     Demo (make demo):  python cli_pipeline.py run_specter
-    Paper (original README command, runs as written):
-        python cli_pipeline.py run_specter ${OUTPUT_DIR} --auto_output_dir --scidocs_dir ${SCIDOCS_DIR} \\
-            --s2orc_metadata_dir ${S2ORC_METADATA_DIR} --specter_triples_path ${SPECTER_DIR}/train_triples.csv \\
-            --graph_paper_ids_path ${S2ORC_PAPER_IDS} --graph_embeddings_path ${S2ORC_EMBEDDINGS} \\
-            --s2id_to_s2orc_input_path ${SPECTER_DIR}/s2id_to_s2orc_paper_id.json --graph_limit specter \\
-            --ann_metric inner_product --ann_workers 1 --ann_backend faiss --ann_index_path ${ANN_INDEX_PATH} \\
-            --val_or_test_or_both both --eval_steps 1 --save_steps 2 --triples_per_query 5 \\
-            --workers ${WORKERS} --gzip --base_model_name_or_path ${BASE_MODEL} \\
-            --easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 --easy_positives_k_max 25 \\
-            --easy_negatives_count 3 --easy_negatives_strategy random_without_knn \\
-            --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
+    Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
 
     Flags: every field of scincl/settings/run.py:RunSettings, each with its help, its default (the
     paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
-    them from there); a band's *_k_min not given is its *_k_max minus its count (--hard_negatives_k_max 500
-    samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
+    them from there); a band's *_k_min not given is its *_k_max minus its count (k-hard 500 samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
     TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
     --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 

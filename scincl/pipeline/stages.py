@@ -90,7 +90,7 @@ def triples_stage(name: str, triples_source: str, triples: Path, queries: Path, 
     Args:
         name, inputs, settings, description: the :class:`Stage` as the planner records it.
         sampling: every other argument of the sampler as the planner chose it (the source's input paths, seed,
-            counts; for ``knn`` the built :class:`~scincl.triples.miner.MinerConfig` and
+            counts; for ``knn`` the built :class:`~scincl.settings.spec.MinerSpec` and
             :class:`~scincl.triples.knn_miner.KnnSearch`), passed as it is: the sampler records what they make in
             its ``.args.json``, so two planners passing the same values write the same record.
         override: the sampler may rebuild what does not match (the triplets, the index). ``False`` keeps a given

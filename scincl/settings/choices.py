@@ -26,6 +26,12 @@ ANN_BACKENDS: Tuple[str, ...] = ("faiss", "exact")
 ANN_METRICS: Tuple[str, ...] = ("inner_product", "l2", "cosine")
 # --device: the stages' own default (None) is CUDA when available
 DEVICES: Tuple[str, ...] = ("cuda", "cpu")
+# --<slot>_strategy: how a miner slot is filled (scincl/triples/strategies.py; the original SciNCL code's names)
+KNN, RANDOM, RANDOM_WITHOUT_KNN = "knn", "random", "random_without_knn"
+RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, KMEANS = ("random_sorted", "random_without_knn_sorted", "range",
+                                                           "kmeans")
+STRATEGIES: Tuple[str, ...] = (KNN, RANDOM, RANDOM_WITHOUT_KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, KMEANS)
+BAND_STRATEGIES: Tuple[str, ...] = (KNN, KMEANS)  # their k_min/k_max select an interval of a sorted list
 # --bf16 / --eval_bf16: training and embedding precision; auto = bf16 where the device computes it natively
 # (scincl/model/device.py:choose_bf16)
 BF16_REQUESTS: Tuple[str, ...] = ("auto", "true", "false")

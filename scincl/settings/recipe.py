@@ -1,6 +1,6 @@
-"""The real-corpus experiments' recipe: the variables of one arm's run (sampling, budget, training), declared
-with the SciNCL schema's own names and metadata (:func:`~scincl.settings.schema.scincl_setting`), each default
-with its source.
+"""The real-corpus experiments' recipe: the variables of one arm's run (sampling, budget, training); its SciNCL
+settings are the spec's leaves (:func:`~scincl.settings.schema.with_leaves`) with the experiments' own defaults,
+each with its source (:data:`RECIPE_DEFAULTS`).
 
 Where a recipe's run lives is named by :func:`scincl.pipeline.layout.recipe_key` (it needs the machine's device
 and the loss registry, which this package does not import).
@@ -9,44 +9,49 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import operator
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Tuple
 
 from scincl.errors import InputError
 from scincl.settings.choices import parse_bf16_request
 from scincl.settings.run import CPU_TRAINING
-from scincl.settings.schema import scincl_setting, setting
+from scincl.settings.schema import setting, with_leaves
+from scincl.settings.spec import section_leaves
+
+MINER_LEAVES = frozenset(section_leaves("sampler", "miner"))
+
+
+# The SciNCL settings a recipe varies, with the experiments' own values and their sources (type, help and range are
+# the spec's leaves': scincl/settings/spec.py), in the order the recipe lists them.
+RECIPE_DEFAULTS: Dict[str, Tuple[Any, str]] = {
+    "easy_positives_k_max": (25, "hep-th val, docs/results.md §1 (k+ in 10, 25, 50)"),
+    "hard_negatives_k_max": (500, "hep-th val, docs/results.md §1 (k-hard in 100, 500, 2000)"),
+    "pooling_strategy": ("mean", "hep-th val, docs/results.md §1 (MiniLM was trained with mean pooling)"),
+    "learning_rate": (5e-5, "the demo's, not swept for lack of CPU time (docs/results.md §1)"),
+    "loss": ("triplet", "docs/results.md Setup: the paper's triplet margin loss"),
+    "max_sequence_length": (64, "docs/results.md Setup: 64 training tokens (CPU budget)"),
+    "per_device_train_batch_size": (16, "docs/results.md Setup: batch 16 (CPU budget)"),
+    "num_train_epochs": (1, "docs/results.md Setup: one epoch (CPU budget)"),
+}
 
 
 @dataclass(frozen=True)
+@with_leaves(after={"triplets": tuple(RECIPE_DEFAULTS)}, defaults=RECIPE_DEFAULTS)
 class Recipe:
     """The experiment's variables: sampling (k+, k-hard), budget and training of one arm.
 
-    Fields carry the settings' own names (scincl/settings/schema.py: ``easy_positives_k_max`` is k+); the
-    names they had before (``k_pos``, ``k_hard``, ``pooling``, ``batch_size``, ``epochs``, ``base_model``:
-    :data:`RECIPE_ALIASES`) are accepted as flags and experiment keys and are what a run's ``recipe.json``
-    records (:func:`recipe_record`), so runs cached under them keep their folders and records.
+    The SciNCL settings among them are the spec's leaves under their own names (scincl/settings/spec.py:
+    ``easy_positives_k_max`` is k+) with this recipe's defaults (:data:`RECIPE_DEFAULTS`); the names they had before
+    (``k_pos``, ``k_hard``, ``pooling``, ``batch_size``, ``epochs``, ``base_model``: :data:`RECIPE_ALIASES`) are
+    accepted as flags and experiment keys and are what a run's ``recipe.json`` records (:func:`recipe_record`), so
+    runs cached under them keep their folders and records.
     """
 
     triplets: int = setting(1000, "docs/results.md Setup: 200 hep-th query papers x 5 (CPU budget)",
                             "training triplets per run, 5 per query paper")
-    easy_positives_k_max: int = scincl_setting(
-        "easy_positives_k_max", 25, source="hep-th val, docs/results.md §1 (k+ in 10, 25, 50)")
-    hard_negatives_k_max: int = scincl_setting(
-        "hard_negatives_k_max", 500, source="hep-th val, docs/results.md §1 (k-hard in 100, 500, 2000)")
-    pooling_strategy: str = scincl_setting(
-        "pooling_strategy", "mean", source="hep-th val, docs/results.md §1 (MiniLM was trained with mean pooling)")
-    learning_rate: float = scincl_setting(
-        "learning_rate", 5e-5, source="the demo's, not swept for lack of CPU time (docs/results.md §1)")
-    loss: str = scincl_setting("loss", "triplet", source="docs/results.md Setup: the paper's triplet margin loss")
-    max_sequence_length: int = scincl_setting(
-        "max_sequence_length", 64, source="docs/results.md Setup: 64 training tokens (CPU budget)")
-    per_device_train_batch_size: int = scincl_setting(
-        "per_device_train_batch_size", 16, source="docs/results.md Setup: batch 16 (CPU budget)")
-    num_train_epochs: int = scincl_setting(
-        "num_train_epochs", 1, source="docs/results.md Setup: one epoch (CPU budget)")
     graph_dim: int = setting(64, "docs/results.md Setup: the citation graph's BigGraph embeddings, 64-d",
                              "dimensions of the citation-graph embeddings SciNCL samples from")
     bf16: str = setting("auto", "train's default", "training precision: auto (bf16 where native) | true | false")
@@ -58,6 +63,10 @@ class Recipe:
     def __post_init__(self) -> None:
         for name in ("bf16", "eval_bf16"):  # fire gives booleans for --bf16 true: keep the words
             object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
+
+    def miner_flags(self) -> Dict[str, Any]:
+        """The recipe's miner settings by flag name (its bands; the miner's other slots keep SciNCL's)."""
+        return {name: getattr(self, name) for name in RECIPE_DEFAULTS if name in MINER_LEAVES}
 
     def training_arguments(self) -> Dict[str, Any]:
         """The Trainer arguments of this recipe (the fixed CPU ones from scincl/settings/run.py)."""
@@ -86,6 +95,10 @@ RECIPE_FIELDS = frozenset(f.name for f in dataclasses.fields(Recipe))  # the nam
 RECIPE_ALIASES: Dict[str, str] = {"k_pos": "easy_positives_k_max", "k_hard": "hard_negatives_k_max",
                                   "pooling": "pooling_strategy", "batch_size": "per_device_train_batch_size",
                                   "epochs": "num_train_epochs", "base_model": "base_model_name_or_path"}
+
+
+for _alias, _name in RECIPE_ALIASES.items():  # recipe.k_hard reads recipe.<its field>, as the folder names do
+    setattr(Recipe, _alias, property(operator.attrgetter(_name), doc=f"{_name}, under its recorded name"))
 
 
 def recipe_field(name: str) -> str:

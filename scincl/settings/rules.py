@@ -66,13 +66,10 @@ FLAG_RULES: Dict[str, Rule] = {
     **{name: AT_LEAST_ONE for name in (
         "batch_size", "per_device_eval_batch_size", "ann_batch_size", "eval_max_sequence_length", "papers", "topics",
         "demo_papers", "k", "min_count", "min_cocitation_count", "min_coupling_count", "max_queries", "train_size",
-        "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count", "k_means_clusters")},
-    # counts and neighbour ranks: zero allowed (an empty slot, the nearest neighbour)
+        "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count")},
+    # counts and neighbour ranks: zero allowed (the miner's slots have theirs in scincl/settings/spec.py:MinerSpec)
     **{name: NON_NEGATIVE_INT for name in (
-        "medium_positives_count", "medium_negatives_count", "hard_positives_count", "easy_negatives_k_min",
-        "easy_negatives_k_max", "medium_negatives_k_min", "medium_negatives_k_max", "medium_positives_k_min",
-        "medium_positives_k_max", "hard_positives_k_min", "hard_positives_k_max", "positives_count",
-        "negatives_count", "largest_n", "rank", "corpus_seed", "sample_classification_triples",
+        "positives_count", "negatives_count", "largest_n", "rank", "corpus_seed", "sample_classification_triples",
         "save_total_limit")},
     # get_specter_corpus: an int, 0 (all) or `specter` (SPECTER's query count), scincl/corpus/selection.py:
     # select_specter_corpus; get_citations' int-typed --sample_n_nodes takes numbers only (its type hint)

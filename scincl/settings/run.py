@@ -13,16 +13,21 @@ by :mod:`scincl.pipeline.run_flags`, the run's directories laid out by :mod:`sci
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
+import attrs
+
 from scincl.errors import InputError
-from scincl.settings.choices import (ANN_BACKENDS, ANN_METRICS, DEVICES, GRAPH_LIMITS, GRAPH_METHODS, K_SCALES,
-                                     TRIPLES_SOURCES)
-from scincl.settings.schema import check_settings, scincl_setting, setting
+from scincl.settings.choices import ANN_BACKENDS, DEVICES, GRAPH_LIMITS, K_SCALES, TRIPLES_SOURCES
+from scincl.settings.schema import check_settings, setting, with_leaves
+from scincl.settings.spec import BANDS, MinerSpec, section_leaves
+
+MINER_FLAGS = frozenset(attribute.name for attribute in attrs.fields(MinerSpec))  # every flag of the miner
 
 DEFAULT_DEMO_OUTPUT_DIR = "demo_output"  # the embedded demo's OUTPUT_DIR
 REPO_ROOT = Path(__file__).resolve().parents[2]  # the repository: biggraph_configs/, experiments/, its git state
@@ -50,7 +55,16 @@ DATA = "none: no data argument at all runs the embedded demo"  # the source of t
 EXCLUDED_IDS_FILE = "scidocs_paper_ids.json"
 
 
+# the SciNCL settings a preset may set: unset by the user and the preset, the spec's (the paper's) value; a band's
+# start left unset follows its end (derive_bands)
+SCHEMA_FALLBACK: Tuple[str, ...] = tuple(f"{band}_k_max" for band in BANDS) + section_leaves("recipe", "encoder")
+
+
 @dataclass
+@with_leaves(after={"biggraph_overrides": ("graph_method",), "graph_test_ratio": section_leaves("sampler", "search"),
+                    "triples_source": section_leaves("sampler", "miner"), "k_scale": ("seed",),
+                    "bitfit": section_leaves("recipe", "encoder") + ("loss",)},
+             unset=SCHEMA_FALLBACK + tuple(f"{band}_k_min" for band in BANDS))
 class RunSettings:
     """Everything ``run_specter`` needs (``cli_pipeline.py run_specter --help`` lists these fields).
 
@@ -109,21 +123,17 @@ class RunSettings:
         "PBG config of the graph stage (a file name of biggraph_configs/ in a preset)")
     biggraph_overrides: Optional[Any] = setting(None, "the config as it is",
                                                 'PBG key=value overrides, space-separated, e.g. "num_epochs=5 num_partitions=8"')
-    graph_method: str = scincl_setting("graph_method", choices=GRAPH_METHODS)
     graph_method_settings: Optional[Any] = setting(
         None, "the method's own (scincl/graph/embedders/)", '"key=value ..." of prone / fastrp (cli_graph.py '
         'embed_graph: same files; dimension = the config\'s unless --biggraph_overrides "dimension=N")')
     graph_test_ratio: Optional[float] = setting(
         None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
         "share of the citation edges held out for link prediction")
-    ann_metric: str = scincl_setting("ann_metric", choices=ANN_METRICS)
     ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
                                choices=ANN_BACKENDS)
     ann_index_path: Optional[str] = setting(
         None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
         "or settings is refused)")
-    ann_normalize_embeddings: bool = scincl_setting("ann_normalize_embeddings")
-    faiss_string_factory: str = scincl_setting("faiss_string_factory")
     ann_device: int = setting(0, "first GPU when faiss has one, else CPU", "faiss device (-1: CPU)")
     device: Optional[str] = setting(
         None, "CUDA when available", "where training, the faiss index and embedding run; cuda stops at once when "
@@ -131,20 +141,8 @@ class RunSettings:
     triples_source: str = setting("knn", "paper §3.2: SciNCL's kNN sampling",
                                   "knn (SciNCL) or specter_like (citations; same corpus and queries)",
                                   choices=TRIPLES_SOURCES)
-    triples_per_query: int = scincl_setting("triples_per_query")
-    easy_positives_count: int = scincl_setting("easy_positives_count")
-    easy_positives_strategy: str = scincl_setting("easy_positives_strategy")
-    easy_positives_k_min: Optional[int] = scincl_setting("easy_positives_k_min", None)
-    easy_positives_k_max: Optional[int] = scincl_setting("easy_positives_k_max", None)
-    easy_negatives_count: int = scincl_setting("easy_negatives_count")
-    easy_negatives_strategy: str = scincl_setting("easy_negatives_strategy")
-    hard_negatives_count: int = scincl_setting("hard_negatives_count")
-    hard_negatives_strategy: str = scincl_setting("hard_negatives_strategy")
-    hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None)
-    hard_negatives_k_max: Optional[int] = scincl_setting("hard_negatives_k_max", None)
     k_scale: str = setting("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
                            "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
-    seed: int = scincl_setting("seed")
     corpus_seed: Optional[int] = setting(None, "original: --seed", "corpus and query selection seed")
     sample_queries_ratio: Optional[float] = setting(
         None, "the preset's: paper every query; the demo 10 %",
@@ -154,9 +152,6 @@ class RunSettings:
     auto_output_dir: bool = setting(False, "README: --auto_output_dir", "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/"
                                     "[queries_<r>/]<sampling>/ as in the original")
     bitfit: bool = setting(False, "paper §4.3: full fine-tuning", "train only the biases (BitFit)")
-    pooling_strategy: Optional[str] = scincl_setting("pooling_strategy", None)
-    loss: str = scincl_setting("loss")
-    max_sequence_length: Optional[int] = scincl_setting("max_sequence_length", None)
     eval_max_sequence_length: Optional[int] = setting(
         None, "the evaluator's 512 (full SciDocs inputs); the demo preset's 128, a CPU budget",
         "tokens per SciDocs paper when embedding it")
@@ -166,7 +161,7 @@ class RunSettings:
                                         "evaluate the base encoder too (false: no base-encoder row)")
     demo_papers: int = setting(1500, "CPU budget: ~1.3k training papers, ~1.4k SciDocs papers",
                                "embedded demo corpus size")
-    miner_options: Dict[str, Any] = setting(None, "scincl/triples/miner.py:MinerConfig", "the miner's other flags",
+    miner_options: Dict[str, Any] = setting(None, "scincl/settings/spec.py:MinerSpec", "the miner's other flags",
                                             default_factory=dict)
     training_options: Dict[str, Any] = setting(
         None, "scincl/model/train.py (SPECTER's set-up); the demo preset: one short epoch on CPU", "the trainer's flags",
@@ -185,6 +180,14 @@ class RunSettings:
         None, "demo without data arguments, else paper (experiments/presets/)",
         "the run preset whose settings fill those not given (experiments/presets/<name>.py: paper, demo, ...)")
 
+    @functools.cached_property
+    def miner(self) -> MinerSpec:
+        """The kNN miner's settings of this run (its slot flags by their fields' names, then ``miner_options``), built
+        once, when first asked for (:func:`scincl.pipeline.run_checks.check_run`, before any stage): building it is
+        the check of the bands and of how the slots fit. The plan hands this object to the triplets stage."""
+        values = {**{name: getattr(self, name) for name in FIELDS if name in MINER_FLAGS}, **self.miner_options}
+        return MinerSpec(**{name: value for name, value in values.items() if value is not None})
+
     @property
     def ann_do_normalize(self) -> bool:
         """``ann_normalize_embeddings`` under the name the planner records the triples stage's settings with
@@ -198,9 +201,6 @@ class RunSettings:
 
 
 FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RunSettings)}
-# the SciNCL settings a preset may set: unset by the user and the preset, the schema's (the paper's) value
-SCHEMA_FALLBACK: Tuple[str, ...] = ("easy_positives_k_max", "hard_negatives_k_max", "pooling_strategy",
-                                    "max_sequence_length")
 CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
 
 

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import field
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from typing import Any, Callable, Collection, Dict, Mapping, Optional, Sequence, Tuple
+
+import attrs
 
 from scincl.settings.rules import FLAG_RULES, Rule, check_band, check_choice, check_rule
-from scincl.settings.spec import BANDS, LEAVES, FlatView, SciNCLSpec, derive_bands, spec_from_flags  # noqa: F401 - BANDS, derive_bands: their home for the settings' users
+from scincl.settings.spec import BANDS, derive_bands  # noqa: F401 - their home for the settings' users
+from scincl.settings.spec import LEAVES, FlatView, MinerSpec, SciNCLSpec, insert_fields, spec_from_flags
 
 
 def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
@@ -43,6 +46,9 @@ def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  
 
 
 FIELDS: Dict[str, Any] = {name: attribute for name, (_, attribute) in LEAVES.items()}  # leaf name -> its attrs field
+# the miner's other flags (medium and hard positives, medium negatives, unused bands, strategy options): declared with
+# the miner's settings (scincl/settings/spec.py:MinerSpec), ranged like the leaves wherever a command takes them
+MINER_OPTIONS: Dict[str, Any] = {a.name: a for a in attrs.fields(MinerSpec) if a.metadata["option"]}
 SCINCL = FlatView(SciNCLSpec())  # the paper's settings, read by flag name
 
 
@@ -64,6 +70,27 @@ def scincl_setting(name: str, default: Any = dataclasses.MISSING, choices: Tuple
                    meta["help"], meta["rule"], choices or meta["choices"])
 
 
+def with_leaves(after: Mapping[str, Sequence[str]], unset: Collection[str] = (),
+                defaults: Optional[Mapping[str, Tuple[Any, str]]] = None) -> Callable[[type], type]:
+    """A class decorator (under ``@dataclass``) that gives a settings dataclass the spec's leaves as fields, without
+    declaring them again: ``after[name]`` are placed right after its own field ``name`` (``--help`` lists them
+    there). Each is :func:`scincl_setting` (the leaf's type, help, rule, choices and source); its default the
+    spec's, ``None`` for a leaf in ``unset`` (filled from the run's preset) or, for a leaf in ``defaults``, that
+    ``(value, source)`` (its type the value's: the real-corpus recipe's own values)."""
+    defaults = dict(defaults or {})
+
+    def leaf(name: str) -> Tuple[str, str, Any]:
+        if name in defaults:
+            value, source = defaults[name]
+            return name, type(value).__name__, scincl_setting(name, value, source=source)
+        kind = FIELDS[name].type
+        if name in unset:
+            return name, kind if "Optional" in kind else f"Optional[{kind}]", scincl_setting(name, None)
+        return name, kind, scincl_setting(name)
+
+    return insert_fields({own: [leaf(name) for name in names] for own, names in after.items()})
+
+
 def rule_of(name: str) -> Optional[Rule]:
     """The range of setting ``name`` (``None``: not a schema field or no range)."""
     return FIELDS[name].metadata["rule"] if name in FIELDS else None
@@ -80,7 +107,8 @@ def help_of(name: str) -> str:
 def ranges() -> Dict[str, Rule]:
     """``{name: Rule}`` of every flag with a range: the schema fields' rules, then the other flags'
     (:data:`scincl.settings.rules.FLAG_RULES`)."""
-    return {**FLAG_RULES, **{name: f.metadata["rule"] for name, f in FIELDS.items() if f.metadata["rule"] is not None}}
+    declared = {**MINER_OPTIONS, **FIELDS}
+    return {**FLAG_RULES, **{name: f.metadata["rule"] for name, f in declared.items() if f.metadata["rule"] is not None}}
 
 
 def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]] = None,
@@ -89,7 +117,7 @@ def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]]
     ``fields`` or of the schema; else :data:`scincl.settings.rules.FLAG_RULES`), a field's choices, and every band
     ``<band>_k_min < <band>_k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``).
     One :class:`InputError` line naming the flag; unknown names and ``None`` values are left alone."""
-    fields = {**FIELDS, **(fields or {})}
+    fields = {**MINER_OPTIONS, **FIELDS, **(fields or {})}
     # a band's start after everything else: it may be derived from its end (derive_bands), whose error comes first
     for name, value in sorted(values.items(), key=lambda item: item[0].endswith("_k_min")):
         if value is None:

@@ -13,11 +13,15 @@ original SciNCL README (003_cf855bcd212543f5.txt).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Tuple
+import numbers
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
 from scincl.errors import InputError
+from scincl.settings.choices import (ANN_METRICS, BAND_STRATEGIES, GRAPH_METHODS, KNN, RANDOM_WITHOUT_KNN,
+                                     RANDOM_WITHOUT_KNN_SORTED, RANGE, STRATEGIES)
 from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_NEGATIVE, NON_NEGATIVE_INT, Rule,
                                    check_band, check_choice, check_rule)
 
@@ -31,11 +35,14 @@ def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
 
 
 def spec_field(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
-               choices: Tuple[str, ...] = ()) -> Any:
-    """One leaf of the spec: its default, the source of that default, help text and validator (a range
-    :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names), checked whenever the spec is built."""
-    return attrs.field(default=default, validator=_validate,
-                       metadata={"source": source, "help": help, "rule": rule, "choices": choices})
+               choices: Tuple[str, ...] = (), converter: Any = None, option: bool = False) -> Any:
+    """One field of the spec: its default, the source of that default, help text and validator (a range
+    :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names), checked whenever the spec is built;
+    ``converter`` gives a value its kind first (a numpy int a count). A field is a leaf (a SciNCL setting, a
+    ``run_specter`` flag of its own: :data:`LEAVES`) unless ``option``: a miner flag SciNCL leaves at its default
+    (``run_specter`` passes it through ``miner_options``)."""
+    return attrs.field(default=default, validator=_validate, converter=converter,
+                       metadata={"source": source, "help": help, "rule": rule, "choices": choices, "option": option})
 
 
 def section(cls: type) -> type:
@@ -43,43 +50,143 @@ def section(cls: type) -> type:
     return attrs.frozen(cls)
 
 
+@dataclass(frozen=True)
+class Slot:
+    """One slot of the miner, e.g. the easy positives: how many per query and how they are drawn (the flags
+    ``--<difficulty>_<role>_count``, ``_strategy``, ``_k_min``, ``_k_max``, ``_range``)."""
+
+    role: str  # "positives" | "negatives"
+    difficulty: str  # "easy" | "medium" | "hard"
+    count: int = 0
+    strategy: str = KNN
+    k_min: int = 0
+    k_max: int = 0
+    range: Optional[float] = None  # threshold passed to faiss range_search (strategy "range")
+
+    @property
+    def name(self) -> str:
+        """Flag prefix, e.g. ``easy_positives``."""
+        return f"{self.difficulty}_{self.role}"
+
+
+def _count(value: Any) -> Any:
+    """A count or rank as an ``int`` (a numpy integer, a float from a sweep); other values as given, for the
+    validators to name."""
+    return int(value) if isinstance(value, numbers.Real) else value
+
+
+def _threshold(value: Any) -> Any:
+    return float(value) if isinstance(value, numbers.Real) else value
+
+
+UNUSED_SLOT = "the original SciNCL code's flag; SciNCL leaves this slot empty (paper §3.2)"
+
+
+def _unused(default: Any, help: str, rule: Optional[Rule] = None, converter: Any = _count) -> Any:  # noqa: A002
+    """A flag of a slot SciNCL does not fill (medium and hard positives, medium negatives) or of a slot's unused
+    band or range: the miner takes it (:data:`UNUSED_SLOT`), ``run_specter`` passes it through ``miner_options``."""
+    return spec_field(default, UNUSED_SLOT, help, rule, converter=converter, option=True)
+
+
+def _range(slot: str) -> Any:
+    return _unused(None, f"faiss range threshold of {slot.replace('_', ' ')} by strategy range", converter=_threshold)
+
+
+def _unused_slot(slot: str) -> List[Tuple[str, str, Any]]:
+    """The five flags of a slot SciNCL leaves empty (``medium_positives``: ``--medium_positives_count`` ...), as
+    ``(name, type, field)``."""
+    words = slot.replace("_", " ")
+    return [(f"{slot}_count", "int", _unused(0, f"{words} per query", NON_NEGATIVE_INT)),
+            (f"{slot}_strategy", "str", _unused(KNN, f"how {words} are drawn", converter=str)),
+            (f"{slot}_k_min", "int", _unused(0, f"{words} start after the k_min-th neighbour", NON_NEGATIVE_INT)),
+            (f"{slot}_k_max", "int", _unused(0, f"{words} end at the k_max-th neighbour", NON_NEGATIVE_INT)),
+            (f"{slot}_range", "Optional[float]", _range(slot))]
+
+
+def insert_fields(after: Mapping[str, Sequence[Tuple[str, str, Any]]]) -> Callable[[type], type]:
+    """A class decorator (under the one that makes the class: ``@dataclass``, ``@section``) that adds fields
+    ``(name, type, field)`` right after the class's own field named in ``after``, in that order (field order is
+    ``--help``'s order and the constructor's)."""
+    def add(cls: type) -> type:
+        annotations: Dict[str, Any] = {}
+        for own, hint in cls.__dict__.get("__annotations__", {}).items():
+            annotations[own] = hint
+            for name, kind, value in after.get(own, ()):
+                annotations[name] = kind
+                setattr(cls, name, value)
+        if not set(after) <= set(annotations):
+            raise TypeError(f"{cls.__name__}: no field {sorted(set(after) - set(annotations))} to place fields after")
+        cls.__annotations__ = annotations
+        return cls
+
+    return add
+
+
 @section
+@insert_fields({"easy_positives_range": _unused_slot("medium_positives") + _unused_slot("hard_positives"),
+                "easy_negatives_range": _unused_slot("medium_negatives")})
 class MinerSpec:
-    """The kNN sampler's slots (paper §3.2, "KNN" strategy): positives n_{k+-c+ +1} .. n_{k+}, hard negatives
-    n_{k- -c- +1} .. n_{k-}, easy negatives random outside the kNN set. A band's start left ``None`` is derived
-    from its end and count (:func:`derive_bands`), then every band is checked to hold a rank."""
+    """The triplet miner's settings, one field per flag (paper §3.2, "KNN" strategy; the original ``run_specter``
+    flags): six slots, positives and negatives each easy / medium / hard, each with a count, a strategy
+    (:data:`~scincl.settings.choices.STRATEGIES`), a band of neighbour ranks ``(k_min, k_max]`` and a range
+    threshold. SciNCL fills three: positives n_{k+ -c+ +1} .. n_{k+}, hard negatives n_{k- -c- +1} .. n_{k-} and easy
+    negatives random outside the kNN set. A band's start left ``None`` is derived from its end and count
+    (:func:`derive_bands`); building the spec checks each value's range, each band and how the slots fit together
+    (strategies, counts, bands against counts): the one check of these flags, before any work. The miner
+    (:mod:`scincl.triples.miner`) reads :attr:`slots`."""
 
     triples_per_query: int = spec_field(
         5, "paper §3.2: 5 triplets per query paper, as SPECTER",
-        "triplets per query paper; the positive counts and the negative counts each add up to it", AT_LEAST_ONE)
+        "triplets per query paper; the positive counts and the negative counts each add up to it", AT_LEAST_ONE,
+        converter=_count)
     easy_positives_count: int = spec_field(
-        5, "paper §3.2: c+ = 5", "c+: positives per query, from the k+ band", NON_NEGATIVE_INT)
+        5, "paper §3.2: c+ = 5", "c+: positives per query, from the k+ band", NON_NEGATIVE_INT, converter=_count)
+    easy_positives_strategy: str = spec_field("knn", "paper §3.2; README: --easy_positives_strategy knn",
+                                              "how positives are drawn (strategies of scincl/triples/strategies.py)",
+                                              converter=str)
     easy_positives_k_min: Optional[int] = spec_field(
         None, "derived: k+ - c+ = easy_positives_k_max - easy_positives_count (paper §3.2 band (k+ - c+; k+])",
         "positives start after the k_min-th neighbour (default: easy_positives_k_max - easy_positives_count)",
-        NON_NEGATIVE_INT)
+        NON_NEGATIVE_INT, converter=_count)
     easy_positives_k_max: int = spec_field(
         25, "paper §5 / §6.1 (Fig. 2): best k+ = 25 on SciDocs val",
-        "k+: positives end at the k_max-th neighbour of the query in the citation-embedding space", NON_NEGATIVE_INT)
-    easy_positives_strategy: str = spec_field("knn", "paper §3.2; README: --easy_positives_strategy knn",
-                                              "how positives are drawn (strategies of scincl/triples/strategies.py)")
+        "k+: positives end at the k_max-th neighbour of the query in the citation-embedding space", NON_NEGATIVE_INT,
+        converter=_count)
+    easy_positives_range: Optional[float] = _range("easy_positives")
     easy_negatives_count: int = spec_field(
-        3, "paper §3.2: c-easy = 3", "easy negatives per query (random papers outside the kNN set)", NON_NEGATIVE_INT)
+        3, "paper §3.2: c-easy = 3", "easy negatives per query (random papers outside the kNN set)", NON_NEGATIVE_INT,
+        converter=_count)
     easy_negatives_strategy: str = spec_field(
         "random_without_knn", "paper §3.2 / §6.3: filtered random sampling",
-        "how easy negatives are drawn (strategies of scincl/triples/strategies.py)")
+        "how easy negatives are drawn (strategies of scincl/triples/strategies.py)", converter=str)
+    easy_negatives_k_min: int = _unused(0, "easy negatives start after the k_min-th neighbour (band strategies)",
+                                        NON_NEGATIVE_INT)
+    easy_negatives_k_max: int = _unused(0, "easy negatives end at the k_max-th neighbour (band strategies); "
+                                        "random_without_knn* also exclude n_1 .. n_k_max", NON_NEGATIVE_INT)
+    easy_negatives_range: Optional[float] = _range("easy_negatives")
     hard_negatives_count: int = spec_field(
-        2, "paper §3.2: c-hard = 2", "c-: hard negatives per query, from the k-hard band", NON_NEGATIVE_INT)
+        2, "paper §3.2: c-hard = 2", "c-: hard negatives per query, from the k-hard band", NON_NEGATIVE_INT,
+        converter=_count)
     hard_negatives_strategy: str = spec_field(
         "knn", "paper §3.2; README: --hard_negatives_strategy knn",
-        "how hard negatives are drawn (strategies of scincl/triples/strategies.py)")
+        "how hard negatives are drawn (strategies of scincl/triples/strategies.py)", converter=str)
     hard_negatives_k_min: Optional[int] = spec_field(
         None, "derived: k- - c- = hard_negatives_k_max - hard_negatives_count (paper §3.2 band (k- - c-; k-])",
         "hard negatives start after the k_min-th neighbour (default: hard_negatives_k_max - hard_negatives_count)",
-        NON_NEGATIVE_INT)
+        NON_NEGATIVE_INT, converter=_count)
     hard_negatives_k_max: int = spec_field(
         4000, "paper §5 / §6.2 (Fig. 3): best k-hard = 4000 on SciDocs val",
-        "k-hard: hard negatives end at the k_max-th neighbour of the query", NON_NEGATIVE_INT)
+        "k-hard: hard negatives end at the k_max-th neighbour of the query", NON_NEGATIVE_INT, converter=_count)
+    hard_negatives_range: Optional[float] = _range("hard_negatives")
+    random_sorted_sample_n: int = spec_field(100, "the original SciNCL code", "candidates drawn per query by "
+                                             "random_sorted", AT_LEAST_ONE, converter=_count, option=True)
+    min_range_results_count: int = spec_field(10, "the original SciNCL code", "range results required beyond the "
+                                              "count", NON_NEGATIVE_INT, converter=_count, option=True)
+    range_fallback_to_random: bool = spec_field(True, "the original SciNCL code",
+                                                "too few range results: fall back to random_without_knn", option=True)
+    k_means_clusters: Optional[int] = spec_field(None, "None: about sqrt(corpus size) (mine_from_graph_corpus)",
+                                                 "k-means clusters of the kmeans strategy", AT_LEAST_ONE,
+                                                 converter=_count, option=True)
 
     def __attrs_post_init__(self) -> None:
         for name, value in derive_bands(attrs.asdict(self)).items():
@@ -87,13 +194,75 @@ class MinerSpec:
         attrs.validate(self)  # the derived starts by their rule too
         for band in BANDS:
             check_band(band, getattr(self, f"{band}_k_min"), getattr(self, f"{band}_k_max"))
+        check_slots(self)
+
+    @property
+    def slots(self) -> Tuple[Slot, ...]:
+        """The six slots, positives then negatives, each easy, medium, hard, with the flags that fill them."""
+        return (
+            Slot("positives", "easy", self.easy_positives_count, self.easy_positives_strategy,
+                 self.easy_positives_k_min, self.easy_positives_k_max, self.easy_positives_range),
+            Slot("positives", "medium", self.medium_positives_count, self.medium_positives_strategy,
+                 self.medium_positives_k_min, self.medium_positives_k_max, self.medium_positives_range),
+            Slot("positives", "hard", self.hard_positives_count, self.hard_positives_strategy,
+                 self.hard_positives_k_min, self.hard_positives_k_max, self.hard_positives_range),
+            Slot("negatives", "easy", self.easy_negatives_count, self.easy_negatives_strategy,
+                 self.easy_negatives_k_min, self.easy_negatives_k_max, self.easy_negatives_range),
+            Slot("negatives", "medium", self.medium_negatives_count, self.medium_negatives_strategy,
+                 self.medium_negatives_k_min, self.medium_negatives_k_max, self.medium_negatives_range),
+            Slot("negatives", "hard", self.hard_negatives_count, self.hard_negatives_strategy,
+                 self.hard_negatives_k_min, self.hard_negatives_k_max, self.hard_negatives_range),
+        )
+
+    def slot(self, name: str) -> Slot:
+        """The slot of flag prefix ``name`` (``hard_negatives``: k-hard's band is ``slot("hard_negatives").k_max``)."""
+        return next(slot for slot in self.slots if slot.name == name)
+
+    def active(self, role: Optional[str] = None) -> List[Slot]:
+        """Slots with a positive count (of one role when given), in easy, medium, hard order."""
+        return [s for s in self.slots if s.count > 0 and (role is None or s.role == role)]
+
+    def uses(self, *strategies: str) -> bool:
+        """True when an active slot uses one of ``strategies``."""
+        return any(s.strategy in strategies for s in self.active())
+
+    def search_k(self) -> int:
+        """Neighbours to search per query besides the query itself: the largest ``k_max`` of the
+        slots that use the kNN matrix (``knn`` bands; ``random_without_knn*`` and ``range``'s
+        fallback exclude ``n_1 .. n_K``, and their own ``k_max`` can widen ``K``)."""
+        uses_matrix = (KNN, RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED, RANGE)
+        return max([s.k_max for s in self.active() if s.strategy in uses_matrix], default=0)
+
+
+ROLES: Tuple[str, ...] = ("positives", "negatives")
+
+
+def check_slots(spec: MinerSpec) -> None:
+    """:class:`InputError` for slots that cannot produce ``triples_per_query`` triples: an active slot's strategy,
+    a band narrower than its count, a range strategy without its threshold, counts that do not add up."""
+    for slot in spec.active():
+        if slot.strategy not in STRATEGIES:
+            raise InputError(f"--{slot.name}_strategy {slot.strategy!r} is unknown; choose one of "
+                             f"{', '.join(STRATEGIES)}")
+        if slot.strategy in BAND_STRATEGIES and slot.k_max - slot.k_min < slot.count:
+            raise InputError(f"--{slot.name}: the interval ({slot.k_min}, {slot.k_max}] holds "
+                             f"{slot.k_max - slot.k_min} neighbours, fewer than the count {slot.count}")
+        if slot.strategy == RANGE and slot.range is None:
+            raise InputError(f"--{slot.name}_strategy range needs --{slot.name}_range (the faiss threshold)")
+    for role in ROLES:
+        total = sum(s.count for s in spec.active(role))
+        if total != spec.triples_per_query:
+            parts = " + ".join(f"{s.name}_count={s.count}" for s in spec.slots if s.role == role)
+            raise InputError(f"{role} counts must add up to --triples_per_query={spec.triples_per_query}, "
+                             f"got {parts} = {total}")
 
 
 @section
 class SearchSpec:
     """The kNN index the bands are read from (scincl/knn/): the original README's build_faiss and run_specter."""
 
-    ann_metric: str = spec_field("inner_product", "README: --ann_metric inner_product", "kNN index metric")
+    ann_metric: str = spec_field("inner_product", "README: --ann_metric inner_product", "kNN index metric",
+                                 choices=ANN_METRICS)
     ann_normalize_embeddings: bool = spec_field(
         True, "README: build_faiss --do_normalize (inner product = cosine)",
         "L2-normalise the graph embeddings before the kNN search")
@@ -149,7 +318,8 @@ class GraphSpec:
     (scincl/pipeline/real_corpus.py), shared by every arm and seed."""
 
     graph_method: str = spec_field("pbg", "paper §4.2: PyTorch-BigGraph",
-                                   "citation-graph embeddings: pbg, prone or fastrp (scincl/graph/embed.py)")
+                                   "citation-graph embeddings: pbg, prone or fastrp (scincl/graph/embed.py)",
+                                   choices=GRAPH_METHODS)
     shared_graph_test_ratio: float = spec_field(
         0.05, "issue 8 (docs/results.md): 5 % of the hep-th / CiteSeer edges held out to score the shared graph",
         "share of the citation edges the real-corpus experiments hold out for link prediction",
@@ -174,6 +344,8 @@ def _leaves(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str,
     :func:`spec_field`; any other attribute is a section, made by its class)."""
     out: Dict[str, Tuple[Tuple[str, ...], attrs.Attribute]] = {}
     for attribute in attrs.fields(cls):
+        if attribute.metadata.get("option"):
+            continue  # a miner flag SciNCL leaves at its default: not a run_specter setting of its own
         if "source" in attribute.metadata:
             found = {attribute.name: (path, attribute)}
         else:
@@ -187,6 +359,20 @@ def _leaves(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str,
 
 LEAVES: Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]] = _leaves(SciNCLSpec)
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the miner
+
+
+def section_leaves(*path: str) -> Tuple[str, ...]:
+    """The leaves of the section at ``path`` (``"sampler", "miner"``) and its subsections, in declaration order."""
+    return tuple(name for name, (where, _) in LEAVES.items() if where[:len(path)] == path)
+
+
+def band_flags(**bands: Tuple[int, int]) -> Dict[str, int]:
+    """The flags of bands given as ``(k_min, k_max)`` by their prefix, in the order given.
+
+    >>> band_flags(easy_positives=(20, 25))
+    {'easy_positives_k_min': 20, 'easy_positives_k_max': 25}
+    """
+    return {f"{band}_k_{end}": k for band, ks in bands.items() for end, k in zip(("min", "max"), ks)}
 
 
 def derive_bands(values: Mapping[str, Any]) -> Dict[str, int]:

@@ -3,8 +3,8 @@
 - :mod:`~scincl.triples.strategies`: sampling strategies over plain arrays (kNN bands, random,
   random without kNN, sorted random, range, k-means); no files, no ids.
 - :mod:`~scincl.triples.config`: the strategies' names and the samplers' constants from the papers.
-- :mod:`~scincl.triples.miner`: the slot settings (``easy_positives_count`` ..., :class:`MinerConfig`, validated
-  when built) and the miner that composes strategies into (query, positive, negative) rows.
+- :mod:`~scincl.triples.miner`: the miner that composes strategies into (query, positive, negative) rows from its
+  slot settings (``easy_positives_count`` ..., :class:`~scincl.settings.spec.MinerSpec`, checked when built).
 - :mod:`~scincl.triples.knn_miner`: ``get_knn_triples`` (BigGraph export + faiss -> triples CSV).
 - :mod:`~scincl.triples.specter_like`, :mod:`~scincl.triples.cocitation`, :mod:`~scincl.triples.pairs`,
   :mod:`~scincl.triples.scidocs_oracle`: citation-based and oracle samplers.

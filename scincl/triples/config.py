@@ -1,31 +1,22 @@
 """The triplet samplers' names and constants: the strategies a miner slot can use and the papers' values of the
 samplers (SciNCL's bands, continuous co-citation, MP-BERT4CR's co-citation groups), each with its source.
 
-The miner's settings themselves (which strategy fills which slot, :class:`~scincl.triples.miner.MinerConfig`) are
-beside the miner that uses them, in :mod:`scincl.triples.miner`.
+The strategies' names are declared with the other choices (:mod:`scincl.settings.choices`), the miner's settings
+(which strategy fills which slot) in :class:`scincl.settings.spec.MinerSpec`; both are named here for the samplers.
 """
 from __future__ import annotations
 
+from scincl.settings.choices import (BAND_STRATEGIES, KMEANS, KNN, RANDOM, RANDOM_SORTED,  # noqa: F401 - the
+                                     RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED, RANGE, STRATEGIES)  # miner's names
 from scincl.settings.schema import SCINCL
-
-KNN = "knn"
-RANDOM = "random"
-RANDOM_WITHOUT_KNN = "random_without_knn"
-RANDOM_SORTED = "random_sorted"
-RANDOM_WITHOUT_KNN_SORTED = "random_without_knn_sorted"
-RANGE = "range"
-KMEANS = "kmeans"
-STRATEGIES = (KNN, RANDOM, RANDOM_WITHOUT_KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE, KMEANS)
-# strategies whose k_min/k_max select an interval of a sorted list (neighbours or clusters)
-BAND_STRATEGIES = (KNN, KMEANS)
-
-ROLES = ("positives", "negatives")
+from scincl.settings.spec import ROLES, MinerSpec  # noqa: F401
 
 # The paper's names of SciNCL quantities, for the modules that compute with them (values and sources in
-# scincl/settings/schema.py, under the flags' names):
-POSITIVES_BAND = SCINCL.easy_positives_count  # c+: positives are n_{k+ - c+ + 1} .. n_{k+}
-HARD_NEGATIVES_K = SCINCL.hard_negatives_k_max  # k-hard: hard negatives end at the k-hard-th neighbour
-HARD_NEGATIVES_BAND = SCINCL.hard_negatives_count  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-}
+# scincl/settings/spec.py:MinerSpec, read through its slots as the miner reads them):
+POSITIVES_K = MinerSpec().slot("easy_positives").k_max  # k+: positives end at the k+-th neighbour
+POSITIVES_BAND = MinerSpec().slot("easy_positives").count  # c+: positives are n_{k+ - c+ + 1} .. n_{k+}
+HARD_NEGATIVES_K = MinerSpec().slot("hard_negatives").k_max  # k-hard: hard negatives end at the k-hard-th neighbour
+HARD_NEGATIVES_BAND = MinerSpec().slot("hard_negatives").count  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-}
 DEFAULT_ANN_NORMALIZE_EMBEDDINGS = SCINCL.ann_normalize_embeddings  # README build_faiss --do_normalize
 
 # Continuous co-citation triples (get_continuous_cocitation_triples, the co-citation thesis 004): SciNCL's

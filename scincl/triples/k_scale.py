@@ -21,21 +21,21 @@ from typing import Dict
 
 from scincl.errors import InputError
 from scincl.settings.choices import K_SCALES
-from scincl.settings.schema import SCINCL
+from scincl.settings.spec import band_flags
+from scincl.triples.config import HARD_NEGATIVES_BAND, HARD_NEGATIVES_K as PAPER_HARD_NEGATIVES_K, POSITIVES_BAND
+from scincl.triples.config import POSITIVES_K as PAPER_POSITIVES_K
 
 PAPER_INDEX_SIZE = 680_967  # paper §4.3: papers in the kNN index the k were tuned on
-PAPER_POSITIVES_K = SCINCL.easy_positives_k_max  # k+ (scincl/settings/schema.py)
-PAPER_HARD_NEGATIVES_K = SCINCL.hard_negatives_k_max  # k-hard (scincl/settings/schema.py)
 
 
-def corpus_k(n_papers: int, positives_count: int = SCINCL.easy_positives_count,
-             hard_negatives_count: int = SCINCL.hard_negatives_count) -> Dict[str, int]:
+def corpus_k(n_papers: int, positives_count: int = POSITIVES_BAND,
+             hard_negatives_count: int = HARD_NEGATIVES_BAND) -> Dict[str, int]:
     """The four band flags for an index of ``n_papers`` (see the module docstring for the rule).
 
-    >>> corpus_k(680_967)
-    {'easy_positives_k_min': 20, 'easy_positives_k_max': 25, 'hard_negatives_k_min': 3998, 'hard_negatives_k_max': 4000}
-    >>> corpus_k(28_000)
-    {'easy_positives_k_min': 5, 'easy_positives_k_max': 10, 'hard_negatives_k_min': 162, 'hard_negatives_k_max': 164}
+    >>> list(corpus_k(680_967).values())  # k+ 20..25, k-hard 3998..4000
+    [20, 25, 3998, 4000]
+    >>> list(corpus_k(28_000).values())
+    [5, 10, 162, 164]
     """
     ratio = n_papers / PAPER_INDEX_SIZE
     k_pos = max(round(PAPER_POSITIVES_K * ratio), 2 * positives_count)
@@ -43,8 +43,8 @@ def corpus_k(n_papers: int, positives_count: int = SCINCL.easy_positives_count,
     if k_hard - hard_negatives_count <= k_pos:
         raise InputError(f"--k_scale corpus: an index of {n_papers} papers is too small for {positives_count} "
                          f"positives and {hard_negatives_count} hard negatives beyond them; give the k flags")
-    return {"easy_positives_k_min": k_pos - positives_count, "easy_positives_k_max": k_pos,
-            "hard_negatives_k_min": k_hard - hard_negatives_count, "hard_negatives_k_max": k_hard}
+    return band_flags(easy_positives=(k_pos - positives_count, k_pos),
+                      hard_negatives=(k_hard - hard_negatives_count, k_hard))
 
 
 def check_k_scale(k_scale: str) -> str:

@@ -7,7 +7,6 @@ ids (``entity_names_paper_id_0.json`` + ``embeddings.h5``), build or reuse the f
 """
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import logging
 import time
@@ -15,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+import attrs
 import numpy as np
 
 from scincl.knn import ann
@@ -27,8 +27,9 @@ from scincl.settings.choices import ANN_BACKENDS
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
-from scincl.triples.miner import (Clusters, Corpus, MinedTriples, MinerConfig, check_k_against_corpus,
-                                  cluster_corpus, make_config, mine_knn_triples, miner_option_names)
+from scincl.settings.spec import MinerSpec
+from scincl.triples.miner import (Clusters, Corpus, MinedTriples, check_k_against_corpus, cluster_corpus, make_config,
+                                  mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, select_query_rows
 from scincl.output_lock import writes
 
@@ -218,7 +219,7 @@ def load_graph_corpus(
     return GraphCorpus(index=index, paper_ids=index_ids, embeddings=embeddings, normalize=normalize, metric=metric)
 
 
-def bands_of(config: MinerConfig) -> List[Tuple[int, int]]:
+def bands_of(config: MinerSpec) -> List[Tuple[int, int]]:
     """The ``[k_min, k_max)`` rank intervals of a miner config's ``knn`` slots (the exact backend's bands)."""
     return [(slot.k_min, slot.k_max) for slot in config.active() if slot.strategy == KNN]
 
@@ -252,7 +253,7 @@ def _index_difference(stored: Dict[str, Any], index_ids: Sequence[str], corpus_i
 def mine_from_graph_corpus(
     graph: GraphCorpus,
     query_rows: np.ndarray,
-    config: MinerConfig,
+    config: MinerSpec,
     search: KnnSearch = KnnSearch(),
     seed: int = 0,
     show_progress: bool = True,
@@ -375,7 +376,7 @@ def get_knn_triples(
         seed=seed, workers=workers, gzip=gzip, override=override, show_progress=show_progress)
 
 
-# the MinerConfig fields get_knn_triples names in its signature (the --help rows), in signature order
+# the MinerSpec fields get_knn_triples names in its signature (the --help rows), in signature order
 NAMED_FLAGS = tuple(name for name in inspect.signature(get_knn_triples).parameters if name in miner_option_names())
 
 
@@ -383,7 +384,7 @@ def write_knn_triples(
     output_path: PathLike,
     graph_paper_ids_path: PathLike,
     graph_embeddings_path: PathLike,
-    config: MinerConfig,
+    config: MinerSpec,
     search: KnnSearch = KnnSearch(),
     query_papers: QueryPapers = None,
     strategy_options: Optional[Mapping[str, Any]] = None,
@@ -421,7 +422,7 @@ def write_knn_triples(
     if s.k_scale == "corpus":
         bands = corpus_k(len(paper_ids[1]), config.easy_positives_count, config.hard_negatives_count)
         logger.info("--k_scale corpus: %d papers -> %s", len(paper_ids[1]), bands)
-        config = dataclasses.replace(config, **bands)
+        config = attrs.evolve(config, **bands)
     check_k_against_corpus(config, len(paper_ids[1]))
     query_rows = select_query_rows(query_papers, paper_ids[1], seed=seed)
     check_exact_device(s)

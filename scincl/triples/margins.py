@@ -16,9 +16,9 @@ import numpy as np
 from scincl.knn import ann
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json
-from scincl.settings.schema import SCINCL
+from scincl.settings.spec import band_flags
 from scincl.triples.collisions import collision_counts
-from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
+from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS, HARD_NEGATIVES_K, POSITIVES_K
 from scincl.triples.knn_miner import KnnSearch, load_graph_corpus
 from scincl.triples.miner import Corpus, make_config, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows
@@ -28,8 +28,8 @@ from scincl.output_lock import writes
 logger = logging.getLogger(__name__)
 
 # paper Fig. 5 explores k- from just above k+ up to the paper's k-hard, at the paper's k+
-DEFAULT_POSITIVES_K = (SCINCL.easy_positives_k_max,)
-DEFAULT_HARD_NEGATIVES_K = (30, 50, 100, 250, 500, 1000, 2000, SCINCL.hard_negatives_k_max)
+DEFAULT_POSITIVES_K = (POSITIVES_K,)
+DEFAULT_HARD_NEGATIVES_K = (30, 50, 100, 250, 500, 1000, 2000, HARD_NEGATIVES_K)
 
 
 def collision_sweep(
@@ -57,9 +57,8 @@ def collision_sweep(
         for kn in hard_negatives_k:
             if kn - c_neg < kp:  # bands would overlap: not a margin
                 continue
-            config = make_config(easy_positives_count=c_pos, easy_positives_k_min=kp - c_pos, easy_positives_k_max=kp,
-                                 hard_negatives_count=c_neg, hard_negatives_k_min=kn - c_neg, hard_negatives_k_max=kn,
-                                 **config_options)
+            config = make_config(easy_positives_count=c_pos, hard_negatives_count=c_neg, **config_options,
+                                 **band_flags(easy_positives=(kp - c_pos, kp), hard_negatives=(kn - c_neg, kn)))
             mined = mine_knn_triples(query_rows, Corpus(size=corpus_size), config, search, seed=seed,
                                      show_progress=False)
             counts = collision_counts(mined.query_rows, mined.positive_rows, mined.negative_rows)
@@ -104,8 +103,8 @@ def recommend_margin(rows: List[Dict[str, int]], positives_count: int = 5, hard_
     lines = []
     for kp, best in recommended_rows(rows).items():
         kn = best["k_hard_negatives"]
-        flags = (f"--easy_positives_k_min {kp - positives_count} --easy_positives_k_max {kp} "
-                 f"--hard_negatives_k_min {kn - hard_negatives_count} --hard_negatives_k_max {kn}")
+        bands = band_flags(easy_positives=(kp - positives_count, kp), hard_negatives=(kn - hard_negatives_count, kn))
+        flags = " ".join(f"--{name} {k}" for name, k in bands.items())
         counts = (f"{best.get('collisions', 0):,} same-query + {best.get('symmetric_collisions', 0):,} symmetric "
                   "collisions")
         if row_collisions(best) == 0:

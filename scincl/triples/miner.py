@@ -1,13 +1,13 @@
-"""The SciNCL triple miner over plain arrays: its settings (:class:`MinerConfig`), one kNN search per query,
-strategies fill the slots.
+"""The SciNCL triple miner over plain arrays: one kNN search per query, strategies fill the slots of its settings
+(:class:`~scincl.settings.spec.MinerSpec`, built from flags by :func:`make_config`).
 
 A triple ``(query, positive, negative)`` draws its positive and its negative from one of three
 *slots* each (easy / medium / hard), as in the original ``run_specter`` flags
 (``--easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 ...``).
 The counts of the positive slots and of the negative slots each sum to ``triples_per_query``;
 the i-th positive is paired with the i-th negative (positives in slot order easy, medium, hard;
-negatives likewise). :class:`MinerConfig` holds one field per flag, under the flag's name, and is
-validated when built, before any work.
+negatives likewise). :class:`~scincl.settings.spec.MinerSpec` holds one field per flag, under the flag's name,
+and is checked when built, before any work.
 
 :func:`mine_knn_triples` takes corpus rows of the queries and a search function and returns
 ``(query, positive, negative)`` corpus rows. It knows nothing of files or paper ids
@@ -22,178 +22,40 @@ block ``b + 1`` is searched.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections import Counter, deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Deque, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Deque, Dict, Optional, Set, Tuple
 
+import attrs
 import numpy as np
 from tqdm.auto import tqdm
 
 from scincl.errors import InputError
 from scincl.triples import strategies as st
-from scincl.settings.schema import SCINCL, derive_bands, scincl_setting, setting
-from scincl.triples.config import (BAND_STRATEGIES, KMEANS, KNN, RANDOM, RANDOM_SORTED, RANDOM_WITHOUT_KNN,
-                                   RANDOM_WITHOUT_KNN_SORTED, RANGE, ROLES, STRATEGIES)
+from scincl.settings.spec import MinerSpec, Slot
+from scincl.triples.config import KMEANS, KNN, RANDOM, RANDOM_SORTED, RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED, RANGE
 
 logger = logging.getLogger(__name__)
 
-# a band start left None (the flag not given): its end minus its count, paper §3.2
-DERIVED_BAND_START = "None: k_max - count (scincl/settings/schema.py:derive_bands)"
-
-
-@dataclass(frozen=True)
-class Slot:
-    """One slot, e.g. the easy positives: how many per query and how they are drawn."""
-
-    role: str  # "positives" | "negatives"
-    difficulty: str  # "easy" | "medium" | "hard"
-    count: int = 0
-    strategy: str = KNN
-    k_min: int = 0
-    k_max: int = 0
-    range: Optional[float] = None  # threshold passed to faiss range_search (strategy "range")
-
-    @property
-    def name(self) -> str:
-        """Flag prefix, e.g. ``easy_positives``."""
-        return f"{self.difficulty}_{self.role}"
-
-
-@dataclass(frozen=True)
-class MinerConfig:
-    """The miner's flags, one field per flag under its own name (the schema's: ``hard_negatives_k_max``), with
-    SciNCL's values by default (paper Table 3, README run_specter; scincl/settings/schema.py). A band's start
-    left ``None`` is derived from its end and count (``k_max - count``, :func:`~scincl.settings.schema.derive_bands`);
-    :attr:`slots` says which flags fill which slot. Built from flat flags by :func:`make_config`."""
-
-    triples_per_query: int = SCINCL.triples_per_query
-    easy_positives_count: int = SCINCL.easy_positives_count
-    easy_positives_strategy: str = SCINCL.easy_positives_strategy
-    easy_positives_k_min: Optional[int] = scincl_setting("easy_positives_k_min", None, source=DERIVED_BAND_START)
-    easy_positives_k_max: int = SCINCL.easy_positives_k_max
-    easy_positives_range: Optional[float] = None
-    medium_positives_count: int = 0
-    medium_positives_strategy: str = KNN
-    medium_positives_k_min: int = 0
-    medium_positives_k_max: int = 0
-    medium_positives_range: Optional[float] = None
-    hard_positives_count: int = 0
-    hard_positives_strategy: str = KNN
-    hard_positives_k_min: int = 0
-    hard_positives_k_max: int = 0
-    hard_positives_range: Optional[float] = None
-    easy_negatives_count: int = SCINCL.easy_negatives_count
-    easy_negatives_strategy: str = SCINCL.easy_negatives_strategy
-    easy_negatives_k_min: int = 0
-    easy_negatives_k_max: int = 0
-    easy_negatives_range: Optional[float] = None
-    medium_negatives_count: int = 0
-    medium_negatives_strategy: str = KNN
-    medium_negatives_k_min: int = 0
-    medium_negatives_k_max: int = 0
-    medium_negatives_range: Optional[float] = None
-    hard_negatives_count: int = SCINCL.hard_negatives_count
-    hard_negatives_strategy: str = SCINCL.hard_negatives_strategy
-    hard_negatives_k_min: Optional[int] = scincl_setting("hard_negatives_k_min", None, source=DERIVED_BAND_START)
-    hard_negatives_k_max: int = SCINCL.hard_negatives_k_max
-    hard_negatives_range: Optional[float] = None
-    random_sorted_sample_n: int = setting(100, "the original SciNCL code", "candidates drawn per query by random_sorted")
-    min_range_results_count: int = setting(10, "the original SciNCL code", "range results required beyond the count")
-    range_fallback_to_random: bool = setting(True, "the original SciNCL code",
-                                             "too few range results: fall back to random_without_knn")
-    k_means_clusters: Optional[int] = setting(None, "None: about sqrt(corpus size) (mine_from_graph_corpus)",
-                                              "k-means clusters of the kmeans strategy")
-
-    def __post_init__(self) -> None:
-        values = {**vars(self), **derive_bands(vars(self))}
-        for name, value in values.items():  # flags as their kinds (a numpy int, a float from a sweep)
-            if name.endswith(("_count", "_k_min", "_k_max")) or name == "triples_per_query":
-                value = int(value)
-            elif name.endswith("_range") and value is not None:
-                value = float(value)
-            elif name.endswith("_strategy"):
-                value = str(value)
-            object.__setattr__(self, name, value)
-        validate_config(self)
-
-    @property
-    def slots(self) -> Tuple[Slot, ...]:
-        """The six slots, positives then negatives, each easy, medium, hard, with the flags that fill them."""
-        return (
-            Slot("positives", "easy", self.easy_positives_count, self.easy_positives_strategy,
-                 self.easy_positives_k_min, self.easy_positives_k_max, self.easy_positives_range),
-            Slot("positives", "medium", self.medium_positives_count, self.medium_positives_strategy,
-                 self.medium_positives_k_min, self.medium_positives_k_max, self.medium_positives_range),
-            Slot("positives", "hard", self.hard_positives_count, self.hard_positives_strategy,
-                 self.hard_positives_k_min, self.hard_positives_k_max, self.hard_positives_range),
-            Slot("negatives", "easy", self.easy_negatives_count, self.easy_negatives_strategy,
-                 self.easy_negatives_k_min, self.easy_negatives_k_max, self.easy_negatives_range),
-            Slot("negatives", "medium", self.medium_negatives_count, self.medium_negatives_strategy,
-                 self.medium_negatives_k_min, self.medium_negatives_k_max, self.medium_negatives_range),
-            Slot("negatives", "hard", self.hard_negatives_count, self.hard_negatives_strategy,
-                 self.hard_negatives_k_min, self.hard_negatives_k_max, self.hard_negatives_range),
-        )
-
-    def active(self, role: Optional[str] = None) -> List[Slot]:
-        """Slots with a positive count (of one role when given), in easy, medium, hard order."""
-        return [s for s in self.slots if s.count > 0 and (role is None or s.role == role)]
-
-    def uses(self, *strategies: str) -> bool:
-        """True when an active slot uses one of ``strategies``."""
-        return any(s.strategy in strategies for s in self.active())
-
-    def search_k(self) -> int:
-        """Neighbours to search per query besides the query itself: the largest ``k_max`` of the
-        slots that use the kNN matrix (``knn`` bands; ``random_without_knn*`` and ``range``'s
-        fallback exclude ``n_1 .. n_K``, and their own ``k_max`` can widen ``K``)."""
-        uses_matrix = (KNN, RANDOM_WITHOUT_KNN, RANDOM_WITHOUT_KNN_SORTED, RANGE)
-        return max([s.k_max for s in self.active() if s.strategy in uses_matrix], default=0)
-
-
 def miner_option_names() -> Set[str]:
     """Every miner flag beyond the output/input paths: the slot flags and the strategy options."""
-    return {f.name for f in dataclasses.fields(MinerConfig)}
+    return {a.name for a in attrs.fields(MinerSpec)}
 
 
-def make_config(**options: Any) -> MinerConfig:
-    """A :class:`MinerConfig` from flat flags (``easy_positives_count=5, ...``), validated.
+def make_config(**options: Any) -> MinerSpec:
+    """The miner's settings (:class:`~scincl.settings.spec.MinerSpec`) from flat flags (``easy_positives_count=5,
+    ...``): the one place flags become the typed object, checked as it is built.
 
-    Unset flags (absent or ``None``) take SciNCL's defaults. Unknown flags, unknown strategy names, counts
-    that do not add up to ``triples_per_query`` and intervals narrower than their count are :class:`InputError`.
+    Unset flags (absent or ``None``) take SciNCL's defaults. Unknown flags, values out of range, unknown strategy
+    names, counts that do not add up to ``triples_per_query`` and bands narrower than their count are
+    :class:`InputError`.
     """
     unknown = sorted(set(options) - miner_option_names())
     if unknown:
         raise InputError(f"unknown option(s) {', '.join('--' + u for u in unknown)}")
-    return MinerConfig(**{k: v for k, v in options.items() if v is not None})
-
-
-def validate_config(config: MinerConfig) -> None:
-    """Raise :class:`InputError` for settings that cannot produce ``triples_per_query`` triples: how the slots
-    fit together (strategies, counts, bands against counts). The flags' ranges are checked once before, by
-    the entry point (the CLI, run_specter's settings: :func:`scincl.settings.schema.check_settings`)."""
-    for slot in config.slots:
-        if slot.count <= 0:
-            continue
-        if slot.strategy not in STRATEGIES:
-            raise InputError(f"--{slot.name}_strategy {slot.strategy!r} is unknown; choose one of "
-                             f"{', '.join(STRATEGIES)}")
-        if slot.strategy in BAND_STRATEGIES:
-            if slot.k_max - slot.k_min < slot.count:
-                raise InputError(f"--{slot.name}: the interval ({slot.k_min}, {slot.k_max}] holds "
-                                 f"{slot.k_max - slot.k_min} neighbours, fewer than the count {slot.count}")
-        if slot.strategy == RANGE and slot.range is None:
-            raise InputError(f"--{slot.name}_strategy range needs --{slot.name}_range (the faiss threshold)")
-    for role in ROLES:
-        total = sum(s.count for s in config.active(role))
-        if total != config.triples_per_query:
-            parts = " + ".join(f"{s.name}_count={s.count}" for s in config.slots if s.role == role)
-            raise InputError(f"{role} counts must add up to --triples_per_query={config.triples_per_query}, "
-                             f"got {parts} = {total}")
-    if config.random_sorted_sample_n < 1:
-        raise InputError(f"--random_sorted_sample_n must be positive, got {config.random_sorted_sample_n}")
+    return MinerSpec(**{k: v for k, v in options.items() if v is not None})
 
 
 # Queries per block: one faiss call and one random stream each. Changing it changes the sample.
@@ -245,7 +107,7 @@ class _Block:
     neighbours: Optional[np.ndarray]  # self-free [n, K]
 
 
-def check_k_against_corpus(config: MinerConfig, corpus_size: int) -> None:
+def check_k_against_corpus(config: MinerSpec, corpus_size: int) -> None:
     """k beyond the index size, or more distinct random draws than a random slot's pool holds, is an
     :class:`InputError` naming the slot (called before the index is built: issue 41)."""
     for slot in config.active():
@@ -267,7 +129,7 @@ def check_k_against_corpus(config: MinerConfig, corpus_size: int) -> None:
 def mine_knn_triples(
     query_rows: np.ndarray,
     corpus: Corpus,
-    config: MinerConfig,
+    config: MinerSpec,
     search_fn: Optional[SearchFn],
     seed: int = 0,
     range_search_fn: Optional[RangeSearchFn] = None,
@@ -326,7 +188,7 @@ def mine_knn_triples(
     return mined
 
 
-def _sample_block(block: _Block, corpus: Corpus, config: MinerConfig, seed: int,
+def _sample_block(block: _Block, corpus: Corpus, config: MinerSpec, seed: int,
                   range_search_fn: Optional[RangeSearchFn]) -> Tuple[np.ndarray, np.ndarray, Counter]:
     """Fill every active slot for one block of queries with the block's own random stream."""
     rng = np.random.default_rng([seed, block.index])
@@ -337,12 +199,12 @@ def _sample_block(block: _Block, corpus: Corpus, config: MinerConfig, seed: int,
     return np.hstack(parts["positives"]), np.hstack(parts["negatives"]), stats
 
 
-def _fill_slot(slot: Slot, block: _Block, corpus: Corpus, config: MinerConfig, rng: np.random.Generator,
+def _fill_slot(slot: Slot, block: _Block, corpus: Corpus, config: MinerSpec, rng: np.random.Generator,
                range_search_fn: Optional[RangeSearchFn], stats: Counter) -> np.ndarray:
     """Candidate rows ``[n, slot.count]`` for one slot (dispatch on the strategy name)."""
     rows, nn, count = block.query_rows, block.neighbours, slot.count
     try:
-        # the band (<slot>_k_min, <slot>_k_max] of MinerConfig.slots, e.g. hard_negatives_k_min, hard_negatives_k_max
+        # the band (<slot>_k_min, <slot>_k_max] of MinerSpec.slots, e.g. hard_negatives_k_min, hard_negatives_k_max
         if slot.strategy == KNN:
             return st.knn_band(nn, slot.k_min, slot.k_max, count, rng)
         if slot.strategy == RANDOM:

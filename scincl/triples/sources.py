@@ -2,7 +2,7 @@
 
 An arm is a setting, not a code path: both planners (``run_specter``'s, ``pipeline/scincl_plan.py``, and the
 real-corpus experiments', ``pipeline/real_corpus.py``) ask :func:`sampler` for the call of their source and pass it
-their settings: the kNN miner a built :class:`~scincl.triples.miner.MinerConfig` and
+their settings: the kNN miner a built :class:`~scincl.settings.spec.MinerSpec` and
 :class:`~scincl.triples.knn_miner.KnnSearch`, the SPECTER-like sampler its counts.
 """
 from __future__ import annotations

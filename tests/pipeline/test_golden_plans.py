@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
+import attrs
 import pytest
 
 from tests.conftest import REPO_ROOT
@@ -49,6 +50,8 @@ class PlanRecorder:
         """``value`` as JSON data with the recorder's prefixes replaced (dataclasses as their fields)."""
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return {"<" + type(value).__name__ + ">": self.plain(dataclasses.asdict(value))}
+        if attrs.has(type(value)):  # the spec's sections (scincl/settings/spec.py)
+            return {"<" + type(value).__name__ + ">": self.plain(attrs.asdict(value))}
         if isinstance(value, dict):
             return {str(k): self.plain(v) for k, v in sorted(value.items(), key=lambda item: str(item[0]))}
         if isinstance(value, (list, tuple, set, frozenset)):
