@@ -3,8 +3,8 @@
 :mod:`scincl.settings.run` declares the run's settings and checks each value against its field's rule and
 choices (:func:`~scincl.settings.run.check_ranges`); it imports no package that acts on a value (the settings
 package sits below them all). What only those packages can judge is checked here, in the layer that plans the
-run: the flags' types (the CLI's converter), the corpus format, how the miner's slots fit, the graph method's
-own settings, a GPU asked for and the loss with its flags. :func:`check_run` runs them all, in that order.
+run: the flags' types (the CLI's converter), the corpus format, the graph method's own settings, a GPU asked
+for and the loss with its flags (the miner's flags are checked once, when the run's miner spec is built). :func:`check_run` runs them all, in that order.
 """
 from __future__ import annotations
 
@@ -31,16 +31,14 @@ def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
 def check_run(s: RunSettings) -> RunSettings:
     """Every error of resolved settings, before any stage runs (one-line :class:`InputError`): the corpus format
     (``None``/``auto``: detected from the folder, stored as ``None``), every value by its field's or its flag's
-    rule and choices (:func:`scincl.settings.run.check_ranges`), then the miner's bands and how its slots fit
-    together (building the run's :attr:`~scincl.settings.run.RunSettings.miner`, once), the graph method's settings,
-    a GPU asked for, and the loss with its flags."""
+    rule and choices, a kNN run's miner flags by building its miner spec once (ranges, bands, how the slots fit:
+    :func:`scincl.settings.run.check_ranges`), then the graph method's settings, a GPU asked for, and the loss
+    with its flags."""
     from scincl.corpus import check_format
 
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
     stage_selection(s.stages)  # --stages names stages of the plan
-    if s.triples_source == "knn":  # built (and so checked) here, once: the plan hands this object to the triplets stage
-        s.miner  # noqa: B018 - the property builds the spec; its validators raise
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         from scincl.graph.embedders import EMBEDDERS
         from scincl.graph.embedders.settings import parse_settings

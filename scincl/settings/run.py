@@ -5,9 +5,10 @@ settings' metadata is their declaration's in :mod:`scincl.settings.spec`, the ch
 Fields default to ``None`` where the full-scale run and the embedded demo differ: a run preset
 (``experiments/presets/<name>.py``, data read by :mod:`scincl.settings.presets` when a run asks for it) sets them,
 :func:`resolve` fills them (the user's flags win, then the preset, then the schema's paper value);
-:func:`check_ranges` checks every value against its field's rule and choices. What needs another package to
-check (the flags' types by the CLI's converter, the miner's slots, a graph method's settings, the GPU, the loss)
-is :mod:`scincl.pipeline.run_checks`', which calls :func:`check_ranges` first; the flags are routed to these fields
+:func:`check_ranges` checks every value against its field's rule and choices (a kNN run's miner flags by
+building its :class:`~scincl.settings.spec.MinerSpec`, which also checks how the slots fit). What needs another
+package to check (the flags' types by the CLI's converter, a graph method's settings, the GPU, the loss) is
+:mod:`scincl.pipeline.run_checks`', which calls :func:`check_ranges` first; the flags are routed to these fields
 by :mod:`scincl.pipeline.run_flags`, the run's directories laid out by :mod:`scincl.pipeline.layout`.
 """
 from __future__ import annotations
@@ -183,8 +184,8 @@ class RunSettings:
     @functools.cached_property
     def miner(self) -> MinerSpec:
         """The kNN miner's settings of this run (its slot flags by their fields' names, then ``miner_options``), built
-        once, when first asked for (:func:`scincl.pipeline.run_checks.check_run`, before any stage): building it is
-        the check of the bands and of how the slots fit. The plan hands this object to the triplets stage."""
+        once, when first asked for (:func:`check_ranges`, before any stage): building it is the check of their
+        ranges, the bands and how the slots fit. The plan hands this object to the triplets stage."""
         values = {**{name: getattr(self, name) for name in FIELDS if name in MINER_FLAGS}, **self.miner_options}
         return MinerSpec(**{name: value for name, value in values.items() if value is not None})
 
@@ -250,13 +251,18 @@ def parse_int_list(values: Any, name: str) -> List[int]:
 
 
 def check_ranges(s: RunSettings) -> RunSettings:
-    """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`): every field and
-    miner/training option checked once by :func:`scincl.settings.schema.check_settings` (the rule and choices of
-    its field, else of its flag; the bands), the same line as the CLI's check. The checks that need the other
-    packages (the miner's slots, the graph method's settings, a GPU, the loss) follow it in
+    """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`, the same line as the
+    CLI's check): a kNN run's miner flags by building its miner spec (:attr:`RunSettings.miner`: ranges, bands and
+    how the slots fit, checked once, there), every other field and option by
+    :func:`scincl.settings.schema.check_settings` (the rule and choices of its field, else of its flag). The
+    checks that need the other packages (the graph method's settings, a GPU, the loss) follow it in
     :func:`scincl.pipeline.run_checks.check_run`."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
-    check_settings({**values, **s.miner_options, **s.training_options}, fields=FIELDS)
+    values.update(s.miner_options)
+    if s.triples_source == "knn":
+        s.miner  # noqa: B018 - built here, once; its validators raise
+        values = {name: value for name, value in values.items() if name not in MINER_FLAGS}
+    check_settings({**values, **s.training_options}, fields=FIELDS)
     return s
 
 

@@ -35,13 +35,15 @@ def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
 
 
 def spec_field(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
-               choices: Tuple[str, ...] = (), converter: Any = None, option: bool = False) -> Any:
+               choices: Tuple[str, ...] = (), converter: Any = None, option: bool = False,
+               derived: bool = False) -> Any:
     """One field of the spec: its default, the source of that default, help text and validator (a range
     :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names), checked whenever the spec is built;
     ``converter`` gives a value its kind first (a numpy int a count). A field is a leaf (a SciNCL setting, a
     ``run_specter`` flag of its own: :data:`LEAVES`) unless ``option``: a miner flag SciNCL leaves at its default
-    (``run_specter`` passes it through ``miner_options``)."""
-    return attrs.field(default=default, validator=_validate, converter=converter,
+    (``run_specter`` passes it through ``miner_options``). A ``derived`` field (a band's start) is checked by its
+    section after the others, once derived: its end's error comes first."""
+    return attrs.field(default=default, validator=None if derived else _validate, converter=converter,
                        metadata={"source": source, "help": help, "rule": rule, "choices": choices, "option": option})
 
 
@@ -147,7 +149,7 @@ class MinerSpec:
     easy_positives_k_min: Optional[int] = spec_field(
         None, "derived: k+ - c+ = easy_positives_k_max - easy_positives_count (paper §3.2 band (k+ - c+; k+])",
         "positives start after the k_min-th neighbour (default: easy_positives_k_max - easy_positives_count)",
-        NON_NEGATIVE_INT, converter=_count)
+        NON_NEGATIVE_INT, converter=_count, derived=True)
     easy_positives_k_max: int = spec_field(
         25, "paper §5 / §6.1 (Fig. 2): best k+ = 25 on SciDocs val",
         "k+: positives end at the k_max-th neighbour of the query in the citation-embedding space", NON_NEGATIVE_INT,
@@ -173,7 +175,7 @@ class MinerSpec:
     hard_negatives_k_min: Optional[int] = spec_field(
         None, "derived: k- - c- = hard_negatives_k_max - hard_negatives_count (paper §3.2 band (k- - c-; k-])",
         "hard negatives start after the k_min-th neighbour (default: hard_negatives_k_max - hard_negatives_count)",
-        NON_NEGATIVE_INT, converter=_count)
+        NON_NEGATIVE_INT, converter=_count, derived=True)
     hard_negatives_k_max: int = spec_field(
         4000, "paper §5 / §6.2 (Fig. 3): best k-hard = 4000 on SciDocs val",
         "k-hard: hard negatives end at the k_max-th neighbour of the query", NON_NEGATIVE_INT, converter=_count)
@@ -191,9 +193,10 @@ class MinerSpec:
     def __attrs_post_init__(self) -> None:
         for name, value in derive_bands(attrs.asdict(self)).items():
             object.__setattr__(self, name, value)  # frozen: the derived band starts, set once here
-        attrs.validate(self)  # the derived starts by their rule too
-        for band in BANDS:
-            check_band(band, getattr(self, f"{band}_k_min"), getattr(self, f"{band}_k_max"))
+        for band in BANDS:  # each start by its rule, then the band
+            start = attrs.fields_dict(MinerSpec)[f"{band}_k_min"]
+            _validate(self, start, getattr(self, start.name))
+            check_band(band, getattr(self, start.name), getattr(self, f"{band}_k_max"))
         check_slots(self)
 
     @property
