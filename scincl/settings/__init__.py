@@ -6,7 +6,10 @@
 - :mod:`scincl.settings.spec`: :class:`~scincl.settings.spec.SciNCLSpec`, SciNCL's settings nested by what they set
   (sampler = miner + search, recipe = encoder + loss + training, graph, seed), attrs fields validated when built
   (PyTorch-BigGraph's ``ConfigSchema`` shape); :mod:`scincl.settings.schema` reads it by flag name (``SCINCL``).
-  The CLI checks, ``--help``, ``RunSettings``, the miner and the trainer read their defaults and ranges there;
+  Its :class:`~scincl.settings.spec.MinerSpec` is the triplet miner's settings (every slot flag, checked when
+  built: ranges, bands, how the slots fit), the object the miner takes. The CLI checks, ``--help``,
+  ``RunSettings`` and ``Recipe`` (their SciNCL fields are the spec's leaves) and the trainer read their defaults
+  and ranges there;
 - :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment and the range and
   choice check of its values;
 - :mod:`scincl.settings.presets`: the run presets as data (``experiments/presets/<name>.py``: paper, demo) and
@@ -19,6 +22,6 @@
 Importing it reads no file: the data modules of ``experiments/`` (arms, experiments, presets) are read when first
 used. This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
 other part may import it. Checks that need a package acting on the
-settings (the miner's config, a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
+settings (a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
 in :mod:`scincl.pipeline.run_checks`.
 """

@@ -6,16 +6,17 @@ range and help, validated when built). :data:`SCINCL` reads the paper's spec by 
 k-hard is the paper's 4000); every module that needs a SciNCL default reads it here, under the flag's own name, and
 :data:`FIELDS` gives each leaf's declaration:
 
-- :func:`check_settings` is the one range check of every flag (these fields' rules and
-  :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a command's flags
-  (:mod:`scincl.cli`), by ``run_specter``'s settings for its resolved values
-  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text
-  of these fields from :func:`rule_of` / :func:`help_of`;
+- :func:`check_settings` is the range check of flags flag by flag (these fields' rules, the miner's other flags'
+  (:data:`MINER_OPTIONS`) and :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a
+  command's flags (:mod:`scincl.cli`), by ``run_specter``'s settings for its resolved values other than a kNN
+  run's miner flags, which its :class:`~scincl.settings.spec.MinerSpec` checks when built
+  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text of these
+  fields from :func:`rule_of` / :func:`help_of`;
+- :func:`with_leaves` gives a settings dataclass (``RunSettings``, ``Recipe``) the spec's leaves as its fields;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
-  it is not given: in the spec, in ``RunSettings`` and in the miner's config;
-- the triplet miner's slot defaults (:mod:`scincl.triples.miner`), ``--k_scale corpus``
-  (:mod:`scincl.triples.k_scale`), the trainer's paper set-up (:mod:`scincl.model.train`) and the
-  encoders' input length (``max_sequence_length``) take their defaults from :data:`SCINCL`.
+  it is not given: in the spec (the miner's settings) and in ``RunSettings``;
+- ``--k_scale corpus`` (:mod:`scincl.triples.k_scale`), the trainer's paper set-up (:mod:`scincl.model.train`) and
+  the encoders' input length (``max_sequence_length``) take their defaults from :data:`SCINCL`.
 
 Sources: ``paper`` = Ostendorff et al. 2022 (../shared/papers/000_a9b5f58ad3ba2ccb.txt), ``README`` = the
 original SciNCL README (003_cf855bcd212543f5.txt).

@@ -174,6 +174,23 @@ def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
     assert settings_from_flags("out", {"triples_source": "specter_like", "easy_positives_count": 4}).demo
 
 
+def test_a_run_builds_its_miner_settings_once_and_hands_that_object_to_the_triplets_stage(tmp_path, monkeypatch):
+    """issue 39: the miner's config was built (and its slots checked) by check_run and again by the plan, and handed
+    on as a kwargs dict; now the run's MinerSpec is built once, where the settings are resolved and checked, and
+    the plan passes that typed object."""
+    from scincl.pipeline.scincl_plan import SciNCLPlan, settings_from_flags
+    from scincl.settings import spec
+
+    built = []
+    check_slots = spec.check_slots
+    monkeypatch.setattr(spec, "check_slots", lambda miner: (built.append(miner), check_slots(miner)))
+    settings = settings_from_flags(str(tmp_path / "out"), {"hard_negatives_k_max": 150})
+    sampling = SciNCLPlan(settings).sampling()
+    assert sampling["config"] is settings.miner and isinstance(settings.miner, spec.MinerSpec)
+    assert (settings.miner.slot("hard_negatives").k_min, settings.miner.slot("hard_negatives").k_max) == (148, 150)
+    assert [miner for miner in built if miner.slot("hard_negatives").k_max == 150] == [settings.miner]
+
+
 def test_help_shows_a_fields_choices_from_its_metadata():
     """--help reads the values a setting takes from the field that check_ranges checks them with."""
     from scincl.cli.help import format_flag
