@@ -30,7 +30,10 @@ def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
     """A leaf's value by its rule and choices (one :class:`InputError` line naming the flag); ``None`` passes."""
     if value is None:
         return
-    check_rule(attribute.name, value, attribute.metadata["rule"])
+    rule = attribute.metadata["rule"]
+    if rule is not None and not rule.words and not isinstance(value, (int, float)):  # "abc" for a count
+        raise InputError(f"--{attribute.name} {value!r}: must be a number {rule.describe()}")
+    check_rule(attribute.name, value, rule)
     check_choice(attribute.name, value, attribute.metadata["choices"])
 
 
@@ -71,14 +74,21 @@ class Slot:
         return f"{self.difficulty}_{self.role}"
 
 
+def _as(kind: type, value: Any) -> Any:
+    """``value`` as ``kind`` when it is a number or a number's text (a numpy integer, a float from a sweep, ``"5"``);
+    other values as given, for the validators to name."""
+    try:
+        return kind(value) if isinstance(value, (numbers.Real, str)) else value
+    except ValueError:
+        return value
+
+
 def _count(value: Any) -> Any:
-    """A count or rank as an ``int`` (a numpy integer, a float from a sweep); other values as given, for the
-    validators to name."""
-    return int(value) if isinstance(value, numbers.Real) else value
+    return _as(int, value)
 
 
 def _threshold(value: Any) -> Any:
-    return float(value) if isinstance(value, numbers.Real) else value
+    return _as(float, value)
 
 
 UNUSED_SLOT = "the original SciNCL code's flag; SciNCL leaves this slot empty (paper §3.2)"
