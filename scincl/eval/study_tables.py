@@ -121,7 +121,8 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
         metric_diffs = [mean_std_cell([b[s][t][m] - a[s][t][m] for s in paired if t in a[s] and t in b[s]])
                         for t, m in columns]
         lines.append("| " + " | ".join([f"{budget:,}", str(len(paired)), per_seed, mean_std_cell(test["diffs"]),
-                                        _fmt(test["t"], 2), str(test["df"]), _fmt(test["p"], 3)] + metric_diffs) + " |")
+                                        number_or_na(test["t"], ".2f"), str(test["df"]),
+                                        number_or_na(test["p"], ".3f")] + metric_diffs) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -165,8 +166,9 @@ def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[
     return path
 
 
-def _fmt(value: float, digits: int) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+def number_or_na(value: Optional[float], spec: str, suffix: str = "") -> str:
+    """``value`` formatted by ``spec`` with ``suffix``, or ``n/a`` when it is missing or NaN (a test below 2 pairs)."""
+    return "n/a" if value is None or math.isnan(value) else f"{value:{spec}}{suffix}"
 
 
 # ---------------------------------------------------------------------- collisions, graph study
