@@ -1,6 +1,6 @@
 """Arms compared in pairs over seeds (issue 40): one row per run, per-arm mean ± std, paired differences with their
-95 % CI, t-test and power. Pure functions of the runs' scores (no file is read here; ``scincl/pipeline/paired.py``
-reads and writes ``runs.csv``).
+95 % CI, t-test and power. Pure functions of the runs' scores (no file is read here; ``paired_runs.py`` reads and
+writes ``runs.csv``).
 
 A run's row (:data:`RUN_COLUMNS`, the columns of ``runs.csv``): its arm, triplets and seed, cite and co-cite MAP and
 nDCG as ``results.json`` holds them (×100, 2 decimals) and ``avg``, the mean of those four (the paper's CITE column,

@@ -3,8 +3,8 @@
 Mean ± std tables over seeds (the Avg is :func:`scincl.eval.report.run_average`, the one definition),
 the budget curve's per-budget table, paired differences and plot (issue 17), the collisions-vs-margin
 table and plot (paper Fig. 5), the graph study's link-prediction and retrieval tables, and how each arm's
-triplets relate to their query in the citation graph. The runs are made and read by ``scincl/pipeline``
-(``grid.py``, ``study_reports.py``, ``budget_curve.py``).
+triplets relate to their query in the citation graph. The runs are made by ``scincl/pipeline`` and read by
+``experiment_pages.py`` and ``study_reports.py``.
 """
 from __future__ import annotations
 
