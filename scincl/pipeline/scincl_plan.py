@@ -44,8 +44,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.threads import torch_threads
-from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
-                                      format_workload)
+from scincl.workload import Workload, count_lines, cpu_warning, encoder_size, estimate_hours, format_workload
 from scincl.pipeline.run_checks import check_run, check_types, miner_config
 from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
                                       stage_selection)
@@ -375,7 +374,7 @@ class SciNCLPlan(Planner):
         return out
 
     def workload(self) -> Workload:
-        """What this run is about to do, counted from its inputs before stage 1 (:mod:`scincl.pipeline.workload`)."""
+        """What this run is about to do, counted from its inputs before stage 1 (:mod:`scincl.workload`)."""
         s, notes = self.s, []
         papers = edges = dimension = epochs = None
         if s.demo:
