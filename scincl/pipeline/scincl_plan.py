@@ -529,7 +529,8 @@ def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Opt
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     from scincl.model.encoder import check_encoder
 
-    check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
+    if not settings.stages or {"train", "eval_base", "eval"} & set(settings.stages):  # --stages citations: no model
+        check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
     arguments = {"output_dir": output_dir, **flags}
     return pipeline.run(arguments)
 
