@@ -1,6 +1,7 @@
 """``COMMAND --help`` for people and ``COMMAND --help_all`` for every flag, each row read from where the flag is
-declared: the function's signature and docstring, and for a ``**kwargs`` command its :attr:`scincl.cli.Command.flags` rows
-(settings dataclass fields, the miner's, the trainer's, the losses', ``run_specter``'s and ``reproduce``'s).
+declared: the function's signature and docstring, and for a ``**kwargs`` command its
+:attr:`scincl.cli.Command.flags` rows (settings dataclass fields, the miner's, the trainer's, the losses',
+``run_specter``'s and ``reproduce``'s).
 """
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ class FlagInfo:
     help: str = ""
     choices: Sequence[str] = ()  # the values it takes (a settings field's ``choices`` metadata)
     declared: bool = False  # help from the field's setting() metadata (:func:`setting_help`): shown as it is
-
 
 
 def type_name(annotation: Any, default: Any = inspect.Parameter.empty) -> str:
@@ -133,8 +133,8 @@ def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[M
         else:
             text = default_text(f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
         out.append(FlagInfo(f.name, type_name(hints.get(f.name, Any)), text, where,
-                            setting_help(f.name, f.metadata) if declared else "", f.metadata.get("choices", ()) if declared else (),
-                            declared=declared))
+                            setting_help(f.name, f.metadata) if declared else "",
+                            f.metadata.get("choices", ()) if declared else (), declared=declared))
     return out
 
 
@@ -207,9 +207,9 @@ def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
              for row in training_flags(exclude=RESERVED_TRAINING_FLAGS | {r.name for r in rows})]
     rows += [r for r in signature_flags(train) if r.name in training_option_names() - RESERVED_TRAINING_FLAGS
              and r.name not in settings]
-    return rows + loss_flags() + [
-        FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
-                 f"accepted for the original command, no effect: {why}") for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
+    return rows + loss_flags() + [FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
+                                           f"accepted for the original command, no effect: {why}")
+                                  for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
 
 
 def reproduce_flag_info() -> List[FlagInfo]:

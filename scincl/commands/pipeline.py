@@ -70,7 +70,8 @@ COMMANDS = {
     "run_specter_like": _run(run_specter_like, run_summary),
     "sweep": _run(sweep, sweep_summary),
     "reproduce": _experiment(writes("output_dir")(reproduce),
-                             doc_fills={"kinds": lambda: " | ".join(import_module("scincl.pipeline.experiment_kinds").KINDS)}),
+                             doc_fills={"kinds": lambda: " | ".join(
+                                 import_module("scincl.pipeline.experiment_kinds").KINDS)}),
     "run_experiment": _experiment(writes("output_dir")(run_experiment_definition)),
     "collect_runs": _experiment(writes("to")(collect_runs), show=str),  # TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,
