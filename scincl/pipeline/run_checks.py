@@ -14,7 +14,6 @@ from typing import Any, Dict
 from scincl.errors import InputError
 from scincl.settings.run import FIELDS, RunSettings, check_ranges
 from scincl.settings.values import check_value, simple_type
-from scincl.pipeline.run_flags import stage_selection
 from scincl.triples.miner import MinerConfig, make_config, miner_option_names
 
 
@@ -47,7 +46,6 @@ def check_run(s: RunSettings) -> RunSettings:
 
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
-    stage_selection(s.stages)  # --stages names stages of the plan
     if s.triples_source == "knn":  # how the miner's slots fit (counts, strategies, bands), not at the triples stage
         miner_config(s)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)

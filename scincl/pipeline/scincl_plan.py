@@ -473,7 +473,7 @@ class SciNCLPlan(Planner):
         manifest = Manifest(self.p.run, arguments)
         manifest.set("paths", {k: str(v) for k, v in vars(self.p).items()})
         manifest.set("base_model", self.base_model)
-        skip = [n for n in self.s.skip if n in names] + unselected_stages(stages, stage_selection(self.s.stages))
+        skip = [n for n in self.s.skip if n in names] + unselected_stages(stages, self.s.stages or [])
         results = run_stages(stages, manifest, skip=skip, override=[n for n in self.s.override if n in names])
         if "train" in names and "train" not in self.s.skip and self.p.model.exists():
             manifest.set("leakage", self.leakage_record())
@@ -509,13 +509,15 @@ def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
 # ---------------------------------------------------------------------- the command
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
-    names, flags = setting_names(), check_types(dict(flags))
+    flags = dict(flags)
+    stages = stage_selection(flags.pop("stages", None))  # --stages parsed and its names checked, once
+    names, flags = setting_names(), check_types(flags)
     named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
     routed = route_flags({k: v for k, v in flags.items() if k not in names}, ALL_STAGE_NAMES,
                          reserved=RESERVED_TRAINING_FLAGS)
     settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
-                           override=sorted(routed.override))
+                           override=sorted(routed.override), stages=stages or None)
     return check_run(resolve(settings, given=[name for name, value in named.items() if value is not None]))
 
 
@@ -526,7 +528,8 @@ def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Opt
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     from scincl.model.encoder import check_encoder
 
-    check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
+    if not settings.stages or {"train", "eval_base", "eval"} & set(settings.stages):  # --stages citations: no model
+        check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
     arguments = {"output_dir": output_dir, **flags}
     return pipeline.run(arguments)
 
