@@ -1,12 +1,7 @@
 #!/usr/bin/env python
-"""`cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph) and the FAISS kNN index.
-
-BigGraph config overrides use PBG's own syntax and may be repeated, as with `torchbiggraph_train`:
-`-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64` (or `--overrides "a=1 b=2"`).
-
-A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-library function of the same name and flags listed in `scincl/commands/graph.py`; `--help` shows its docstring.
-"""
+"""`cli_graph.py`: citation-graph embeddings and the FAISS kNN index (the library functions of
+`scincl/commands/graph.py:COMMANDS`). BigGraph config overrides take PBG's own repeatable syntax, as
+`torchbiggraph_train` does: `-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64`."""
 from scincl.cli import commands_of, gather_pbg_overrides, library_functions, run_cli
 from scincl.commands import graph as library
 

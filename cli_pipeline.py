@@ -1,9 +1,6 @@
 #!/usr/bin/env python
-"""`cli_pipeline.py`: training, embedding, evaluation, the whole pipeline and the experiments.
-
-A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the library
-function `scincl/commands/pipeline.py:COMMANDS` names for it, with its flags; `--help` shows its docstring.
-"""
+"""`cli_pipeline.py`: training, embedding, evaluation, the whole pipeline and the experiments (the library functions
+of `scincl/commands/pipeline.py:COMMANDS`; `--help` shows each docstring)."""
 from scincl.cli import commands_of, library_functions, run_cli
 from scincl.commands import pipeline as library
 

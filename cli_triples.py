@@ -1,9 +1,6 @@
 #!/usr/bin/env python
-"""`cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle SciDocs) + metadata.
-
-A table of library calls (the BigGraph `main()` shape: parse, call): each subcommand is the
-library function of the same name and flags listed in `scincl/commands/triples.py`; `--help` shows its docstring.
-"""
+"""`cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle SciDocs) and metadata (the
+library functions of `scincl/commands/triples.py:COMMANDS`; `--help` shows each docstring)."""
 from scincl.cli import commands_of, library_functions, run_cli
 from scincl.commands import triples as library
 

@@ -19,7 +19,7 @@ ARMS = ["specter_like", "scincl"]
 PRIMARY_SEEDS = list(range(3, 23))  # 20 fresh seeds
 LARGE_BUDGET_SEEDS = list(range(3, 13))  # 10 of them at 6,840 triplets
 
-# the docs' tables (scincl/pipeline/paired.py docs_text): arm ids of runs.csv -> labels, in table order, and the
+# the docs' tables (scincl/eval/paired_runs.py docs_text): arm ids of runs.csv -> labels, in table order, and the
 # pre-registered comparisons (second, first, triplets, role): second minus first on the per-seed Avg
 LABELS = {"specter_like": "SPECTER-like", "scincl": "SciNCL (k+ 10)", "scincl_kp25": "SciNCL k+ 25 (control)"}
 COMPARISONS = [("scincl", "specter_like", 1000, "primary"),

@@ -17,11 +17,22 @@ set -euo pipefail
 : "${SCIDOCS_DIR:=${DATA_DIR}/scidocs}"                     # aws s3 sync ... specter/scidocs/
 : "${SCIDOCS_PAPER_IDS:=${DATA_DIR}/scidocs_s2orc/s2orc_paper_ids.json}"  # excluded from the graph
 : "${SPECTER_DIR:=${DATA_DIR}/specter}"                     # train_triples.csv, id mappings
-: "${BIGGRAPH_DIR:=${DATA_DIR}/biggraph}"                   # citation TSVs + PBG checkpoints
+: "${BIGGRAPH_DIR:=${DATA_DIR}/biggraph}"                   # the w/ leakage graph (01), distributed PBG (02b)
 : "${BIGGRAPH_CONFIG:=${BASE_DIR}/biggraph_configs/s2orc_768d_dot.py}"
-: "${S2ORC_EMBEDDINGS:=${BIGGRAPH_DIR}/s2orc_768d_dot/embeddings.h5}"           # sbin/02_biggraph.sbatch
-: "${S2ORC_PAPER_IDS:=${BIGGRAPH_DIR}/s2orc_768d_dot/entity_names_paper_id_0.json}"
 : "${OUTPUT_DIR:=${DATA_DIR}/scincl}"                       # run_specter experiments
+# Graph embeddings: exported S2ORC_EMBEDDINGS + S2ORC_PAPER_IDS (e.g. downloaded) are given to run_specter
+# (--graph_embeddings_path: its plan has no citations and graph stages); unset, the plan builds them
+# (01_citations, 02_biggraph) in OUTPUT_DIR/graph/, where the seeds, sweep and ablation scripts read them.
+GRAPH_ARGS=(--biggraph_config "${BIGGRAPH_CONFIG}")
+if [[ -n "${S2ORC_EMBEDDINGS:-}" ]]; then
+    GRAPH_ARGS=(--graph_paper_ids_path "${S2ORC_PAPER_IDS:?set S2ORC_PAPER_IDS with S2ORC_EMBEDDINGS}"
+                --graph_embeddings_path "${S2ORC_EMBEDDINGS}")
+fi
+: "${S2ORC_EMBEDDINGS:=${OUTPUT_DIR}/graph/embeddings.h5}"
+: "${S2ORC_PAPER_IDS:=${OUTPUT_DIR}/graph/entity_names_paper_id_0.json}"
+# BIGGRAPH_OVERRIDES="key=value ...": PBG config overrides of the plan's graph stage (e.g. num_epochs=10); part of
+# the graph's recorded settings, so every script of the plan must see the same value (export it once).
+if [[ -n "${BIGGRAPH_OVERRIDES:-}" ]]; then GRAPH_ARGS+=(--biggraph_overrides "${BIGGRAPH_OVERRIDES}"); fi
 : "${BASE_MODEL_NAME_OR_PATH:=${BASE_MODEL:-allenai/scibert_scivocab_uncased}}"  # paper §4: SciBERT initialisation
 : "${FAISS_STRING_FACTORY:=${ANN_FAISS_FACTORY:-Flat}}"     # exact kNN, as in the paper
 # ANN_INDEX_PATH: unset = the pipeline's own per-corpus index (<corpus ids>.<factory>.faiss next to the
@@ -52,6 +63,26 @@ if [[ -z "${PY:-}" ]]; then
 fi
 # shellcheck disable=SC2034  # used by the scripts that source this file
 read -r -a PY_CMD <<< "${PY}"
+
+# The one run_specter plan of 01_citations, 02_biggraph, 03_faiss and run_specter.sbatch (the original README's
+# command; the graph built by the plan unless S2ORC_EMBEDDINGS is exported). Each script runs a --stages selection
+# of it with the same OUTPUT_DIR and settings, so a later one reuses what the runner recorded for an earlier one
+# (a stage whose settings differ runs again): give every script the same extra arguments.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+RUN_SPECTER=("${PY_CMD[@]}" cli_pipeline.py run_specter "${OUTPUT_DIR}" --auto_output_dir
+    --scidocs_dir "${SCIDOCS_DIR}" --s2orc_metadata_dir "${S2ORC_METADATA_DIR}"
+    --specter_triples_path "${SPECTER_DIR}/train_triples.csv"
+    --s2id_to_s2orc_input_path "${SPECTER_DIR}/s2id_to_s2orc_paper_id.json"
+    "${GRAPH_ARGS[@]}" --graph_limit specter
+    --ann_metric inner_product --ann_workers 1 --ann_backend faiss --faiss_string_factory "${FAISS_STRING_FACTORY}"
+    "${ANN_INDEX_ARGS[@]}"
+    --val_or_test_or_both both --eval_steps 1 --save_steps "${SAVE_STEPS}"
+    --triples_per_query 5 --workers "${WORKERS}" --gzip
+    --base_model_name_or_path "${BASE_MODEL_NAME_OR_PATH}"
+    --easy_positives_count 5 --easy_positives_strategy knn --easy_positives_k_min 20 --easy_positives_k_max 25
+    --easy_negatives_count 3 --easy_negatives_strategy random_without_knn
+    --hard_negatives_count 2 --hard_negatives_strategy knn --hard_negatives_k_min 3998 --hard_negatives_k_max 4000
+    --seed "${SEED}")
 
 # run CMD...: execute, or print it when DRY_RUN=1 (used by tests/slurm/test_sbin.py and for checking paths).
 run() {

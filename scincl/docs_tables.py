@@ -104,8 +104,8 @@ def render(name: str, source: Path) -> str:
         return render_runs(source) if is_run_set(source) else timings_table(source)
     if source.name == RUN_RECORD:  # one documented real-data run, collected by scincl.docs_runs
         return render_record(source)
-    if source.suffix == ".csv":  # a paired experiment's runs.csv: its tables (scincl/pipeline/paired.py)
-        from scincl.pipeline.paired import docs_text
+    if source.suffix == ".csv":  # a paired experiment's runs.csv: its tables (scincl/eval/paired_runs.py)
+        from scincl.eval.paired_runs import docs_text
 
         return docs_text(source)
     if source.suffix == ".json":

@@ -19,7 +19,8 @@ still matches, and any changed byte does not. Larger files (S2ORC-scale embeddin
 are size + mtime + the sha256 of their first :data:`FULL_HASH_LIMIT` bytes + (issue 29) the
 xxh3-128 of their whole content up to :data:`CONTENT_HASH_LIMIT` (1 GiB; xxh3 hashes ~20 GB/s, so
 the disk's read speed is the cost), so an edit anywhere in a file of up to 1 GiB is detected even
-when it keeps the size and the mtime. Beyond 1 GiB the xxh3 covers :data:`SAMPLED_BLOCKS` blocks
+when it keeps the size and the mtime; and since every byte is hashed, the mtime of such a file is not
+compared (a copy with the same bytes matches). Beyond 1 GiB the xxh3 covers :data:`SAMPLED_BLOCKS` blocks
 of 1 MiB spread evenly over the file (first and last included): an edit that keeps size and mtime
 and falls between the sampled blocks of a file over 1 GiB is not detected. A directory is the
 sorted list of its files' relative paths and fingerprints (files inside directories are hashed in
@@ -132,11 +133,17 @@ def same_fingerprint(old: Any, new: Any, top: bool = True) -> bool:
     """True when two fingerprints (or lists of them) say the same content.
 
     A content-hash key (:data:`CONTENT_HASH_KEYS`) missing from one side is not compared: records
-    written before it existed stay valid. The top-level ``name`` is not content.
+    written before it existed stay valid. The top-level ``name`` is not content, and neither is a file's
+    ``mtime_ns`` when both sides hashed every byte of it (``xxh3_128``): a copy of an input with the same
+    bytes (a data folder provisioned again, ``cp`` without ``-p``) is the same input. The mtime still counts
+    where the content is only sampled (files over :data:`CONTENT_HASH_LIMIT`) or a record predates the hash.
     """
     if isinstance(old, dict) and isinstance(new, dict):
+        every_byte_hashed = "xxh3_128" in old and "xxh3_128" in new
         for key in (set(old) | set(new)) - ({"name"} if top else set()):
             if key in CONTENT_HASH_KEYS and (key not in old or key not in new):
+                continue
+            if key == "mtime_ns" and every_byte_hashed:
                 continue
             if key not in old or key not in new or not same_fingerprint(old[key], new[key], top=False):
                 return False

@@ -86,6 +86,16 @@ def test_the_pipeline_imports_nothing_from_the_cli_layer():
     assert "scincl.pipeline" in packages["scincl.cli"]  # the graph is real: the CLI layer sits above
 
 
+def test_the_evaluation_imports_nothing_from_the_pipeline():
+    """issue 39 step 3: the pipeline plans and runs; the reports of finished runs (tables, plots, results pages,
+    runs.csv) are scincl/eval's and take plain inputs (run folders, files, labels), so eval sits below the pipeline.
+    The docs' tables read the runs through eval, not through the planner."""
+    packages = _import_graph(lambda m: ".".join(m.split(".")[:2]))
+    assert "scincl.pipeline" not in packages["scincl.eval"]
+    assert "scincl.pipeline" not in packages["scincl.docs_tables"]
+    assert "scincl.eval" in packages["scincl.pipeline"]  # the graph is real: the pipeline calls the reports
+
+
 def _cli_imports(path: Path) -> list[str]:
     """``file:line name`` of every import of a ``cli_*`` module (statements, importlib, __import__)."""
     found = []

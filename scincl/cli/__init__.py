@@ -1,12 +1,13 @@
-"""The command-line layer of the ``cli_*.py`` fire front ends, one module (``--help`` text: :mod:`scincl.cli.help`).
+"""The command-line layer of the ``cli_*.py`` fire front ends: one module, above the library (which never imports it).
 
 A front end is a table of :class:`Command` rows (``scincl/commands/<name>.py``), each one library function. A
-row's :meth:`Command.signature` is the function's own with its ``**kwargs`` replaced by the flags it takes (the
-settings' and the trainer's, from where they are declared), its documented old flag names and ``--wait``: fire
-lists and routes the flags by it, and :func:`run_cli` checks the command line against it before anything runs
-(an unknown flag names the closest one; a stray positional is refused; values by their type and range, once).
-The library function that writes an output takes its lock (:func:`scincl.output_lock.writes`); ``--wait`` makes
-it wait for another holder. User errors end in one line on stderr, exit code 2. The library never imports this.
+row's :meth:`Command.signature` is the function's own with its ``**kwargs`` replaced by the flags it takes (rows
+read from where they are declared), its documented old flag names and ``--wait``: fire lists and routes the flags
+by it, and :func:`run_cli` refuses an unknown flag (naming the closest) or a stray positional before anything
+runs, then checks values by type and range once. The library function takes its outputs' locks
+(:func:`scincl.output_lock.writes`); ``--wait`` waits for their holder. ``--help`` shows the flags a user sets,
+``--help_all`` every flag with type, default, range and the source of the default. User errors, OS errors and
+SIGTERM end in one line on stderr.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import os
 import signal
 import sys
 import typing
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -27,8 +28,6 @@ from scincl.provenance import discard_pending
 from scincl.settings.schema import check_settings
 from scincl.settings.values import check_value, simple_type
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-HELP_TOKENS = ("--help", "-h")
 HELP_ALL = "--help_all"
 PBG_OVERRIDE_FLAGS = ("-p", "--p", "--param", "--overrides")
 WAIT = "wait"  # every command: wait for the run holding an output's lock (scincl/output_lock.py)
@@ -38,19 +37,16 @@ WAIT = "wait"  # every command: wait for the run holding an output's lock (scinc
 class Command:
     """One subcommand: a library function and what the command line adds to it (a row of a commands table).
 
-    - ``flags``: for a ``**kwargs`` function, the rows (:class:`scincl.cli.help.FlagInfo`) of the flags it takes;
-      ``flag_names``: their names alone when cheaper (``run_specter``'s: the planner's list), else from ``flags``;
-    - ``main``: the flags ``--help`` shows (every one: ``--help_all``); empty: the function's own; ``passes``: one
-      phrase for ``--help`` naming what else it takes (``every transformers.TrainingArguments field``);
-    - ``aliases``: ``{old name: flag}`` of documented command lines; ``repeatable``: flags given several times
-      gathered into one list (fire keeps the last); ``checks_settings``: the library converts and checks its
-      ``**kwargs`` itself (once); ``show``: what the command line prints of the result; ``doc_fills``: ``{name}``
-      places of the docstring filled for ``--help``.
+    ``flags``: for a ``**kwargs`` function, the rows of the flags it takes (called with ``every=False`` for
+    ``--help`` when it accepts that); ``main``: the flags ``--help`` shows (empty: the function's own);
+    ``passes``: one phrase for ``--help`` naming what else it takes; ``aliases``: ``{old name: flag}``;
+    ``repeatable``: flags given several times gathered into one list (fire keeps the last);
+    ``checks_settings``: the library converts and checks its ``**kwargs`` itself; ``show``: what the command
+    line prints of the result; ``doc_fills``: ``{name}`` places of the docstring filled for ``--help``.
     """
 
     function: Callable
-    flags: Optional[Callable[[], list]] = None
-    flag_names: Optional[Callable[[], Iterable[str]]] = None
+    flags: Optional[Callable[..., list]] = None  # of scincl.cli.help.FlagInfo
     main: Tuple[str, ...] = ()
     passes: str = ""
     aliases: Mapping[str, str] = attrs.field(factory=dict)
@@ -58,62 +54,40 @@ class Command:
     checks_settings: bool = False
     show: Optional[Callable[[Any], Any]] = None
     doc_fills: Mapping[str, Callable[[], str]] = attrs.field(factory=dict)
-    _signature: Optional[inspect.Signature] = attrs.field(default=None, init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        self.__doc__ = self.function.__doc__  # inspect.getdoc / fire read the function's docstring
-        self.__wrapped__ = self.function
-
-    @property
-    def __name__(self) -> str:  # noqa: A003 - what fire and error lines call it
-        return self.function.__name__
-
-    @property
-    def __signature__(self) -> inspect.Signature:
-        """:meth:`signature`, so ``inspect.signature(command)`` (and fire) see every flag."""
-        return self.signature()
+        self.__doc__ = self.function.__doc__  # inspect.getdoc(command) reads the function's docstring
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """The library function itself (old flag names accepted; no ``--wait``): the result, not what is shown."""
+        """The library function itself (old flag names accepted)."""
         return self.function(*args, **self.renamed(kwargs))
 
     def own_parameters(self) -> List[inspect.Parameter]:
         """The function's parameters without its ``**kwargs``."""
         return [p for p in inspect.signature(self.function).parameters.values() if p.kind is not p.VAR_KEYWORD]
 
-    def extra_names(self) -> List[str]:
-        """The flags the function takes through ``**kwargs`` (none without them)."""
-        if not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(self.function).parameters.values()):
-            return []
-        own = {p.name for p in self.own_parameters()}
-        names = self.flag_names() if self.flag_names else [row.name for row in (self.flags() if self.flags else [])]
-        return [name for name in dict.fromkeys(names) if name not in own]
-
-    def signature(self) -> inspect.Signature:
-        """The full signature: the function's own parameters, then each ``**kwargs`` flag, old name and ``--wait``
-        as a keyword (built once, when first asked: ``run_specter``'s flags name every trainer argument)."""
-        if self._signature is None:
-            own = self.own_parameters()
-            taken = {p.name for p in own}
-            extra = [n for n in [*self.extra_names(), *self.aliases, WAIT] if n not in taken]
-            keyword = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None if n != WAIT else False)
-                       for n in dict.fromkeys(extra)]
-            open_kwargs = [p for p in inspect.signature(self.function).parameters.values() if p.kind is p.VAR_KEYWORD
-                           and self.flags is None and self.flag_names is None]  # undeclared: left open
-            self._signature = inspect.Signature(own + keyword + open_kwargs)
-        return self._signature
+    @functools.cached_property
+    def __signature__(self) -> inspect.Signature:
+        """The function's own parameters, then each ``**kwargs`` flag, old name and ``--wait`` as a keyword, so
+        ``inspect.signature(command)`` and fire see every flag (built when first asked: ``run_specter``'s flags name
+        every trainer argument)."""
+        params = inspect.signature(self.function).parameters.values()
+        own = self.own_parameters()
+        extra = [r.name for r in self.flags()] if self.flags and any(p.kind is p.VAR_KEYWORD for p in params) else []
+        keyword = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == WAIT else None)
+                   for n in dict.fromkeys([*extra, *self.aliases, WAIT]) if n not in {p.name for p in own}]
+        undeclared = [p for p in params if p.kind is p.VAR_KEYWORD and self.flags is None]  # left open
+        return inspect.Signature(own + keyword + undeclared)
 
     def takes(self, name: str) -> bool:
-        """``--name`` is a flag of the command (its own parameters, old names and ``--wait`` answer without building
-        the full signature)."""
+        """``--name`` is a flag of the command (own parameters, old names and ``--wait`` without the full signature)."""
         if name in {p.name for p in self.own_parameters()} or name in self.aliases or name == WAIT:
             return True
-        params = self.signature().parameters
+        params = self.__signature__.parameters
         return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
     def flag_type(self, name: str) -> Optional[type]:
-        """The type flag ``--name`` is checked as: its (or, for an old name, its flag's) type hint's; ``None``: by
-        its range rule (a ``**kwargs`` flag, a hint of several kinds)."""
+        """The type ``--name`` is checked as (its flag's type hint); ``None``: by its range rule."""
         try:
             hints = typing.get_type_hints(self.function)
         except Exception:  # an annotation that does not resolve: by its rule
@@ -138,13 +112,13 @@ class Command:
         return doc
 
     def run(self, args: tuple, kwargs: dict) -> Any:
-        """One call from the command line: values converted to their types and range-checked once (unless the
-        library checks its settings itself), old names renamed, the outputs locked by the library (``--wait``: wait
-        for their holder); the result as :attr:`show` says."""
+        """One call from the command line: values converted and range-checked once (unless the library checks its
+        settings itself), old names renamed, ``--wait`` applied to the library's locks; the result as :attr:`show`
+        says."""
         from scincl.output_lock import waiting
 
-        values = dict(self.signature().bind(*args, **kwargs).arguments)
-        for name, param in self.signature().parameters.items():
+        values = dict(self.__signature__.bind(*args, **kwargs).arguments)
+        for name, param in self.__signature__.parameters.items():
             if param.kind is param.VAR_KEYWORD:
                 values.update(values.pop(name, {}))
         values = self.renamed(values)
@@ -156,24 +130,16 @@ class Command:
                 values[name] = check_value(name, value, self.flag_type(name), check_range=False)
         seen = {name: value for name, value in values.items() if name != star}
         if not self.checks_settings:
-            defaults = {n: p.default for n, p in own.items() if p.default is not p.empty}
-            check_settings(seen, bands={**defaults, **seen})
-        check_training_length(seen)
+            check_settings(seen, bands={**{n: p.default for n, p in own.items() if p.default is not p.empty}, **seen})
+        if seen.get("num_train_epochs") == 0 and not (isinstance(seen.get("max_steps"), int) and seen["max_steps"] > 0):
+            raise InputError("--num_train_epochs 0: no training step would run (give epochs > 0 or --max_steps N)")
         call_args: List[Any] = []
         if star is not None and values.get(star):  # every parameter before *args by position
-            before = list(own)[:list(own).index(star)]
-            call_args = [values.pop(n) for n in before] + list(values.pop(star))
+            call_args = [values.pop(n) for n in list(own)[:list(own).index(star)]] + list(values.pop(star))
         values.pop(star, None)
         with waiting(bool(wait)):
             result = self.function(*call_args, **values)
         return self.show(result) if self.show else result
-
-
-def check_training_length(values: Mapping[str, Any]) -> None:
-    """``--num_train_epochs 0`` without ``--max_steps``: no step would run and the base model would be saved."""
-    epochs, max_steps = values.get("num_train_epochs"), values.get("max_steps")
-    if epochs == 0 and not (isinstance(max_steps, int) and max_steps > 0):
-        raise InputError("--num_train_epochs 0: no training step would run (give epochs > 0 or --max_steps N)")
 
 
 def commands_of(source: Any) -> Dict[str, Command]:
@@ -188,34 +154,31 @@ def library_functions(commands: Mapping[str, Command]) -> Dict[str, Callable]:
     return {name: row.function for name, row in commands.items()}
 
 
+# ---------------------------------------------------------------- the command line, checked before fire runs it
 def _is_flag(token: str) -> bool:
     """A flag token as fire reads one (``--name``, ``-x``); ``-1`` is a value."""
     return token.startswith("--") or (len(token) == 2 and token[0] == "-" and token[1].isalpha())
 
 
 def split_arguments(tokens: Sequence[str]) -> Tuple[List[str], List[str]]:
-    """``(positional values, flag names)`` of a command's arguments, read as fire reads them: a ``--name`` without
-    ``=`` takes the next token as its value unless that is a flag too. Tokens after a bare ``--`` are fire's."""
+    """``(positional values, flag names)`` as fire reads them: a ``--name`` without ``=`` takes the next token as
+    its value unless that is a flag too. Tokens after a bare ``--`` are fire's."""
     positional: List[str] = []
     names: List[str] = []
     i = 0
     while i < len(tokens) and tokens[i] != "--":
-        token = tokens[i]
-        if _is_flag(token):
-            names.append(token.lstrip("-").split("=", 1)[0].replace("-", "_"))
-            if "=" not in token and i + 1 < len(tokens) and not _is_flag(tokens[i + 1]):
-                i += 1
+        if _is_flag(tokens[i]):
+            names.append(tokens[i].lstrip("-").split("=", 1)[0].replace("-", "_"))
+            i += "=" not in tokens[i] and i + 1 < len(tokens) and not _is_flag(tokens[i + 1])
         else:
-            positional.append(token)
+            positional.append(tokens[i])
         i += 1
     return positional, names
 
 
 def check_arguments(name: str, command: Command, tokens: Sequence[str]) -> None:
-    """Refuse, before the command runs, more positional values than it has places for (fire would run the command
-    with the first ones and fail on the rest after the work: ``run_specter OUT extra`` ran a whole pipeline first)
-    and a flag its signature does not have, naming the closest one (the full signature is built only for a flag
-    that is not the function's own)."""
+    """Refuse, before the command runs, more positional values than it has places for (fire would run it with the
+    first ones and fail on the rest after the work) and a flag it does not take, naming the closest one."""
     own = {p.name: p for p in command.own_parameters()}
     positional, names = split_arguments(tokens)
     if not any(p.kind is p.VAR_POSITIONAL for p in own.values()):
@@ -225,19 +188,15 @@ def check_arguments(name: str, command: Command, tokens: Sequence[str]) -> None:
                              + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
                                 if places else "no positional argument")
                              + f"; flags are --name value (`{name} --help` lists them)")
-    for token in tokens:
-        if token == "--":
-            break
+    for token in tokens[:list(tokens).index("--")] if "--" in tokens else tokens:
         flag = token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") and len(token) > 2 else None
         if flag and flag != "help" and not command.takes(flag) and not (flag[:2] == "no" and command.takes(flag[2:])):
-            raise unknown_flag_error(flag, name, command.signature().parameters)
+            raise unknown_flag_error(flag, name, command.__signature__.parameters)
 
 
 def gather_repeated_flags(command: Command, argv: List[str]) -> List[str]:
     """The command's repeatable flags gathered into one list value each (fire keeps only the last):
     ``--corpus_dir A --corpus_dir=B`` becomes ``--corpus_dir=['A', 'B']``; a flag given once stays as it is."""
-    if not command.repeatable:
-        return argv
     values: Dict[str, List[str]] = {}
     rest: List[str] = []
     i = 0
@@ -246,7 +205,7 @@ def gather_repeated_flags(command: Command, argv: List[str]) -> List[str]:
         name = flag[2:].replace("-", "_") if flag.startswith("--") else None
         if name in command.repeatable and (eq or i + 1 < len(argv)):
             values.setdefault(name, []).append(inline if eq else argv[i + 1])
-            i += 0 if eq else 1
+            i += not eq
         else:
             rest.append(argv[i])
         i += 1
@@ -273,36 +232,7 @@ def gather_pbg_overrides(argv: List[str]) -> List[str]:
     return out + (["--overrides", " ".join(collected)] if collected else [])
 
 
-def command_line(commands: Mapping[str, Command], argv: List[str]) -> Tuple[Command, List[str]]:
-    """The chosen command and its arguments as fire will read them, checked (:func:`check_arguments`)."""
-    command = commands[argv[0]]
-    tokens = argv[1:]
-    if any(p.name == "overrides" for p in command.own_parameters()):
-        tokens = gather_pbg_overrides(tokens)
-    tokens = gather_repeated_flags(command, tokens)
-    check_arguments(argv[0], command, tokens)
-    return command, tokens
-
-
-def fire_function(command: Command) -> Callable:
-    """A plain function fire can call: ``command``'s full signature and docstring, :meth:`Command.run` inside."""
-    def run(*args: Any, **kwargs: Any) -> Any:
-        return command.run(args, kwargs)
-
-    functools.update_wrapper(run, command.function, assigned=("__module__", "__name__", "__qualname__", "__doc__"),
-                             updated=())
-    run.__signature__ = command.signature()  # type: ignore[attr-defined]
-    return run
-
-
-def setup_logging(level: str | int | None = None) -> None:
-    """Configure root logging once (level from ``SCINCL_LOG_LEVEL``, default INFO)."""
-    logging.basicConfig(level=level or os.environ.get("SCINCL_LOG_LEVEL", "INFO"), format=LOG_FORMAT,
-                        stream=sys.stderr)
-    # faiss's loader logs each instruction set it tries at INFO ("Could not load library with AVX512 support"): no failure
-    logging.getLogger("faiss.loader").setLevel(logging.WARNING)
-
-
+# ---------------------------------------------------------------- errors a user can act on, in one line
 def os_error_message(exc: OSError) -> str:
     """A one-line explanation of an OS error that a user can act on (disk full, permissions)."""
     target = exc.filename or ""
@@ -329,13 +259,10 @@ def os_error_behind(exc: BaseException) -> Optional[OSError]:
         if isinstance(current, OSError) and current.errno is not None:
             return current
         current = current.__cause__ or current.__context__
-    text = " ".join(str(c) for c in chain)
-    for phrase, code in WRITE_FAILURES:
-        if phrase in text:
-            failed = OSError(code, os.strerror(code) if code != errno.EIO else "a write failed (disk full?)")
-            failed.filename = ""
-            return failed
-    return None
+    code = next((code for phrase, code in WRITE_FAILURES if phrase in " ".join(str(c) for c in chain)), None)
+    if code is None:
+        return None
+    return OSError(code, os.strerror(code) if code != errno.EIO else "a write failed (disk full?)", "")
 
 
 class Terminated(BaseException):
@@ -354,56 +281,43 @@ def _raise_terminated(signum, frame):  # noqa: ARG001 - signal handler signature
     raise Terminated()
 
 
-def _catch_sigterm() -> Any:
-    """Install :func:`_raise_terminated` for SIGTERM (main thread only); returns the previous handler."""
-    _MAIN_PID[0] = os.getpid()
-    try:
-        return signal.signal(signal.SIGTERM, _raise_terminated)
-    except ValueError:  # not the main thread
-        return None
-
-
-def help_requested(argv: Sequence[str]) -> Optional[str]:
-    """``--help`` (also ``-h``) or ``--help_all`` among the arguments (before a bare ``--``: after it, fire's)."""
-    for token in argv:
-        if token == "--":
-            return None
-        if token in HELP_TOKENS or token == HELP_ALL:
-            return token
-    return None
-
-
-def print_help(commands: Mapping[str, Command], argv: Sequence[str], prog: str) -> None:
-    """``prog --help`` (the commands) or ``prog COMMAND --help`` / ``--help_all`` (its flags) on stdout."""
-    from scincl.cli.help import format_command_help, format_command_list
-
-    if argv and argv[0] in commands:
-        sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every=help_requested(argv) == HELP_ALL))
-    elif argv and not argv[0].startswith("-"):
-        raise InputError(f"unknown command {argv[0]!r} (commands: {', '.join(commands)})")
-    else:
-        sys.stdout.write(format_command_list(prog, commands))
-
-
 def run_cli(commands: Mapping[str, Command], name: str | None = None) -> None:
     """Run a front end's command line (``sys.argv``): ``--help``, or the chosen command checked
-    (:func:`command_line`) and called through fire; user errors become one line on stderr and exit code 2."""
+    (:func:`check_arguments`) and called through fire; user errors become one line on stderr and exit code 2."""
     import fire
 
-    setup_logging()
+    logging.basicConfig(level=os.environ.get("SCINCL_LOG_LEVEL", "INFO"), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines name instruction sets it tried
     prog = name or os.path.basename(sys.argv[0])
-    previous_sigterm = _catch_sigterm()
+    _MAIN_PID[0] = os.getpid()
+    try:
+        previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread
+        previous_sigterm = None
     commands = {n: row if isinstance(row, Command) else Command(row) for n, row in commands.items()}
     try:
         argv = sys.argv[1:]
-        if help_requested(argv) or not argv:
-            print_help(commands, argv, prog)
-            return
-        if argv[0] in commands:
-            command, tokens = command_line(commands, argv)
-            fire.Fire({argv[0]: fire_function(command)}, command=[argv[0], *tokens], name=prog)
-        else:
-            fire.Fire({n: fire_function(row) for n, row in commands.items()}, command=argv, name=prog)
+        asked = next((t for t in argv[:argv.index("--") if "--" in argv else len(argv)]
+                      if t in ("--help", "-h", HELP_ALL)), None)
+        if asked or not argv:
+            from scincl.cli.help import print_help
+
+            return print_help(commands, argv, prog, every=asked == HELP_ALL)
+        if argv[0] not in commands:  # fire's own error line and command list
+            return fire.Fire({n: row.function for n, row in commands.items()}, command=argv, name=prog)
+        command, tokens = commands[argv[0]], argv[1:]
+        if any(p.name == "overrides" for p in command.own_parameters()):
+            tokens = gather_pbg_overrides(tokens)
+        tokens = gather_repeated_flags(command, tokens)
+        check_arguments(argv[0], command, tokens)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return command.run(args, kwargs)
+
+        functools.update_wrapper(call, command.function, ("__module__", "__name__", "__qualname__", "__doc__"), ())
+        call.__signature__ = command.__signature__  # type: ignore[attr-defined]
+        fire.Fire({argv[0]: call}, command=[argv[0], *tokens], name=prog)
     except InputError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         sys.exit(2)
@@ -412,12 +326,10 @@ def run_cli(commands: Mapping[str, Command], name: str | None = None) -> None:
             sys.exit(1)
         print(f"{prog}: error: {os_error_message(exc)}", file=sys.stderr)
         sys.exit(2)
-    except KeyboardInterrupt:
-        print(f"{prog}: interrupted (Ctrl-C); temporary files removed, rerun the command to resume", file=sys.stderr)
-        sys.exit(130)
-    except Terminated:
-        print(f"{prog}: terminated (SIGTERM); temporary files removed, rerun the command to resume", file=sys.stderr)
-        sys.exit(143)
+    except (KeyboardInterrupt, Terminated) as exc:
+        stop = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+        print(f"{prog}: {stop}; temporary files removed, rerun the command to resume", file=sys.stderr)
+        sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
     except Exception as exc:  # a write that failed inside a library (torch.save, h5py) on a full disk
         failed = os_error_behind(exc)
         if failed is None:

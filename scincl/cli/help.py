@@ -1,14 +1,7 @@
-"""``COMMAND --help`` for people and ``COMMAND --help_all`` for every flag, from where each flag is declared.
-
-``--help``: usage (flags shown as flags), the docstring, the positional arguments and the flags a user sets (the
-command's :attr:`~scincl.cli.Command.main` ones, else its own signature's) with a readable type, the default and a
-one-line help (the docstring's ``:param``/``Args:`` line, else the setting's declared help), then one line naming
-what else passes through. ``--help_all``: every flag with type, default, range or choices, source and help. The
-rows come from one place each: the function's signature and docstring; for a ``**kwargs`` command, the
-:attr:`~scincl.cli.Command.flags` rows: settings dataclass fields (:func:`dataclass_flags`), the miner's
-(:func:`miner_flags`), the trainer's (:func:`training_flags`), the losses' (:func:`loss_flags`), ``run_specter``'s
-and ``reproduce``'s (:func:`run_specter_flag_info`, :func:`reproduce_flag_info`: the one place that reads the
-planner's flag lists).
+"""``COMMAND --help`` for people and ``COMMAND --help_all`` for every flag, each row read from where the flag is
+declared: the function's signature and docstring, and for a ``**kwargs`` command its
+:attr:`scincl.cli.Command.flags` rows (settings dataclass fields, the miner's, the trainer's, the losses',
+``run_specter``'s and ``reproduce``'s).
 """
 from __future__ import annotations
 
@@ -16,19 +9,17 @@ import dataclasses
 import inspect
 import os
 import re
+import sys
 import typing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 import attrs
 
-from scincl.settings.run import REPO_ROOT
-
-PARAM_LINE = re.compile(r"^\s*(?::param\s+(\w+):|(\w+):)\s*(.*)$")
+from scincl.errors import InputError
 
 
-@dataclass
+@dataclasses.dataclass
 class FlagInfo:
     """One flag of a command as ``--help`` lists it."""
 
@@ -45,25 +36,21 @@ def type_name(annotation: Any, default: Any = inspect.Parameter.empty) -> str:
     """A readable type: ``Optional[int]`` -> ``int``, ``Union[None, int, str, Sequence[int]]`` -> ``int|str|list``,
     a path -> ``str``; no hint -> the default's type (``any`` without one)."""
     if isinstance(annotation, str):
-        annotation = annotation.replace("typing.", "")
-        match = re.fullmatch(r"Optional\[(.*)\]", annotation)
-        return match.group(1) if match else annotation
+        match = re.fullmatch(r"Optional\[(.*)\]", annotation.replace("typing.", ""))
+        return match.group(1) if match else annotation.replace("typing.", "")
     if annotation is inspect.Parameter.empty or annotation is Any:
         return "any" if default is inspect.Parameter.empty or default is None else type(default).__name__
     origin, args = typing.get_origin(annotation), [a for a in typing.get_args(annotation) if a is not type(None)]
     if origin is typing.Union:
-        if set(args) == {str, os.PathLike}:
-            return "str"  # a path (scincl.io.PathLike)
-        return "|".join(dict.fromkeys(type_name(a) for a in args if a is not os.PathLike))
+        return "str" if set(args) == {str, os.PathLike} else "|".join(
+            dict.fromkeys(type_name(a) for a in args if a is not os.PathLike))
     if origin in (list, tuple, set, frozenset) or (origin is not None and str(origin).startswith("<class 'collections")):
         return "list"
-    if isinstance(annotation, type):
-        return annotation.__name__
-    return str(annotation).replace("typing.", "")
+    return annotation.__name__ if isinstance(annotation, type) else str(annotation).replace("typing.", "")
 
 
 def default_text(value: Any) -> str:
-    if value is inspect.Parameter.empty:
+    if value is inspect.Parameter.empty or value is dataclasses.MISSING:
         return "required"
     if isinstance(value, (list, tuple)) and not value:
         return "none"
@@ -72,6 +59,8 @@ def default_text(value: Any) -> str:
 
 def source_of(obj: Any) -> str:
     """``path/in/repo.py:Name`` of a function or class (the module name outside the repository)."""
+    from scincl.settings.run import REPO_ROOT
+
     try:
         where = str(Path(inspect.getsourcefile(obj)).resolve().relative_to(REPO_ROOT))
     except (TypeError, ValueError, OSError):
@@ -90,7 +79,7 @@ def documented(function: Callable) -> Dict[str, str]:
         if current and line.strip() and depth > indent:
             out[current] += " " + line.strip()
             continue
-        match = PARAM_LINE.match(line)
+        match = re.match(r"^\s*(?::param\s+(\w+):|(\w+):)\s*(.*)$", line)
         current = match and (match.group(1) or match.group(2))
         if current in names and current not in out and match.group(3).strip():
             out[current], indent = match.group(3).strip(), depth
@@ -103,23 +92,21 @@ def signature_flags(function: Callable) -> List[FlagInfo]:
     """The flags (and positional arguments) of a function's signature, each with its docstring's help line."""
     function = inspect.unwrap(function)
     hints = typing.get_type_hints(function) if not isinstance(function, type) else {}
-    source, helps = source_of(function), documented(function)
+    helps = documented(function)
     out = []
     for name, param in inspect.signature(function).parameters.items():
-        if param.kind is param.VAR_KEYWORD:
-            continue
-        kind = type_name(hints.get(name, param.annotation), param.default)
-        many = param.kind is param.VAR_POSITIONAL
-        out.append(FlagInfo(name, f"{kind} ..." if many else kind,
-                            "positional, any number" if many else default_text(param.default), source,
-                            helps.get(name, "")))
+        if param.kind is not param.VAR_KEYWORD:
+            many = param.kind is param.VAR_POSITIONAL
+            kind = type_name(hints.get(name, param.annotation), param.default)
+            out.append(FlagInfo(name, f"{kind} ..." if many else kind,
+                                "positional, any number" if many else default_text(param.default),
+                                source_of(function), helps.get(name, "")))
     return out
 
 
 def setting_help(name: str, meta: Mapping[str, Any]) -> str:
     """The help of a field declared with :func:`scincl.settings.schema.setting`: ``help (default from: source)``;
-    for a SciNCL setting (a spec leaf of the same name) also the paper's default and its source, unless the field's
-    default comes from there too (then :func:`~scincl.settings.schema.help_of`)."""
+    for a SciNCL setting whose default comes from elsewhere also the paper's default and its source."""
     from scincl.settings.schema import FIELDS, SCINCL, help_of
 
     schema = FIELDS.get(name)
@@ -131,32 +118,31 @@ def setting_help(name: str, meta: Mapping[str, Any]) -> str:
             f"{schema.metadata['source']})")
 
 
-def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Dict[str, str]] = None,
-                    source: Optional[str] = None) -> List[FlagInfo]:
-    """The fields of a settings dataclass as flags (``defaults`` overrides a field's shown default, e.g. the values
-    the run presets give it); a field declared with :func:`scincl.settings.schema.setting` with its help and the
-    source of its default (:func:`setting_help`)."""
-    hints = typing.get_type_hints(cls)
-    defaults, exclude = defaults or {}, set(exclude)
+def dataclass_flags(cls: type, exclude: Iterable[str] = (), defaults: Optional[Mapping[str, Any]] = None,
+                    source: Optional[str] = None, defaults_source: Optional[str] = None) -> List[FlagInfo]:
+    """The ``__init__`` fields of a settings dataclass as flags; ``defaults`` overrides a field's shown default
+    (the text a preset gives it, or a value: from ``defaults_source`` when named); a field declared with
+    :func:`scincl.settings.schema.setting` with its help and the source of its default."""
+    hints, defaults = typing.get_type_hints(cls), defaults or {}
     out = []
     for f in attrs.fields(cls) if attrs.has(cls) else dataclasses.fields(cls):  # attrs: the spec's sections
-        if f.name in exclude:
+        if not f.init or f.name in exclude:
             continue
-        if f.name in defaults:
-            default = defaults[f.name]
-        elif getattr(f, "default_factory", dataclasses.MISSING) is not dataclasses.MISSING:  # type: ignore[misc]
-            default = default_text(f.default_factory())  # type: ignore[misc]
+        declared, where = "source" in f.metadata, source or source_of(cls)
+        if f.name in defaults:  # a text (a preset's), or a value from defaults_source
+            text = default_text(defaults[f.name]) if defaults_source else defaults[f.name]
+            where = defaults_source or where
         else:
-            default = default_text(f.default if f.default is not dataclasses.MISSING else inspect.Parameter.empty)
-        text = setting_help(f.name, f.metadata) if "help" in f.metadata else ""
-        out.append(FlagInfo(f.name, type_name(hints.get(f.name, Any)), default, source or source_of(cls), text,
-                            f.metadata.get("choices", ()), declared="help" in f.metadata))
+            factory = getattr(f, "default_factory", dataclasses.MISSING)
+            text = default_text(factory() if factory is not dataclasses.MISSING else f.default)
+        out.append(FlagInfo(f.name, type_name(hints.get(f.name, Any)), text, where,
+                            setting_help(f.name, f.metadata) if declared else "",
+                            f.metadata.get("choices", ()) if declared else (), declared=declared))
     return out
 
 
 def miner_flags() -> List[FlagInfo]:
-    """The triplet miner's flags (per slot and the strategy options): the fields of
-    :class:`scincl.settings.spec.MinerSpec`."""
+    """The triplet miner's flags: the fields of :class:`scincl.settings.spec.MinerSpec`."""
     from scincl.settings.spec import MinerSpec
     from scincl.triples import config
 
@@ -177,48 +163,22 @@ def loss_flags() -> List[FlagInfo]:
             for option in loss_options().values()]
 
 
-def training_flags(exclude: Iterable[str] = (), defaults: Optional[Dict[str, Any]] = None,
+def training_flags(exclude: Iterable[str] = ("output_dir",), defaults: Optional[Dict[str, Any]] = None,
                    defaults_source: str = "scincl/model/train.py:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
     """``transformers.TrainingArguments`` fields with the defaults a command applies over transformers' (``train``'s
-    SPECTER set-up unless ``defaults``/``defaults_source`` name another, e.g. ``pretrain``'s)."""
+    SPECTER set-up unless ``defaults`` names another, e.g. ``pretrain``'s)."""
     from transformers import TrainingArguments
 
     if defaults is None:
         from scincl.model.train import PAPER_TRAINING_DEFAULTS as defaults
-    exclude = set(exclude)
-    out = []
-    for f in dataclasses.fields(TrainingArguments):
-        if not f.init or f.name in exclude:
-            continue
-        if f.name in defaults:
-            default, source = default_text(defaults[f.name]), defaults_source
-        else:
-            value = f.default if f.default is not dataclasses.MISSING else (
-                f.default_factory() if f.default_factory is not dataclasses.MISSING  # type: ignore[misc]
-                else inspect.Parameter.empty)
-            default, source = default_text(value), "transformers.TrainingArguments"
-        out.append(FlagInfo(f.name, type_name(f.type), default, source))
-    return out
-
-
-def training_flag_names(losses: bool = True) -> List[str]:
-    """The names of :func:`training_flags` (and, ``losses``, :func:`loss_flags`) without building their rows: what a
-    flag is checked against."""
-    from transformers import TrainingArguments
-
-    names = [f.name for f in dataclasses.fields(TrainingArguments) if f.init and f.name != "output_dir"]
-    if losses:
-        from scincl.model.losses import loss_options
-
-        names += [option.flag for option in loss_options().values()]
-    return names
+    return dataclass_flags(TrainingArguments, exclude, defaults, "transformers.TrainingArguments", defaults_source)
 
 
 def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
     """``run_specter`` / ``run_specter_like`` / ``sweep``: the flags beyond OUTPUT_DIR: the
     :class:`~scincl.settings.run.RunSettings` fields with each preset's default, the spec's training leaves, then
-    (``every``) stage control, the miner's and the trainer's other flags and those accepted without effect. The one
-    place that reads the planner's lists (:mod:`scincl.pipeline.run_flags`)."""
+    (``every``) stage control, the miner's and the trainer's other flags and those accepted without effect (the
+    planner's lists: :mod:`scincl.pipeline.run_flags`)."""
     from scincl.pipeline.run_flags import (ACCEPTED_WITHOUT_EFFECT, ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS,
                                            setting_names, training_option_names)
     from scincl.settings.presets import preset_defaults_text, preset_fields, preset_values
@@ -229,11 +189,14 @@ def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
     rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - settings
                            | {"output_dir"}, defaults={name: preset_defaults_text(name) for name in preset_fields()})
     demo_training = preset_values("demo").get("training_options", {})
+
+    def demo(name: str) -> str:
+        return f" (demo {demo_training[name]!r}: experiments/presets/demo.py)" if name in demo_training else ""
+
     for name, (path, _) in LEAVES.items():  # the trainer's settings the spec declares (recipe.training)
         if path[-1:] == ("training",) and name not in settings:
-            demo = f" (demo {demo_training[name]!r}: experiments/presets/demo.py)" if name in demo_training else ""
-            rows.append(FlagInfo(name, type_name(FIELDS[name].type), default_text(FIELDS[name].default) + demo,
-                                 "scincl/settings/spec.py:TrainingSpec", declared=False))
+            rows.append(FlagInfo(name, type_name(FIELDS[name].type), default_text(FIELDS[name].default) + demo(name),
+                                 "scincl/settings/spec.py:TrainingSpec"))
     rows.append(FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
                          "e.g. 0..9 or 0,1,2: one run per seed on the same corpus"))
     if not every:
@@ -244,24 +207,13 @@ def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
                       f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
              for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES]
     rows += [r for r in miner_flags() if r.name not in settings]
-    for row in training_flags(exclude=RESERVED_TRAINING_FLAGS | {r.name for r in rows}):
-        if row.name in demo_training:
-            row.default += f" (demo {demo_training[row.name]!r}: experiments/presets/demo.py)"
-        rows.append(row)
+    rows += [dataclasses.replace(row, default=row.default + demo(row.name))
+             for row in training_flags(exclude=RESERVED_TRAINING_FLAGS | {r.name for r in rows})]
     rows += [r for r in signature_flags(train) if r.name in training_option_names() - RESERVED_TRAINING_FLAGS
              and r.name not in settings]
-    rows += loss_flags()
-    return rows + [FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
-                            f"accepted for the original command, no effect: {why}")
-                   for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
-
-
-def run_specter_flag_names() -> Iterable[str]:
-    """Every flag ``run_specter`` takes: the planner's list (:func:`scincl.pipeline.run_flags.run_specter_flag_names`),
-    for its signature without building a help row."""
-    from scincl.pipeline.run_flags import run_specter_flag_names as names
-
-    return sorted(names())
+    return rows + loss_flags() + [FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
+                                           f"accepted for the original command, no effect: {why}")
+                                  for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
 
 
 def reproduce_flag_info() -> List[FlagInfo]:
@@ -270,104 +222,77 @@ def reproduce_flag_info() -> List[FlagInfo]:
     from scincl.settings.experiment import Experiment, experiment_data
     from scincl.settings.recipe import RECIPE_ALIASES, Recipe
 
-    recipe = dataclass_flags(Recipe)
-    rows = {row.name: row for row in recipe}
-    aliases = [FlagInfo(alias, rows[name].type, rows[name].default, "scincl/settings/recipe.py:RECIPE_ALIASES",
-                        f"the former name of --{name}") for alias, name in RECIPE_ALIASES.items()]
+    recipe = {row.name: row for row in dataclass_flags(Recipe)}
     data = {"losses": tuple(experiment_data("hepth_losses").LOSSES),  # the defaults read from experiments/
             "graph_dims": tuple(experiment_data("hepth_graph").GRAPH_DIMS)}
-    return dataclass_flags(Experiment, exclude={"kind", "recipe"}, defaults={k: str(v) for k, v in data.items()}) + \
-        recipe + aliases
+    return dataclass_flags(Experiment, exclude={"kind", "recipe"}, defaults={k: str(v) for k, v in data.items()}) + [
+        *recipe.values(), *(FlagInfo(alias, recipe[name].type, recipe[name].default,
+                                     "scincl/settings/recipe.py:RECIPE_ALIASES", f"the former name of --{name}")
+                            for alias, name in RECIPE_ALIASES.items())]
 
 
 def command_flags_info(command: Any, every: bool = True) -> List[FlagInfo]:
-    """A command's flags: its signature's, then (``every``, or the ones its ``main`` names) its ``**kwargs`` rows
-    and old names; a SciNCL setting without its own help gets the spec's where the command's default is the
+    """A command's flags: its signature's, then (``every``, or the ones its ``main`` names) its ``**kwargs`` rows;
+    old names noted; a SciNCL setting without its own help gets the spec's where the command's default is the
     paper's (``pretrain``'s batch size is not "triplets per device")."""
     from scincl.settings.schema import FIELDS, SCINCL, help_of
 
-    rows = signature_flags(command.function)
-    seen = {r.name for r in rows}
-    if command.flags is not None and (every or set(command.main) - seen):
-        takes_every = "every" in inspect.signature(command.flags).parameters
-        own = {r.name: r for r in rows}
+    rows = {r.name: r for r in signature_flags(command.function)}
+    if command.flags is not None and (every or set(command.main) - set(rows)):
+        takes_every, own = "every" in inspect.signature(command.flags).parameters, set(rows)
         for row in (command.flags(every=every) if takes_every else command.flags()):
-            if row.name in own and not own[row.name].help:  # e.g. run_specter's --seeds: said where it is parsed
-                own[row.name].help = row.help
-            if row.name not in seen:
-                rows.append(row)
-                seen.add(row.name)
+            if row.name in own and not rows[row.name].help:  # e.g. run_specter's --seeds: said where it is parsed
+                rows[row.name].help = row.help
+            rows.setdefault(row.name, row)
     old_names = {new: old for old, new in command.aliases.items()}
-    for row in rows:
+    for row in rows.values():
         paper = default_text(getattr(SCINCL, row.name)) if row.name in FIELDS else None
         if not row.help and not row.declared and paper and (row.default + " ").startswith(paper + " "):
             row.help = help_of(row.name)
         row.choices = row.choices or (FIELDS[row.name].metadata["choices"] if row.name in FIELDS else ())
         if row.name in old_names:
             row.help = f"(also --{old_names[row.name]}, its old name) {row.help}".strip()
-    return rows
+    return list(rows.values())
 
 
-def _range(row: FlagInfo) -> str:
-    """``; range >= 0`` (the flag's rule) or ``; choices a | b``."""
-    from scincl.settings.values import RANGES
-
-    rule = RANGES.get(row.name)
-    if row.choices:
-        return f"; choices {' | '.join(map(str, row.choices))}"
-    return f"; range {rule.describe()}" if rule is not None and rule.describe() else ""
-
-
-def _positional(row: FlagInfo) -> bool:
-    return row.default == "required" or row.default.startswith("positional")
-
-
-def _optional_place(command: Any) -> Optional[str]:
-    """The optional argument command lines give by position: the output folder of a run that requires nothing
-    (``run_specter OUT``)."""
-    params = [p for p in command.own_parameters() if p.kind is p.POSITIONAL_OR_KEYWORD]
-    return "output_dir" if params and params[0].name == "output_dir" and params[0].default is not params[0].empty \
-        else None
-
-
+# ---------------------------------------------------------------- --help text
 def format_flag(row: FlagInfo, brief: bool = False, positional: bool = False) -> str:
     """``  --name TYPE  default: X; range R  [source]`` and the help below; ``brief``: no source, the help's first
     sentence (``--help``)."""
-    lead = row.name if _positional(row) else f"--{row.name}"
-    lead = f"{row.name.upper()} (or {lead})" if brief and not _positional(row) and positional else \
-        row.name.upper() if brief and _positional(row) else lead
+    from scincl.settings.values import RANGES
+
+    place = row.default == "required" or row.default.startswith("positional")
+    lead = (row.name.upper() if place else f"{row.name.upper()} (or --{row.name})" if positional else
+            f"--{row.name}") if brief else row.name if place else f"--{row.name}"
+    rule = RANGES.get(row.name)
+    limits = (f"; choices {' | '.join(map(str, row.choices))}" if row.choices else
+              f"; range {rule.describe()}" if rule is not None and rule.describe() else "")
     default = "" if brief and row.default == "required" else f"  default: {row.default}"
-    text = f"  {lead} {row.type}{default}{_range(row)}" + ("" if brief else f"  [{row.source}]")
+    text = f"  {lead} {row.type}{default}{limits}" + ("" if brief else f"  [{row.source}]")
     words = row.help.split(" (default from:")[0].split(" (SciNCL default")[0] if brief else row.help
     if brief and len(words) > 110:  # one line: the first sentence (a break outside parentheses)
-        ends = [m.start() for m in re.finditer(r"[.;](?=\s)", words) if words[:m.start()].count("(") ==
-                words[:m.start()].count(")")]
+        ends = [m.start() for m in re.finditer(r"[.;](?=\s)", words)
+                if words[:m.start()].count("(") == words[:m.start()].count(")")]
         words = words[:ends[0]] if ends else words
     return text + (f"\n      {words}" if words else "")
 
 
-def usage(prog: str, name: str, command: Any) -> str:
-    """``usage: prog name REQUIRED [OPTIONAL] [--flag value ...]``: the required positional arguments, the first
-    optional one when nothing is required (``run_specter [OUTPUT_DIR]``), every other as a flag."""
-    params = command.own_parameters()
-    places = [p.name.upper() for p in params if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty]
-    places += [f"{p.name.upper()} ..." for p in params if p.kind is p.VAR_POSITIONAL]
-    if _optional_place(command):
-        places.append(f"[{_optional_place(command).upper()}]")
-    return f"usage: {prog} {name} {' '.join(places)} [--flag value ...]".replace("  ", " ")
-
-
 def format_command_help(prog: str, name: str, command: Any, every: bool = False) -> str:
-    """The help of one subcommand: usage, docstring, the positional arguments, then the flags a user sets
+    """The help of one subcommand: usage (required positionals, the optional OUTPUT_DIR of a run that requires
+    nothing, every other argument as a flag), docstring, positional arguments, then the flags a user sets
     (``every``: every flag with type, default, range and source)."""
+    params = [p for p in command.own_parameters() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    optional = "output_dir" if params and params[0].name == "output_dir" and params[0].default is not params[0].empty \
+        else None
+    places = [p.name.upper() + (" ..." if p.kind is p.VAR_POSITIONAL else "") for p in params
+              if p.kind is p.VAR_POSITIONAL or p.default is p.empty] + ([f"[{optional.upper()}]"] if optional else [])
+    lines = [f"usage: {prog} {name} {' '.join(places)} [--flag value ...]".replace("  ", " "), "", command.doc(), ""]
     rows = command_flags_info(command, every=every)
-    lines = [usage(prog, name, command), "", command.doc(), ""]
-    place = None if every else _optional_place(command)
-    positional = [r for r in rows if _positional(r) or r.name == place]
+    place = None if every else optional
+    positional = [r for r in rows if r.default == "required" or r.default.startswith("positional") or r.name == place]
     flags = [r for r in rows if r not in positional]
     if positional:
-        lines += ["Positional arguments:"] + [format_flag(r, brief=not every, positional=r.name == place)
-                                              for r in positional] + [""]
+        lines += ["Positional arguments:", *(format_flag(r, not every, r.name == place) for r in positional), ""]
     if every:
         lines += [f"Flags ({len(flags)}; --name value or --name=value, booleans also --name / --noname):"]
         return "\n".join(lines + [format_flag(r) for r in flags]) + "\n"
@@ -375,16 +300,21 @@ def format_command_help(prog: str, name: str, command: Any, every: bool = False)
         by_name = {r.name: r for r in flags}
         flags = [by_name[n] for n in command.main if n in by_name]
     lines += ["Flags (--name value or --name=value; booleans also --name / --noname):"]
-    lines += [format_flag(r, brief=True) for r in flags]
     more = "; ".join(filter(None, [command.passes, "--wait: wait for a run writing the same output"]))
-    return "\n".join(lines + ["", f"Also: {more}.", f"`{prog} {name} --help_all` lists every flag with its "
-                              "type, default, range and the source of the default."]) + "\n"
+    return "\n".join(lines + [format_flag(r, brief=True) for r in flags] + [
+        "", f"Also: {more}.", f"`{prog} {name} --help_all` lists every flag with its type, default, range and the "
+        "source of the default."]) + "\n"
 
 
-def format_command_list(prog: str, commands: Mapping[str, Any]) -> str:
-    """``prog --help``: every subcommand with the first line of its docstring."""
-    width = max((len(n) for n in commands), default=0)
-    lines = [f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "", "Commands:"]
-    for name, command in commands.items():
-        lines.append(f"  {name.ljust(width)}  {(command.doc().splitlines() or [''])[0]}")
-    return "\n".join(lines) + "\n"
+def print_help(commands: Mapping[str, Any], argv: Sequence[str], prog: str, every: bool) -> None:
+    """``prog --help`` (every subcommand with its docstring's first line) or ``prog COMMAND --help`` /
+    ``--help_all`` (its flags) on stdout."""
+    if argv and argv[0] in commands:
+        sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every=every))
+    elif argv and not argv[0].startswith("-"):
+        raise InputError(f"unknown command {argv[0]!r} (commands: {', '.join(commands)})")
+    else:
+        width = max((len(n) for n in commands), default=0)
+        sys.stdout.write("\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)",
+                                    "", "Commands:", *(f"  {n.ljust(width)}  {(c.doc().splitlines() or [''])[0]}"
+                                                      for n, c in commands.items())]) + "\n")

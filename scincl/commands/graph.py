@@ -1,23 +1,7 @@
-"""`cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph) and the FAISS kNN index.
-
-Subcommands (each `--help` shows its docstring):
-  train_biggraph            import + train + evaluate + export a BigGraph config (link-prediction table)
-  embed_graph               the same outputs with --method pbg|prone|fastrp (ProNE, FastRP: minutes, no training)
-  plan_memory               peak memory and disk of the graph, index and kNN stages before a run (--memory_limit)
-  import_edges              only the import step (e.g. before starting distributed ranks)
-  export_embeddings         PBG checkpoint -> embeddings.h5|npy + entity_names_paper_id_0.json
-  make_edges_bidirectional  add the reverse of every edge (co-citation graphs)
-  get_largest_connected_subgraph, extract_ids_in_graph
-  build_faiss               embeddings -> FAISS index + row -> paper_id mapping
-  get_knn                   batched kNN search of an index -> neighbour ids + distances (npy)
-  evaluate_graph_retrieval  graph embeddings as a retriever on held-out citation pairs (MAP, nDCG@10)
-
-BigGraph config overrides use PBG's own syntax and may be repeated, as with `torchbiggraph_train`:
-`-p num_epochs=5 -p dimension=64` or `-p num_epochs=5 dimension=64` (or `--overrides "a=1 b=2"`).
-
-:data:`COMMANDS` is the table: the library functions themselves (`scincl/graph/`, `scincl/knn/papers.py`,
-`scincl/eval/graph_retrieval.py`); `train_biggraph` and `embed_graph` print their outputs without the metric
-rows (those are in link_prediction.json/.md).
+"""`cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph, ProNE, FastRP), the memory plan and the FAISS kNN
+index. The rows are the library functions themselves (`scincl/graph/`, `scincl/knn/papers.py`,
+`scincl/eval/graph_retrieval.py`, in the order `--help` lists them); `train_biggraph` and `embed_graph` print their
+outputs without the metric rows (those are in link_prediction.json/.md).
 """
 from __future__ import annotations
 
@@ -37,8 +21,6 @@ def _outputs(result: Dict[str, Any]) -> Dict[str, Any]:
     return {k: v for k, v in result.items() if k != "metrics"}
 
 
-
-# The subcommands of cli_graph.py, in the order --help lists them.
 COMMANDS = {
     "train_biggraph": Command(train_biggraph, show=_outputs), "embed_graph": Command(embed_graph, show=_outputs),
     "plan_memory": Command(plan_memory, show=lambda result: result["text"]),

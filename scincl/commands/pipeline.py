@@ -9,12 +9,13 @@ pipelines' outputs are locked here (:func:`scincl.output_lock.writes`) until the
 """
 from __future__ import annotations
 
+from importlib import import_module
+
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
 from scincl.citrec.pretrain import pretrain_hierarchical
 from scincl.cli import Command
-from scincl.cli.help import loss_flags, reproduce_flag_info, run_specter_flag_info, run_specter_flag_names, \
-    signature_flags, training_flag_names, training_flags
+from scincl.cli.help import loss_flags, reproduce_flag_info, run_specter_flag_info, signature_flags, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
@@ -26,20 +27,6 @@ from scincl.pipeline.experiment_commands import (collect_runs, reproduce, run_ex
 from scincl.pipeline.scincl_plan import run_specter, run_specter_like
 from scincl.output_lock import writes
 from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
-
-
-def _experiment_kinds():
-    """:mod:`scincl.pipeline.experiment_kinds`, imported when a command needs it (it loads the real-corpus stages)."""
-    from scincl.pipeline import experiment_kinds
-
-    return experiment_kinds
-
-
-def _encoder():
-    """:func:`scincl.model.embed.embed`, imported when a command needs it (it loads torch)."""
-    from scincl.model.embed import embed as embed_with_encoder
-
-    return embed_with_encoder
 
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
@@ -58,7 +45,7 @@ EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "spli
 def _run(function, show):
     """A ``run_specter``-like row: writes OUTPUT_DIR (``demo_output`` without one), its library checks its settings."""
     return Command(writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)(function), flags=run_specter_flag_info,
-                   flag_names=run_specter_flag_names, main=RUN_MAIN, passes=RUN, checks_settings=True, show=show)
+                   main=RUN_MAIN, passes=RUN, checks_settings=True, show=show)
 
 
 def _experiment(function, **options):
@@ -68,13 +55,12 @@ def _experiment(function, **options):
 
 
 COMMANDS = {
-    "train": Command(train, flags=lambda: training_flags(exclude={"output_dir"}) + loss_flags(),
-                     flag_names=training_flag_names, passes=TRAINER + " and the losses' options"),
+    "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
     "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
-                        flags=lambda: training_flags(exclude={"output_dir"}, defaults=PRETRAIN_TRAINING_DEFAULTS,
-                                                     defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS"),
-                        flag_names=lambda: training_flag_names(losses=False)),
-    "embed": Command(embed, flags=lambda: signature_flags(_encoder()), passes="every flag of scincl.model.embed.embed"),
+                        flags=lambda: training_flags(defaults=PRETRAIN_TRAINING_DEFAULTS,
+                                                     defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")),
+    "embed": Command(embed, flags=lambda: signature_flags(import_module("scincl.model.embed").embed),  # loads torch
+                     passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
     "evaluate": Command(evaluate, aliases={"model_dir": "model_dirs", "classifier": "classifier_backend"},
                         show=results_table),
@@ -84,7 +70,8 @@ COMMANDS = {
     "run_specter_like": _run(run_specter_like, run_summary),
     "sweep": _run(sweep, sweep_summary),
     "reproduce": _experiment(writes("output_dir")(reproduce),
-                             doc_fills={"kinds": lambda: " | ".join(_experiment_kinds().KINDS)}),
+                             doc_fills={"kinds": lambda: " | ".join(
+                                 import_module("scincl.pipeline.experiment_kinds").KINDS)}),
     "run_experiment": _experiment(writes("output_dir")(run_experiment_definition)),
     "collect_runs": _experiment(writes("to")(collect_runs), show=str),  # TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,

@@ -1,6 +1,6 @@
 """Arms compared in pairs over seeds (issue 40): one row per run, per-arm mean ± std, paired differences with their
-95 % CI, t-test and power. Pure functions of the runs' scores (no file is read here; ``scincl/pipeline/paired.py``
-reads and writes ``runs.csv``).
+95 % CI, t-test and power. Pure functions of the runs' scores (no file is read here; ``paired_runs.py`` reads and
+writes ``runs.csv``).
 
 A run's row (:data:`RUN_COLUMNS`, the columns of ``runs.csv``): its arm, triplets and seed, cite and co-cite MAP and
 nDCG as ``results.json`` holds them (×100, 2 decimals) and ``avg``, the mean of those four (the paper's CITE column,
@@ -18,7 +18,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.eval.report import mean_std_cell
-from scincl.eval.study_tables import paired_test
+from scincl.eval.study_tables import number_or_na, paired_test
 
 # runs.csv: one row per run (issue 40's column names)
 RUN_COLUMNS = ("arm", "triplets", "seed", "cite_map", "cite_ndcg", "cocite_map", "cocite_ndcg", "avg")
@@ -143,10 +143,11 @@ def comparison_table(runs: Sequence[Run], comparisons: Sequence[Tuple[str, str, 
         n = len(result.seeds)
         lines.append("| " + " | ".join([
             f"{labels.get(second, second)} − {labels.get(first, first)}", f"{triplets:,}", role, str(n),
-            mean_std_cell(list(result.diffs)), f"[{_fmt(result.ci[0], '+.2f')}, {_fmt(result.ci[1], '+.2f')}]",
-            _fmt(result.t, ".2f"), str(result.df), _fmt(result.p, ".3f"),
-            _fmt(100 * paired_power(effect, result.std, n), ".0f", " %"),
-            _fmt(detectable_effect(result.std, n), ".2f")]) + " |")
+            mean_std_cell(list(result.diffs)),
+            f"[{number_or_na(result.ci[0], '+.2f')}, {number_or_na(result.ci[1], '+.2f')}]",
+            number_or_na(result.t, ".2f"), str(result.df), number_or_na(result.p, ".3f"),
+            number_or_na(100 * paired_power(effect, result.std, n), ".0f", " %"),
+            number_or_na(detectable_effect(result.std, n), ".2f")]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -158,6 +159,3 @@ def all_pairs(arms: Sequence[str], triplets: int) -> List[Tuple[str, str, int, s
 def _order(labels: Mapping[str, str], arm: str) -> int:
     return list(labels).index(arm) if arm in labels else len(labels)
 
-
-def _fmt(value: float, spec: str, suffix: str = "") -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:{spec}}{suffix}"

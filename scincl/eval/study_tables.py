@@ -3,8 +3,8 @@
 Mean ± std tables over seeds (the Avg is :func:`scincl.eval.report.run_average`, the one definition),
 the budget curve's per-budget table, paired differences and plot (issue 17), the collisions-vs-margin
 table and plot (paper Fig. 5), the graph study's link-prediction and retrieval tables, and how each arm's
-triplets relate to their query in the citation graph. The runs are made and read by ``scincl/pipeline``
-(``grid.py``, ``study_reports.py``, ``budget_curve.py``).
+triplets relate to their query in the citation graph. The runs are made by ``scincl/pipeline`` and read by
+``experiment_pages.py`` and ``study_reports.py``.
 """
 from __future__ import annotations
 
@@ -121,7 +121,8 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
         metric_diffs = [mean_std_cell([b[s][t][m] - a[s][t][m] for s in paired if t in a[s] and t in b[s]])
                         for t, m in columns]
         lines.append("| " + " | ".join([f"{budget:,}", str(len(paired)), per_seed, mean_std_cell(test["diffs"]),
-                                        _fmt(test["t"], 2), str(test["df"]), _fmt(test["p"], 3)] + metric_diffs) + " |")
+                                        number_or_na(test["t"], ".2f"), str(test["df"]),
+                                        number_or_na(test["p"], ".3f")] + metric_diffs) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -165,8 +166,9 @@ def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[
     return path
 
 
-def _fmt(value: float, digits: int) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+def number_or_na(value: Optional[float], spec: str, suffix: str = "") -> str:
+    """``value`` formatted by ``spec`` with ``suffix``, or ``n/a`` when it is missing or NaN (a test below 2 pairs)."""
+    return "n/a" if value is None or math.isnan(value) else f"{value:{spec}}{suffix}"
 
 
 # ---------------------------------------------------------------------- collisions, graph study

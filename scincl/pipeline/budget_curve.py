@@ -7,7 +7,7 @@ resumes where it stopped. Runs go budget by budget (all seeds and arms of the sm
 and the tables are rewritten after every run from whatever runs exist, so a partial curve is
 readable at any time; cells with fewer seeds than asked are marked *partial*.
 
-Tables (``budget_<split>/<recipe without its budget>/results.md``, ``scincl/eval/study_tables.py``):
+Tables (``budget_<split>/<recipe without its budget>/results.md``, ``scincl/eval/study_reports.py`` budget_report):
 mean ± std of cite / co-cite MAP and nDCG and their Avg per arm and budget; per-seed paired differences
 (SciNCL - SPECTER-like) with a paired t-test per budget (``scipy.stats.ttest_rel``); a plot of Avg vs
 budget with both arms and the base encoder.
@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import List, Sequence, Tuple
 
 from scincl.errors import InputError
-from scincl.eval.study_tables import budget_plot, budget_tables
+from scincl.eval.study_reports import budget_report
 from scincl.pipeline import grid
-from scincl.pipeline.experiment_tables import run_scores
 from scincl.pipeline.grid import BASE, Grid, Row, RowRuns
 from scincl.pipeline.layout import recipe_key
 from scincl.settings.arms import ARM_NAMES
@@ -50,20 +49,14 @@ def budget_grid(rep, recipe, budgets: Sequence[int], seeds: Sequence[int], split
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
     return Grid(f"budget_{split}/" + recipe_key(recipe).split("_", 1)[1],  # the recipe without its budget
                 f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in budgets)} triplets",
-                budget_row_list(budgets, arms), report=functools.partial(budget_report, budgets, seeds, arms),
+                budget_row_list(budgets, arms), report=functools.partial(budget_runs, budgets, seeds, arms),
                 rewrite_after_each_run=True, budget_varies=True)
 
 
-def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp: Path, rep,
-                  results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
-    """Tables + plot from the runs that exist now (partial cells marked)."""
-    base = next((run_scores(r.runs[0], split, missing_ok=True) for r in results if r.row.arm == BASE and r.runs), None)
-    cells = {(r.row.arm, r.recipe.triplets): {s: scores for s, run in zip(seeds, r.runs)
-                                              if (scores := run_scores(run, split, missing_ok=True)) is not None}
-             for r in results if r.row.arm != BASE}
-    done = sum(len(runs) for runs in cells.values())
-    wanted = len(budgets) * len(seeds) * len(arms)
-    table = budget_tables(cells, base, seeds, budgets, ARM_NAMES, arms)
-    plot = budget_plot(cells, base, budgets, ARM_NAMES, exp / "budget_avg.png", arms)
-    status = "" if done == wanted else f"**Partial: {done} of {wanted} runs finished.**\n\n"
-    return status + table, [plot.name] if plot else []
+def budget_runs(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp: Path, rep,
+                results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+    """Tables + plot from the runs that exist now (partial cells marked): the base run and each (arm, budget)'s runs
+    by seed, handed to ``scincl/eval/study_reports.py``."""
+    base = next((r.runs[0] for r in results if r.row.arm == BASE and r.runs), None)
+    cells = {(r.row.arm, r.recipe.triplets): dict(zip(seeds, r.runs)) for r in results if r.row.arm != BASE}
+    return budget_report(exp, base, cells, budgets, seeds, arms, ARM_NAMES, split)

@@ -6,7 +6,8 @@
   each (:func:`scincl.pipeline.scincl_plan.run_one`) sharing the corpus, citations, graph and base evaluation of
   ``OUTPUT_DIR``, plotted by the evaluation's ``compare``;
 - :func:`reproduce`, :func:`run_experiment_definition`: ``cli_pipeline.py reproduce`` / ``run_experiment``;
-- :func:`collect_runs`: a paired experiment's finished runs copied into the docs, with its ``runs.csv``.
+- :func:`collect_runs`: the runs of a paired experiment, whose finished ones ``scincl/eval/paired_runs.py`` copies into
+  the docs, with its ``runs.csv``.
 """
 from __future__ import annotations
 
@@ -126,34 +127,23 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
     """
-    import shutil
-
+    from scincl.eval.paired_runs import RELATIONS, collect_copies
     from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
-    from scincl.pipeline.grid import BASE, row_recipe
-    from scincl.pipeline.paired import RELATIONS, RUNS_CSV, arm_id, copy_run, runs_of_tree, write_runs_csv
+    from scincl.pipeline.grid import row_runs
+    from scincl.pipeline.paired import grid_runs
 
-    dest, splits, copied = Path(to), set(), 0
+    cells, part_files, splits = [], [], set()
     for experiment in load_experiments(definition, changes):
         if experiment.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
         rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir)
         splits.add(split)
-        for row in grid.rows:
-            if row.arm == BASE:
-                continue
-            changed = row_recipe(recipe, row)
-            for seed in experiment.seeds:
-                copied += copy_run(rep.run_dir(row.arm, seed, changed, split),
-                                   dest / arm_id(row.arm, recipe, changed) / f"t{changed.triplets}" / f"seed_{seed}")
+        cells += grid_runs(recipe, row_runs(rep, grid, recipe, experiment.seeds, split), experiment.seeds)
         part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
-        for name, copy in ((grid.timings, "timings"), (grid.name, "results"), (RELATIONS, "relations")):
-            if (part / name).exists():
-                dest.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(part / name, dest / f"{copy}_t{recipe.triplets}{Path(name).suffix}")
+        part_files += [(part / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
     if len(splits) != 1:
         raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
-    logger.info("%d finished runs copied to %s", copied, dest)
-    return write_runs_csv(dest / RUNS_CSV, runs_of_tree(dest, splits.pop()))
+    return collect_copies(Path(to), cells, part_files, splits.pop())
 
 
 def format_stage_times(result: Dict[str, Any]) -> str:

@@ -17,9 +17,10 @@ runs (rows x seeds, each cell one cached run) and turns into ``results.md``:
   embeddings alone as a retriever (OpenMSD Table 7 style; the text rows are the main runs that exist).
 
 Each writes ``<OUTPUT_DIR>/<corpus>/<folder>/results.md`` (tables) plus PNG plots where they apply,
-and ``timings.json`` (wall seconds per step on this machine). The reports beyond a mean ± std table are
-``study_reports``; a kind's defaults (arms, split, losses, the collision and graph studies' parameters) are data
-in ``experiments/`` (:func:`experiment_data`).
+and ``timings.json`` (wall seconds per step on this machine). The pages beyond a mean ± std table are
+``scincl/eval/study_reports.py``'s (the collision and graph studies' steps: ``study_steps``); a kind's defaults
+(arms, split, losses, the collision and graph studies' parameters) are data in ``experiments/``
+(:func:`experiment_data`).
 """
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.io import PathLike
-from scincl.pipeline.study_reports import collision_report, graph_report, sweep_report, triplet_relations
-from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, mean_std_report, plan_text, run_grid
+from scincl.eval.study_reports import sweep_report, triplet_relations
+from scincl.pipeline.grid import BASE, Grid, Row, RowRuns, labelled_runs, mean_std_report, plan_text, run_grid
+from scincl.pipeline.study_steps import collision_steps, graph_steps
 from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import (ARM_NAMES, ARMS, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS, TUNING_ARMS,
@@ -54,8 +56,8 @@ def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 
     def report(exp_dir: Path, rep: CorpusPlan, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
         table, _ = mean_std_report("arm")(exp_dir, rep, results, split)
-        relations = triplet_relations(rep, {r.row.arm: r.runs[0] / "train_triples.csv" for r in results
-                                            if r.row.arm != BASE})
+        relations = triplet_relations(rep.citations_train, {r.row.label: r.runs[0] / "train_triples.csv"
+                                                            for r in results if r.row.arm != BASE})
         return table + "\n" + relations, []
 
     return Grid(f"main_{split}/{recipe_key(recipe)}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
@@ -93,7 +95,8 @@ def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
         rows.append(Row(f"{family} = {value}", "scincl", changes, timing=f"{family}={value}"))
     return Grid(f"sweep_{split}", f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", rows,
                 first_column=family, name=f"results_{family}.md", timings=f"timings_{family}.json",
-                report=functools.partial(sweep_report, family, exp.values))
+                report=lambda exp_dir, rep, results, split: sweep_report(exp_dir, family, exp.values,
+                                                                         labelled_runs(results), split))
 
 
 def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -109,7 +112,7 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
     trained rows, one search per k+, on at most its QUERIES query papers."""
     study = experiment_data("hepth_collisions")
     queries = min(study.QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
-    report = functools.partial(collision_report, sorted({*study.K_POS, recipe.easy_positives_k_max}),
+    report = functools.partial(collision_steps, sorted({*study.K_POS, recipe.easy_positives_k_max}),
                                list(exp.values or DEFAULT_HARD_NEGATIVES_K), queries, recipe)
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
                 report=report, seeds=(0,))
@@ -124,7 +127,7 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
         if any(group.glob("seed_*/results.json")):
             text_runs[f"{arm} (text encoder)"] = group
     comparators = tuple(experiment_data("hepth_graph").COMPARATORS)
-    report = functools.partial(graph_report, exp.graph_dims, comparators, recipe, text_runs)
+    report = functools.partial(graph_steps, exp.graph_dims, comparators, recipe, text_runs)
     return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report=report, seeds=(0,))
 
 

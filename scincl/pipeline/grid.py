@@ -4,7 +4,8 @@ An experiment kind (``experiment_kinds.KINDS``) only builds a :class:`Grid`: its
 recipe changes of the row, its label) and, where the mean ± std table is not all, a report function
 (the budget curve's paired tests, the sweeps' plots, the collision and graph studies). :func:`run_grid`
 runs every cell through :meth:`~scincl.pipeline.real_corpus.CorpusPlan.run_arm` (``base`` rows:
-``run_base``, one evaluation), records wall times in ``timings.json`` and writes the tables; :func:`plan_text`
+``run_base``, one evaluation), records wall times in ``timings.json`` and has the tables written
+(``scincl/eval/experiment_pages.py``: the page, the default mean ± std table); :func:`plan_text`
 lists the same cells' plans without running them (``--dry_run``).
 """
 from __future__ import annotations
@@ -14,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
-from scincl.eval.study_tables import mean_std_table
-from scincl.pipeline.experiment_tables import Timings, run_scores, write_tables
+from scincl.eval.experiment_pages import mean_std_runs, write_tables
+from scincl.pipeline.layout import precision_key
+from scincl.pipeline.timings import Timings
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import CorpusPlan
@@ -83,12 +85,14 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Opti
     return order
 
 
+def labelled_runs(results: Sequence[RowRuns]) -> List[Tuple[str, List[Path]]]:
+    """(label, run dirs) of each row: what the reports of ``scincl/eval`` read."""
+    return [(r.row.label, r.runs) for r in results]
+
+
 def mean_std_report(first_column: str) -> Report:
     """The default report: one mean ± std row per grid row (sample std over the seeds)."""
-    def report(exp: Path, rep: CorpusPlan, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
-        return mean_std_table([(r.row.label, [run_scores(run, split) for run in r.runs]) for r in results],
-                              first_column), []
-    return report
+    return lambda exp, rep, results, split: (mean_std_runs(labelled_runs(results), split, first_column), [])
 
 
 def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> str:
@@ -132,27 +136,31 @@ def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int],
     return "\n".join([head, *recipes_text, *lines])
 
 
+def row_runs(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> List[RowRuns]:
+    """Each row of ``grid`` with its recipe and run dirs, one per seed (none for a base row until it has run)."""
+    recipes = [row_recipe(recipe, row) for row in grid.rows]
+    return [RowRuns(row, r, [] if row.arm == BASE else [rep.run_dir(row.arm, s, r, split) for s in seeds])
+            for row, r in zip(grid.rows, recipes)]
+
+
 def run_grid(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
     """Run (or reuse) every cell of ``grid``, then write its tables; returns the table file."""
     exp = rep.out / grid.folder
     timings = Timings(exp / grid.timings)
-    recipes = [row_recipe(recipe, row) for row in grid.rows]
-    runs: List[List[Path]] = [[] if row.arm == BASE else [rep.run_dir(row.arm, s, r, split) for s in seeds]
-                              for row, r in zip(grid.rows, recipes)]
+    results = row_runs(rep, grid, recipe, seeds, split)
     report = grid.report or mean_std_report(grid.first_column)
 
     def write() -> Path:
-        results = [RowRuns(row, r, paths) for row, r, paths in zip(grid.rows, recipes, runs)]
         table, plots = report(exp, rep, results, split)
-        return write_tables(exp, grid.title, recipe, rep, table, grid.seeds or seeds, name=grid.name, plots=plots,
-                            budget_varies=grid.budget_varies)
+        return write_tables(exp, grid.title, recipe, table, grid.seeds or seeds, precision_key(recipe),
+                            rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
     for i, seed in run_order(grid.rows, seeds):
-        row = grid.rows[i]
+        row, changed = results[i].row, results[i].recipe
         if row.arm == BASE:
-            runs[i] = [timings.run(row.timing, rep.run_base, split, recipes[i])]
+            results[i] = dataclasses.replace(results[i], runs=[timings.run(row.timing, rep.run_base, split, changed)])
             continue
-        timings.run(f"{row.timing}/seed_{seed}", rep.run_arm, row.arm, seed, recipes[i], split)
+        timings.run(f"{row.timing}/seed_{seed}", rep.run_arm, row.arm, seed, changed, split)
         if grid.rewrite_after_each_run:
             write()
     return write()

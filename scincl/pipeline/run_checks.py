@@ -14,7 +14,6 @@ from typing import Any, Dict
 from scincl.errors import InputError
 from scincl.settings.run import RunSettings, check_ranges
 from scincl.settings.values import check_value, simple_type
-from scincl.pipeline.run_flags import stage_selection
 
 
 def check_types(flags: Dict[str, Any]) -> Dict[str, Any]:
@@ -38,7 +37,6 @@ def check_run(s: RunSettings) -> RunSettings:
 
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
-    stage_selection(s.stages)  # --stages names stages of the plan
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         from scincl.graph.embedders import EMBEDDERS
         from scincl.graph.embedders.settings import parse_settings

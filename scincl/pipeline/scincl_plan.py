@@ -44,8 +44,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.threads import torch_threads
-from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
-                                      format_workload)
+from scincl.workload import Workload, count_lines, cpu_warning, encoder_size, estimate_hours, format_workload
 from scincl.pipeline.run_checks import check_run, check_types
 from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
                                       stage_selection)
@@ -376,7 +375,7 @@ class SciNCLPlan(Planner):
         return out
 
     def workload(self) -> Workload:
-        """What this run is about to do, counted from its inputs before stage 1 (:mod:`scincl.pipeline.workload`)."""
+        """What this run is about to do, counted from its inputs before stage 1 (:mod:`scincl.workload`)."""
         s, notes = self.s, []
         papers = edges = dimension = epochs = None
         if s.demo:
@@ -475,7 +474,7 @@ class SciNCLPlan(Planner):
         manifest = Manifest(self.p.run, arguments)
         manifest.set("paths", {k: str(v) for k, v in vars(self.p).items()})
         manifest.set("base_model", self.base_model)
-        skip = [n for n in self.s.skip if n in names] + unselected_stages(stages, stage_selection(self.s.stages))
+        skip = [n for n in self.s.skip if n in names] + unselected_stages(stages, self.s.stages or [])
         results = run_stages(stages, manifest, skip=skip, override=[n for n in self.s.override if n in names])
         if "train" in names and "train" not in self.s.skip and self.p.model.exists():
             manifest.set("leakage", self.leakage_record())
@@ -511,13 +510,15 @@ def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
 # ---------------------------------------------------------------------- the command
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
     """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
-    names, flags = setting_names(), check_types(dict(flags))
+    flags = dict(flags)
+    stages = stage_selection(flags.pop("stages", None))  # --stages parsed and its names checked, once
+    names, flags = setting_names(), check_types(flags)
     named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
     routed = route_flags({k: v for k, v in flags.items() if k not in names}, ALL_STAGE_NAMES,
                          reserved=RESERVED_TRAINING_FLAGS)
     settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
                            training_options=routed.training, skip=sorted(routed.skip),
-                           override=sorted(routed.override))
+                           override=sorted(routed.override), stages=stages or None)
     return check_run(resolve(settings, given=[name for name, value in named.items() if value is not None]))
 
 
@@ -528,7 +529,8 @@ def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Opt
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     from scincl.model.encoder import check_encoder
 
-    check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
+    if not settings.stages or {"train", "eval_base", "eval"} & set(settings.stages):  # --stages citations: no model
+        check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
     arguments = {"output_dir": output_dir, **flags}
     return pipeline.run(arguments)
 

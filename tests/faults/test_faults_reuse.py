@@ -158,3 +158,27 @@ def test_an_output_written_into_the_corpus_folder_is_not_part_of_the_corpus(tmp_
     get_metadata_id_mapping(str(corpus), str(corpus / "id_mapping.json"), workers=1)  # the original README's habit
     get_citations(str(corpus), str(tmp_path / "out"), workers=1, corpus_format="plain")  # same corpus: reused
     get_metadata_id_mapping(str(corpus), str(corpus / "id_mapping.json"), workers=1)
+
+
+def test_a_copy_with_the_same_bytes_matches_up_to_the_content_limit(tmp_path, monkeypatch):
+    """A data folder provisioned again (same bytes, new mtime) is the same input when every byte is hashed;
+    beyond the content limit, where only blocks are sampled, the new mtime still counts as a change."""
+    monkeypatch.setattr(provenance, "FULL_HASH_LIMIT", 1 << 20)
+    monkeypatch.setattr(provenance, "DIR_FILE_HASH_LIMIT", 1 << 20)
+    monkeypatch.setattr(provenance, "CONTENT_HASH_LIMIT", 4 << 20)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "big.bin").write_bytes(os.urandom(3 << 20))
+    (folder / "huge.bin").write_bytes(os.urandom(5 << 20))
+    big, huge, whole = fingerprint(folder / "big.bin"), fingerprint(folder / "huge.bin"), fingerprint(folder)
+    for path in (folder / "big.bin", folder / "huge.bin"):
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # copied a second later
+    assert same_fingerprint(big, fingerprint(folder / "big.bin"))
+    assert "xxh3_128_of_blocks" in huge and not same_fingerprint(huge, fingerprint(folder / "huge.bin"))
+    assert not same_fingerprint(whole, fingerprint(folder))  # the folder holds the sampled file
+    os.remove(folder / "huge.bin")
+    without_huge = fingerprint(folder)
+    os.utime(folder / "big.bin", ns=(0, 5))
+    assert same_fingerprint(without_huge, fingerprint(folder))
+    old_record = {k: v for k, v in big.items() if k != "xxh3_128"}  # written before the content hash
+    assert not same_fingerprint(old_record, fingerprint(folder / "big.bin"))

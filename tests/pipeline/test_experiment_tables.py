@@ -6,8 +6,8 @@ import json
 import os
 import time
 
-from scincl.pipeline import experiment_tables
-from scincl.pipeline.experiment_tables import Timings
+from scincl.pipeline import timings as timings_module
+from scincl.pipeline.timings import Timings
 
 
 def test_a_reused_run_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, monkeypatch):
@@ -18,7 +18,7 @@ def test_a_reused_run_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, 
         (run / name).write_text("x")
         os.utime(run / name, (t0 + age, t0 + age))
     clock = iter([t0, t0 + 300.0, t0 + 10, t0 + 13.0, t0 + 20, t0 + 29.0])  # (start, end) of three calls
-    monkeypatch.setattr(experiment_tables.time, "time", lambda: next(clock))
+    monkeypatch.setattr(timings_module.time, "time", lambda: next(clock))
     timings = Timings(tmp_path / "timings.json")
 
     def records_only() -> object:  # a reuse: only the records are rewritten (3 s on a loaded machine)
@@ -44,7 +44,7 @@ def test_run_scores_reads_a_finished_run_and_says_when_it_has_not_finished(tmp_p
     import pytest
 
     from scincl.errors import InputError
-    from scincl.pipeline.experiment_tables import run_scores
+    from scincl.eval.experiment_pages import run_scores
 
     scores = {"cite": {"map": 70.0}}
     (tmp_path / "done").mkdir()

@@ -222,26 +222,24 @@ def _data_dir(root: Path) -> Path:
 
 
 def _tables_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The reports' table and plot writers do nothing (they read results the recorder does not make); the steps the
-    reports run through the stage runner are recorded as any other."""
-    from scincl.eval import compare
-    from scincl.pipeline import budget_curve, experiment_kinds, grid, paired, study_reports
+    """The reports' table and plot writers (``scincl/eval``, bound in the pipeline's modules) do nothing (they read
+    results the recorder does not make); the steps the reports run through the stage runner are recorded as any
+    other."""
+    from scincl.pipeline import budget_curve, experiment_kinds, grid, paired, study_steps
 
     def no_table(*args: Any, **kwargs: Any) -> Callable[..., Any]:
         return lambda *a, **k: ("", [])
 
     monkeypatch.setattr(grid, "write_tables", lambda exp, *a, **k: exp / "results.md")
-    for module in (grid, experiment_kinds, study_reports):
+    for module in (grid, experiment_kinds):
         monkeypatch.setattr(module, "mean_std_report", no_table)
-    monkeypatch.setattr(experiment_kinds, "triplet_relations", lambda *a, **k: "")
-    monkeypatch.setattr(compare, "sweep_plots", lambda *a, **k: [])
-    for name, value in (("read_json", {}), ("read_id_list", []), ("run_scores", {}), ("collision_table", ""),
-                        ("collision_plot", None), ("graph_study_text", ""), ("write_json", None)):
-        monkeypatch.setattr(study_reports, name, lambda *a, _value=value, **k: _value)
-    for name, value in (("run_scores", None), ("budget_tables", ""), ("budget_plot", None)):
-        monkeypatch.setattr(budget_curve, name, lambda *a, _value=value, **k: _value)
-    for name, value in (("run_scores", None), ("relations_once", "")):  # the paired kind: no run has finished
-        monkeypatch.setattr(paired, name, lambda *a, _value=value, **k: _value)
+    for module, name, value in ((experiment_kinds, "triplet_relations", ""),
+                                (experiment_kinds, "sweep_report", ("", [])),
+                                (study_steps, "collision_report", ("", [])), (study_steps, "graph_report", ("", [])),
+                                (study_steps, "read_json", {}), (study_steps, "read_id_list", []),
+                                (study_steps, "write_json", None), (budget_curve, "budget_report", ("", [])),
+                                (paired, "paired_report", "")):  # the paired kind: no run has finished
+        monkeypatch.setattr(module, name, lambda *a, _value=value, **k: _value)
 
 
 def _experiment_names() -> List[str]:

@@ -105,10 +105,12 @@ def test_run_specter_without_scidocs_dir_excludes_the_named_ids_and_refuses_a_le
 
 
 def test_sbin_extracts_the_training_graph_without_the_evaluation_papers():
-    """01_citations.sbatch's train/test split (02_biggraph.sbatch's input) excludes SCIDOCS_PAPER_IDS;
+    """01_citations.sbatch's train/test split (02_biggraph.sbatch's input) is the run_specter plan's citations stage,
+    which excludes the SciDocs papers (no --graph_leakage in the plan's flags); 02b trains on the same split;
     train_multi_gpu.sbatch passes them to the guard."""
-    citations = (REPO / "sbin" / "01_citations.sbatch").read_text()
-    split = citations[citations.index('"${BIGGRAPH_DIR}/s2orc_train_test"'):]
-    assert '--excluded_paper_ids "${SCIDOCS_PAPER_IDS}"' in split.split("\n\n")[0]
-    assert 'EDGES_DIR="${BIGGRAPH_DIR}/s2orc_train_test"' in (REPO / "sbin" / "02_biggraph.sbatch").read_text()
+    common = (REPO / "sbin" / "common.sh").read_text()
+    plan = common[common.index("RUN_SPECTER=("):]
+    assert '--scidocs_dir "${SCIDOCS_DIR}"' in plan.split(")\n")[0] and "graph_leakage" not in common
+    assert '"${RUN_SPECTER[@]}" --stages scidocs_ids,citations' in (REPO / "sbin" / "01_citations.sbatch").read_text()
+    assert 'EDGES_DIR:=${OUTPUT_DIR}/citations}' in (REPO / "sbin" / "02b_biggraph_distributed.sbatch").read_text()
     assert '--excluded_paper_ids "${SCIDOCS_PAPER_IDS}"' in (REPO / "sbin" / "train_multi_gpu.sbatch").read_text()

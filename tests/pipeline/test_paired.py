@@ -1,6 +1,6 @@
-"""The paired experiment kind's files (scincl/pipeline/paired.py): collect_runs copies finished runs of
-experiments/hepth_powered.py into a docs folder, writes runs.csv from the copies, and the docs' tables recompute from
-it. Synthetic run folders stand in for trained runs (no training here: tests/pipeline/test_reproduce.py runs the kind)."""
+"""The paired experiment kind's files (scincl/eval/paired_runs.py; its grid: scincl/pipeline/paired.py): collect_runs
+copies finished runs of experiments/hepth_powered.py into a docs folder, writes runs.csv from the copies, and the docs'
+tables recompute from it. Synthetic run folders stand in for trained runs (no training here: tests/pipeline/test_reproduce.py runs the kind)."""
 from __future__ import annotations
 
 import csv
@@ -11,8 +11,9 @@ import pytest
 from scincl.errors import InputError
 from scincl.pipeline.experiment_commands import collect_runs
 from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
+from scincl.eval.paired_runs import docs_text, read_runs_csv
 from scincl.pipeline.grid import BASE, row_recipe
-from scincl.pipeline.paired import arm_id, docs_text, read_runs_csv
+from scincl.pipeline.paired import arm_id
 
 ENCODER = {"base_model_name_or_path": "/models/encoder"}
 

@@ -293,7 +293,7 @@ def test_collisions_study_counts_each_margin_of_the_grid(reproduced):
 
 
 def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
-    from scincl.pipeline.study_reports import triplet_relations
+    from scincl.eval.study_reports import triplet_relations
     from scincl.settings.arms import ARM_NAMES, CorpusSpec
 
     rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
@@ -302,7 +302,8 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
     rep.citations_train.write_text("A\tB\nB\tC\nD\tB\nD\tE\nF\tG\n")
     triples = tmp_path / "scincl.csv"
     triples.write_text("query_paper_id,positive_id,negative_id\nA,B,C\nB,E,G\nA,B,C\n")  # the repeat counts once
-    table = triplet_relations(rep, {"scincl": triples, "cocite": tmp_path / "missing.csv"})
+    table = triplet_relations(rep.citations_train, {ARM_NAMES["scincl"]: triples,
+                                                    ARM_NAMES["cocite"]: tmp_path / "missing.csv"})
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(rows) == 2  # header + the scincl arm; an arm without triplets is left out
     # positives (A,B) direct + 2 hops, (B,E) co-cited + 2 hops; negatives (A,C) 2 hops, (B,G) unrelated
@@ -412,7 +413,7 @@ def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reprodu
 def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them(reproduced, tmp_path):
     """The paired kind (experiments/hepth_powered.py's): SPECTER-like and SciNCL (reused from main) and a k+ variant of
     SciNCL on one seed's query papers; runs.csv and the tables; collect_runs copies the runs into a docs folder."""
-    from scincl.pipeline.paired import read_runs_csv
+    from scincl.eval.paired_runs import read_runs_csv
 
     out = reproduced["out"] / "hepth"
     models = sorted((out / "runs" / "val").glob("t20_kp10_*/*/seed_0/*/model.safetensors"))

@@ -1,4 +1,4 @@
-"""Issue 42, item 1: the plan before stage 1 (``scincl/pipeline/workload.py``) and ``run_specter --dry_run``."""
+"""Issue 42, item 1: the plan before stage 1 (``scincl/workload.py``) and ``run_specter --dry_run``."""
 from __future__ import annotations
 
 import gzip
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from scincl.pipeline import workload
-from scincl.pipeline.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours,
-                                      format_workload, transformer_factor)
+from scincl import workload
+from scincl.workload import (Workload, count_lines, cpu_warning, encoder_size, estimate_hours, format_workload,
+                             transformer_factor)
 from tests.conftest import run_front_end
 
 

@@ -225,3 +225,20 @@ def _terminate(pid_file: Path, timeout: float = 20.0) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def prepare_downloads(root: Path, demo_corpus, demo_citations, base_model: Optional[Path] = None) -> Dict[str, str]:
+    """What a user downloads before the sbin/ scripts run: SPECTER triples + id mapping (``SPECTER_DIR``) and a base
+    model (``BASE_MODEL``), for the demo corpus."""
+    import cli_triples
+    from scincl.io import write_json
+    from scincl.model.data import iter_metadata
+
+    specter = root / "specter"
+    cli_triples.get_specter_like_triples(citations_input_path=str(demo_citations["train"]), query_papers=60,
+                                         triples_count=250, output_path=str(specter / "train_triples.csv"),
+                                         triples_per_query=5, easy_negatives_count=3, hard_negatives_count=2,
+                                         easy_positives_count=5, seed=0)
+    papers = [p for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for p in iter_metadata(shard)]
+    write_json(specter / "s2id_to_s2orc_paper_id.json", {pid: pid for pid, _, _ in papers})  # demo: S2 = S2ORC ids
+    return {"SPECTER_DIR": str(specter), **({"BASE_MODEL": str(base_model)} if base_model else {})}

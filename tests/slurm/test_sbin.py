@@ -58,7 +58,7 @@ def test_sbatch_headers_and_shared_settings(script):
     assert all(i < first_command for i, ln in enumerate(text.splitlines()) if ln.startswith("#SBATCH"))
     assert 'source "${SCINCL_DIR}/sbin/common.sh"' in text
     if "--gres=gpu" in text:
-        assert "cli_" in text or "torchbiggraph" in text
+        assert "cli_" in text or "torchbiggraph" in text or '"${RUN_SPECTER[@]}"' in text  # common.sh's run_specter
 
 
 @pytest.fixture(scope="module")
@@ -261,21 +261,30 @@ def test_multi_gpu_training_passes_positionals_resumes_and_picks_precision(demo_
     assert "#SBATCH --requeue" in (SBIN / "train_multi_gpu.sbatch").read_text()
 
 
-def test_faiss_script_indexes_the_corpus_run_specter_wrote(demo_env):
-    from scincl.pipeline.layout import plan_paths
-    from scincl.settings.run import RunSettings
+PLAN_SCRIPTS = {"01_citations.sbatch": "scidocs_ids,citations", "02_biggraph.sbatch": "graph",
+                "03_faiss.sbatch": "metadata_ids,queries,ann", "run_specter.sbatch": None}
 
+
+def test_step_scripts_are_stages_selections_of_the_run_specter_plan(demo_env):
+    """01-03 run the stages they name of the one plan run_specter.sbatch runs whole: the same command, OUTPUT_DIR and
+    settings (so each reuses what the one before recorded), plus --stages."""
     env, out = demo_env
-    (argv,) = render(SBIN / "03_faiss.sbatch", env)
-    corpus_ids = argv[argv.index("--include_paper_ids") + 1]
-    # where run_specter's queries and ann stages put the corpus ids and the index of an experiment dir
-    paths = plan_paths(RunSettings(output_dir=env["EXP_DIR"], corpus_seed=int(env["SEED"]),
-                                   faiss_string_factory="Flat"))
-    assert corpus_ids == str(paths.corpus_ids)
-    assert argv[argv.index("build_faiss") + 2] == str(paths.ann_index)
-    missing = subprocess.run(["bash", str(SBIN / "03_faiss.sbatch")], cwd=REPO, capture_output=True, text=True,
-                             env={k: v for k, v in env.items() if k != "DRY_RUN"})
-    assert missing.returncode == 2 and f"{paths.corpus_ids} not found" in missing.stderr
+    (whole,) = render(SBIN / "run_specter.sbatch", env, "--bitfit")
+    for script, stages in PLAN_SCRIPTS.items():
+        argv = render(SBIN / script, env, "--bitfit")[0]
+        selected = argv[argv.index("--stages") + 1] if "--stages" in argv else None
+        assert selected == stages, script
+        assert [a for a in argv if selected is None or a not in ("--stages", selected)] == whole, script
+    # the plan builds the graph unless S2ORC_EMBEDDINGS is exported (then --graph_embeddings_path, no graph stage)
+    assert "--graph_embeddings_path" not in whole
+    assert whole[whole.index("--biggraph_config") + 1] == env["BIGGRAPH_CONFIG"]
+    (given,) = render(SBIN / "run_specter.sbatch", {**env, "S2ORC_EMBEDDINGS": "e.h5", "S2ORC_PAPER_IDS": "i.json"})
+    assert given[given.index("--graph_embeddings_path") + 1] == "e.h5" and "--biggraph_config" not in given
+    (overrides,) = render(SBIN / "02_biggraph.sbatch", {**env, "BIGGRAPH_OVERRIDES": "num_epochs=3"})
+    assert overrides[overrides.index("--biggraph_overrides") + 1] == "num_epochs=3"
+    # the graph the seeds/sweep/ablation scripts read is the one the plan's graph stage writes
+    (seeds,) = render(SBIN / "seeds.sbatch", env, array_task=0)
+    assert seeds[seeds.index("--graph_embeddings_path") + 1] == str(out / "runs" / "graph" / "embeddings.h5")
 
 
 @pytest.mark.parametrize("script", ["run_specter.sbatch", "seeds.sbatch", "sweep_knn.sbatch", "ablations.sbatch"])
@@ -287,15 +296,26 @@ def test_no_index_shared_across_corpus_seeds_unless_asked(demo_env, script):
     assert argv[argv.index("--ann_index_path") + 1] == str(out / "shared.faiss")
 
 
-def test_citations_script_runs_on_the_demo_corpus(demo_env):
-    """The rendered get_citations commands, executed for real."""
+def test_citations_script_runs_on_the_demo_corpus_and_the_graph_script_picks_it_up(demo_env, demo_corpus,
+                                                                                    demo_citations):
+    """01_citations.sbatch executed for real: the plan's citations stage (SciDocs papers excluded, train/test split)
+    and the explicit full "w/ leakage" graph; then 02_biggraph.sbatch's selection, as a dry run of the same plan,
+    finds the citations done by the runner's records and the graph to run."""
+    from tests.slurm.slurm_local import prepare_downloads
+
     env, out = demo_env
     real_env = {k: v for k, v in env.items() if k != "DRY_RUN"}
-    done = subprocess.run(["bash", str(SBIN / "01_citations.sbatch")], cwd=REPO, env=real_env,
-                          capture_output=True, text=True, timeout=300)
+    real_env.update(prepare_downloads(out, demo_corpus, demo_citations))
+    scidocs = ["--scidocs_paper_ids", env["SCIDOCS_PAPER_IDS"]]  # the demo's own list of held-out papers
+    done = subprocess.run(["bash", str(SBIN / "01_citations.sbatch"), *scidocs], cwd=REPO, env=real_env,
+                          capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     full = out / "biggraph" / "s2orc_full" / "citations.tsv"
-    train = out / "biggraph" / "s2orc_train_test" / "citations.train.tsv"
-    without = out / "biggraph" / "s2orc_without_scidocs" / "citations.tsv"
+    train, test = (out / "runs" / "citations" / f"citations.{split}.tsv" for split in ("train", "test"))
     n_full = len(full.read_text().splitlines())
-    assert n_full > 0 and train.exists() and 0 < len(without.read_text().splitlines()) < n_full
+    n_split = len(train.read_text().splitlines()) + len(test.read_text().splitlines())
+    assert n_full > 0 and len(test.read_text().splitlines()) > 0 and n_split < n_full  # SciDocs papers left out
+    plan = subprocess.run(["bash", str(SBIN / "02_biggraph.sbatch"), *scidocs, "--dry_run"], cwd=REPO, env=real_env,
+                          capture_output=True, text=True, timeout=600)
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert "  citations: done\n" in plan.stdout and "  graph: to run (output " in plan.stdout

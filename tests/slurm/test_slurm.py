@@ -20,10 +20,9 @@ from pathlib import Path
 import h5py
 import pytest
 
-from scincl.io import read_id_list, write_json
-from scincl.model.data import iter_metadata
+from scincl.io import read_id_list
 from tests.conftest import REPO_ROOT as REPO
-from tests.slurm.slurm_local import LocalSlurm, unavailable_reason
+from tests.slurm.slurm_local import LocalSlurm, prepare_downloads, unavailable_reason
 
 SBIN = REPO / "sbin"
 REASON = unavailable_reason()
@@ -37,22 +36,8 @@ DEMO_SCALE = ["--hard_negatives_k_min", "98", "--hard_negatives_k_max", "100", "
               "--eval_max_sequence_length", "32", "--report_to", "none"]
 # the array scripts differ from run_specter.sbatch only in their task -> flags mapping: stop after the triplets
 TRIPLES_ONLY = ["--skip_metadata", "--skip_train", "--skip_eval_base", "--skip_eval", "--skip_compare"]
-GRAPH_EPOCHS = ["-p", "num_epochs=3"]  # the demo config's 15 are more than the checks here need
+GRAPH_EPOCHS = "num_epochs=3"  # the demo config's 15 are more than the checks here need
 WAIT_S = 480  # all jobs together; a healthy run needs a fraction of it on a shared 2-core machine
-
-
-def prepare_downloads(root: Path, demo_corpus, demo_citations, base_model: Path) -> dict:
-    """What a user downloads before the cluster runs: SPECTER triples + id mapping, a base model (``base_model``)."""
-    import cli_triples
-
-    specter = root / "specter"
-    cli_triples.get_specter_like_triples(citations_input_path=str(demo_citations["train"]), query_papers=60,
-                                         triples_count=250, output_path=str(specter / "train_triples.csv"),
-                                         triples_per_query=5, easy_negatives_count=3, hard_negatives_count=2,
-                                         easy_positives_count=5, seed=0)
-    papers = [p for shard in sorted(demo_corpus.s2orc_metadata_dir.glob("*.jsonl.gz")) for p in iter_metadata(shard)]
-    write_json(specter / "s2id_to_s2orc_paper_id.json", {pid: pid for pid, _, _ in papers})  # demo: S2 = S2ORC ids
-    return {"SPECTER_DIR": str(specter), "BASE_MODEL": str(base_model)}
 
 
 @pytest.fixture(scope="module")
@@ -75,49 +60,49 @@ def walkthrough(cluster, tmp_path_factory, demo_corpus, demo_citations, demo_tin
     """docs/REPRODUCE.md "On a Slurm cluster", submitted from the repository root."""
     data = tmp_path_factory.mktemp("slurm_data")
     biggraph = data / "biggraph"
-    env = {
+    env = {  # no S2ORC_EMBEDDINGS: the plan's graph stage (02_biggraph) builds them in OUTPUT_DIR/graph/
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # `python` = this venv
         "DATA_DIR": str(data), "S2ORC_METADATA_DIR": str(demo_corpus.s2orc_metadata_dir),
         "SCIDOCS_DIR": str(demo_corpus.scidocs_dir), "SCIDOCS_PAPER_IDS": str(demo_corpus.scidocs_paper_ids_path),
         "BIGGRAPH_DIR": str(biggraph), "BIGGRAPH_CONFIG": str(REPO / "biggraph_configs" / "demo.py"),
-        "BIGGRAPH_DISTRIBUTED_CONFIG": str(REPO / "biggraph_configs" / "demo.py"),
-        "S2ORC_EMBEDDINGS": str(biggraph / "demo" / "embeddings.h5"),
-        "S2ORC_PAPER_IDS": str(biggraph / "demo" / "entity_names_paper_id_0.json"),
+        "BIGGRAPH_DISTRIBUTED_CONFIG": str(REPO / "biggraph_configs" / "demo.py"), "BIGGRAPH_OVERRIDES": GRAPH_EPOCHS,
         "OUTPUT_DIR": str(data / "scincl"), "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
         **prepare_downloads(data, demo_corpus, demo_citations, demo_tiny_bert),
     }
-    scidocs_ids = ["--scidocs_paper_ids", str(demo_corpus.scidocs_paper_ids_path)]
+    plan_flags = DEMO_SCALE + ["--scidocs_paper_ids", str(demo_corpus.scidocs_paper_ids_path)]  # every plan script
     started = time.monotonic()
 
     def submit(script: str, options=(), args=(), extra_env=None) -> str:
         return cluster.sbatch(SBIN / script, options=list(options), args=list(args), cwd=REPO,
                               env={**env, **(extra_env or {})})
 
-    jobs = {"01_citations": submit("01_citations.sbatch", CPU_JOB)}
-    after_citations = [f"--dependency=afterok:{jobs['01_citations']}"]
-    jobs["02_biggraph"] = submit("02_biggraph.sbatch", CPU_JOB + after_citations, GRAPH_EPOCHS)
+    def after(*names: str) -> list:
+        return [f"--dependency=afterok:{':'.join(jobs[n] for n in names)}"]
+
+    # docs/REPRODUCE.md: 01 -> 02 -> 03 -> run_specter are --stages selections of one plan (the same flags)
+    jobs = {"01_citations": submit("01_citations.sbatch", CPU_JOB, plan_flags)}
+    jobs["02_biggraph"] = submit("02_biggraph.sbatch", CPU_JOB + after("01_citations"), plan_flags)
     jobs["02b_biggraph_distributed"] = submit(
         "02b_biggraph_distributed.sbatch", ["-N", "1", "-n", "2", "--ntasks-per-node=2", "-c", "1", "--mem=4G"]
-        + after_citations, GRAPH_EPOCHS + ["--random_baseline=False"], extra_env={"BIGGRAPH_NUM_PARTITIONS": "2"})  # 4 buckets, all with test edges
-    after_graph = [f"--dependency=afterok:{jobs['02_biggraph']}"]
-    jobs["run_specter"] = submit("run_specter.sbatch", CPU_JOB + after_graph,
-                                 DEMO_SCALE + scidocs_ids + ["--skip_eval_base"])
-    jobs["seeds"] = submit("seeds.sbatch", CPU_JOB + after_graph + ["--array=1"],
+        + after("01_citations"), ["-p", GRAPH_EPOCHS, "--random_baseline=False"],
+        extra_env={"BIGGRAPH_NUM_PARTITIONS": "2"})  # 4 buckets, all with test edges
+    jobs["03_faiss"] = submit("03_faiss.sbatch", CPU_JOB + after("02_biggraph"), plan_flags)
+    jobs["run_specter"] = submit("run_specter.sbatch", CPU_JOB + after("03_faiss"), plan_flags + ["--skip_eval_base"])
+    scidocs_ids = plan_flags[-2:]
+    jobs["seeds"] = submit("seeds.sbatch", CPU_JOB + after("02_biggraph") + ["--array=1"],
                            DEMO_SCALE + scidocs_ids + TRIPLES_ONLY)
-    jobs["sweep_knn"] = submit("sweep_knn.sbatch", CPU_JOB + after_graph + ["--array=6"],
+    jobs["sweep_knn"] = submit("sweep_knn.sbatch", CPU_JOB + after("02_biggraph") + ["--array=6"],
                                DEMO_SCALE[4:] + scidocs_ids + TRIPLES_ONLY)  # task 6: k-hard 98-100 itself
-    jobs["ablations"] = submit("ablations.sbatch", CPU_JOB + after_graph + ["--array=4"],
+    jobs["ablations"] = submit("ablations.sbatch", CPU_JOB + after("02_biggraph") + ["--array=4"],
                                DEMO_SCALE + scidocs_ids + TRIPLES_ONLY)  # BitFit
-    # the jobs that start from run_specter's experiment directory (which it prints as "Outputs: ...")
+    # the job that starts from run_specter's experiment directory (which it prints as "Outputs: ...")
     cluster.wait([jobs["run_specter"]], timeout=WAIT_S)
     exp_dirs = [p.parent for p in (data / "scincl").glob("specter/corpus_seed_0/*/*/manifest.json")]
     if len(exp_dirs) == 1:
-        exp = {"EXP_DIR": str(exp_dirs[0])}
-        jobs["03_faiss"] = submit("03_faiss.sbatch", CPU_JOB, extra_env={**exp, "FAISS_STRING_FACTORY": "IVF4,Flat"})
         jobs["train_multi_gpu"] = submit(
             "train_multi_gpu.sbatch", ["--gres=none", "-N", "1", "-c", "1", "--mem=4G"],
             ["--max_steps", "2", "--per_device_train_batch_size", "4", "--max_sequence_length", "32"],
-            extra_env={**exp, "GPUS_PER_NODE": "2", "SAVE_STEPS": "2", "OMP_NUM_THREADS": "1"})
+            extra_env={"EXP_DIR": str(exp_dirs[0]), "GPUS_PER_NODE": "2", "SAVE_STEPS": "2", "OMP_NUM_THREADS": "1"})
     states = cluster.wait(list(jobs.values()), timeout=max(60.0, WAIT_S - (time.monotonic() - started)))
     print("\nSlurm jobs (run times): " + "; ".join(f"{k} {v}" for k, v in sorted(cluster.run_time.items())))
     return {"jobs": jobs, "states": states, "data": data, "exp_dirs": exp_dirs,
@@ -141,15 +126,15 @@ def assert_completed(walkthrough, cluster, name: str, array_task: int | None = N
 
 def test_citations_job(walkthrough, cluster):
     assert_completed(walkthrough, cluster, "01_citations")
-    biggraph = walkthrough["data"] / "biggraph"
-    full = len((biggraph / "s2orc_full" / "citations.tsv").read_text().splitlines())
-    without = len((biggraph / "s2orc_without_scidocs" / "citations.tsv").read_text().splitlines())
-    assert 0 < without < full and (biggraph / "s2orc_train_test" / "citations.test.tsv").stat().st_size > 0
+    full = len((walkthrough["data"] / "biggraph" / "s2orc_full" / "citations.tsv").read_text().splitlines())
+    split = [len((walkthrough["data"] / "scincl" / "citations" / f"citations.{name}.tsv").read_text().splitlines())
+             for name in ("train", "test")]
+    assert 0 < sum(split) < full and split[1] > 0  # the plan's split leaves the SciDocs papers out
 
 
 def test_biggraph_job(walkthrough, cluster):
     assert_completed(walkthrough, cluster, "02_biggraph")
-    graph = walkthrough["data"] / "biggraph" / "demo"
+    graph = walkthrough["data"] / "scincl" / "graph"
     ids = read_id_list(graph / "entity_names_paper_id_0.json")
     with h5py.File(graph / "embeddings.h5", "r") as f:
         assert f["embeddings"].shape[0] == len(ids) > 100
@@ -160,7 +145,7 @@ def test_distributed_biggraph_job_runs_two_ranks(walkthrough, cluster):
     log = assert_completed(walkthrough, cluster, "02b_biggraph_distributed")
     assert "rank 0 of 2" in log and "rank 1 of 2" in log
     graph = walkthrough["data"] / "biggraph" / "demo_distributed"
-    single = json.loads((walkthrough["data"] / "biggraph" / "demo" / "link_prediction.json").read_text())
+    single = json.loads((walkthrough["data"] / "scincl" / "graph" / "link_prediction.json").read_text())
     distributed = json.loads((graph / "link_prediction.json").read_text())["results"]["trained"]
     assert distributed["count"] == single["results"]["trained"]["count"]
     assert distributed["mrr"] > 2 * single["results"]["random"]["mrr"]  # trained, not random
@@ -177,6 +162,9 @@ def test_run_specter_job(walkthrough, cluster):
     assert read_id_list(Path(f"{exp}/s2orc_paper_ids.seed_0.json.Flat.faiss.paper_ids.json")) == corpus
     manifest = json.loads((exp / "manifest.json").read_text())
     assert manifest["arguments"]["save_steps"] == 2000 and manifest["arguments"]["workers"] == 1
+    # the stages 01-03 ran are reused from the runner's records, the rest ran here
+    status = {name: stage["status"] for name, stage in manifest["stages"].items()}
+    assert {status[n] for n in ("citations", "graph", "queries", "ann")} == {"reused"} and status["train"] == "ran"
 
 
 @pytest.mark.parametrize("name, task, run_dir", [
@@ -192,7 +180,7 @@ def test_faiss_job_indexes_the_experiment_corpus(walkthrough, cluster):
     assert_completed(walkthrough, cluster, "03_faiss")
     (exp,) = walkthrough["exp_dirs"]
     corpus = read_id_list(exp / "s2orc_paper_ids.seed_0.json")
-    index = Path(f"{exp}/s2orc_paper_ids.seed_0.json.IVF4,Flat.faiss")
+    index = Path(f"{exp}/s2orc_paper_ids.seed_0.json.Flat.faiss")
     assert sorted(read_id_list(Path(f"{index}.paper_ids.json"))) == sorted(corpus)
 
 
