@@ -203,10 +203,11 @@ class MinerSpec:
     def __attrs_post_init__(self) -> None:
         for name, value in derive_bands(attrs.asdict(self)).items():
             object.__setattr__(self, name, value)  # frozen: the derived band starts, set once here
-        for band in BANDS:  # each start by its rule, then the band
+        for band in BANDS:  # each start by its rule, then the band of a slot that draws from it
             start = attrs.fields_dict(MinerSpec)[f"{band}_k_min"]
             _validate(self, start, getattr(self, start.name))
-            check_band(band, getattr(self, start.name), getattr(self, f"{band}_k_max"))
+            if getattr(self, f"{band}_count"):
+                check_band(band, getattr(self, start.name), getattr(self, f"{band}_k_max"))
         check_slots(self)
 
     @property
