@@ -50,9 +50,9 @@ SHARED_FIXTURE_GROUPS = {
 # The groups whose run takes longest, longest first (the `--durations` of a serial run, tests/README.md): the workers
 # start with them, so the short modules fill the end of the run on both workers instead of one long module running
 # alone at the end.
-LONGEST_FIRST = ["test_docs.py", "test_kill_points.py", "citrec", "test_reproduce.py", "test_slurm.py",
-                 "test_pipeline_e2e.py", "test_gpu_check.py", "test_train.py", "demo_biggraph", "test_model_card.py",
-                 "test_faults_signals.py", "test_pretrain.py", "test_faults_nonfinite.py", "test_embed.py"]
+LONGEST_FIRST = ["test_docs.py", "test_kill_points.py", "test_reproduce.py", "test_pipeline_e2e.py", "test_gpu_check.py",
+                 "demo_biggraph", "test_slurm.py", "citrec", "test_train.py", "test_pretrain.py", "test_faults_signals.py",
+                 "test_model_card.py", "test_faults_nonfinite.py", "test_embed.py"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
