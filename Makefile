@@ -25,8 +25,10 @@ $(STAMP): requirements.txt
 demo: setup
 	$(PY) cli_pipeline.py run_specter
 
+# two pytest-xdist workers (the 2-core CI machine; tests/conftest.py groups the tests and sets one torch thread per
+# worker): about half the wall time of one process
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadgroup
 
 # tests/slurm/test_slurm.py runs sbin/ on a real single-node Slurm (munged + slurmctld + slurmd on localhost).
 # An explicit step (`make test` changes nothing outside the repository; .ci/run calls this first): as root with

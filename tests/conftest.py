@@ -14,6 +14,11 @@ from typing import Dict, Mapping, Optional, Sequence, Union
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# A pytest-xdist worker (`make test` runs two, tests/README.md): one OpenMP/torch thread for it and the CLIs it starts
+# (they inherit the variable), so two workers keep to the two cores instead of four spinning threads on them. Set
+# before torch is imported; a serial run keeps torch's default.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
@@ -33,15 +38,74 @@ SLOW_MODULES = {
 }
 
 
+# Parallel runs (pytest-xdist, `make test`: ``-n 2 --dist loadgroup``): the scheduler below hands each worker whole
+# groups of tests; a group is a module (its module fixtures built once), and modules that share an expensive session
+# fixture form one group (built once, not once per worker): tests/citrec/ (one pre-training, two fine-tunings and a
+# run_specter) and the users of ``demo_biggraph`` (a BigGraph training).
+SHARED_FIXTURE_GROUPS = {
+    "citrec": {"test_contexts.py", "test_sampling.py", "test_hierarchical.py", "test_finetune.py", "test_evaluate.py"},
+    "demo_biggraph": {"test_graph.py", "test_biggraph_distributed.py", "test_ann_index_reuse.py", "test_leakage.py",
+                      "test_triples_knn.py"},
+}
+# The groups whose run takes longest, longest first (the `--durations` of a serial run, tests/README.md): the workers
+# start with them, so the short modules fill the end of the run on both workers instead of one long module running
+# alone at the end.
+LONGEST_FIRST = ["test_docs.py", "test_kill_points.py", "test_reproduce.py", "test_pipeline_e2e.py", "test_gpu_check.py",
+                 "demo_biggraph", "test_slurm.py", "citrec", "test_train.py", "test_pretrain.py", "test_faults_signals.py",
+                 "test_model_card.py", "test_faults_nonfinite.py", "test_embed.py"]
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: tens of seconds to minutes (tests/conftest.py:SLOW_MODULES)")
 
 
+def test_group(nodeid: str) -> str:
+    """The group of the test ``nodeid`` (``tests/x/test_y.py::test_z``): its :data:`SHARED_FIXTURE_GROUPS` name,
+    else its module's path."""
+    module = nodeid.split("::")[0]
+    for group, modules in SHARED_FIXTURE_GROUPS.items():
+        if Path(module).name in modules:
+            return group
+    return module
+
+
+def _run_order(item: pytest.Item) -> int:
+    group = test_group(item.nodeid)
+    name = group if group in LONGEST_FIRST else item.path.name
+    return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
-    """Mark every test of a :data:`SLOW_MODULES` module ``slow``."""
+    """Mark every test of a :data:`SLOW_MODULES` module ``slow``; in a pytest-xdist worker, put the
+    :data:`LONGEST_FIRST` groups first (a stable sort: the tests of a group keep their order), the order in which the
+    scheduler hands the groups out."""
     for item in items:
         if item.path.name in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_run_order)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup``: whole :func:`test_group` groups per worker, in collection order.
+
+    (pytest-xdist's own loadgroup reads ``xdist_group`` marks through a node-id suffix that pytest 9.2 no longer
+    takes, and groups only tests that carry the mark; this scheduler groups every test.)
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def __init__(self, config, log=None):
+            super().__init__(config, log)
+            self.config.option.loadscopereorder = False  # the collection's order: LONGEST_FIRST first
+
+        def _split_scope(self, nodeid: str) -> str:
+            return test_group(nodeid)
+
+    return GroupScheduling(config, log)
 
 # --- helpers shared by test modules (import them: ``from tests.conftest import REPO_ROOT, free_port, run_front_end``);
 # a folder's own helpers live in its conftest.py

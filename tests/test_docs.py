@@ -17,6 +17,10 @@ from scincl.docs_blocks import LABELS, doc_files, make_workspace, run_demo_block
 from scincl.docs_tables import GENERATED_DIR, SOURCES, collisions_table, markdown_table, pasted_tables, render, \
     stale_tables
 
+# the first test that uses ``docs_run`` runs every demo block (~50 CLI processes) in its setup: about 3 min on the
+# idle 2-core machine, over pyproject.toml's 600 s per test on one core of a loaded one (`make test`'s two workers)
+pytestmark = pytest.mark.timeout(1500)
+
 
 def _blocks(repo_root, label=None):
     return [b for f in doc_files(repo_root) for b in shell_blocks(f) if label is None or b.label == label]

@@ -29,6 +29,10 @@ import pytest
 from scincl.io import read_id_list, read_json, write_json
 from tests.conftest import mounted_tmpfs, run_command
 
+# the first test's setup is the README's data preparation and one full run_specter: a few minutes idle, over
+# pyproject.toml's 600 s per test on a loaded 2-core machine (a serial run at load 6-13 timed out there)
+pytestmark = pytest.mark.timeout(1500)
+
 
 # Verbatim from the original SciNCL README ("Contrastive language model").
 README_RUN_SPECTER = r"""
@@ -132,7 +136,7 @@ def readme_argv(readme_env: dict, output_dir: str | None = None, extra: tuple = 
 
 @pytest.fixture(scope="module")
 def readme_run(readme_env):
-    done = run_command(readme_argv(readme_env))
+    done = run_command(readme_argv(readme_env), timeout=1200)
     assert done.returncode == 0, done.stderr[-4000:]
     runs = Path(readme_env["OUTPUT_DIR"])
     # --auto_output_dir: OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/queries_<ratio>/<sampling settings>
@@ -264,7 +268,7 @@ def test_the_model_card_holds_the_runs_scidocs_scores(readme_run):
 def test_rerun_reuses_every_stage(readme_run, readme_env):
     _, exp = readme_run
     before = {p: sha256(p) for p in (exp / "train_triples.csv.gz", exp / "results.json")}
-    done = run_command(readme_argv(readme_env))
+    done = run_command(readme_argv(readme_env), timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
     for stage in EXPECTED_STAGES:
         assert f"{stage}: output exists, reused" in done.stderr

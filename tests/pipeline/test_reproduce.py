@@ -77,22 +77,29 @@ def test_unknown_corpus_and_missing_folder(tmp_path):
 
 
 # the main run's settings (one seed, val, 20 triplets per run, the demo's bands, short texts, 16-d graph);
-# the studies below run in the same output dir with these settings, so they reuse its shared stages and runs
+# the studies below run in the same output dir with these settings, so they reuse its shared stages and runs.
+# The encoder is the session's tiny BERT (``--base_model``, added by the fixture), not the packaged MiniLM: what
+# is asserted here is the driver (arms, reuse, tables, studies), not MiniLM, and the tiny BERT trains and embeds in
+# a fraction of the time. A randomly initialised tiny BERT needs a high learning rate (as in
+# tests/pipeline/test_pipeline_e2e.py) for its two updates to move the scores of every arm and loss apart.
 MAIN_SETTINGS = {"corpus": "hepth", "seeds": "0", "split": "val", "triplets": 20, "k_pos": 10, "k_hard": 60,
-                 "max_sequence_length": 32, "eval_max_sequence_length": 32, "batch_size": 10, "graph_dim": 16}
+                 "max_sequence_length": 32, "eval_max_sequence_length": 32, "batch_size": 10, "graph_dim": 16,
+                 "learning_rate": 1e-3}
 
 
 @pytest.fixture(scope="module")
-def reproduced(demo_corpus, tmp_path_factory, python_exe):
-    """One small ``reproduce main`` run (every arm, one seed, val) through the CLI, shared by the tests below."""
+def reproduced(demo_corpus, demo_tiny_bert, tmp_path_factory, python_exe):
+    """One small ``reproduce main`` run (every arm, one seed, val, the tiny BERT) through the CLI, shared by the
+    tests below; ``settings``: its flags, which the studies reuse."""
     root = tmp_path_factory.mktemp("reproduce")
     data = _corpus_folder(demo_corpus, root / "data")
     out = root / "results"
+    settings = {**MAIN_SETTINGS, "base_model": str(demo_tiny_bert)}
     cmd = [python_exe, "cli_pipeline.py", "reproduce", "main", "--data_dir", str(data), "--output_dir", str(out),
-           *[arg for name, value in MAIN_SETTINGS.items() for arg in (f"--{name}", str(value))],
+           *[arg for name, value in settings.items() for arg in (f"--{name}", str(value))],
            "--arms", "specter_like,scincl,cocite"]
     run_command(cmd, timeout=420, check=True)
-    return {"data": data, "out": out, "cmd": cmd}
+    return {"data": data, "out": out, "cmd": cmd, "settings": settings}
 
 
 def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
@@ -106,8 +113,9 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
     # SPECTER-like positives are cited papers by construction: 100 % direct citations
     assert "| SPECTER-like (citations) | 100.0 |" in table
     excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
-    # the untuned MiniLM's scores (shared/base/<pooling>_len<eval length>/<split>)
-    base = json.loads((out / "hepth" / "shared" / "base" / "mean_len32" / "val" / "results.json").read_text())
+    # the untuned encoder's scores (shared/base/<pooling>_len<eval length><encoder key>/<split>)
+    key = Recipe(base_model_name_or_path=reproduced["settings"]["base_model"]).encoder_key()
+    base = json.loads((out / "hepth" / "shared" / "base" / f"mean_len32{key}" / "val" / "results.json").read_text())
     base_scores = base["scores"]["val"]
     query_sets = []
     for arm in ("specter_like", "scincl", "cocite"):
@@ -121,8 +129,8 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
         query_sets.append({row.split(",")[0] for row in rows})
         scores = json.loads((runs / arm / "seed_0" / "results.json").read_text())["scores"]["val"]
         assert 0 < scores["cite"]["map"] <= 100
-        # the arm was evaluated with its tuned encoder, not the base one (two steps on 20 triplets move
-        # MiniLM too little to beat it here: tests/pipeline/test_pipeline_e2e.py asserts the gain on the demo)
+        # the arm was evaluated with its tuned encoder, not the base one (two steps on 20 triplets are too few
+        # to beat it here: tests/pipeline/test_pipeline_e2e.py asserts the gain on the demo)
         assert scores != base_scores, arm
     assert query_sets[0] == query_sets[1] == query_sets[2]  # the same 4 query papers for every arm
     # a second call (in this process: the fixture ran the CLI) reuses every output and writes the same table
@@ -189,9 +197,9 @@ def test_an_experiment_module_reruns_the_reproduce_command_from_its_outputs(repr
     exp = next((out / "hepth" / "main_val").iterdir())
     table = (exp / "results.md").read_text()
     definition = tmp_path / "tiny_main.py"
-    definition.write_text('def get_experiment():\n    return {"kind": "main", "corpus": "hepth", "seeds": [0], '
-                          '"split": "val", "eval_max_sequence_length": 32, "recipe": {"triplets": 20, "k_pos": 10, '
-                          '"k_hard": 60, "max_sequence_length": 32, "batch_size": 10, "graph_dim": 16}}\n')
+    experiment = {"kind": "main", "corpus": "hepth", "seeds": [0], "split": "val", "eval_max_sequence_length": 32,
+                  "recipe": _definition_recipe(reproduced)}
+    definition.write_text(f"def get_experiment():\n    return {experiment!r}\n")
     done = subprocess.run([python_exe, "cli_pipeline.py", "run_experiment", str(definition), "--output_dir", str(out),
                            "--data_dir", str(reproduced["data"])], cwd=repo_root, capture_output=True, text=True,
                           timeout=300)
@@ -209,7 +217,14 @@ def _study(reproduced, experiment, **settings):
     from scincl.pipeline.experiment_commands import reproduce
 
     reproduce(experiment, output_dir=str(reproduced["out"]), data_dir=str(reproduced["data"]),
-              **{**MAIN_SETTINGS, **settings})
+              **{**reproduced["settings"], **settings})
+
+
+def _definition_recipe(reproduced) -> dict:
+    """The main run's recipe settings as an experiment definition's ``recipe`` (the experiment's own fields,
+    corpus, seeds and split, left out)."""
+    return {name: value for name, value in reproduced["settings"].items()
+            if name not in ("corpus", "seeds", "split", "eval_max_sequence_length")}
 
 
 def _table_rows(markdown: str) -> dict:
@@ -438,11 +453,10 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
     assert "SciNCL (kNN on citation embeddings), kp15" in relations and (exp / "relations.md").exists()
 
     definition = tmp_path / "paired_demo.py"  # the same experiment as data, for collect_runs
-    definition.write_text(
-        "def get_experiment():\n    return {'kind': 'paired', 'corpus': 'hepth', 'seeds': [0], 'split': 'val', "
-        "'arms': ['specter_like', 'scincl'], 'variants': ['easy_positives_k_max=15'], 'eval_max_sequence_length': 32,"
-        " 'recipe': {'triplets': 20, 'k_pos': 10, 'k_hard': 60, 'max_sequence_length': 32, 'batch_size': 10, "
-        "'graph_dim': 16}}\n")
+    experiment = {"kind": "paired", "corpus": "hepth", "seeds": [0], "split": "val", "arms": ["specter_like", "scincl"],
+                  "variants": ["easy_positives_k_max=15"], "eval_max_sequence_length": 32,
+                  "recipe": _definition_recipe(reproduced)}
+    definition.write_text(f"def get_experiment():\n    return {experiment!r}\n")
     docs = tmp_path / "docs"
     proc = run_command([reproduced["cmd"][0], "cli_pipeline.py", "collect_runs", str(definition), str(docs),
                         "--results_dir", str(reproduced["out"]), "--data_dir", str(reproduced["data"])], check=True)
@@ -452,19 +466,21 @@ def test_paired_trains_every_arm_of_a_seed_on_the_same_queries_and_collects_them
     assert (docs / "relations_t20.md").read_text() == (exp / "relations.md").read_text()
 
 
-def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, demo_tiny_bert):
-    """``--base_model DIR``: that encoder is fine-tuned and evaluated as the base, in runs named for it."""
-    tiny = demo_tiny_bert
+def test_another_base_encoder_gets_its_own_runs_and_base_evaluation(reproduced, toy_bert):
+    """``--base_model DIR``: that encoder is fine-tuned and evaluated as the base, in runs named for it (here the
+    toy corpus' tiny BERT, another folder than the main run's encoder)."""
+    other = toy_bert
     # the test split keeps this run out of the val runs the other tests count
-    _study(reproduced, "main", arms="scincl", split="test", base_model=str(tiny))
+    _study(reproduced, "main", arms="scincl", split="test", base_model=str(other))
     out = reproduced["out"] / "hepth"
-    key = Recipe(base_model_name_or_path=str(tiny)).encoder_key()
-    assert key.startswith("_mtiny_bert-") and len(key) == len("_mtiny_bert-") + 8
+    key = Recipe(base_model_name_or_path=str(other)).encoder_key()
+    main_key = Recipe(base_model_name_or_path=reproduced["settings"]["base_model"]).encoder_key()
+    assert key.startswith("_mbert-") and len(key) == len("_mbert-") + 8 and main_key.startswith("_mtiny_bert-")
     run = next((out / "runs" / "test").glob(f"t20_*{key}*/scincl/seed_0"))
-    assert json.loads((run / "model" / "train_args.json").read_text())["arguments"]["base_model_name_or_path"] == str(tiny)
+    assert json.loads((run / "model" / "train_args.json").read_text())["arguments"]["base_model_name_or_path"] == str(other)
     base_runs = {p.name for p in (out / "shared" / "base").iterdir()}
-    assert f"mean_len32{key}" in base_runs and "mean_len32" in base_runs  # MiniLM's base run is its own
+    assert f"mean_len32{key}" in base_runs and f"mean_len32{main_key}" in base_runs  # each encoder's own base run
     table = next((out / "main_test").iterdir()) / "results.md"
-    assert f"Encoder: {tiny}." in table.read_text()
+    assert f"Encoder: {other}." in table.read_text()
     # the packaged MiniLM keeps the run names it always had
     assert Recipe().encoder_key() == "" and recipe_key(Recipe()).endswith(precision_key(Recipe()))
