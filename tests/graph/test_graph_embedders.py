@@ -78,7 +78,7 @@ def test_deterministic_reused_and_rebuilt_on_a_changed_setting(embedded, method,
     assert not np.allclose(read_embeddings_matrix(other_seed["embeddings_path"]), first)
 
 
-def test_settings_are_range_checked_and_typed():
+def test_settings_are_range_checked_and_typed(tmp_path):
     assert parse_settings(fastrp.FastRPSettings, "iteration_weights=0,1,2 normalize_powers=false") == \
         fastrp.FastRPSettings(iteration_weights=(0.0, 1.0, 2.0), normalize_powers=False)
     with pytest.raises(InputError, match="normalization_strength"):
@@ -88,7 +88,7 @@ def test_settings_are_range_checked_and_typed():
     with pytest.raises(InputError, match="mu"):
         parse_settings(prone.ProNESettings, "mu=2.5")
     with pytest.raises(InputError, match="pbg takes its settings"):
-        embed_graph("x.tsv", "out", method="pbg", settings="theta=1")
+        embed_graph(str(tmp_path / "x.tsv"), str(tmp_path / "out"), method="pbg", settings="theta=1")
 
 
 def _ring_with_chords(n: int = 12) -> Graph:
