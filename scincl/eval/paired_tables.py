@@ -18,7 +18,7 @@ import numpy as np
 
 from scincl.errors import InputError
 from scincl.eval.report import mean_std_cell
-from scincl.eval.study_tables import number_or_na, paired_test
+from scincl.eval.study_tables import number_or_na, p_value_text, paired_test
 
 # runs.csv: one row per run (issue 40's column names)
 RUN_COLUMNS = ("arm", "triplets", "seed", "cite_map", "cite_ndcg", "cocite_map", "cocite_ndcg", "avg")
@@ -145,7 +145,7 @@ def comparison_table(runs: Sequence[Run], comparisons: Sequence[Tuple[str, str, 
             f"{labels.get(second, second)} − {labels.get(first, first)}", f"{triplets:,}", role, str(n),
             mean_std_cell(list(result.diffs)),
             f"[{number_or_na(result.ci[0], '+.2f')}, {number_or_na(result.ci[1], '+.2f')}]",
-            number_or_na(result.t, ".2f"), str(result.df), number_or_na(result.p, ".3f"),
+            number_or_na(result.t, ".2f"), str(result.df), p_value_text(result.p),
             number_or_na(100 * paired_power(effect, result.std, n), ".0f", " %"),
             number_or_na(detectable_effect(result.std, n), ".2f")]) + " |")
     return "\n".join(lines) + "\n"

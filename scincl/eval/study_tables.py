@@ -122,7 +122,7 @@ def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optiona
                         for t, m in columns]
         lines.append("| " + " | ".join([f"{budget:,}", str(len(paired)), per_seed, mean_std_cell(test["diffs"]),
                                         number_or_na(test["t"], ".2f"), str(test["df"]),
-                                        number_or_na(test["p"], ".3f")] + metric_diffs) + " |")
+                                        p_value_text(test["p"])] + metric_diffs) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -169,6 +169,11 @@ def budget_plot(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[
 def number_or_na(value: Optional[float], spec: str, suffix: str = "") -> str:
     """``value`` formatted by ``spec`` with ``suffix``, or ``n/a`` when it is missing or NaN (a test below 2 pairs)."""
     return "n/a" if value is None or math.isnan(value) else f"{value:{spec}}{suffix}"
+
+
+def p_value_text(p: Optional[float]) -> str:
+    """A test's p with three decimals, ``< 0.001`` below that (``0.000`` would read as a probability of zero)."""
+    return "< 0.001" if p is not None and p < 0.001 else number_or_na(p, ".3f")
 
 
 # ---------------------------------------------------------------------- collisions, graph study

@@ -80,3 +80,10 @@ def test_tables_give_each_arm_and_each_comparison_with_partial_counts():
     assert rows[0][9] == f"{100 * paired_power(0.3, 0.5, 3):.0f} %" and float(rows[0][10]) > 0.5
     assert rows[1][3] == "2"  # only the seeds both arms have
     assert _rows(comparison_table(runs, [("scincl", "specter_like", 6840, "x")], labels, 0.3)) == []
+
+
+def test_a_p_below_a_thousandth_reads_as_such_not_as_zero():
+    from scincl.eval.study_tables import p_value_text
+
+    assert [p_value_text(p) for p in (0.00035, 0.001, 0.4208, None, float("nan"))] == [
+        "< 0.001", "0.001", "0.421", "n/a", "n/a"]
