@@ -43,6 +43,7 @@ from typing import Dict, List, Optional, Tuple
 import orjson
 from tqdm.auto import tqdm
 
+from scincl.errors import InputError
 from scincl.demo_fulltext import full_text_path, full_text_record
 from scincl.demo_scidocs import build_scidocs
 from scincl.demo_text import FACETS, Paper, TextGenerator, Vocabulary
@@ -236,9 +237,9 @@ def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: i
     (:mod:`scincl.demo_fulltext`); every other file is the same bytes with or without it.
     """
     if papers < 200:
-        raise ValueError(f"the demo corpus needs at least 200 papers (got {papers})")
+        raise InputError(f"the demo corpus needs at least 200 papers (got {papers})")
     if not 2 <= topics <= len(FIELDS_OF_STUDY):
-        raise ValueError(f"topics must be between 2 and {len(FIELDS_OF_STUDY)} (got {topics})")
+        raise InputError(f"the demo corpus's topics must be between 2 and {len(FIELDS_OF_STUDY)} (got {topics})")
     shards = shards or default_shard_count(papers)
     root = Path(output_dir)
     corpus = DemoCorpus(root=root, s2orc_metadata_dir=root / "s2orc" / "metadata", scidocs_dir=root / "scidocs",

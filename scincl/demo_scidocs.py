@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from scincl.demo_text import Paper, TextGenerator
 from scincl.io import atomic_open, dumps_json
+from scincl.errors import InputError
 
 POSITIVES, NEGATIVES, HARD_NEGATIVES = 5, 25, 5  # per query; real SciDocs: 5 positives + 25 negatives
 RANKING_TASKS = ("coview", "coread", "cite", "cocite")
@@ -208,7 +209,8 @@ def build_scidocs(papers: Sequence[Paper], text: TextGenerator, scidocs_dir: Pat
         qrels[q] = cands
     used_as_candidate = {j for cands in qrels.values() for pos, neg in cands.values() for j in pos + neg}
     if len(queries) < 10:
-        raise ValueError(f"only {len(queries)} demo papers qualify as SciDocs queries; use more papers")
+        raise InputError(f"only {len(queries)} of the {n} demo papers qualify as SciDocs queries (10 needed): "
+                         "use more papers")
 
     n_val = max(1, round(len(queries) * VAL_SHARE))
     splits = {"val": queries[:n_val], "test": queries[n_val:]}

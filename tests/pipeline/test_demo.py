@@ -178,3 +178,17 @@ def test_make_demo_cli(tmp_path, repo_root, python_exe):
                          cwd=repo_root, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines()[-1] == "cli_s2orc.py: error: the demo corpus needs at least 200 papers (got 10)"
+
+
+def test_a_demo_too_small_for_scidocs_is_one_line_from_run_specter(tmp_path, repo_root, python_exe):
+    """200 papers pass the size check but leave too few SciDocs queries: a user's error, not a traceback."""
+    from scincl.errors import InputError
+
+    with pytest.raises(InputError, match=r"^only \d of the 200 demo papers qualify as SciDocs queries \(10 needed\)"):
+        make_demo(tmp_path / "lib", papers=200)
+    proc = subprocess.run([python_exe, "cli_pipeline.py", "run_specter", str(tmp_path / "run"), "--demo_papers", "200"],
+                          cwd=repo_root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    assert re.search(r"cli_pipeline.py: error: .*only \d of the 200 demo papers qualify as SciDocs queries",
+                     proc.stderr.strip().splitlines()[-1]), proc.stderr[-2000:]
