@@ -9,8 +9,9 @@ reuse rule (issue 41, class 2): reuse only what the same command made from the s
 settings and is unchanged since; refuse, with one :class:`~scincl.errors.InputError` line, an
 output another command made, one no record vouches for, one made differently (unless
 ``--override``) and an output that is also an input. The pipeline's stages keep the same record as
-completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`) and call the commands
-with ``override`` once they decided to rebuild; a model folder's ``run_fingerprint.json``
+completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`), the one reuse decision of a
+stage: while a stage runs (:func:`decided_by_runner`) a command writing into its outputs builds them without
+asking its own record a second time (it still writes it); a model folder's ``run_fingerprint.json``
 (``train``/``pretrain``) adds checkpoint resumption to the same comparison.
 
 Fingerprints (why this is sound and cheap): a file of up to :data:`FULL_HASH_LIMIT` bytes is its
@@ -36,6 +37,7 @@ edited ``citations.tsv`` makes the stage or command run again instead of being r
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import importlib.metadata
@@ -47,7 +49,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
 import xxhash
 
@@ -297,7 +299,7 @@ class OutputRecord:
         InputError naming why (another command's output, no record, other inputs or settings, an edit)."""
         existing = [p for p in self.outputs if p.exists()]
         stored = self.stored()
-        if not existing:
+        if not existing or _runner_decided(self.outputs):
             return self._begin()
         if override:
             logger.info("%s: --override given, rebuilding", self.outputs[0])
@@ -358,6 +360,31 @@ class OutputRecord:
             write_record(self.path, record)
         else:
             write_record(self.path, {**(read_record(self.path) or {}), self.key: dict(record)})
+
+
+# The folders and files of the pipeline stage running now (:func:`decided_by_runner`): the runner decided to make them.
+_DECIDED: List[Path] = []
+
+
+@contextlib.contextmanager
+def decided_by_runner(paths: Sequence[PathLike]) -> Iterator[None]:
+    """While the block runs, a command's outputs at or below ``paths`` (a pipeline stage's outputs and output folder)
+    are built without asking the command's own record: the stage runner's completion marker already decided that
+    they are (re)made (one reuse layer, issue 39). The command still keeps its record, for a later standalone call."""
+    _DECIDED[:] = [Path(os.path.abspath(p)) for p in paths]
+    try:
+        yield
+    finally:
+        _DECIDED.clear()
+
+
+def _runner_decided(outputs: Sequence[Path]) -> bool:
+    """True when every one of ``outputs`` is, or lies below, a path of the stage running now."""
+    def decided(path: Path) -> bool:
+        where = Path(os.path.abspath(path))
+        return any(where == p or p in where.parents for p in _DECIDED)
+
+    return bool(_DECIDED) and all(decided(p) for p in outputs)
 
 
 # The records of this process's commands that are writing their outputs (record file -> OutputRecord).

@@ -23,7 +23,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from scincl.settings.run import REPO_ROOT
 
@@ -163,3 +163,73 @@ def _duration(hours: float) -> str:
     if hours < 48:
         return f"{hours:.1f} h"
     return f"{hours / 24:.1f} days"
+
+
+def run_workload(plan: Any, encoder: str) -> Workload:
+    """What a ``run_specter`` run is about to do, counted from its inputs before stage 1: ``plan`` is its
+    :class:`~scincl.pipeline.scincl_plan.SciNCLPlan` (settings ``s``, ``metadata_dir``, ``builds_graph``, ...),
+    ``encoder`` its base encoder's short name."""
+    s, notes = plan.s, []
+    papers = edges = dimension = epochs = None
+    if s.demo:
+        papers = s.demo_papers
+    elif plan.builds_graph and plan.metadata_dir is not None:
+        from scincl.corpus import open_corpus
+
+        corpus = open_corpus(plan.metadata_dir, plan.corpus_format)
+        papers = count_lines(corpus.text_files)
+        if not corpus.references_grouped:  # one line per citation: the edges are countable now
+            edges = count_lines(corpus.reference_files)
+        else:
+            notes.append("edges are counted by the citations stage: the graph's time is not estimated")
+    if not plan.builds_graph:
+        graph = f"given ({s.graph_embeddings_path})"
+    else:
+        from scincl.graph.memory_plan import check_graph_memory
+        from scincl.graph.pbg_config import load_config_dict
+
+        config = load_config_dict(s.biggraph_config or "s2orc_768d_dot.py", s.biggraph_overrides)
+        dimension = int(config["dimension"])
+        if s.graph_method == "pbg":
+            epochs = int(config.get("num_epochs", 1))
+            graph = (f"PyTorch-BigGraph, {dimension} dimensions, {epochs} epochs, "
+                     f"{config.get('workers') or 'all'} worker(s)")
+        else:
+            graph = f"{s.graph_method}, {dimension} dimensions (one pass over the graph)"
+        if papers:  # issue 45: refused before stage 1 when the graph stage cannot fit (edges None: S2ORC layout)
+            partitions = (config.get("entities") or {}).get("paper_id", {}).get("num_partitions")
+            estimate = check_graph_memory(s.graph_method, papers, edges, dimension, partitions=partitions)
+            if estimate is not None:
+                graph += f"; peak memory ~{estimate.peak_bytes / 2 ** 30:.1f} GiB (scincl/graph/memory_plan.py)"
+    ratio = s.sample_queries_ratio if s.sample_queries_ratio is not None else 1.0
+    queries = int(round(papers * ratio)) if papers else None
+    triplets = queries * s.triples_per_query if queries is not None else None
+    from scincl.model.train import PAPER_TRAINING_DEFAULTS
+
+    training = {**PAPER_TRAINING_DEFAULTS, **s.training_options}
+    batch, accumulation = int(training["per_device_train_batch_size"]), int(training["gradient_accumulation_steps"])
+    epochs_trained = float(training["num_train_epochs"])
+    steps = (int(-(-triplets // (batch * accumulation)) * epochs_trained) if triplets is not None else None)
+    eval_papers = eval_paper_count(plan.scidocs_dir, s.val_or_test_or_both)
+    if queries is not None:
+        notes.append(f"queries: up to {ratio:g} x the papers, before the graph and leakage filters")
+    work = Workload(papers=papers, graph=graph, queries=queries, triplets=triplets, steps=steps,
+                    max_sequence_length=int(s.max_sequence_length),
+                    batch=f"batch {batch} x {accumulation} accumulation, {epochs_trained:g} epoch(s)",
+                    eval_papers=eval_papers, encoder=encoder, notes=notes,
+                    epochs=epochs_trained)
+    work.hours = estimate_hours(work, encoder_size(plan.base_model), edges, dimension, epochs)
+    return work
+
+
+def eval_paper_count(scidocs: Optional[Path], split: str) -> Optional[int]:
+    """How many SciDocs papers the evaluation embeds per encoder: every paper of the folder for both splits, else
+    the papers one ``split`` needs (scincl/scidocs_io.py:split_papers, as the evaluate stage embeds them); ``None``
+    without a SciDocs folder."""
+    if scidocs is None or not scidocs.is_dir():
+        return None
+    if split != "both":
+        from scincl.scidocs_io import split_papers
+
+        return len(split_papers(scidocs, split))
+    return sum(len(json.loads(f.read_text())) for f in sorted(scidocs.glob("paper_metadata_*.json")))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
@@ -113,15 +113,42 @@ def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Opt
             "graph_leakage": graph_leakage}
 
 
+# The steps of every run, in running order (issue 39: one plan): a planner's ``plan_<step>`` method plans each.
+PLAN_STEPS = ("inputs", "queries", "index", "triples", "texts", "train", "evaluate")
+
+
 class Planner:
-    """The base of both planners: stages named below ``root`` and recorded in ``manifest``, what several runs share
-    below ``shared`` (citations, graphs), and the steps both build the same way (training and evaluation from a
-    settings object: ``loss``, ``pooling_strategy``, ``max_sequence_length``, ``bitfit``)."""
+    """The base of both planners: the one order of a run's steps (:meth:`plan`), stages named below ``root`` and
+    recorded in ``manifest``, what several runs share below ``shared`` (citations, graphs), and the steps both build
+    the same way (training and evaluation from a settings object: ``loss``, ``pooling_strategy``,
+    ``max_sequence_length``, ``bitfit``)."""
 
     def __init__(self, root: Path, shared: Path, manifest: Optional[Manifest] = None) -> None:
         self.root = Path(root)
         self.shared = Path(shared)
         self.manifest = manifest
+        self.planned: Dict[str, Stage] = {}  # the stages planned and not taken yet, by name, in running order
+
+    def plan(self, run: Any = None) -> List[Stage]:
+        """Every stage of one run, in running order, for ``run_specter`` and an experiment arm alike: its inputs
+        (corpus, evaluation ids, citations, graph) -> query papers -> kNN index -> triplets -> their texts ->
+        training -> evaluation (:data:`PLAN_STEPS`). Each step is the planner's ``plan_<step>(run)``, which plans
+        (:meth:`add`) that step's stages as the run's settings ask, the inputs it reads first; ``run``: which run
+        (an experiment arm; ``run_specter``'s plan is one run). The plan is empty afterwards."""
+        for step in PLAN_STEPS:
+            getattr(self, f"plan_{step}")(run)
+        return self.take()
+
+    def add(self, stage: Optional[Stage]) -> None:
+        """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
+        if stage is not None:
+            self.planned.setdefault(stage.name, stage)
+
+    def take(self) -> List[Stage]:
+        """The planned stages in running order; the plan is empty afterwards."""
+        stages = list(self.planned.values())
+        self.planned.clear()
+        return stages
 
     def stage_name(self, output: Path) -> str:
         """A stage named by its output: the path below ``root`` (the name its completion marker records)."""

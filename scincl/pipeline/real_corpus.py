@@ -23,6 +23,7 @@ Every trained arm of one seed uses the same query papers (a seeded sample of the
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -75,19 +76,9 @@ class CorpusPlan(Planner):
         self.cocitation_min_count = cocitation_min_count
         if create:  # not for a dry run, which writes nothing
             self.shared.mkdir(parents=True, exist_ok=True)
-        self.planned: Dict[str, Stage] = {}  # the stages planned and not run yet, by name, in running order
         super().__init__(self.out, self.shared, Manifest(self.out, {
             "corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length, "workers": workers,
             "cocitation_min_count": cocitation_min_count}))
-
-    def add(self, stage: Stage) -> None:
-        """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
-        self.planned.setdefault(stage.name, stage)
-
-    def take(self) -> List[Stage]:
-        """The planned stages in running order; the plan is empty afterwards."""
-        stages, self.planned = list(self.planned.values()), {}
-        return stages
 
     def execute(self) -> None:
         """Run (or reuse) the planned stages in order (:func:`~scincl.pipeline.runner.run_stages`, recorded in the
@@ -127,7 +118,7 @@ class CorpusPlan(Planner):
         path = self.cocitations_path()
         return self.stage(path, lambda: corpus_stage.get_cocitations(
             str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
-            min_count=self.cocitation_min_count, workers=self.workers, override=True),
+            min_count=self.cocitation_min_count, workers=self.workers),
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def cocitations_path(self) -> Path:
@@ -173,8 +164,8 @@ class CorpusPlan(Planner):
         """
         path = self.shared / "citations_transductive.tsv"
         everything = self.stage(self.shared / "citations_all.tsv", lambda: corpus_stage.get_citations(
-            str(self.corpus.metadata_dir), str(self.shared / "citations_all.tsv"), workers=self.workers,
-            override=True), inputs=[self.corpus.metadata_dir], description="every citation edge")
+            str(self.corpus.metadata_dir), str(self.shared / "citations_all.tsv"), workers=self.workers),
+            inputs=[self.corpus.metadata_dir], description="every citation edge")
         return self.stage(path, lambda: self._hide_query_candidate_edges(everything, path), inputs=[everything],
                           description="citations minus the SciDocs query-candidate edges")
 
@@ -221,10 +212,15 @@ class CorpusPlan(Planner):
         encoder needs its text. SciDocs query papers are never eligible (not in the graphs).
         """
         path = self.shared / f"eligible_queries_g{graph_dim}.json"
-        inputs = [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
-                  self.papers_with_text(), self.corpus.excluded_ids]
+        inputs = self.eligibility_inputs(graph_dim)
         return self.stage(path, lambda: self._write_eligible_queries(path, *inputs), inputs=inputs,
                           description="queries every arm can build 5 triplets for")
+
+    def eligibility_inputs(self, graph_dim: int) -> List[Path]:
+        """What decides which papers every arm can use (planned first): the citation edges, the citation and
+        co-citation graphs' ids, the papers with a text, the excluded (SciDocs query) papers."""
+        return [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
+                self.papers_with_text(), self.corpus.excluded_ids]
 
     def eligible_queries(self, graph_dim: int) -> List[str]:
         """The papers every arm can build 5 triplets for (sorted; :meth:`eligible_queries_file`, run first)."""
@@ -251,11 +247,6 @@ class CorpusPlan(Planner):
         return path
 
     # ------------------------------------------------------------------ arms
-    def triples(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
-        """The arm's triplets CSV (5 per query: 5 positives, 2 hard + 3 easy negatives)."""
-        self.add(self.triples_stage(arm, seed, recipe, run_dir))
-        return run_files(run_dir)[0]
-
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
         """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source
         reads are staged first. The kNN miner's bands come from the recipe (the other slots keep SciNCL's, each band
@@ -263,7 +254,7 @@ class CorpusPlan(Planner):
         the SPECTER-like sampler writes exactly the recipe's number of triplets."""
         setting = arm_setting(arm)
         path = run_files(run_dir)[0]
-        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), recipe.graph_dim)
+        queries = self.queries(seed, query_count(recipe), recipe.graph_dim)
         if setting.triples_source == SPECTER_LIKE:
             citations = self.citations()
             sampling: Dict[str, Any] = {"citations_input_path": citations, "triples_count": recipe.triplets,
@@ -281,17 +272,9 @@ class CorpusPlan(Planner):
         return triples_stage(self.stage_name(path), setting.triples_source, path, queries,
                              sampling={**sampling, "seed": seed}, inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
-    def train(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Path:
-        """Plan the arm's triplets, their texts and the fine-tuning of the recipe's encoder on them (reused when
-        ``train_args.json`` exists); returns the model directory."""
-        self.triples(arm, seed, recipe, run_dir)
-        self.add(self.texts_stage(run_dir))
-        self.add(self.train_stage(arm, seed, recipe, run_dir))
-        return run_dir / "model"
-
     def train_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
         """The arm's training stage (scincl/pipeline/stages.py:train_stage) on the triplets and texts in
-        ``run_dir`` (:meth:`train` plans their stages first)."""
+        ``run_dir`` (:meth:`plan_triples` and :meth:`plan_texts` plan their stages first)."""
         model = run_dir / "model"
         triples, metadata = run_files(run_dir)
         return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
@@ -371,11 +354,41 @@ class CorpusPlan(Planner):
         return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
 
     def arm_stages(self, arm: str, seed: int, recipe: Recipe, split: str) -> List[Stage]:
-        """The whole plan of one arm and seed, in running order: the shared stages it reads (citations, graphs,
-        index, queries), its triplets, their texts, the training and the evaluation; the plan is empty afterwards."""
-        run_dir = self.run_dir(arm, seed, recipe, split)
-        self.evaluate(str(self.train(arm, seed, recipe, run_dir)), run_dir, split, bf16=recipe.eval_bf16)
-        return self.take()
+        """The whole plan of one arm and seed, in running order (:meth:`Planner.plan`, the steps below): the shared
+        stages it reads (citations, graphs, queries, index), its triplets, their texts, the training and the
+        evaluation; the plan is empty afterwards."""
+        return self.plan(Arm(arm, seed, recipe, split, self.run_dir(arm, seed, recipe, split)))
+
+    # ------------------------------------------------------------------ one arm x seed: the steps of Planner.plan
+    def plan_inputs(self, run: "Arm") -> None:
+        """The inputs every arm's query papers depend on (:meth:`eligibility_inputs`)."""
+        self.eligibility_inputs(run.recipe.graph_dim)
+
+    def plan_queries(self, run: "Arm") -> None:
+        """The seed's query papers, shared by every arm (:meth:`queries`)."""
+        self.queries(run.seed, query_count(run.recipe), run.recipe.graph_dim)
+
+    def plan_index(self, run: "Arm") -> None:
+        """The kNN index of the arm's graph (kNN arms only; :meth:`ann_index`)."""
+        setting = arm_setting(run.arm)
+        if setting.triples_source != SPECTER_LIKE:
+            self.ann_index(setting.graph, run.recipe.graph_dim)
+
+    def plan_triples(self, run: "Arm") -> None:
+        """The arm's triplets (:meth:`triples_stage`)."""
+        self.add(self.triples_stage(run.arm, run.seed, run.recipe, run.run_dir))
+
+    def plan_texts(self, run: "Arm") -> None:
+        """The texts of the arm's triplets' papers (:meth:`texts_stage`)."""
+        self.add(self.texts_stage(run.run_dir))
+
+    def plan_train(self, run: "Arm") -> None:
+        """The fine-tuning of the recipe's encoder on them (:meth:`train_stage`)."""
+        self.add(self.train_stage(run.arm, run.seed, run.recipe, run.run_dir))
+
+    def plan_evaluate(self, run: "Arm") -> None:
+        """The trained encoder's SciDocs evaluation on the arm's split (:meth:`evaluate`)."""
+        self.evaluate(str(run.run_dir / "model"), run.run_dir, run.split, bf16=run.recipe.eval_bf16)
 
     def run_arm(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
         """Triplets -> training -> evaluation of one arm and seed (:meth:`arm_stages`, run); returns the run dir."""
@@ -386,6 +399,23 @@ class CorpusPlan(Planner):
                                              **recipe_record(recipe)})
         run_stages(self.arm_stages(arm, seed, recipe, split), self.manifest)
         return run_dir
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm x seed x recipe of a corpus plan, evaluated on ``split`` in ``run_dir`` (the ``run`` of
+    :meth:`Planner.plan`)."""
+
+    arm: str
+    seed: int
+    recipe: Recipe
+    split: str
+    run_dir: Path
+
+
+def query_count(recipe: Recipe) -> int:
+    """The query papers a recipe's triplets are drawn for (its triplets over SciNCL's triplets per query)."""
+    return -(-recipe.triplets // SCINCL.triples_per_query)
 
 
 def _splits_of(results_path: Path) -> Sequence[str]:

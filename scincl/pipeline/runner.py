@@ -38,8 +38,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from scincl.errors import InputError
 from scincl.faults import kill_point
 from scincl.pipeline.manifest import Manifest, fingerprint_paths
-from scincl.provenance import (difference, made_by, marker_path, outputs_changed, outputs_record, read_record,
-                               write_record)
+from scincl.provenance import (decided_by_runner, difference, made_by, marker_path, outputs_changed, outputs_record,
+                               read_record, write_record)
 
 logger = logging.getLogger(__name__)
 
@@ -227,7 +227,8 @@ def run_stages(
         kill_point(f"{stage.name}:before")
         start = time.perf_counter()
         try:
-            value = stage.run()
+            with decided_by_runner([*stage.outputs, stage.manifest_dir]):  # the one reuse decision: this one
+                value = stage.run()
         except BaseException as exc:
             if isinstance(exc, OSError) and not exc.filename:
                 # e.g. ENOSPC from a write(): say where it happened

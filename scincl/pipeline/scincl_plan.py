@@ -30,7 +30,6 @@ go to :func:`scincl.pipeline.layout.experiment_dir`.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional
@@ -44,7 +43,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.threads import torch_threads
-from scincl.workload import Workload, count_lines, cpu_warning, encoder_size, estimate_hours, format_workload
+from scincl.workload import Workload, cpu_warning, eval_paper_count, format_workload, run_workload
 from scincl.pipeline.run_checks import check_run, check_types
 from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
                                       stage_selection)
@@ -175,7 +174,7 @@ class SciNCLPlan(Planner):
 
     def write_metadata_ids(self) -> None:
         corpus_stage.get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids), workers=self.s.workers,
-                                             override=True, corpus_format=self.corpus_format)
+                                             corpus_format=self.corpus_format)
 
     @property
     def given_index(self) -> bool:
@@ -195,7 +194,7 @@ class SciNCLPlan(Planner):
 
     def sampling(self) -> Dict[str, Any]:
         """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
-        the output, the queries and ``override``: for ``knn``, the run's miner settings
+        the output and the queries: for ``knn``, the run's miner settings
         (:attr:`~scincl.settings.run.RunSettings.miner`, built and checked once by ``check_run``) and :attr:`search`;
         for ``specter_like``, its count flags."""
         s, p = self.s, self.p
@@ -290,156 +289,121 @@ class SciNCLPlan(Planner):
 
     # ------------------------------------------------------------------ plan
     def stages(self) -> List[Stage]:
-        """The stage list for these settings (stages that do not apply are left out)."""
+        """The stage list for these settings (stages that do not apply are left out): :meth:`Planner.plan`, the steps
+        below."""
+        return self.plan()
+
+    def plan_inputs(self, run: Any = None) -> None:
+        """The demo corpus, the SciDocs ids, the citation edges and the graph (each when this run makes it), and the
+        ids of the papers with a text."""
         p, s = self.p, self.s
-        out: List[Stage] = []
         if s.demo:
-            out.append(Stage("demo", [p.demo / "demo_manifest.json"], self.make_demo, output_dir=p.demo,
-                             description=f"bundled demo corpus ({s.demo_papers} papers)",
-                             settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
+            self.add(Stage("demo", [p.demo / "demo_manifest.json"], self.make_demo, output_dir=p.demo,
+                           description=f"bundled demo corpus ({s.demo_papers} papers)",
+                           settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
         if self.scidocs_dir is not None and not self.s.scidocs_paper_ids:  # named for the leakage report too
-            out.append(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids,
-                             inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
-                             description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
+            self.add(Stage("scidocs_ids", [p.scidocs_ids], self.write_scidocs_ids,
+                           inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
+                           description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if self.needs_citations:
             excluded = p.scidocs_ids if self.excludes_scidocs else None
             # the edge split and the graph are the corpus' (--corpus_seed, which follows --seed in a single run): every
             # seed of --seeds shares them in OUTPUT_DIR, where seed 1 used to rebuild what seed 0 had made
-            out.append(self.citations_step("citations", self.metadata_dir, excluded, s.graph_test_ratio, s.corpus_seed,
-                                           s.workers, corpus_format=self.corpus_format,
-                                           description="citation edges from the corpus",
-                                           settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
-                                                     "corpus_format": self.corpus_format,
-                                                     "excludes_scidocs": self.excludes_scidocs}))
+            self.add(self.citations_step("citations", self.metadata_dir, excluded, s.graph_test_ratio, s.corpus_seed,
+                                         s.workers, corpus_format=self.corpus_format,
+                                         description="citation edges from the corpus",
+                                         settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
+                                                   "corpus_format": self.corpus_format,
+                                                   "excludes_scidocs": self.excludes_scidocs}))
         if self.builds_graph:
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.corpus_seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
-            out.append(self.graph_step("graph", p.citations_train, p.citations_test, p.graph_dir, embed,
-                                       outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
-                                       inputs=[Path(s.biggraph_config)],
-                                       description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
-                                       if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
-                                       settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
-                                                 **({"graph_method": s.graph_method,
-                                                     "graph_method_settings": s.graph_method_settings}
-                                                    if s.graph_method != "pbg" else {})}))
+            self.add(self.graph_step("graph", p.citations_train, p.citations_test, p.graph_dir, embed,
+                                     outputs=[p.graph_embeddings, p.graph_ids, *self.graph_records],
+                                     inputs=[Path(s.biggraph_config)],
+                                     description=f"BigGraph embeddings ({Path(s.biggraph_config).name})"
+                                     if s.graph_method == "pbg" else f"{s.graph_method} graph embeddings",
+                                     settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
+                                               **({"graph_method": s.graph_method,
+                                                   "graph_method_settings": s.graph_method_settings}
+                                                  if s.graph_method != "pbg" else {})}))
         if self.metadata_dir is not None:
-            out.append(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
-                             description="which papers have texts in the corpus",
-                             settings={"corpus_format": self.corpus_format}))
-        queries = self.queries_stage()
-        if queries is not None:
-            out.append(queries)
-        if s.triples_source == "knn":
-            from scincl.knn.ann import index_config_path, index_ids_path
+            self.add(Stage("metadata_ids", [p.metadata_ids], self.write_metadata_ids, inputs=[self.metadata_dir],
+                           description="which papers have texts in the corpus",
+                           settings={"corpus_format": self.corpus_format}))
 
-            ann_files = [p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)]
-            ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
-                              search=self.search, workers=s.workers, seed=s.seed, outputs=ann_files,
-                              inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
-                              description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
-                              settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                                        "do_normalize": s.ann_do_normalize, "seed": s.seed})
-            # an existing --ann_index_path this stage did not make from these inputs and settings (the
-            # user's, or another seed's corpus) is never rebuilt unless --override_ann: the miner uses
-            # it when it fits and refuses it otherwise
-            if not self.given_index or "ann" in s.override or reuse_decision(ann) is None:
-                out.append(ann)
-        triples_inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
-                          if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
-        # an --ann_index_path that exists when the stage runs is checked by the miner, never rebuilt
-        out.append(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
-                                 override=lambda: not self.given_index, inputs=triples_inputs,
-                                 description=f"{s.triples_source} triplets", settings=self.triples_settings()))
-        out.append(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
-                               corpus_format=self.corpus_format, keep_counts=False,
-                               inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
-                               description="titles and abstracts of the triplets' papers"))
-        out.append(self.train_stage())
-        if self.scidocs_dir is not None:
-            if s.evaluate_base_model:
-                out.append(self.evaluate_stage(
-                    "eval_base", self.base_model, p.base_eval, outputs=[p.base_eval / "results.json"],
-                    output_dir=p.base_eval, inputs=[self.scidocs_dir, local_path(self.base_model)],
-                    settings={"base_model": self.base_model, **self.eval_settings()},
-                    description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
-            out.append(self.evaluate_stage("eval", str(p.model), p.eval, outputs=[p.eval / "results.json"],
-                                           inputs=[p.model, self.scidocs_dir], output_dir=p.run,
-                                           description="SciDocs evaluation of the trained encoder",
-                                           settings=self.eval_settings()))
-            out.append(Stage("compare", [p.comparison / "comparison.md"], self.compare,
-                             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
-                             description="results table: base vs trained",
-                             settings={"split": s.split, "triples_source": s.triples_source,
-                                       "base_model": base_model_short_name(self.base_model)}))
-        return out
+    def plan_queries(self, run: Any = None) -> None:
+        """The training corpus and its query papers (:meth:`queries_stage`)."""
+        self.add(self.queries_stage())
+
+    def plan_index(self, run: Any = None) -> None:
+        """The kNN index over the corpus' graph embeddings (kNN triplets only). An existing --ann_index_path this
+        stage did not make from these inputs and settings (the user's, or another seed's corpus) is an input, never
+        rebuilt unless --override_ann: the miner uses it when it fits and refuses it otherwise."""
+        p, s = self.p, self.s
+        if s.triples_source != "knn":
+            return
+        from scincl.knn.ann import index_config_path, index_ids_path
+
+        ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
+                          search=self.search, workers=s.workers, seed=s.seed,
+                          outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
+                          inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                          description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                          settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                    "do_normalize": s.ann_do_normalize, "seed": s.seed})
+        if not self.given_index or "ann" in s.override or reuse_decision(ann) is None:
+            self.add(ann)
+
+    def plan_triples(self, run: Any = None) -> None:
+        """The triplets of ``--triples_source`` (:meth:`sampling`)."""
+        p, s = self.p, self.s
+        inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
+                  if s.triples_source == "knn" else [self.citations_for_triples, p.query_ids])
+        self.add(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
+                               inputs=inputs, description=f"{s.triples_source} triplets",
+                               settings=self.triples_settings()))
+
+    def plan_texts(self, run: Any = None) -> None:
+        """The titles and abstracts of the triplets' papers."""
+        p = self.p
+        self.add(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=self.s.workers,
+                             corpus_format=self.corpus_format, keep_counts=False,
+                             inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
+                             description="titles and abstracts of the triplets' papers"))
+
+    def plan_train(self, run: Any = None) -> None:
+        """Fine-tuning the base encoder on the triplets (:meth:`train_stage`)."""
+        self.add(self.train_stage())
+
+    def plan_evaluate(self, run: Any = None) -> None:
+        """SciDocs evaluations of the base and the trained encoder, and their comparison (with a SciDocs folder)."""
+        p, s = self.p, self.s
+        if self.scidocs_dir is None:
+            return
+        if s.evaluate_base_model:
+            self.add(self.evaluate_stage(
+                "eval_base", self.base_model, p.base_eval, outputs=[p.base_eval / "results.json"],
+                output_dir=p.base_eval, inputs=[self.scidocs_dir, local_path(self.base_model)],
+                settings={"base_model": self.base_model, **self.eval_settings()},
+                description=f"SciDocs evaluation of the base encoder {base_model_short_name(self.base_model)}"))
+        self.add(self.evaluate_stage("eval", str(p.model), p.eval, outputs=[p.eval / "results.json"],
+                                     inputs=[p.model, self.scidocs_dir], output_dir=p.run,
+                                     description="SciDocs evaluation of the trained encoder",
+                                     settings=self.eval_settings()))
+        self.add(Stage("compare", [p.comparison / "comparison.md"], self.compare,
+                       inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
+                       description="results table: base vs trained",
+                       settings={"split": s.split, "triples_source": s.triples_source,
+                                 "base_model": base_model_short_name(self.base_model)}))
 
     def workload(self) -> Workload:
-        """What this run is about to do, counted from its inputs before stage 1 (:mod:`scincl.workload`)."""
-        s, notes = self.s, []
-        papers = edges = dimension = epochs = None
-        if s.demo:
-            papers = s.demo_papers
-        elif self.builds_graph and self.metadata_dir is not None:
-            from scincl.corpus import open_corpus
-
-            corpus = open_corpus(self.metadata_dir, self.corpus_format)
-            papers = count_lines(corpus.text_files)
-            if not corpus.references_grouped:  # one line per citation: the edges are countable now
-                edges = count_lines(corpus.reference_files)
-            else:
-                notes.append("edges are counted by the citations stage: the graph's time is not estimated")
-        if not self.builds_graph:
-            graph = f"given ({s.graph_embeddings_path})"
-        else:
-            from scincl.graph.memory_plan import check_graph_memory
-            from scincl.graph.pbg_config import load_config_dict
-
-            config = load_config_dict(s.biggraph_config or "s2orc_768d_dot.py", s.biggraph_overrides)
-            dimension = int(config["dimension"])
-            if s.graph_method == "pbg":
-                epochs = int(config.get("num_epochs", 1))
-                graph = (f"PyTorch-BigGraph, {dimension} dimensions, {epochs} epochs, "
-                         f"{config.get('workers') or 'all'} worker(s)")
-            else:
-                graph = f"{s.graph_method}, {dimension} dimensions (one pass over the graph)"
-            if papers:  # issue 45: refused before stage 1 when the graph stage cannot fit (edges None: S2ORC layout)
-                partitions = (config.get("entities") or {}).get("paper_id", {}).get("num_partitions")
-                estimate = check_graph_memory(s.graph_method, papers, edges, dimension, partitions=partitions)
-                if estimate is not None:
-                    graph += f"; peak memory ~{estimate.peak_bytes / 2 ** 30:.1f} GiB (scincl/graph/memory_plan.py)"
-        ratio = s.sample_queries_ratio if s.sample_queries_ratio is not None else 1.0
-        queries = int(round(papers * ratio)) if papers else None
-        triplets = queries * s.triples_per_query if queries is not None else None
-        from scincl.model.train import PAPER_TRAINING_DEFAULTS
-
-        training = {**PAPER_TRAINING_DEFAULTS, **s.training_options}
-        batch, accumulation = int(training["per_device_train_batch_size"]), int(training["gradient_accumulation_steps"])
-        epochs_trained = float(training["num_train_epochs"])
-        steps = (int(-(-triplets // (batch * accumulation)) * epochs_trained) if triplets is not None else None)
-        eval_papers = self.eval_paper_count()
-        if queries is not None:
-            notes.append(f"queries: up to {ratio:g} x the papers, before the graph and leakage filters")
-        work = Workload(papers=papers, graph=graph, queries=queries, triplets=triplets, steps=steps,
-                        max_sequence_length=int(s.max_sequence_length),
-                        batch=f"batch {batch} x {accumulation} accumulation, {epochs_trained:g} epoch(s)",
-                        eval_papers=eval_papers, encoder=base_model_short_name(self.base_model), notes=notes,
-                        epochs=epochs_trained)
-        work.hours = estimate_hours(work, encoder_size(self.base_model), edges, dimension, epochs)
-        return work
+        """What this run is about to do, counted from its inputs before stage 1 (scincl/workload.py:run_workload)."""
+        return run_workload(self, base_model_short_name(self.base_model))
 
     def eval_paper_count(self) -> Optional[int]:
-        """How many SciDocs papers the evaluation embeds per encoder: every paper of the folder for both splits, else
-        the papers one split needs (scincl/scidocs_io.py:split_papers, as the evaluate stage embeds them); ``None``
-        without a SciDocs folder."""
-        scidocs = self.scidocs_dir
-        if scidocs is None or not scidocs.is_dir():
-            return None
-        if self.s.val_or_test_or_both != "both":
-            from scincl.scidocs_io import split_papers
-
-            return len(split_papers(scidocs, self.s.val_or_test_or_both))
-        return sum(len(json.loads(f.read_text())) for f in sorted(scidocs.glob("paper_metadata_*.json")))
+        """How many SciDocs papers the evaluation embeds per encoder (scincl/workload.py:eval_paper_count)."""
+        return eval_paper_count(self.scidocs_dir, self.s.val_or_test_or_both)
 
     def announce(self) -> str:
         """The plan before stage 1 (logged unless ``--dry_run``, which prints it) and, for a long run without a GPU,

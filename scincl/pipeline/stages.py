@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Mapping, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.io import read_id_list, write_id_list
@@ -73,18 +73,17 @@ def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional
         if metadata_dir is None:
             raise InputError(f"the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
                              f"{metadata.name})")
-        counts = get_metadata(triples, metadata, metadata_dir, workers, override=True, corpus_format=corpus_format)
+        counts = get_metadata(triples, metadata, metadata_dir, workers, corpus_format=corpus_format)
         return counts if keep_counts else None
 
     return Stage(name, [metadata], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
 
 
 def triples_stage(name: str, triples_source: str, triples: Path, queries: Path, *, sampling: Mapping[str, Any],
-                  inputs: Sequence[Optional[Path]], override: Union[bool, Callable[[], bool]] = True,
-                  settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
+                  inputs: Sequence[Optional[Path]], settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
     """The triplets stage: the sampler of ``triples_source`` (:func:`scincl.triples.sources.sampler`:
     ``triples.knn_miner.write_knn_triples`` or ``triples.specter_like.get_specter_like_triples``) called as
-    ``sampler(output_path=..., query_papers=..., override=..., **sampling)`` for the query papers listed in
+    ``sampler(output_path=..., query_papers=..., **sampling)`` for the query papers listed in
     ``queries``, written to ``triples`` (a ``.gz`` name is written gzipped: ``sampling["gzip"]``).
 
     Args:
@@ -93,19 +92,16 @@ def triples_stage(name: str, triples_source: str, triples: Path, queries: Path, 
             counts; for ``knn`` the built :class:`~scincl.settings.spec.MinerSpec` and
             :class:`~scincl.triples.knn_miner.KnnSearch`), passed as it is: the sampler records what they make in
             its ``.args.json``, so two planners passing the same values write the same record.
-        override: the sampler may rebuild what does not match (the triplets, the index). ``False`` keeps a given
-            ``ann_index_path`` as it is: the triplets, which the runner decided to (re)make, are deleted first.
-            A function is asked when the stage runs (an index an earlier stage made exists by then).
+
+    The runner decided to (re)make the triplets (their sampler does not ask its own record again); a kNN index at
+    ``sampling["ann_index_path"]`` is an input, made by the plan's index stage or given: used when it fits the
+    corpus and search, else refused (never rebuilt here).
     """
     mine = sampler(triples_source)  # an unknown source is refused when the plan is built
 
     def run() -> None:
         plain = Path(str(triples)[:-3]) if str(triples).endswith(".gz") else triples
-        rebuild = override() if callable(override) else override
-        if not rebuild:
-            for stale in (plain, triples):
-                stale.unlink(missing_ok=True)
-        mine(output_path=plain, query_papers=str(queries), override=rebuild, **sampling)
+        mine(output_path=plain, query_papers=str(queries), **sampling)
 
     return Stage(name, [triples], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
 
@@ -127,8 +123,7 @@ def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path,
         result = build_faiss(str(graph["embeddings"]), str(index), string_factory=search.faiss_string_factory,
                              metric=search.ann_metric, do_normalize=search.ann_normalize_embeddings,
                              paper_ids=str(graph["ids"]), include_paper_ids=str(corpus),
-                             batch_size=search.ann_batch_size, workers=workers, device=search.ann_device, seed=seed,
-                             override=True)
+                             batch_size=search.ann_batch_size, workers=workers, device=search.ann_device, seed=seed)
         return result if keep_result else None
 
     return Stage(name, list(outputs or [index]), run, inputs=list(inputs), description=description,
@@ -150,8 +145,7 @@ def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path
             raise InputError("building the citation graph needs --corpus_dir (or give --graph_embeddings_path and "
                              "--graph_paper_ids_path)")
         get_citations(str(metadata_dir), str(citations_dir), workers=workers, test_ratio=test_ratio, seed=seed,
-                      excluded_paper_ids=str(excluded) if excluded else None, override=True,
-                      corpus_format=corpus_format)
+                      excluded_paper_ids=str(excluded) if excluded else None, corpus_format=corpus_format)
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=citations_dir, description=description,
                  settings=dict(settings or {}))
@@ -168,6 +162,7 @@ def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_
     def run() -> Dict[str, Any]:
         from scincl.graph.embed import embed_graph
 
+        # override: start over (a rerun discards PyTorch-BigGraph's import and checkpoints), not a reuse check
         return embed_graph(train_edges, graph_dir, test_edges=test_edges, override=True, **embed)
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=graph_dir, description=description,
@@ -206,20 +201,20 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
 
             embeddings = Path(results_dir) / f"embeddings.{split}.jsonl"
             embed(model, str(papers()), str(embeddings), max_sequence_length=max_sequence_length,
-                  pooling_strategy=pooling_strategy, bf16=bf16, override=True)  # the stage decided to (re)make it
+                  pooling_strategy=pooling_strategy, bf16=bf16)
             score_embeddings(scidocs_dir, results_dir, split, embeddings)
             embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
         elif max_sequence_length is None:
-            run_evaluation(scidocs_dir, results_dir, val_or_test=split, model_dirs=[model], override=True,
+            run_evaluation(scidocs_dir, results_dir, val_or_test=split, model_dirs=[model],
                            pooling_strategy=pooling_strategy, device=device)
         else:
             files = embed_scidocs_metadata(model, scidocs_dir, Path(results_dir) / "embeddings" / "model",
-                                           batch_size=32, device=device, override=True,
+                                           batch_size=32, device=device, override=False,
                                            max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
                                            val_or_test=split)
             run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(files.main)],
                            cls_embeddings=str(files.classification) if files.classification else None,
-                           recomm_embeddings=str(files.recomm) if files.recomm else None, override=True,
+                           recomm_embeddings=str(files.recomm) if files.recomm else None,
                            device=device)
         from scincl.model.card import update_model_card  # a trained model's card gets these scores (issue 44)
         update_model_card(model, Path(results_dir) / "results.json")
@@ -235,7 +230,7 @@ def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embedding
 
     has_classes = any(Path(scidocs_dir).glob("*/train.csv"))
     run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(embeddings)],
-                   cls_embeddings=str(embeddings) if has_classes else None, override=True)
+                   cls_embeddings=str(embeddings) if has_classes else None)
 
 
 def queries_stage(name: str, queries: Path, *, selection: str, select: Mapping[str, Any], outputs: Sequence[Path],

@@ -206,3 +206,35 @@ def test_changed_setting_rebuilds_the_stage_and_names_the_setting(tmp_path, capl
 def test_stage_without_outputs_is_rejected():
     with pytest.raises(ValueError, match="declares no outputs"):
         Stage("x", [], lambda: None)
+
+
+def test_the_runner_is_the_one_reuse_decision_of_a_stages_commands(tmp_path):
+    """A command called by a stage does not second-guess the runner with its own made-by record (issue 39): its output,
+    made differently before, is refused when the command is called alone and rebuilt when the runner runs the stage;
+    the command's record then vouches for the new output, so a standalone call reuses it."""
+    from scincl.provenance import OutputRecord
+
+    out = tmp_path / "edges" / "edges.tsv"
+    made = []
+
+    def command(text: str, override: bool = False) -> None:
+        record = OutputRecord(out, command="write_edges", settings={"text": text})
+        if record.reusable(override):
+            return
+        made.append(text)
+        with atomic_open(out) as fh:
+            fh.write(text)
+        record.write()
+
+    command("a")
+    with pytest.raises(InputError, match="made differently"):
+        command("b")
+    stage = Stage("edges", [out], lambda: command("b"), settings={"text": "b"})
+    run_stages([stage], Manifest(tmp_path, {}))
+    assert out.read_text() == "b" and made == ["a", "b"]
+    command("b")  # reused: the record the stage's command kept matches
+    assert made == ["a", "b"]
+    # outside the running stage's outputs and folder the command's own record still decides
+    outside = Stage("other", [tmp_path / "other" / "other.tsv"], lambda: command("c"))
+    with pytest.raises(InputError, match="made differently"):
+        run_stages([outside], Manifest(tmp_path, {}))
