@@ -11,9 +11,9 @@ Read in this order:
 - :mod:`scincl.pipeline.run_flags`: which of ``run_specter``'s flags goes where (unknown flags name the closest
   valid one) and what its ``--help`` lists;
 - :mod:`scincl.pipeline.scincl_plan`: ``run_specter`` (flags -> settings -> one plan, or one per seed) and the
-  SciNCL plan: every stage wired to its API; :mod:`scincl.pipeline.layout`: where each of its files goes (run and
-  model directories included), and the :class:`~scincl.pipeline.layout.Planner` base both planners share;
-- :mod:`scincl.pipeline.stages`: the stages both planners build, each implemented once;
+  SciNCL plan: every stage wired to its API; :mod:`scincl.pipeline.layout`: the one plan (the order of a run's
+  steps, :meth:`~scincl.pipeline.layout.Planner.plan`, in the base both planners share), where each of its files goes
+  (run and model directories included) and the stages both planners build, each implemented once;
 - :mod:`scincl.pipeline.experiment_commands`: ``sweep`` (one plan per k+/k-hard value), ``reproduce`` and
   ``run_experiment``;
 - :mod:`scincl.pipeline.real_corpus`: the plan of the real-corpus experiments (hep-th, CiteSeer): each arm x

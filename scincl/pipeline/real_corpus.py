@@ -32,12 +32,11 @@ from scincl.errors import InputError
 from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.leakage import write_edges_without
-from scincl.pipeline.layout import (Planner, citation_files, encoder_path, graph_files, leakage_inputs,
-                                    precision_key, recipe_key, run_files)
+from scincl.pipeline.layout import (Planner, citation_files, encoder_path, evaluate_stage, graph_files, index_stage,
+                                    leakage_inputs, precision_key, queries_stage, recipe_key, run_files,
+                                    score_embeddings, texts_stage, triples_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
-from scincl.pipeline.stages import (evaluate_stage, index_stage, queries_stage, score_embeddings, texts_stage,
-                                    triples_stage)
 from scincl.scidocs_io import query_candidate_pairs, split_papers
 from scincl.settings.arms import GRAPHS, CorpusSpec, arm_setting
 from scincl.settings.recipe import Recipe, recipe_record
@@ -237,7 +236,7 @@ class CorpusPlan(Planner):
 
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms;
-        scincl/pipeline/stages.py:queries_stage)."""
+        scincl/pipeline/layout.py:queries_stage)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
         eligible = self.eligible_queries_file(graph_dim)
         self.add(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
@@ -248,7 +247,7 @@ class CorpusPlan(Planner):
 
     # ------------------------------------------------------------------ arms
     def triples_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
-        """The arm's triplets stage (scincl/pipeline/stages.py:triples_stage); the inputs its source
+        """The arm's triplets stage (scincl/pipeline/layout.py:triples_stage); the inputs its source
         reads are staged first. The kNN miner's bands come from the recipe (the other slots keep SciNCL's, each band
         starts at k_max - count: scincl/settings/schema.py:derive_bands) and it searches :data:`REAL_CORPUS_SEARCH`;
         the SPECTER-like sampler writes exactly the recipe's number of triplets."""
@@ -273,7 +272,7 @@ class CorpusPlan(Planner):
                              sampling={**sampling, "seed": seed}, inputs=inputs, description=f"{arm} triplets, seed {seed}")
 
     def train_stage(self, arm: str, seed: int, recipe: Recipe, run_dir: Path) -> Stage:
-        """The arm's training stage (scincl/pipeline/stages.py:train_stage) on the triplets and texts in
+        """The arm's training stage (scincl/pipeline/layout.py:train_stage) on the triplets and texts in
         ``run_dir`` (:meth:`plan_triples` and :meth:`plan_texts` plan their stages first)."""
         model = run_dir / "model"
         triples, metadata = run_files(run_dir)
@@ -285,7 +284,7 @@ class CorpusPlan(Planner):
                                description=f"train {arm} seed {seed}")
 
     def texts_stage(self, run_dir: Path) -> Stage:
-        """The texts of the run's triplets' papers (scincl/pipeline/stages.py:texts_stage)."""
+        """The texts of the run's triplets' papers (scincl/pipeline/layout.py:texts_stage)."""
         triples, metadata = run_files(run_dir)
         return texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                            workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers")
@@ -311,7 +310,7 @@ class CorpusPlan(Planner):
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Path:
         """Plan the embedding of the split's SciDocs papers (``eval_max_sequence_length`` tokens, fp32 unless
-        ``bf16``) and their scores (scincl/pipeline/stages.py:evaluate_stage); returns ``results.json``, which holds
+        ``bf16``) and their scores (scincl/pipeline/layout.py:evaluate_stage); returns ``results.json``, which holds
         the scores of every split evaluated."""
         results, papers = run_dir / "results.json", self.eval_papers(split)
         self.add(evaluate_stage(

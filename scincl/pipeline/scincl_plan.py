@@ -38,7 +38,8 @@ from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
 from scincl.io import write_id_list
 from scincl.leakage import guard_training, recorded_report
-from scincl.pipeline.layout import Planner, base_model_short_name, encoder_path, leakage_inputs, plan_paths
+from scincl.pipeline.layout import (Planner, base_model_short_name, encoder_path, evaluate_stage, index_stage,
+                                    leakage_inputs, plan_paths, queries_stage, texts_stage, triples_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
@@ -48,7 +49,6 @@ from scincl.pipeline.run_checks import check_run, check_types
 from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
                                       stage_selection)
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
-from scincl.pipeline.stages import evaluate_stage, index_stage, queries_stage, texts_stage, triples_stage
 from scincl.provenance import local_path
 from scincl.settings.presets import resolve
 from scincl.settings.run import CHOICES, RunSettings, SeedsArg, check_input_paths, parse_seeds
@@ -141,7 +141,7 @@ class SciNCLPlan(Planner):
         write_id_list(self.p.scidocs_ids, sorted(ids))
 
     def queries_stage(self) -> Optional[Stage]:
-        """Select the training corpus and query papers (scincl/pipeline/stages.py:queries_stage). An existing file
+        """Select the training corpus and query papers (scincl/pipeline/layout.py:queries_stage). An existing file
         given by --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
         path that does not exist yet is where the selection is written): both exist, no stage; only
         the corpus exists, the query papers are sampled from it."""
@@ -193,7 +193,7 @@ class SciNCLPlan(Planner):
                          ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, k_scale=s.k_scale)
 
     def sampling(self) -> Dict[str, Any]:
-        """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/stages.py:triples_stage) besides
+        """The arguments of this run's ``--triples_source`` sampler (scincl/pipeline/layout.py:triples_stage) besides
         the output and the queries: for ``knn``, the run's miner settings
         (:attr:`~scincl.settings.run.RunSettings.miner`, built and checked once by ``check_run``) and :attr:`search`;
         for ``specter_like``, its count flags."""
@@ -209,7 +209,7 @@ class SciNCLPlan(Planner):
                     show_progress=True)
 
     def train_stage(self) -> Stage:
-        """Fine-tune the base encoder on the triplets (scincl/pipeline/stages.py:train_stage)."""
+        """Fine-tune the base encoder on the triplets (scincl/pipeline/layout.py:train_stage)."""
         options = dict(self.s.training_options)
         options.setdefault("seed", self.s.seed)
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
@@ -232,7 +232,7 @@ class SciNCLPlan(Planner):
         return report
 
     def evaluate_stage(self, name: str, model: str, results_dir: Path, **stage: Any) -> Stage:
-        """A SciDocs evaluation of ``model`` into ``results_dir`` (scincl/pipeline/stages.py:evaluate_stage): every
+        """A SciDocs evaluation of ``model`` into ``results_dir`` (scincl/pipeline/layout.py:evaluate_stage): every
         SciDocs file, embedded by the evaluator or, with --eval_max_sequence_length, cut to that length."""
         return evaluate_stage(name, model, self.scidocs_dir, results_dir, split=self.s.val_or_test_or_both,
                               pooling_strategy=self.s.pooling_strategy,

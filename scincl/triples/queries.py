@@ -6,7 +6,7 @@
 - :func:`is_eligible_query`: a paper can make SPECTER's 5 triplets (>= 5 cited papers and >= 2
   citations of citations that it does not cite), the rule of the real-corpus experiments;
 - :func:`sample_query_ids` (``--sample_queries_ratio``) and :func:`sample_eligible_queries`: the
-  pipelines' seeded samples of query ids.
+  pipelines' seeded samples of query ids; :data:`QUERY_SELECTIONS`: how a plan's queries stage writes them.
 """
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 from collections import defaultdict
-from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
 from scincl.errors import InputError
-from scincl.io import read_id_list
+from scincl.io import read_id_list, write_id_list
 
 logger = logging.getLogger(__name__)
 
@@ -190,3 +190,50 @@ def select_query_rows(query_papers: QueryPapers, corpus_ids: Sequence[str], seed
         raise InputError("no query papers selected")
     logger.info("query papers: %d of %d corpus papers", rows.size, n)
     return rows
+
+
+def select_graph_limit_and_ratio(queries: Path, *, corpus: Path, graph_ids: Path, graph_limit: str, ratio: float, seed: int,
+                           with_text: Optional[Path], specter_triples: Optional[str], id_mapping: Optional[str],
+                           excluded: Optional[Path]) -> Dict[str, int]:
+    """``run_specter``'s selection: the training corpus (``corpus.selection.select_training_corpus``: the graph papers
+    with a text, limited by ``graph_limit`` to SPECTER's papers of ``specter_triples`` or not, without the
+    ``excluded`` ones) written to ``corpus``, and ``ratio`` of its query papers drawn with ``seed``."""
+    from scincl.corpus.selection import read_id_mapping, read_specter_ids, select_training_corpus
+    from scincl.io import read_json
+    mapping = read_id_mapping(id_mapping)
+    specter = read_specter_ids(specter_triples, mapping) if specter_triples else None
+    graph = read_id_list(graph_ids)
+    if with_text is not None:  # the corpus' metadata id mapping {shard: [[paper_id, line], ...]}
+        texts = {str(row[0]) for rows in read_json(with_text).values() for row in rows}
+        kept = [pid for pid in graph if pid in texts]
+        logger.info("queries: %d of %d graph papers have a text in the corpus (the others cannot be encoded)",
+                    len(kept), len(graph))
+        graph = kept
+    selected = select_training_corpus(graph, graph_limit, specter, read_id_list(excluded) if excluded else [],
+                                      seed=seed)
+    sampled = sample_query_ids(selected.query_ids, ratio, seed=seed)
+    write_id_list(corpus, selected.paper_ids)
+    write_id_list(queries, sampled)
+    return {**selected.stats, "sampled_query_papers": len(sampled)}
+
+
+def select_ratio_of_corpus(queries: Path, *, corpus: Path, ratio: float, seed: int) -> Dict[str, int]:
+    """``ratio`` of the papers of a given training ``corpus`` drawn with ``seed``."""
+    papers = read_id_list(corpus)
+    sampled = sample_query_ids(papers, ratio, seed=seed)
+    write_id_list(queries, sampled)
+    return {"corpus_papers": len(papers), "sampled_query_papers": len(sampled)}
+
+
+def select_eligible_for_all_arms(queries: Path, *, eligible: Path, count: int, seed: int, where: str) -> None:
+    """``count`` of the papers listed in ``eligible`` (those every arm can build its triplets for) drawn with
+    ``seed`` (``where``: the corpus, named in the error when too few are eligible)."""
+    write_id_list(queries, sample_eligible_queries(read_id_list(eligible), count, seed, where))
+
+
+# how a planner selects its query papers: run_specter's training corpus (--graph_limit) and --sample_queries_ratio
+# of its queries, or that ratio of a given corpus; the real-corpus experiments' fixed count of papers every arm can
+# build its triplets for (shared by all arms of a seed)
+QUERY_SELECTIONS: Dict[str, Callable[..., Optional[Dict[str, int]]]] = {
+    "graph_limit_and_ratio": select_graph_limit_and_ratio, "ratio_of_corpus": select_ratio_of_corpus,
+    "eligible_for_all_arms": select_eligible_for_all_arms}

@@ -4,7 +4,7 @@ running anything heavy, so the one-spec redesign keeps every stage, its outputs 
 For each plan below a JSON file in ``tests/pipeline/golden/`` holds its stages in running order: the name (the
 completion marker's, ``--skip_<name>``), the outputs and inputs (paths with ``<out>``, ``<data>``, ``<repo>``,
 ``<minilm>`` for the machine-dependent prefixes), the settings its completion marker records and, for a stage
-built by ``scincl/pipeline/stages.py``, the arguments of its builder (``call``: what the stage would do).
+built by ``scincl/pipeline/layout.py``, the arguments of its builder (``call``: what the stage would do).
 
 - ``run_specter`` plans (``SciNCLPlan.stages()``): the demo (``make demo``), the demo with SPECTER-like triplets,
   with ``--seeds 0,1`` (one plan per seed) and the original README's paper command;
@@ -99,7 +99,7 @@ class PlanRecorder:
 
 
 def _wrap_builder(name: str, builder: Callable[..., Any]) -> Callable[..., Any]:
-    """A stage builder of ``scincl/pipeline/stages.py`` that keeps its arguments on the stage it returns."""
+    """A stage builder of ``scincl/pipeline/layout.py`` that keeps its arguments on the stage it returns."""
     import inspect
 
     signature = inspect.signature(builder)

@@ -326,7 +326,7 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
 
 
 def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
-    """The training stage is built by scincl/pipeline/stages.py (as run_specter's) but records what the markers
+    """The training stage is built by scincl/pipeline/layout.py (as run_specter's) but records what the markers
     of cached runs hold: named by its output below OUTPUT_DIR, no settings, the triplets and texts as inputs; an
     arm's plan holds its triplets and texts before it and the evaluation after it."""
     from scincl.settings.arms import CorpusSpec
