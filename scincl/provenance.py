@@ -371,11 +371,12 @@ def decided_by_runner(paths: Sequence[PathLike]) -> Iterator[None]:
     """While the block runs, a command's outputs at or below ``paths`` (a pipeline stage's outputs and output folder)
     are built without asking the command's own record: the stage runner's completion marker already decided that
     they are (re)made (one reuse layer, issue 39). The command still keeps its record, for a later standalone call."""
+    outer = list(_DECIDED)  # a stage that runs a plan of its own gets its stage's paths back afterwards
     _DECIDED[:] = [Path(os.path.abspath(p)) for p in paths]
     try:
         yield
     finally:
-        _DECIDED.clear()
+        _DECIDED[:] = outer
 
 
 def _runner_decided(outputs: Sequence[Path]) -> bool:

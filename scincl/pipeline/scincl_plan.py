@@ -140,38 +140,6 @@ class SciNCLPlan(Planner):
         ids = scidocs_graph_ids(self.scidocs_dir, read_id_mapping(self.s.s2id_to_s2orc_input_path))
         write_id_list(self.p.scidocs_ids, sorted(ids))
 
-    def queries_stage(self) -> Optional[Stage]:
-        """Select the training corpus and query papers (scincl/pipeline/layout.py:queries_stage). An existing file
-        given by --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
-        path that does not exist yet is where the selection is written): both exist, no stage; only
-        the corpus exists, the query papers are sampled from it."""
-        s, p = self.s, self.p
-        corpus_given = bool(s.train_s2orc_paper_ids) and p.corpus_ids.exists()
-        queries_given = bool(s.train_query_s2orc_paper_ids) and p.query_ids.exists()
-        if corpus_given and queries_given:
-            return None
-        settings = {"sample_queries_ratio": s.sample_queries_ratio, "corpus_seed": s.corpus_seed}
-        sample = {"corpus": p.corpus_ids, "ratio": s.sample_queries_ratio, "seed": s.corpus_seed}
-        if corpus_given:
-            return queries_stage("queries", p.query_ids, selection="ratio_of_corpus", select=sample,
-                                 outputs=[p.query_ids], inputs=[p.corpus_ids], settings=settings,
-                                 description="query papers sampled from --train_s2orc_paper_ids")
-        if queries_given:
-            raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
-                             "come from does not: pass that corpus as --train_s2orc_paper_ids")
-        select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit,
-                  "with_text": p.metadata_ids if self.metadata_dir is not None else None,
-                  "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
-                  "excluded": p.scidocs_ids if self.excludes_scidocs else None}
-        return queries_stage("queries", p.query_ids, selection="graph_limit_and_ratio", select=select,
-                             outputs=[p.corpus_ids, p.query_ids],
-                             inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
-                             + [Path(x) for x in (s.specter_triples_path,) if x]
-                             + ([p.scidocs_ids] if self.excludes_scidocs else [])
-                             + [local_path(s.s2id_to_s2orc_input_path)],
-                             description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
-                             settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excludes_scidocs})
-
     def write_metadata_ids(self) -> None:
         corpus_stage.get_metadata_id_mapping(str(self.metadata_dir), str(self.p.metadata_ids), workers=self.s.workers,
                                              corpus_format=self.corpus_format)
@@ -207,18 +175,6 @@ class SciNCLPlan(Planner):
                     ann_index_path=p.ann_index, workers=s.workers,
                     include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
                     show_progress=True)
-
-    def train_stage(self) -> Stage:
-        """Fine-tune the base encoder on the triplets (scincl/pipeline/layout.py:train_stage)."""
-        options = dict(self.s.training_options)
-        options.setdefault("seed", self.s.seed)
-        # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
-        options.setdefault("other_run", "restart")
-        return self.train_step("train", self.s, self.p.triples, self.p.metadata, self.p.model, self.base_model, options,
-                               self.training_leakage_inputs, threads=self.torch_threads, outputs=[self.p.model],
-                               inputs=[self.p.triples, self.p.metadata, local_path(self.base_model)],
-                               settings=self.train_settings(), description=f"fine-tune {self.base_model}",
-                               eval_max_sequence_length=self.s.eval_max_sequence_length)
 
     def leakage_record(self) -> Optional[Dict[str, Any]]:
         """The trained model's leakage report (checked now when a model made before the guard is reused)."""
@@ -333,8 +289,37 @@ class SciNCLPlan(Planner):
                            settings={"corpus_format": self.corpus_format}))
 
     def plan_queries(self, run: Any = None) -> None:
-        """The training corpus and its query papers (:meth:`queries_stage`)."""
-        self.add(self.queries_stage())
+        """The training corpus and its query papers (scincl/pipeline/layout.py:queries_stage). An existing file
+        given by --train_s2orc_paper_ids / --train_query_s2orc_paper_ids is an input, never rewritten (a given
+        path that does not exist yet is where the selection is written): both exist, no stage; only
+        the corpus exists, the query papers are sampled from it."""
+        s, p = self.s, self.p
+        corpus_given = bool(s.train_s2orc_paper_ids) and p.corpus_ids.exists()
+        queries_given = bool(s.train_query_s2orc_paper_ids) and p.query_ids.exists()
+        if corpus_given and queries_given:
+            return
+        settings = {"sample_queries_ratio": s.sample_queries_ratio, "corpus_seed": s.corpus_seed}
+        sample = {"corpus": p.corpus_ids, "ratio": s.sample_queries_ratio, "seed": s.corpus_seed}
+        if corpus_given:
+            return self.add(queries_stage("queries", p.query_ids, selection="ratio_of_corpus", select=sample,
+                                          outputs=[p.query_ids], inputs=[p.corpus_ids], settings=settings,
+                                          description="query papers sampled from --train_s2orc_paper_ids"))
+        if queries_given:
+            raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
+                             "come from does not: pass that corpus as --train_s2orc_paper_ids")
+        select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit,
+                  "with_text": p.metadata_ids if self.metadata_dir is not None else None,
+                  "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
+                  "excluded": p.scidocs_ids if self.excludes_scidocs else None}
+        self.add(queries_stage("queries", p.query_ids, selection="graph_limit_and_ratio", select=select,
+                               outputs=[p.corpus_ids, p.query_ids],
+                               inputs=[p.graph_ids] + ([p.metadata_ids] if self.metadata_dir is not None else [])
+                               + [Path(x) for x in (s.specter_triples_path,) if x]
+                               + ([p.scidocs_ids] if self.excludes_scidocs else [])
+                               + [local_path(s.s2id_to_s2orc_input_path)],
+                               description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
+                               settings={**settings, "graph_limit": s.graph_limit,
+                                         "excludes_scidocs": self.excludes_scidocs}))
 
     def plan_index(self, run: Any = None) -> None:
         """The kNN index over the corpus' graph embeddings (kNN triplets only). An existing --ann_index_path this
@@ -373,8 +358,17 @@ class SciNCLPlan(Planner):
                              description="titles and abstracts of the triplets' papers"))
 
     def plan_train(self, run: Any = None) -> None:
-        """Fine-tuning the base encoder on the triplets (:meth:`train_stage`)."""
-        self.add(self.train_stage())
+        """Fine-tuning the base encoder on the triplets (scincl/pipeline/layout.py:train_stage)."""
+        options = dict(self.s.training_options)
+        options.setdefault("seed", self.s.seed)
+        # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
+        options.setdefault("other_run", "restart")
+        self.add(self.train_step("train", self.s, self.p.triples, self.p.metadata, self.p.model, self.base_model,
+                                 options, self.training_leakage_inputs, threads=self.torch_threads,
+                                 outputs=[self.p.model], inputs=[self.p.triples, self.p.metadata,
+                                                                 local_path(self.base_model)],
+                                 settings=self.train_settings(), description=f"fine-tune {self.base_model}",
+                                 eval_max_sequence_length=self.s.eval_max_sequence_length))
 
     def plan_evaluate(self, run: Any = None) -> None:
         """SciDocs evaluations of the base and the trained encoder, and their comparison (with a SciDocs folder)."""
