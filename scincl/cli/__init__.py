@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import typing
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -41,7 +41,9 @@ class Command:
     ``--help`` when it accepts that); ``main``: the flags ``--help`` shows (empty: the function's own);
     ``passes``: one phrase for ``--help`` naming what else it takes; ``aliases``: ``{old name: flag}``;
     ``repeatable``: flags given several times gathered into one list (fire keeps the last);
-    ``checks_settings``: the library converts and checks its ``**kwargs`` itself; ``show``: what the command
+    ``checks_settings``: the library converts and checks its ``**kwargs`` itself; ``spec_flags``: flags whose values
+    the library checks when it builds its spec first thing (the miner's: ``MinerSpec``), so the command line only
+    converts their types; ``show``: what the command
     line prints of the result; ``doc_fills``: ``{name}`` places of the docstring filled for ``--help``.
     """
 
@@ -52,6 +54,7 @@ class Command:
     aliases: Mapping[str, str] = attrs.field(factory=dict)
     repeatable: Tuple[str, ...] = ()
     checks_settings: bool = False
+    spec_flags: Collection[str] = frozenset()
     show: Optional[Callable[[Any], Any]] = None
     doc_fills: Mapping[str, Callable[[], str]] = attrs.field(factory=dict)
 
@@ -129,8 +132,10 @@ class Command:
             if name != star and (name in own or not self.checks_settings):
                 values[name] = check_value(name, value, self.flag_type(name), check_range=False)
         seen = {name: value for name, value in values.items() if name != star}
-        if not self.checks_settings:
-            check_settings(seen, bands={**{n: p.default for n, p in own.items() if p.default is not p.empty}, **seen})
+        if not self.checks_settings:  # the flags no spec checks, each by its rule (the spec's: when it is built)
+            given = {n: v for n, v in seen.items() if n not in self.spec_flags}
+            defaults = {n: p.default for n, p in own.items() if p.default is not p.empty and n not in self.spec_flags}
+            check_settings(given, bands={**defaults, **given})
         if seen.get("num_train_epochs") == 0 and not (isinstance(seen.get("max_steps"), int) and seen["max_steps"] > 0):
             raise InputError("--num_train_epochs 0: no training step would run (give epochs > 0 or --max_steps N)")
         call_args: List[Any] = []
