@@ -102,3 +102,23 @@ def test_each_rule_fits_its_flags_type_and_takes_the_documented_words(commands):
                     assert check_value(name, word, kind) == word, f"{command} --{name} {word}"
                 if takes_words:  # and the rule names no word the command does not document
                     assert set(rule.words) <= set(words), f"{command} --{name}: {rule.words} not in its help"
+
+
+def test_a_miner_flag_is_range_checked_once_when_its_spec_is_built(commands, tmp_path):
+    """issue 39: `get_knn_triples --hard_negatives_k_max -1` and `run_specter --hard_negatives_k_max -1`: the command
+    line converts the value's type; its range is checked by MinerSpec's validator when the spec is built (not also
+    by the CLI's or the settings' rule check first)."""
+    from scincl.pipeline.run_command import settings_from_flags
+
+    def checked_where(call):
+        with pytest.raises(InputError, match=r"^--hard_negatives_k_max -1: must be >= 0$") as err:
+            call()
+        return {entry.name for entry in err.traceback}
+
+    knn = commands["cli_triples"]["get_knn_triples"]
+    cli = checked_where(lambda: knn.run((str(tmp_path / "t.csv"), "ids.json", "e.h5"), {"hard_negatives_k_max": -1}))
+    run = checked_where(lambda: settings_from_flags(str(tmp_path / "run"), {"hard_negatives_k_max": -1}))
+    for frames in (cli, run):
+        assert "_validate" in frames and "check_settings" not in frames
+    assert {"run", "make_config"} <= cli and "check_ranges" in run
+    assert not (tmp_path / "t.csv").exists()

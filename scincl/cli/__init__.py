@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import typing
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -41,7 +41,9 @@ class Command:
     ``--help`` when it accepts that); ``main``: the flags ``--help`` shows (empty: the function's own);
     ``passes``: one phrase for ``--help`` naming what else it takes; ``aliases``: ``{old name: flag}``;
     ``repeatable``: flags given several times gathered into one list (fire keeps the last);
-    ``checks_settings``: the library converts and checks its ``**kwargs`` itself; ``show``: what the command
+    ``checks_settings``: the library converts and checks its ``**kwargs`` itself; ``spec_flags``: flags whose values
+    the library checks when it builds its spec first thing (the miner's: ``MinerSpec``), so the command line only
+    converts their types; ``show``: what the command
     line prints of the result; ``doc_fills``: ``{name}`` places of the docstring filled for ``--help``.
     """
 
@@ -52,6 +54,7 @@ class Command:
     aliases: Mapping[str, str] = attrs.field(factory=dict)
     repeatable: Tuple[str, ...] = ()
     checks_settings: bool = False
+    spec_flags: Collection[str] = frozenset()
     show: Optional[Callable[[Any], Any]] = None
     doc_fills: Mapping[str, Callable[[], str]] = attrs.field(factory=dict)
 
@@ -129,8 +132,10 @@ class Command:
             if name != star and (name in own or not self.checks_settings):
                 values[name] = check_value(name, value, self.flag_type(name), check_range=False)
         seen = {name: value for name, value in values.items() if name != star}
-        if not self.checks_settings:
-            check_settings(seen, bands={**{n: p.default for n, p in own.items() if p.default is not p.empty}, **seen})
+        if not self.checks_settings:  # the flags no spec checks, each by its rule (the spec's: when it is built)
+            given = {n: v for n, v in seen.items() if n not in self.spec_flags}
+            defaults = {n: p.default for n, p in own.items() if p.default is not p.empty and n not in self.spec_flags}
+            check_settings(given, bands={**defaults, **given})
         if seen.get("num_train_epochs") == 0 and not (isinstance(seen.get("max_steps"), int) and seen["max_steps"] > 0):
             raise InputError("--num_train_epochs 0: no training step would run (give epochs > 0 or --max_steps N)")
         call_args: List[Any] = []
@@ -160,38 +165,35 @@ def _is_flag(token: str) -> bool:
     return token.startswith("--") or (len(token) == 2 and token[0] == "-" and token[1].isalpha())
 
 
-def split_arguments(tokens: Sequence[str]) -> Tuple[List[str], List[str]]:
-    """``(positional values, flag names)`` as fire reads them: a ``--name`` without ``=`` takes the next token as
-    its value unless that is a flag too. Tokens after a bare ``--`` are fire's."""
+def check_arguments(name: str, command: Command, tokens: Sequence[str]) -> None:
+    """Refuse, before the command runs, a flag it does not take (naming the closest one) and more positional values
+    than it has places for (fire would run it with the first ones and fail on the rest after the work), reading the
+    tokens as fire does: a ``--name`` without ``=`` takes the next token as its value unless that is a flag too;
+    tokens after a bare ``--`` are fire's."""
     positional: List[str] = []
     names: List[str] = []
+    unknown: List[str] = []
+    tokens = list(tokens[:list(tokens).index("--")] if "--" in tokens else tokens)
     i = 0
-    while i < len(tokens) and tokens[i] != "--":
-        if _is_flag(tokens[i]):
-            names.append(tokens[i].lstrip("-").split("=", 1)[0].replace("-", "_"))
-            i += "=" not in tokens[i] and i + 1 < len(tokens) and not _is_flag(tokens[i + 1])
-        else:
+    while i < len(tokens):
+        if not _is_flag(tokens[i]):
             positional.append(tokens[i])
+        else:
+            names.append(tokens[i].lstrip("-").split("=", 1)[0].replace("-", "_"))
+            if tokens[i].startswith("--") and names[-1] != "help" and not command.takes(names[-1]) and not (
+                    names[-1][:2] == "no" and command.takes(names[-1][2:])):
+                unknown.append(names[-1])
+            i += "=" not in tokens[i] and i + 1 < len(tokens) and not _is_flag(tokens[i + 1])
         i += 1
-    return positional, names
-
-
-def check_arguments(name: str, command: Command, tokens: Sequence[str]) -> None:
-    """Refuse, before the command runs, more positional values than it has places for (fire would run it with the
-    first ones and fail on the rest after the work) and a flag it does not take, naming the closest one."""
     own = {p.name: p for p in command.own_parameters()}
-    positional, names = split_arguments(tokens)
-    if not any(p.kind is p.VAR_POSITIONAL for p in own.values()):
-        places = [n for n, p in own.items() if p.kind is p.POSITIONAL_OR_KEYWORD and n not in names]
-        if len(positional) > len(places):
-            raise InputError(f"{name}: unexpected argument {positional[len(places)]!r}: it takes "
-                             + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
-                                if places else "no positional argument")
-                             + f"; flags are --name value (`{name} --help` lists them)")
-    for token in tokens[:list(tokens).index("--")] if "--" in tokens else tokens:
-        flag = token[2:].split("=", 1)[0].replace("-", "_") if token.startswith("--") and len(token) > 2 else None
-        if flag and flag != "help" and not command.takes(flag) and not (flag[:2] == "no" and command.takes(flag[2:])):
-            raise unknown_flag_error(flag, name, command.__signature__.parameters)
+    places = [n for n, p in own.items() if p.kind is p.POSITIONAL_OR_KEYWORD and n not in names]
+    if not any(p.kind is p.VAR_POSITIONAL for p in own.values()) and len(positional) > len(places):
+        raise InputError(f"{name}: unexpected argument {positional[len(places)]!r}: it takes "
+                         + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
+                            if places else "no positional argument")
+                         + f"; flags are --name value (`{name} --help` lists them)")
+    if unknown:
+        raise unknown_flag_error(unknown[0], name, command.__signature__.parameters)
 
 
 def gather_repeated_flags(command: Command, argv: List[str]) -> List[str]:

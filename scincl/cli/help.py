@@ -175,45 +175,42 @@ def training_flags(exclude: Iterable[str] = ("output_dir",), defaults: Optional[
 
 
 def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
-    """``run_specter`` / ``run_specter_like`` / ``sweep``: the flags beyond OUTPUT_DIR: the
-    :class:`~scincl.settings.run.RunSettings` fields with each preset's default, the spec's training leaves, then
-    (``every``) stage control, the miner's and the trainer's other flags and those accepted without effect (the
-    planner's lists: :mod:`scincl.pipeline.run_flags`)."""
-    from scincl.pipeline.run_flags import (ACCEPTED_WITHOUT_EFFECT, ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS,
-                                           setting_names, training_option_names)
+    """``run_specter`` / ``run_specter_like`` / ``sweep``: the rows of the flags beyond OUTPUT_DIR that
+    :func:`scincl.pipeline.run_command.run_specter_flag_groups` names: the :class:`~scincl.settings.run.RunSettings`
+    fields with each preset's default, the spec's training leaves, ``--seeds``, then (``every``) stage control, the
+    miner's and the trainer's other flags and those accepted without effect."""
+    from scincl.model.train import train
+    from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter_flag_groups
     from scincl.settings.presets import preset_defaults_text, preset_fields, preset_values
     from scincl.settings.run import RunSettings
-    from scincl.settings.schema import FIELDS, LEAVES
+    from scincl.settings.schema import FIELDS
+    from scincl.settings.spec import section_leaves
 
-    settings = setting_names()
-    rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - settings
-                           | {"output_dir"}, defaults={name: preset_defaults_text(name) for name in preset_fields()})
+    groups = run_specter_flag_groups()
+    rows = dataclass_flags(RunSettings, exclude={f.name for f in dataclasses.fields(RunSettings)} - set(groups["settings"]),
+                           defaults={name: preset_defaults_text(name) for name in preset_fields()})
     demo_training = preset_values("demo").get("training_options", {})
 
     def demo(name: str) -> str:
         return f" (demo {demo_training[name]!r}: experiments/presets/demo.py)" if name in demo_training else ""
 
-    for name, (path, _) in LEAVES.items():  # the trainer's settings the spec declares (recipe.training)
-        if path[-1:] == ("training",) and name not in settings:
-            rows.append(FlagInfo(name, type_name(FIELDS[name].type), default_text(FIELDS[name].default) + demo(name),
-                                 "scincl/settings/spec.py:TrainingSpec"))
+    leaves = [name for name in section_leaves("recipe", "training") if name in groups["training"]]
+    rows += [FlagInfo(name, type_name(FIELDS[name].type), default_text(FIELDS[name].default) + demo(name),
+                      "scincl/settings/spec.py:TrainingSpec") for name in leaves]
     rows.append(FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
                          "e.g. 0..9 or 0,1,2: one run per seed on the same corpus"))
     if not every:
         return rows
-    from scincl.model.train import train
-
-    rows += [FlagInfo(f"{prefix}_{stage}", "bool", "False", "scincl/pipeline/run_flags.py:ALL_STAGE_NAMES",
-                      f"{'skip' if prefix == 'skip' else 'rebuild'} the {stage} stage")
-             for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES]
-    rows += [r for r in miner_flags() if r.name not in settings]
-    rows += [dataclasses.replace(row, default=row.default + demo(row.name))
-             for row in training_flags(exclude=RESERVED_TRAINING_FLAGS | {r.name for r in rows})]
-    rows += [r for r in signature_flags(train) if r.name in training_option_names() - RESERVED_TRAINING_FLAGS
-             and r.name not in settings]
-    return rows + loss_flags() + [FlagInfo(name, "any", "None", "scincl/pipeline/run_flags.py:ACCEPTED_WITHOUT_EFFECT",
-                                           f"accepted for the original command, no effect: {why}")
-                                  for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
+    rows += [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
+                      f"{'skip' if name.startswith('skip_') else 'rebuild'} the {name.split('_', 1)[1]} stage")
+             for name in groups["stages"]]
+    rows += [row for row in miner_flags() if row.name in groups["miner"]]
+    trainer = {row.name: row for row in [*loss_flags(), *signature_flags(train), *training_flags(exclude=())]}
+    rows += [dataclasses.replace(trainer[name], default=trainer[name].default + demo(name))
+             for name in groups["training"] if name not in leaves]
+    return rows + [FlagInfo(name, "any", "None", "scincl/pipeline/run_command.py:ACCEPTED_WITHOUT_EFFECT",
+                            f"accepted for the original command, no effect: {why}")
+                   for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
 
 
 def reproduce_flag_info() -> List[FlagInfo]:

@@ -4,12 +4,14 @@ and MP-BERT4CR's HIBERT pre-training, fine-tuning and evaluation (`pretrain_hier
 
 :data:`COMMANDS` is the table: each command is a library function itself (same flags, defaults and docstring,
 which `--help` shows), in a :class:`scincl.cli.Command` row where the command line adds to it: the flags of its
-``**kwargs`` (the rows `--help_all` lists), the ones `--help` shows, older flag spellings, what it prints. The
-pipelines' outputs are locked here (:func:`scincl.output_lock.writes`) until the plan's runner takes them.
+``**kwargs`` (the rows `--help_all` lists), the ones `--help` shows, older flag spellings, what it prints (:func:`run_summary`, :func:`sweep_summary`). The library functions lock
+their outputs themselves (:func:`scincl.output_lock.writes`).
 """
 from __future__ import annotations
 
 from importlib import import_module
+from pathlib import Path
+from typing import Any, Dict
 
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
@@ -22,11 +24,8 @@ from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
-from scincl.pipeline.experiment_commands import (collect_runs, reproduce, run_experiment_definition, run_summary,
-                                                 sweep, sweep_summary)
-from scincl.pipeline.scincl_plan import run_specter, run_specter_like
-from scincl.output_lock import writes
-from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR
+from scincl.pipeline.experiment_commands import collect_runs, reproduce, run_experiment_definition, sweep
+from scincl.pipeline.run_command import run_specter, run_specter_like
 
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
@@ -42,10 +41,41 @@ EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "spli
                    "max_sequence_length", "base_model_name_or_path", "dry_run")
 
 
+def format_stage_times(result: Dict[str, Any]) -> str:
+    """One line per stage: status and seconds (for the end of a run's output)."""
+    lines = []
+    stages = result["manifest"]["stages"]
+    for name in result["manifest"].get("stage_order", list(stages)):
+        entry = stages[name]
+        lines.append(f"  {name:<12} {entry['status']:<8} {entry.get('seconds', 0.0):8.1f} s")
+    return "\n".join(lines)
+
+
+def run_summary(result: Dict[str, Any]) -> str:
+    """What ``run_specter`` prints at the end: the output dir, each run's model folder, the first run's stage times
+    (its statuses say what was reused), the table; with ``--dry_run``, each run's plan."""
+    if any(one.get("dry_run") for one in result["runs"]):
+        return "\n\n".join(one["plan"] for one in result["runs"]) + "\n(--dry_run: nothing was run)"
+    text = f"\nOutputs: {result['output_dir']}"
+    for one in result["runs"]:
+        model = getattr(one.get("paths"), "model", None)
+        if model is not None and Path(model).is_dir():
+            text += f"\nModel: {model}"
+    runs = result["runs"]
+    for one in runs[:1]:
+        which = f" (the first of {len(runs)} runs)" if len(runs) > 1 else ""
+        text += f"\nStage times{which}:\n" + format_stage_times(one)
+    return text + (f"\n\n{result['table']}" if result["table"] else "")
+
+
+def sweep_summary(result: Dict[str, Any]) -> str:
+    """What ``sweep`` prints at the end: the plots' paths, one a line."""
+    return "\n".join(str(p) for p in result["plots"])
+
+
 def _run(function, show):
-    """A ``run_specter``-like row: writes OUTPUT_DIR (``demo_output`` without one), its library checks its settings."""
-    return Command(writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)(function), flags=run_specter_flag_info,
-                   main=RUN_MAIN, passes=RUN, checks_settings=True, show=show)
+    """A ``run_specter``-like row: its library converts and checks its settings."""
+    return Command(function, flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, checks_settings=True, show=show)
 
 
 def _experiment(function, **options):
@@ -69,11 +99,11 @@ COMMANDS = {
     "run_specter": _run(run_specter, run_summary),
     "run_specter_like": _run(run_specter_like, run_summary),
     "sweep": _run(sweep, sweep_summary),
-    "reproduce": _experiment(writes("output_dir")(reproduce),
+    "reproduce": _experiment(reproduce,
                              doc_fills={"kinds": lambda: " | ".join(
                                  import_module("scincl.pipeline.experiment_kinds").KINDS)}),
-    "run_experiment": _experiment(writes("output_dir")(run_experiment_definition)),
-    "collect_runs": _experiment(writes("to")(collect_runs), show=str),  # TO/runs.csv
+    "run_experiment": _experiment(run_experiment_definition),
+    "collect_runs": _experiment(collect_runs, show=str),  # TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,
     "finetune_citation_recommender": finetune_citation_recommender,
     "evaluate_citation_recommendation": evaluate_citation_recommendation}

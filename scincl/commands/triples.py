@@ -13,6 +13,7 @@ from scincl.citrec.samples import sample_citation_contexts
 from scincl.cli import Command
 from scincl.cli.help import miner_flags, signature_flags
 from scincl.model.triplet_dataset import export_dataset
+from scincl.settings.run import MINER_FLAGS
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
 from scincl.triples.collisions import count_collisions, format_collision_report
@@ -38,11 +39,12 @@ def sweep_collision_margins(*args, **kwargs) -> None:
 MINER = "the triplet miner's other flags (medium_*, *_range, k_means_clusters, ...)"
 
 COMMANDS = {
-    "get_knn_triples": Command(get_knn_triples, flags=miner_flags, passes=MINER),
+    # the miner's flags are checked when get_knn_triples builds its MinerSpec, before the index is loaded
+    "get_knn_triples": Command(get_knn_triples, flags=miner_flags, passes=MINER, spec_flags=MINER_FLAGS),
     # continuous co-citation takes every flag get_knn_triples takes (its own and the miner's)
     "get_continuous_cocitation_triples": Command(
         get_continuous_cocitation_triples, flags=lambda: signature_flags(get_knn_triples) + miner_flags(),
-        passes="every flag of get_knn_triples"),
+        passes="every flag of get_knn_triples", spec_flags=MINER_FLAGS),
     "count_collisions": Command(count_collisions, show=format_collision_report),
     "sweep_collision_margins": Command(sweep_collision_margins, flags=miner_flags, passes=MINER),
     **{command.__name__: command for command in (

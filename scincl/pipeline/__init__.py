@@ -6,14 +6,12 @@ Read in this order:
   skip / reuse / override and records each stage in a ``manifest.json``;
 - :mod:`scincl.pipeline.manifest`: ``manifest.json`` (arguments, input hashes, versions, git commit);
 - the settings of one ``run_specter`` run are :mod:`scincl.settings.run`'s (``RunSettings``, paper and demo
-  presets, each value's range and choices); :mod:`scincl.pipeline.run_checks`: the checks of those settings
-  that need the other packages (the miner's slots, the graph method, the GPU, the loss), before any stage;
-- :mod:`scincl.pipeline.run_flags`: which of ``run_specter``'s flags goes where (unknown flags name the closest
-  valid one) and what its ``--help`` lists;
-- :mod:`scincl.pipeline.scincl_plan`: ``run_specter`` (flags -> settings -> one plan, or one per seed) and the
-  SciNCL plan: every stage wired to its API; :mod:`scincl.pipeline.layout`: the one plan (the order of a run's
-  steps, :meth:`~scincl.pipeline.layout.Planner.plan`, in the base both planners share), where each of its files goes
-  (run and model directories included) and the stages both planners build, each implemented once;
+  presets, each value's range and choices); :mod:`scincl.pipeline.run_command`: ``run_specter`` itself (its flags,
+  where each goes, the checks that need the other packages -> settings -> one plan, or one per seed);
+- :mod:`scincl.pipeline.scincl_plan`: the SciNCL plan: every stage wired to its API; :mod:`scincl.pipeline.layout`:
+  the one plan (the order of a run's steps, :meth:`~scincl.pipeline.layout.Planner.plan`, in the base both planners
+  share), where each of its files goes (run and model directories included) and the stages both planners build,
+  each implemented once;
 - :mod:`scincl.pipeline.experiment_commands`: ``sweep`` (one plan per k+/k-hard value), ``reproduce`` and
   ``run_experiment``;
 - :mod:`scincl.pipeline.real_corpus`: the plan of the real-corpus experiments (hep-th, CiteSeer): each arm x

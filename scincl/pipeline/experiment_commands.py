@@ -1,9 +1,9 @@
 """The experiment commands beyond one ``run_specter``: the k sweeps of paper Figs. 2-3 on the SciNCL plan
 (:func:`sweep`), the real-corpus experiments (:func:`reproduce`, :func:`run_experiment_definition`:
-:mod:`scincl.pipeline.experiment_kinds`), and what the command line prints after a run or a sweep.
+:mod:`scincl.pipeline.experiment_kinds`).
 
 - :func:`sweep`: ``OUTPUT_DIR/sweep/k_pos/<k+>``, ``OUTPUT_DIR/sweep/k_hard/<k->``, one ``run_specter`` experiment
-  each (:func:`scincl.pipeline.scincl_plan.run_one`) sharing the corpus, citations, graph and base evaluation of
+  each (:func:`scincl.pipeline.run_command.run_one`) sharing the corpus, citations, graph and base evaluation of
   ``OUTPUT_DIR``, plotted by the evaluation's ``compare``;
 - :func:`reproduce`, :func:`run_experiment_definition`: ``cli_pipeline.py reproduce`` / ``run_experiment``;
 - :func:`collect_runs`: the runs of a paired experiment, whose finished ones ``scincl/eval/paired_runs.py`` copies into
@@ -16,13 +16,15 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
 from scincl.errors import InputError
-from scincl.pipeline.scincl_plan import run_one, settings_from_flags
-from scincl.settings.run import parse_int_list
+from scincl.output_lock import writes
+from scincl.pipeline.run_command import run_one, settings_from_flags
+from scincl.settings.run import DEFAULT_DEMO_OUTPUT_DIR, parse_int_list
 from scincl.settings.schema import derive_bands
 
 logger = logging.getLogger(__name__)
 
 
+@writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: Sequence[int] = (),
           **flags: Any) -> Dict[str, Any]:
     """k+ / k-hard sweeps (paper Figs. 2-3): one run per value, plots metric vs k.
@@ -53,6 +55,7 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
     return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}
 
 
+@writes("output_dir")
 def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data",
               workers: Optional[int] = None, dry_run: bool = False, **settings: Any) -> Optional[str]:
     """Real-corpus experiments of docs/results.md (hep-th, CiteSeer from ../shared/data), MiniLM encoder
@@ -88,6 +91,7 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     return result + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
+@writes("output_dir")
 def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
                               workers: Optional[int] = None, dry_run: bool = False, **changes: Any) -> Optional[str]:
     """Run an experiment defined as data: experiments/<name>.py (or a path to such a module).
@@ -112,6 +116,7 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
+@writes("to")
 def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",
                  **changes: Any) -> Path:
     """Copy the finished runs of a paired experiment (experiments/<name>.py of kind paired) into a folder of the docs.
@@ -144,35 +149,3 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     if len(splits) != 1:
         raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
     return collect_copies(Path(to), cells, part_files, splits.pop())
-
-
-def format_stage_times(result: Dict[str, Any]) -> str:
-    """One line per stage: status and seconds (for the end of a run's output)."""
-    lines = []
-    stages = result["manifest"]["stages"]
-    for name in result["manifest"].get("stage_order", list(stages)):
-        entry = stages[name]
-        lines.append(f"  {name:<12} {entry['status']:<8} {entry.get('seconds', 0.0):8.1f} s")
-    return "\n".join(lines)
-
-
-def run_summary(result: Dict[str, Any]) -> str:
-    """What ``run_specter`` prints at the end: the output dir, each run's model folder, the first run's stage times
-    (its statuses say what was reused), the table; with ``--dry_run``, each run's plan."""
-    if any(one.get("dry_run") for one in result["runs"]):
-        return "\n\n".join(one["plan"] for one in result["runs"]) + "\n(--dry_run: nothing was run)"
-    text = f"\nOutputs: {result['output_dir']}"
-    for one in result["runs"]:
-        model = getattr(one.get("paths"), "model", None)
-        if model is not None and Path(model).is_dir():
-            text += f"\nModel: {model}"
-    runs = result["runs"]
-    for one in runs[:1]:
-        which = f" (the first of {len(runs)} runs)" if len(runs) > 1 else ""
-        text += f"\nStage times{which}:\n" + format_stage_times(one)
-    return text + (f"\n\n{result['table']}" if result["table"] else "")
-
-
-def sweep_summary(result: Dict[str, Any]) -> str:
-    """What ``sweep`` prints at the end: the plots' paths, one a line."""
-    return "\n".join(str(p) for p in result["plots"])

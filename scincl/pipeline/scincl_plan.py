@@ -1,7 +1,5 @@
-"""The SciNCL plan (``run_specter``): every stage of DESIGN.md as a :class:`Stage`, wired to the stage APIs, and the
-command itself: :func:`run_specter` turns its flags into :class:`~scincl.settings.run.RunSettings`
-(:func:`settings_from_flags`; which flag goes where: :mod:`scincl.pipeline.run_flags`) and runs one plan, or one per
-seed (``--seeds``: ``OUTPUT_DIR/seeds/seed_N`` and a mean ± std table, paper Table 1 reports ten seeds).
+"""The SciNCL plan (``run_specter``): every stage of DESIGN.md as a :class:`Stage`, wired to the stage APIs (the
+command, its flags -> :class:`~scincl.settings.run.RunSettings` -> this plan: :mod:`scincl.pipeline.run_command`).
 
 Stages (``--skip_<name>`` / ``--override_<name>``), in order; each reuses its output when present:
 
@@ -32,7 +30,7 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Optional
 
 from scincl.graph import stage as corpus_stage
 from scincl.errors import InputError
@@ -45,19 +43,19 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.threads import torch_threads
 from scincl.workload import Workload, cpu_warning, eval_paper_count, format_workload, run_workload
-from scincl.pipeline.run_checks import check_run, check_types
-from scincl.pipeline.run_flags import (ALL_STAGE_NAMES, RESERVED_TRAINING_FLAGS, route_flags, setting_names,
-                                      stage_selection)
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
 from scincl.provenance import local_path
-from scincl.settings.presets import resolve
-from scincl.settings.run import CHOICES, RunSettings, SeedsArg, check_input_paths, parse_seeds
+from scincl.settings.run import CHOICES, RunSettings
 from scincl.settings.spec import section_leaves
 
 logger = logging.getLogger(__name__)
 
 TRIPLES_SOURCES = CHOICES["triples_source"]
 MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings a run records for its triplets
+# The stages of run_specter's plan, in order (SciNCLPlan.stages builds them under these names): the stage control
+# flags are --skip_<stage> and --override_<stage>, --stages selects some
+ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
+                   "metadata", "train", "eval_base", "eval", "compare")
 DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
 
 
@@ -463,101 +461,3 @@ def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
         raise InputError(f"--stages {','.join(selected)}: stage {name} comes first and is not done ({why}); "
                          f"run it first (--stages {name})")
     return [name for name in names if name not in selected]
-
-
-# ---------------------------------------------------------------------- the command
-def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]):
-    """:class:`RunSettings` from run_specter's flags: routed, type- and range-checked, defaults resolved."""
-    flags = dict(flags)
-    stages = stage_selection(flags.pop("stages", None))  # --stages parsed and its names checked, once
-    names, flags = setting_names(), check_types(flags)
-    named = {k: v for k, v in flags.items() if k in names and k != "output_dir"}
-    routed = route_flags({k: v for k, v in flags.items() if k not in names}, ALL_STAGE_NAMES,
-                         reserved=RESERVED_TRAINING_FLAGS)
-    settings = RunSettings(output_dir=output_dir, **named, miner_options=routed.miner,
-                           training_options=routed.training, skip=sorted(routed.skip),
-                           override=sorted(routed.override), stages=stages or None)
-    return check_run(resolve(settings, given=[name for name, value in named.items() if value is not None]))
-
-
-def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
-    """One experiment: its flags' settings (:func:`settings_from_flags`, input paths checked) -> :class:`SciNCLPlan`,
-    run; what several experiments of one call share lives in ``shared_dir``."""
-    settings = check_input_paths(settings_from_flags(output_dir, flags))
-    pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
-    from scincl.model.encoder import check_encoder
-
-    if not settings.stages or {"train", "eval_base", "eval"} & set(settings.stages):  # --stages citations: no model
-        check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
-    arguments = {"output_dir": output_dir, **flags}
-    return pipeline.run(arguments)
-
-
-def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flags: Any) -> Dict[str, Any]:
-    """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
-
-    Stages, in order (each reuses its output when it exists, logged; --override_<stage> rebuilds,
-    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> BigGraph, only when
-    --graph_embeddings_path is not given), queries, ann, triples, metadata, train, eval_base, eval,
-    compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
-    seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
-
-    Demo (make demo):  python cli_pipeline.py run_specter
-    Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
-
-    Flags: every field of scincl/settings/run.py:RunSettings, each with its help, its default (the
-    paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
-    them from there); a band's *_k_min not given is its *_k_max minus its count (k-hard 500 samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
-    TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
-    --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
-
-    Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
-    prints :func:`run_summary` of it.
-    """
-    seed_list = parse_seeds(seeds)
-    if not seed_list:
-        result = run_one(output_dir, flags)
-        return {"table": result["table"], "runs": [result], "output_dir": result["paths"].run}
-    flags = dict(flags)
-    if flags.pop("seed", None) not in (None, 0):  # 0 is the CLI default
-        raise InputError("give either --seed or --seeds")
-    first = settings_from_flags(output_dir, flags)
-    shared = Path(first.output_dir)
-    runs = []
-    # the same corpus for every seed (default corpus seed 0): only sampling and training randomness varies
-    corpus_seed = flags.get("corpus_seed") if flags.get("corpus_seed") is not None else 0
-    for seed in seed_list:
-        logger.info("=== seed %d (%d of %d) ===", seed, len(runs) + 1, len(seed_list))
-        per_seed = {**flags, "seed": seed, "corpus_seed": corpus_seed, "auto_output_dir": False}
-        runs.append(run_one(str(shared / "seeds" / f"seed_{seed}"), per_seed, shared_dir=shared))
-    table = _compare_seeds(runs, shared, first)
-    return {"table": table, "runs": runs, "output_dir": shared}
-
-
-def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str, Any]:
-    """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
-
-    Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
-    hard negatives citations of citations, easy negatives random (SPECTER's sampling).
-    """
-    if flags.get("triples_source", "specter_like") != "specter_like":
-        raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
-                         "(run_specter takes --triples_source)")
-    return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
-
-
-def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettings) -> Optional[str]:
-    """Base encoder vs mean ± std over the seeds (when evaluated)."""
-    from scincl.eval.compare import compare
-
-    paths = runs[0]["paths"]
-    if not (paths.eval / "results.json").exists():
-        return None
-    rows, names = [], []
-    if (paths.base_eval / "results.json").exists():
-        rows.append(paths.base_eval)
-        names.append("base encoder")
-    rows.append(shared / "seeds")
-    names.append(f"SciNCL ({len(runs)} seeds)" if settings.triples_source == "knn" else f"SPECTER-like ({len(runs)} seeds)")
-    compare(rows, shared / "comparison", names=names, split=settings.split)
-    return (shared / "comparison" / "comparison.md").read_text()

@@ -92,7 +92,7 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
     """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards (likewise
     ``--scidocs_paper_ids`` and ``--excluded_paper_ids``, which default to the SciDocs folder's own list,
     :func:`_folder_ids`); ``--corpus_format`` is checked, against the corpus
-    package's formats, by :func:`scincl.pipeline.run_checks.check_run`."""
+    package's formats, by :func:`scincl.pipeline.run_command.check_run`."""
     if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
         raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
                          "give one (--s2orc_metadata_dir is the old name of --corpus_dir)")

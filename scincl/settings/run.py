@@ -8,8 +8,8 @@ Fields default to ``None`` where the full-scale run and the embedded demo differ
 :func:`check_ranges` checks every value against its field's rule and choices (a kNN run's miner flags by
 building its :class:`~scincl.settings.spec.MinerSpec`, which also checks how the slots fit). What needs another
 package to check (the flags' types by the CLI's converter, a graph method's settings, the GPU, the loss) is
-:mod:`scincl.pipeline.run_checks`', which calls :func:`check_ranges` first; the flags are routed to these fields
-by :mod:`scincl.pipeline.run_flags`, the run's directories laid out by :mod:`scincl.pipeline.layout`.
+:mod:`scincl.pipeline.run_command`'s, which routes the flags to these fields and calls :func:`check_ranges` first;
+the run's directories are laid out by :mod:`scincl.pipeline.layout`.
 """
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ class RunSettings:
     skip: List[str] = setting(None, "every stage runs", "stages to skip (--skip_<stage>)", default_factory=list)
     override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
                                   default_factory=list)
-    stages: Optional[str] = setting(
+    stages: Optional[List[str]] = setting(
         None, "every stage runs", "comma-separated stage names: run only these (one plan split over jobs: e.g. "
         "--stages citations,graph on a large-memory node, then --stages train on a GPU node); the stages before "
         "them must be done")
@@ -256,7 +256,7 @@ def check_ranges(s: RunSettings) -> RunSettings:
     how the slots fit, checked once, there), every other field and option by
     :func:`scincl.settings.schema.check_settings` (the rule and choices of its field, else of its flag). The
     checks that need the other packages (the graph method's settings, a GPU, the loss) follow it in
-    :func:`scincl.pipeline.run_checks.check_run`."""
+    :func:`scincl.pipeline.run_command.check_run`."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     values.update(s.miner_options)
     if s.triples_source == "knn":

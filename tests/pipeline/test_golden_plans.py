@@ -179,7 +179,8 @@ RUN_SPECTER_PLANS: Dict[str, Callable[[Path], Dict[str, Any]]] = {
 
 def _run_specter_plan(recorder: PlanRecorder, output_dir: Path, flags: Dict[str, Any],
                       shared_dir: Optional[Path] = None) -> List[Dict[str, Any]]:
-    from scincl.pipeline.scincl_plan import SciNCLPlan, settings_from_flags
+    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import SciNCLPlan
 
     settings = settings_from_flags(str(output_dir), flags)
     for stage in SciNCLPlan(settings, shared_dir=shared_dir).stages():
@@ -195,7 +196,7 @@ def test_run_specter_plan_matches_its_snapshot(name: str, recorder: PlanRecorder
 
 def test_run_specter_seeds_plan_matches_its_snapshot(recorder: PlanRecorder, tmp_path: Path) -> None:
     """``run_specter --seeds 0,1``: one plan per seed in OUTPUT_DIR/seeds/seed_N, sharing OUTPUT_DIR (as
-    ``scincl_plan.run_specter`` builds them)."""
+    ``run_command.run_specter`` builds them)."""
     out = tmp_path / "out"
     plans = {}
     for seed in (0, 1):  # each seed's plan is run on its own (its stages are not the other seed's)

@@ -11,7 +11,7 @@ from scincl.errors import InputError
 from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.corpus.selection import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
-from scincl.pipeline.scincl_plan import settings_from_flags
+from scincl.pipeline.run_command import settings_from_flags
 from scincl.pipeline.layout import experiment_dir, model_dir_name
 from scincl.settings.run import parse_seeds
 from scincl.pipeline.scincl_plan import SciNCLPlan
@@ -246,7 +246,7 @@ def test_run_summary_names_the_model_folders_and_the_stage_times(tmp_path):
     the first run only when there are several) and the table."""
     from types import SimpleNamespace
 
-    from scincl.pipeline.experiment_commands import run_summary
+    from scincl.commands.pipeline import run_summary
 
     def one(seed):
         model = tmp_path / f"seed_{seed}" / "model_tiny_mean"

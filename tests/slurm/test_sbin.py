@@ -141,9 +141,9 @@ def check_cli_call(argv: list[str]) -> None:
     except TypeError as exc:
         pytest.fail(f"{module_name}.py {sub} {' '.join(positional)}: {exc}")
     if sub in ("run_specter", "run_specter_like"):
-        from scincl.pipeline.run_flags import ALL_STAGE_NAMES, route_flags, setting_names
+        from scincl.pipeline.run_command import route_flags, run_specter_flag_groups
 
-        route_flags({f: True for f in flags if f not in params and f not in setting_names()}, ALL_STAGE_NAMES)
+        route_flags({f: True for f in flags if f not in params and f not in run_specter_flag_groups()["settings"]})
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)

@@ -1,0 +1,240 @@
+"""``run_specter`` and ``run_specter_like``: their flags -> :class:`~scincl.settings.run.RunSettings` -> one SciNCL plan
+(:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`), or one per seed (``--seeds``: ``OUTPUT_DIR/seeds/seed_N`` and a
+mean ± std table; paper Table 1 reports ten seeds).
+
+``run_specter`` accepts the original SciNCL command verbatim. Each of its flags (:func:`run_specter_flag_groups`, the
+list ``--help`` shows and the CLI's signature is made of) goes to one place (:func:`route_flags`):
+
+- a :class:`RunSettings` field (``--graph_limit``, ``--hard_negatives_k_max``, ...): converted to the field's type
+  here, checked once when the settings and the miner's spec are built (:func:`check_run`);
+- ``skip_<stage>`` / ``override_<stage>``: stage control (a stage of :data:`ALL_STAGE_NAMES`);
+- another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the miner's spec;
+- a ``TrainingArguments`` field, a ``train`` option or a loss's option (``learning_rate``, ``fp16``): training;
+- a flag of the original code that has no effect here (:data:`ACCEPTED_WITHOUT_EFFECT`): accepted and logged.
+
+Anything else is an :class:`InputError` naming the closest valid flag, never silently ignored.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import typing
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+import attrs
+
+from scincl.errors import InputError, unknown_flag_error
+from scincl.output_lock import writes
+from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
+from scincl.settings.presets import resolve
+from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
+                                 parse_seeds)
+from scincl.settings.spec import MinerSpec, section_leaves
+from scincl.settings.values import check_value, simple_type
+
+logger = logging.getLogger(__name__)
+
+# Flags of the original run_specter that select nothing in this implementation.
+ACCEPTED_WITHOUT_EFFECT = {
+    "ann_trees": "Annoy index setting; the FAISS backend has no trees",
+    "ann_workers": "FAISS search threads follow --workers",
+    "disable_specter_to_s2orc_mapping": "pass no --s2id_to_s2orc_input_path to use ids as they are",
+    "cache_metadata": "metadata is streamed from the shards for the ids of the triples",
+    "scidocs_cuda_device": "evaluation uses CUDA when available",
+}
+# run_specter decides these training paths itself (they follow OUTPUT_DIR)
+RESERVED_TRAINING_FLAGS = {"output_dir", "train_triples_path", "train_metadata_path", "logging_dir", "run_name"}
+ROUTED = ("miner_options", "training_options", "skip", "override", "demo")  # RunSettings fields filled here
+
+
+def stage_selection(stages: Any) -> Optional[List[str]]:
+    """``--stages``' names (a comma-separated string or a list; none: every stage, ``None``), each a stage of
+    :data:`ALL_STAGE_NAMES` (else one :class:`InputError` line naming them): the one place ``--stages`` is read."""
+    names = [str(n).strip() for n in (stages.split(",") if isinstance(stages, str) else stages or ()) if str(n).strip()]
+    unknown = [n for n in names if n not in ALL_STAGE_NAMES]
+    if unknown:
+        raise InputError(f"--stages {unknown[0]}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
+    return names or None
+
+
+def run_specter_flag_groups() -> Dict[str, List[str]]:
+    """Every flag of ``run_specter`` beyond OUTPUT_DIR, by where it goes, in ``--help``'s order: ``settings`` (the
+    :class:`RunSettings` fields a user sets), ``seeds``, ``stages`` (``skip_*`` / ``override_*``), ``miner`` (the
+    miner's other flags), ``training`` (the spec's training leaves, ``TrainingArguments``, ``train``'s options, the
+    losses' options) and ``ignored`` (:data:`ACCEPTED_WITHOUT_EFFECT`)."""
+    import inspect
+
+    from transformers import TrainingArguments
+
+    from scincl.model.losses import loss_options
+    from scincl.model.train import train
+
+    settings = [f.name for f in dataclasses.fields(RunSettings) if f.name not in ROUTED and f.name != "output_dir"]
+    own = [n for n, p in inspect.signature(train).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    training = [*section_leaves("recipe", "training"), *(f.name for f in dataclasses.fields(TrainingArguments) if f.init),
+                *own, *loss_options()]
+    return {"settings": settings, "seeds": ["seeds"],
+            "stages": [f"{prefix}_{stage}" for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES],
+            "miner": [n for n in attrs.fields_dict(MinerSpec) if n not in settings],
+            "training": [n for n in dict.fromkeys(training) if n not in settings and n not in RESERVED_TRAINING_FLAGS],
+            "ignored": list(ACCEPTED_WITHOUT_EFFECT)}
+
+
+def run_specter_flag_names() -> set:
+    """Every flag ``run_specter`` takes (OUTPUT_DIR included): what ``--help_all`` lists and the CLI's signature."""
+    return {"output_dir", *(name for names in run_specter_flag_groups().values() for name in names)}
+
+
+def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
+    """``run_specter``'s flags that are no :class:`RunSettings` field as the fields that hold them
+    (``miner_options``, ``training_options``, ``skip``, ``override``); unknown flags raise :class:`InputError`."""
+    groups = run_specter_flag_groups()
+    routed: Dict[str, Any] = {"miner_options": {}, "training_options": {}, "skip": [], "override": []}
+    for name, value in flags.items():
+        prefix, _, stage = name.partition("_")
+        if name.startswith(("skip_", "override_")):
+            if stage not in ALL_STAGE_NAMES:
+                raise InputError(f"--{name}: unknown stage {stage!r} (stages: {', '.join(ALL_STAGE_NAMES)})")
+            routed[prefix] += [stage] if value else []
+        elif name in ACCEPTED_WITHOUT_EFFECT:
+            logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value, ACCEPTED_WITHOUT_EFFECT[name])
+        elif name in groups["miner"]:
+            routed["miner_options"][name] = value
+        elif name in RESERVED_TRAINING_FLAGS:
+            raise InputError(f"--{name} is set by run_specter itself (its value follows OUTPUT_DIR and the stage "
+                             f"layout); run `cli_pipeline.py train` directly to choose it")
+        elif name in groups["training"]:
+            routed["training_options"][name] = value
+        else:
+            raise unknown_flag_error(name, "run_specter", run_specter_flag_names())
+    return {**routed, "skip": sorted(routed["skip"]), "override": sorted(routed["override"])}
+
+
+def check_run(s: RunSettings) -> RunSettings:
+    """Every error of resolved settings, before any stage runs (one-line :class:`InputError`): the corpus format
+    (``None``/``auto``: detected from the folder, stored as ``None``), the values (each checked once, when the
+    settings' miner spec is built or by its field's rule: :func:`scincl.settings.run.check_ranges`), then what
+    only the other packages can judge: the graph method's settings, a GPU asked for, the loss with its flags."""
+    from scincl.corpus import check_format
+
+    s.corpus_format = check_format(s.corpus_format)
+    check_ranges(s)
+    if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
+        from scincl.graph.embedders import EMBEDDERS
+        from scincl.graph.embedders.settings import parse_settings
+
+        parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
+    elif s.graph_method_settings:
+        raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
+    if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
+        from scincl.model.device import check_gpu_usable
+
+        check_gpu_usable(s.device)
+    from scincl.model.losses import LOSS_NAMES, build_loss
+
+    if s.loss not in LOSS_NAMES:  # the loss and its flags build (issue 29: refused only after the graph stage ran)
+        raise InputError(f"unknown --loss {s.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    try:
+        build_loss(s.loss, **dict(s.training_options))
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"--loss {s.loss}: {exc}") from None
+    return s
+
+
+def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
+    """:class:`RunSettings` from run_specter's flags: each converted to its type (``--output_dir 2024`` a string,
+    ``true``/``false`` booleans; the miner's and the trainer's other flags by their rule's kind), routed, defaults
+    resolved, checked (:func:`check_run`)."""
+    flags = dict(flags)
+    stages = stage_selection(flags.pop("stages", None))
+    hints = typing.get_type_hints(RunSettings)
+    flags = {name: check_value(name, value, (simple_type(hints[name]) or object) if name in hints else None,
+                               check_range=False) for name, value in flags.items()}
+    named = {k: v for k, v in flags.items() if k in hints and k not in ROUTED and k != "output_dir"}
+    settings = RunSettings(output_dir=output_dir, **named, stages=stages,
+                           **route_flags({k: v for k, v in flags.items() if k not in named}))
+    return check_run(resolve(settings, given=[name for name, value in named.items() if value is not None]))
+
+
+def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
+    """One experiment: its flags' settings (:func:`settings_from_flags`, input paths checked) -> :class:`SciNCLPlan`,
+    run; what several experiments of one call share lives in ``shared_dir``."""
+    settings = check_input_paths(settings_from_flags(output_dir, flags))
+    pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
+    from scincl.model.encoder import check_encoder
+
+    if not settings.stages or {"train", "eval_base", "eval"} & set(settings.stages):  # --stages citations: no model
+        check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
+    return pipeline.run({"output_dir": output_dir, **flags})
+
+
+@writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
+def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flags: Any) -> Dict[str, Any]:
+    """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
+
+    Stages, in order (each reuses its output when it exists, logged; --override_<stage> rebuilds,
+    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> BigGraph, only when
+    --graph_embeddings_path is not given), queries, ann, triples, metadata, train, eval_base, eval,
+    compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
+    seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
+
+    Demo (make demo):  python cli_pipeline.py run_specter
+    Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
+
+    Flags: every field of scincl/settings/run.py:RunSettings, each with its help, its default (the
+    paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
+    them from there); a band's *_k_min not given is its *_k_max minus its count (k-hard 500 samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
+    TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
+    --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
+
+    Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
+    prints what it ran, the stage times and the table.
+    """
+    seed_list = parse_seeds(seeds)
+    if not seed_list:
+        result = run_one(output_dir, flags)
+        return {"table": result["table"], "runs": [result], "output_dir": result["paths"].run}
+    flags = dict(flags)
+    if flags.pop("seed", None) not in (None, 0):  # 0 is the CLI default
+        raise InputError("give either --seed or --seeds")
+    first = settings_from_flags(output_dir, flags)
+    shared = Path(first.output_dir)
+    runs = []
+    # the same corpus for every seed (default corpus seed 0): only sampling and training randomness varies
+    corpus_seed = flags.get("corpus_seed") if flags.get("corpus_seed") is not None else 0
+    for seed in seed_list:
+        logger.info("=== seed %d (%d of %d) ===", seed, len(runs) + 1, len(seed_list))
+        per_seed = {**flags, "seed": seed, "corpus_seed": corpus_seed, "auto_output_dir": False}
+        runs.append(run_one(str(shared / "seeds" / f"seed_{seed}"), per_seed, shared_dir=shared))
+    return {"table": _compare_seeds(runs, shared, first), "runs": runs, "output_dir": shared}
+
+
+@writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
+def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str, Any]:
+    """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
+
+    Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
+    hard negatives citations of citations, easy negatives random (SPECTER's sampling).
+    """
+    if flags.get("triples_source", "specter_like") != "specter_like":
+        raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
+                         "(run_specter takes --triples_source)")
+    return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
+
+
+def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettings) -> Optional[str]:
+    """Base encoder vs mean ± std over the seeds (when evaluated)."""
+    from scincl.eval.compare import compare
+
+    paths = runs[0]["paths"]
+    if not (paths.eval / "results.json").exists():
+        return None
+    rows, names = [], []
+    if (paths.base_eval / "results.json").exists():
+        rows.append(paths.base_eval)
+        names.append("base encoder")
+    rows.append(shared / "seeds")
+    names.append(f"SciNCL ({len(runs)} seeds)" if settings.triples_source == "knn" else f"SPECTER-like ({len(runs)} seeds)")
+    compare(rows, shared / "comparison", names=names, split=settings.split)
+    return (shared / "comparison" / "comparison.md").read_text()
