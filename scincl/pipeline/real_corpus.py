@@ -356,36 +356,36 @@ class CorpusPlan(Planner):
         """The whole plan of one arm and seed, in running order (:meth:`Planner.plan`, the steps below): the shared
         stages it reads (citations, graphs, queries, index), its triplets, their texts, the training and the
         evaluation; the plan is empty afterwards."""
-        return self.plan(Arm(arm, seed, recipe, split, self.run_dir(arm, seed, recipe, split)))
+        return self.plan(ArmRun(arm, seed, recipe, split, self.run_dir(arm, seed, recipe, split)))
 
     # ------------------------------------------------------------------ one arm x seed: the steps of Planner.plan
-    def plan_inputs(self, run: "Arm") -> None:
+    def plan_inputs(self, run: "ArmRun") -> None:
         """The inputs every arm's query papers depend on (:meth:`eligibility_inputs`)."""
         self.eligibility_inputs(run.recipe.graph_dim)
 
-    def plan_queries(self, run: "Arm") -> None:
+    def plan_queries(self, run: "ArmRun") -> None:
         """The seed's query papers, shared by every arm (:meth:`queries`)."""
         self.queries(run.seed, query_count(run.recipe), run.recipe.graph_dim)
 
-    def plan_index(self, run: "Arm") -> None:
+    def plan_index(self, run: "ArmRun") -> None:
         """The kNN index of the arm's graph (kNN arms only; :meth:`ann_index`)."""
         setting = arm_setting(run.arm)
         if setting.triples_source != SPECTER_LIKE:
             self.ann_index(setting.graph, run.recipe.graph_dim)
 
-    def plan_triples(self, run: "Arm") -> None:
+    def plan_triples(self, run: "ArmRun") -> None:
         """The arm's triplets (:meth:`triples_stage`)."""
         self.add(self.triples_stage(run.arm, run.seed, run.recipe, run.run_dir))
 
-    def plan_texts(self, run: "Arm") -> None:
+    def plan_texts(self, run: "ArmRun") -> None:
         """The texts of the arm's triplets' papers (:meth:`texts_stage`)."""
         self.add(self.texts_stage(run.run_dir))
 
-    def plan_train(self, run: "Arm") -> None:
+    def plan_train(self, run: "ArmRun") -> None:
         """The fine-tuning of the recipe's encoder on them (:meth:`train_stage`)."""
         self.add(self.train_stage(run.arm, run.seed, run.recipe, run.run_dir))
 
-    def plan_evaluate(self, run: "Arm") -> None:
+    def plan_evaluate(self, run: "ArmRun") -> None:
         """The trained encoder's SciDocs evaluation on the arm's split (:meth:`evaluate`)."""
         self.evaluate(str(run.run_dir / "model"), run.run_dir, run.split, bf16=run.recipe.eval_bf16)
 
@@ -401,7 +401,7 @@ class CorpusPlan(Planner):
 
 
 @dataclass(frozen=True)
-class Arm:
+class ArmRun:
     """One arm x seed x recipe of a corpus plan, evaluated on ``split`` in ``run_dir`` (the ``run`` of
     :meth:`Planner.plan`)."""
 
