@@ -127,10 +127,9 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
     """
-    from scincl.eval.paired_runs import RELATIONS, collect_copies
+    from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells
     from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
     from scincl.pipeline.grid import row_runs
-    from scincl.pipeline.paired import grid_runs
 
     cells, part_files, splits = [], [], set()
     for experiment in load_experiments(definition, changes):
@@ -138,7 +137,7 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
         rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir)
         splits.add(split)
-        cells += grid_runs(recipe, row_runs(rep, grid, recipe, experiment.seeds, split), experiment.seeds)
+        cells += paired_cells(row_runs(rep, grid, recipe, experiment.seeds, split), experiment.seeds)
         part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
         part_files += [(part / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
     if len(splits) != 1:
