@@ -81,11 +81,9 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             --learning_rate, ...), each with its default defined there and listed below
             (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
     """
-    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
+    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiments
 
-    result = run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir,
-                 workers=workers, dry_run=dry_run)
-    return result + "\n(--dry_run: nothing was run)" if dry_run else None
+    return run_experiments([experiment_from_flags(experiment, **settings)], output_dir, data_dir, workers, dry_run)
 
 
 def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
@@ -101,15 +99,9 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
-    from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
-    from scincl.settings.arms import corpus_spec
+    from scincl.pipeline.experiment_kinds import load_experiments, run_experiments
 
-    experiments = load_experiments(definition, changes)
-    for experiment in experiments:  # every experiment's corpus checked before the first one runs
-        corpus_spec(experiment.corpus, data_dir)
-    plans = [run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers, dry_run=dry_run)
-             for experiment in experiments]
-    return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
+    return run_experiments(load_experiments(definition, changes), output_dir, data_dir, workers, dry_run)
 
 
 def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",
@@ -135,7 +127,7 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     for experiment in load_experiments(definition, changes):
         if experiment.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
-        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir)
+        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir, create=False)  # only read
         splits.add(split)
         cells += paired_cells(row_runs(rep, grid, recipe, experiment.seeds, split), experiment.seeds)
         part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget

@@ -28,7 +28,7 @@ import dataclasses
 import functools
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import mean_std_page
@@ -197,6 +197,17 @@ def run_experiment(exp: Experiment, output_dir: PathLike = "results", data_dir: 
                          f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
     rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
     return (plan_text if dry_run else run_grid)(rep, grid, recipe, exp.seeds, split)
+
+
+def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
+                    data_dir: PathLike = "../shared/data", workers: Optional[int] = None,
+                    dry_run: bool = False) -> Optional[str]:
+    """Run experiments in order (:func:`run_experiment`), every one's corpus checked before the first one runs;
+    ``dry_run``: their plans (``cli_pipeline.py reproduce`` / ``run_experiment``'s output), nothing run."""
+    for exp in experiments:
+        corpus_spec(exp.corpus, data_dir)
+    plans = [run_experiment(exp, output_dir, data_dir, workers, dry_run) for exp in experiments]
+    return "\n\n".join(map(str, plans)) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
 def checked(exp: Experiment) -> Experiment:
