@@ -1,8 +1,8 @@
 """One real-corpus experiment of ``docs/results.md`` as data: :class:`Experiment` (``experiments/<name>.py``
-returns its fields; :func:`load_definitions` reads such a module, :func:`make_experiment` checks and normalises one
-definition), the kinds' defaults (data of this module, not of ``experiments/``: issue 39) and how command-line flags
-change a definition (:func:`with_changes`, :func:`variant_changes`). The kinds that turn an experiment into a grid of
-runs (a base recipe x rows x seeds) are :mod:`scincl.pipeline.experiment_kinds`'.
+returns its fields; checked and normalised when built), how a definition module is read (:func:`load_definitions`,
+:func:`make_experiment`), the kinds' defaults (data of this module, not of ``experiments/``: issue 39) and how
+command-line flags change a definition (:func:`with_changes`, :func:`variant_changes`). The kinds that turn an
+experiment into a grid of runs (a base recipe x rows x seeds) are :mod:`scincl.pipeline.experiment_kinds`'.
 """
 from __future__ import annotations
 
@@ -77,6 +77,34 @@ class Experiment:
     graph_dims: Tuple[int, ...] = setting(GRAPH_DIMS, "scincl/settings/experiment.py GRAPH_DIMS (paper Table 4 "
                                           "ablation)", "graph study: link-prediction dimensions")
 
+    def __post_init__(self) -> None:
+        """Check the fields and normalise their lists (``"0..2"`` -> ``(0, 1, 2)``, ``"a,b"`` -> ``("a", "b")``): an
+        :class:`Experiment` is valid once built; the loss names are the trainer's to check
+        (:func:`scincl.pipeline.experiment_kinds.load_experiments`)."""
+        if self.kind not in KIND_NAMES:
+            raise InputError(f"unknown experiment {self.kind!r}: choose from {', '.join(KIND_NAMES)}")
+        arms, values = self.arms, self.values
+        for name, value in (("seeds", tuple(parse_seeds(self.seeds))), ("losses", name_list(self.losses)),
+                            ("variants", name_list(self.variants)), ("recipe", dict(self.recipe)),
+                            ("graph_dims", tuple(parse_int_list(self.graph_dims, "graph_dims"))),
+                            ("arms", None if arms is None else name_list(arms)),
+                            ("values", None if values is None else tuple(parse_int_list(values, "values")))):
+            object.__setattr__(self, name, value)  # a frozen dataclass normalising its own fields
+        for arm in self.arms or ():
+            if arm not in ARMS:
+                raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
+        for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
+            values = getattr(self, name) or ()
+            if any(v <= 0 for v in values) or len(set(values)) != len(values):
+                raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
+        if self.split is not None and self.split not in ("val", "test"):
+            raise InputError(f"--split {self.split!r}: choose val or test")
+        for name in ("cocitation_min_count", "eval_max_sequence_length"):
+            check_value(name, getattr(self, name), int)
+        for name, value in self.recipe.items():  # checked by the flag table; the value is kept as given
+            check_value(name, value, None)        # (a run's directory name follows it)
+        self.full_recipe()  # recipe fields checked before any work
+
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
         for name in self.recipe:
@@ -107,38 +135,13 @@ def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: s
 
 
 def make_experiment(definition: Dict[str, Any]) -> Experiment:
-    """Check one experiment definition (a dict of :class:`Experiment` fields) and normalise its lists; the loss
-    names are the trainer's to check (:func:`scincl.pipeline.experiment_kinds.load_experiments`)."""
+    """One experiment definition (a dict of :class:`Experiment` fields) as a checked :class:`Experiment` (an unknown
+    field names the closest one)."""
     fields = {f.name for f in dataclasses.fields(Experiment)}
     unknown = sorted(set(definition) - fields)
     if unknown:
         raise unknown_flag_error(unknown[0], "an experiment definition", fields)
-    exp = Experiment(**definition)
-    if exp.kind not in KIND_NAMES:
-        raise InputError(f"unknown experiment {exp.kind!r}: choose from {', '.join(KIND_NAMES)}")
-    changes: Dict[str, Any] = {"seeds": tuple(parse_seeds(exp.seeds)), "losses": name_list(exp.losses),
-                               "variants": name_list(exp.variants), "recipe": dict(exp.recipe),
-                               "graph_dims": tuple(parse_int_list(exp.graph_dims, "graph_dims"))}
-    if exp.arms is not None:
-        changes["arms"] = name_list(exp.arms)
-        for arm in changes["arms"]:
-            if arm not in ARMS:
-                raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
-    if exp.values is not None:
-        changes["values"] = tuple(parse_int_list(exp.values, "values"))
-    for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
-        values = changes.get(name) or ()
-        if any(v <= 0 for v in values) or len(set(values)) != len(values):
-            raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
-    if exp.split is not None and exp.split not in ("val", "test"):
-        raise InputError(f"--split {exp.split!r}: choose val or test")
-    for name in ("cocitation_min_count", "eval_max_sequence_length"):
-        check_value(name, getattr(exp, name), int)
-    for name, value in changes["recipe"].items():  # checked by the flag table; the value is kept as given
-        check_value(name, value, None)              # (a run's directory name follows it)
-    exp = dataclasses.replace(exp, **changes)
-    exp.full_recipe()  # recipe fields checked before any work
-    return exp
+    return Experiment(**definition)
 
 
 def load_definitions(path_or_name: Union[str, os.PathLike]) -> List[Dict[str, Any]]:

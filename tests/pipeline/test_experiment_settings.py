@@ -53,3 +53,19 @@ def test_the_kinds_defaults_are_the_packages_data_and_the_kinds_are_the_registry
     assert make_experiment({"kind": "losses"}).losses == ("triplet", "infonce", "cosent", "angle")
     assert make_experiment({"kind": "losses", "losses": "cosent,angle"}).losses == ("cosent", "angle")
     assert tuple(KINDS) == KIND_NAMES
+
+
+def test_an_experiment_is_checked_and_normalised_when_built():
+    """No unchecked Experiment exists: its lists are normalised and its values refused in one line when it is built."""
+    import pytest
+
+    from scincl.errors import InputError
+
+    exp = Experiment(kind="k_pos", seeds="0..2", values="10,25", arms="scincl", variants="pooling=cls")
+    assert (exp.seeds, exp.values, exp.arms, exp.variants) == ((0, 1, 2), (10, 25), ("scincl",), ("pooling=cls",))
+    with pytest.raises(InputError, match="unknown arm 'bm25'"):
+        Experiment(kind="main", arms=("bm25",))
+    with pytest.raises(InputError, match="unknown experiment 'mian'"):
+        Experiment(kind="mian")
+    with pytest.raises(InputError, match="--learning_rate -1: must be > 0"):
+        Experiment(kind="main", recipe={"learning_rate": -1})
