@@ -1,11 +1,8 @@
 """Citation-graph embeddings on hep-th: link prediction (64/128-d, dot vs cos), graph retrieval of
 held-out citations, and the graph alone on the SciDocs test queries (docs/results.md).
 
-``GRAPH_DIMS`` is also the default of ``--graph_dims`` and ``COMPARATORS`` the BigGraph comparators every
-``reproduce graph`` trains (``biggraph_configs/s2orc_128d_{comparator}``)."""
-
-GRAPH_DIMS = [64, 128]  # link-prediction dimensions (paper Table 4 ablation)
-COMPARATORS = ["dot", "cos"]  # BigGraph comparators compared (docs/results.md, graph study)
+The dimensions are the default of ``--graph_dims`` (scincl/settings/experiment.py GRAPH_DIMS) and the BigGraph
+comparators every ``reproduce graph`` trains its GRAPH_COMPARATORS (``biggraph_configs/s2orc_128d_{comparator}``)."""
 
 
 def get_experiment():

@@ -109,7 +109,7 @@ collect() {
 
 case "${1:-}" in
     "" | -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    list) "$PYTHON" -c 'from scincl.pipeline.experiment_kinds import experiment_names; print(*experiment_names())' ;;
+    list) "$PYTHON" -c 'from scincl.settings.experiment import experiment_names; print(*experiment_names())' ;;
     collect) collect ;;
     collect_runs) shift; collect_runs "$@" ;;
     all)

@@ -216,13 +216,11 @@ def run_specter_flag_info(every: bool = True) -> List[FlagInfo]:
 def reproduce_flag_info() -> List[FlagInfo]:
     """``reproduce`` / ``run_experiment`` / ``collect_runs``: the experiment's and the recipe's fields, with the
     defaults defined there, and the recipe's former names."""
-    from scincl.settings.experiment import Experiment, experiment_data
+    from scincl.settings.experiment import Experiment
     from scincl.settings.recipe import RECIPE_ALIASES, Recipe
 
     recipe = {row.name: row for row in dataclass_flags(Recipe)}
-    data = {"losses": tuple(experiment_data("hepth_losses").LOSSES),  # the defaults read from experiments/
-            "graph_dims": tuple(experiment_data("hepth_graph").GRAPH_DIMS)}
-    return dataclass_flags(Experiment, exclude={"kind", "recipe"}, defaults={k: str(v) for k, v in data.items()}) + [
+    return dataclass_flags(Experiment, exclude={"kind", "recipe"}) + [
         *recipe.values(), *(FlagInfo(alias, recipe[name].type, recipe[name].default,
                                      "scincl/settings/recipe.py:RECIPE_ALIASES", f"the former name of --{name}")
                             for alias, name in RECIPE_ALIASES.items())]

@@ -1,21 +1,52 @@
 """What a real-corpus experiment's folder shows of its finished runs: the one reader of a run's scores, the mean ± std
 table of a grid's rows and the results page (``results.md``) around an experiment's tables.
 
-The runs are planned and run by ``scincl/pipeline`` (``grid.py``), which hands over plain inputs: run folders, the
-recipe, the page's title; the tables are rendered by ``study_tables.py`` (the Avg is ``report``'s one definition).
+The runs are planned and run by ``scincl/pipeline`` (``grid.py``), which hands over plain inputs: each table row's
+runs (:class:`RowRuns`), the recipe, the page's title; the tables are rendered by ``study_tables.py`` (the Avg is
+``report``'s one definition). A kind's page is a :data:`Report` of its rows' runs (this module's :func:`mean_std_page`,
+``study_reports.py``, ``paired_runs.py``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
 from scincl.eval.study_tables import Scores, mean_std_table
 from scincl.io import read_json
+from scincl.settings.arms import BASE
 from scincl.settings.recipe import Recipe
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 
 LabelledRuns = Sequence[Tuple[str, Sequence[Path]]]  # (a table row's label, its run folders: one per seed)
+Page = Tuple[str, Sequence[str]]  # the Markdown of the tables, the names of the plots written beside it
+
+
+@dataclass(frozen=True)
+class RowRuns:
+    """One row of an experiment's table with its runs, finished or not: one folder per seed (a ``base`` row: its one
+    evaluation, once it has run)."""
+
+    label: str  # the table's first column
+    arm: str  # an arm of scincl/settings/arms.py, or BASE (the encoder without fine-tuning)
+    recipe: Recipe  # the experiment's recipe with the row's changes
+    runs: List[Path]
+    id: str = ""  # the run's name in runs.csv (the paired kind: the arm plus its recipe's own parts)
+
+    @property
+    def trained(self) -> bool:
+        return self.arm != BASE
+
+
+# the page of an experiment from its rows' runs: (experiment folder, rows, split) -> Page (a kind binds its own
+# parameters first, e.g. functools.partial(mean_std_page, "loss"))
+Report = Callable[[Path, Sequence[RowRuns], str], Page]
+
+
+def labelled(rows: Sequence[RowRuns]) -> LabelledRuns:
+    """(label, run folders) of each row."""
+    return [(row.label, row.runs) for row in rows]
 
 
 def run_scores(run_dir: Path, split: str, missing_ok: bool = False) -> Optional[Scores]:
@@ -34,6 +65,11 @@ def run_scores(run_dir: Path, split: str, missing_ok: bool = False) -> Optional[
 def mean_std_runs(rows: LabelledRuns, split: str, first_column: str = "arm") -> str:
     """The default table of a grid: one mean ± std row per labelled group of finished runs (sample std over seeds)."""
     return mean_std_table([(label, [run_scores(run, split) for run in runs]) for label, runs in rows], first_column)
+
+
+def mean_std_page(first_column: str, exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
+    """The default page: one mean ± std row per grid row (:func:`mean_std_runs`), no plot."""
+    return mean_std_runs(labelled(rows), split, first_column), []
 
 
 def partial_note(done: int, wanted: int) -> str:

@@ -1,8 +1,9 @@
 """The files of the ``paired`` experiment kind (issue 40), from its runs' folders: ``runs.csv``, the per-arm and paired
 tables, ``relations.md``, and the docs' copies of the finished runs.
 
-The grid (which arms, which seeds, where each run lives) is ``scincl/pipeline/paired.py``'s; it hands over each
-cell as (arm id, triplets, seed, run folder). The report (rewritten after every run) is ``runs.csv``
+The grid (which arms, which seeds, where each run lives) is ``scincl/pipeline/experiment_kinds.py`` paired_rows'; it
+hands over its rows' runs, each trained row named by its arm id (:func:`paired_cells`: (arm id, triplets, seed, run
+folder)). The report (rewritten after every run) is ``runs.csv``
 (``paired_tables.py`` RUN_COLUMNS), the per-arm and paired tables computed from it, and how each row's triplets of the
 first seed relate to their query in the citation graph (``relations.md``, computed once). ``collect_runs``
 (``scincl/pipeline/experiment_commands.py``) lists a paired experiment's runs; :func:`collect_copies` copies the
@@ -19,8 +20,9 @@ from pathlib import Path
 from typing import List, Mapping, Sequence, Tuple
 
 from scincl.errors import InputError
-from scincl.eval.experiment_pages import partial_note, run_scores
-from scincl.eval.paired_tables import RUN_COLUMNS, Run, all_pairs, arm_table, comparison_table, run_row
+from scincl.eval.experiment_pages import Page, RowRuns, partial_note, run_scores
+from scincl.eval.paired_tables import (REFERENCE_EFFECT, RUN_COLUMNS, Run, all_pairs, arm_table, comparison_table,
+                                       run_row)
 from scincl.eval.study_reports import triplet_relations
 from scincl.settings.experiment import experiment_data
 
@@ -32,15 +34,25 @@ RUN_FILES = ("results.json", "per_query.json", "recipe.json")  # what collect_ru
 Cell = Tuple[str, int, int, Path]  # (arm id, triplets, seed, run folder) of one trained cell, finished or not
 
 
-def paired_report(exp: Path, cells: Sequence[Cell], labels: Mapping[str, str], triplets: int, seeds: Sequence[int],
-                  first_triples: Mapping[str, Path], citations: Path, split: str) -> str:
-    """``exp/runs.csv`` and the tables of the runs finished so far (every later arm minus every earlier one; ``labels``:
-    arm id -> its row's label, in the rows' order), then :func:`relations_once` of ``first_triples``."""
+def paired_cells(rows: Sequence[RowRuns], seeds: Sequence[int]) -> List[Cell]:
+    """(arm id, triplets, seed, run folder) of every trained cell of a paired grid's rows, finished or not."""
+    return [(r.id, r.recipe.triplets, seed, run) for r in rows if r.trained for seed, run in zip(seeds, r.runs)]
+
+
+def paired_report(triplets: int, seeds: Sequence[int], citations: Path, exp: Path, rows: Sequence[RowRuns],
+                  split: str) -> Page:
+    """``exp/runs.csv`` and the tables of the runs finished so far (every later arm minus every earlier one, in the
+    rows' order), then :func:`relations_once` of each trained row's first-seed triplets (``citations``: the training
+    citation graph's TSV)."""
+    trained = [r for r in rows if r.trained]
+    cells = paired_cells(rows, seeds)
     runs = [run_row(name, count, seed, scores) for name, count, seed, run in cells
             if (scores := run_scores(run, split, missing_ok=True)) is not None]
     write_runs_csv(exp / RUNS_CSV, runs)
+    labels = {r.id: r.label for r in trained}
     text = paired_text(runs, labels, all_pairs(list(labels), triplets), {triplets: seeds})
-    return partial_note(len(runs), len(cells)) + text + relations_once(exp, citations, first_triples)
+    first = {r.label: r.runs[0] / "train_triples.csv" for r in trained if r.runs}
+    return partial_note(len(runs), len(cells)) + text + relations_once(exp, citations, first), []
 
 
 def relations_once(exp: Path, citations: Path, first_triples: Mapping[str, Path]) -> str:
@@ -55,11 +67,9 @@ def relations_once(exp: Path, citations: Path, first_triples: Mapping[str, Path]
 
 
 def paired_text(runs: Sequence[Run], labels: Mapping[str, str], comparisons: Sequence[Tuple[str, str, int, str]],
-                expected: Mapping[int, Sequence[int]]) -> str:
-    """The per-arm table, then the paired comparisons (power for the kind's reference effect,
-    ``experiments/hepth_powered.py`` EFFECT)."""
-    effect = experiment_data("hepth_powered").EFFECT
-    return (arm_table(runs, labels, expected) + "\n" + comparison_table(runs, comparisons, labels, effect))
+                expected: Mapping[int, Sequence[int]], effect: float = REFERENCE_EFFECT) -> str:
+    """The per-arm table, then the paired comparisons (power for ``effect``, the kind's reference effect by default)."""
+    return arm_table(runs, labels, expected) + "\n" + comparison_table(runs, comparisons, labels, effect)
 
 
 # ---------------------------------------------------------------------- runs.csv and the docs' copies
@@ -131,4 +141,4 @@ def docs_text(runs_csv: Path) -> str:
                        f"({arms_of[t]} arms × seeds {seeds[0]}–{seeds[-1]})" for t, seeds in expected.items())
     if not runs:
         return f"Runs in: {status}. No run has finished yet.\n"
-    return f"Runs in: {status}.\n\n" + paired_text(runs, study.LABELS, study.COMPARISONS, expected)
+    return f"Runs in: {status}.\n\n" + paired_text(runs, study.LABELS, study.COMPARISONS, expected, study.EFFECT)

@@ -27,6 +27,9 @@ METRICS = {"cite_map": ("cite", "map", "cite MAP"), "cite_ndcg": ("cite", "ndcg"
            "cocite_map": ("co-cite", "map", "co-cite MAP"), "cocite_ndcg": ("co-cite", "ndcg", "co-cite nDCG")}
 ALPHA = 0.05  # two-sided
 TARGET_POWER = 0.8
+# Avg: the effect the paired pages give the power for, docs/results.md section 8.3's SciNCL - SPECTER-like at 1,000
+# triplets (+0.30): the value experiments/hepth_powered.py pre-registered as its EFFECT (tests/pipeline/test_paired.py)
+REFERENCE_EFFECT = 0.3
 
 Run = Dict[str, object]  # one runs.csv row: RUN_COLUMNS -> value
 

@@ -11,25 +11,32 @@ import csv
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Mapping, Sequence, Set, Tuple
 
 from scincl.errors import InputError
-from scincl.eval.experiment_pages import LabelledRuns, mean_std_runs, partial_note, run_scores
+from scincl.eval.experiment_pages import Page, RowRuns, labelled, mean_std_runs, partial_note, run_scores
 from scincl.eval.study_tables import (budget_plot, budget_tables, collision_plot, collision_table, graph_study_text,
                                       triplet_relations_table)
 from scincl.io import iter_tsv, read_json
+from scincl.settings.arms import ARM_NAMES
 
 logger = logging.getLogger(__name__)
 
-Page = Tuple[str, Sequence[str]]  # the Markdown of the tables, the names of the plots written beside it
+
+def main_page(citations: Path, exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
+    """The main comparison: the mean ± std table, then how each trained row's first-seed triplets relate to their query
+    in the training citation graph (``citations``: its TSV)."""
+    relations = triplet_relations(citations, {r.label: r.runs[0] / "train_triples.csv" for r in rows if r.trained})
+    return mean_std_runs(labelled(rows), split, "arm") + "\n" + relations, []
 
 
-def sweep_report(exp_dir: Path, family: str, values: Sequence[int], rows: LabelledRuns, split: str) -> Page:
+def sweep_report(family: str, values: Sequence[int], exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
     """The sweep's table and its plots (``eval/compare.sweep_plots`` over links to the rows' run folders, one row per
     value of ``values``)."""
     from scincl.eval.compare import sweep_plots
 
-    for value, (_, runs) in zip(values, rows):  # the plot's layout (sweep/<family>/<value>/seed_<s>)
+    for value, row in zip(values, rows):
+        runs = row.runs  # the plot's layout (sweep/<family>/<value>/seed_<s>)
         link = exp_dir / "sweep" / family / str(value)
         link.parent.mkdir(parents=True, exist_ok=True)
         if not link.exists():
@@ -40,7 +47,7 @@ def sweep_report(exp_dir: Path, family: str, values: Sequence[int], rows: Labell
             plots += sweep_plots(exp_dir / "sweep", exp_dir, split=split, metric=metric)
         except InputError as exc:
             logger.warning("no plot for %s: %s", metric, exc)
-    return mean_std_runs(rows, split, family), sorted({p.name for p in plots if family in p.name})
+    return mean_std_runs(labelled(rows), split, family), sorted({p.name for p in plots if family in p.name})
 
 
 def triplet_relations(citations: Path, triples: Mapping[str, Path]) -> str:
@@ -102,15 +109,16 @@ def graph_report(link_prediction: Sequence[Tuple[str, Path]], retrieval: Sequenc
                             [(name, read_json(path)) for name, path in retrieval], rows, split), []
 
 
-def budget_report(exp_dir: Path, base_run: Optional[Path], cells: Mapping[Tuple[str, int], Mapping[int, Path]],
-                  budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], labels: Mapping[str, str],
-                  split: str) -> Page:
-    """The budget curve's tables and plot from the runs finished now (partial cells marked): ``cells`` maps
-    (arm, budget) to each seed's run folder, ``base_run`` is the base encoder's evaluation."""
+def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp_dir: Path,
+                  rows: Sequence[RowRuns], split: str) -> Page:
+    """The budget curve's tables and plot from the runs finished now (partial cells marked): each (arm, budget)'s
+    runs by seed, the base encoder's evaluation."""
+    base_run = next((r.runs[0] for r in rows if not r.trained and r.runs), None)
+    cells = {(r.arm, r.recipe.triplets): dict(zip(seeds, r.runs)) for r in rows if r.trained}
     base = run_scores(base_run, split, missing_ok=True) if base_run is not None else None
     scores = {cell: {s: found for s, run in runs.items()
                      if (found := run_scores(run, split, missing_ok=True)) is not None} for cell, runs in cells.items()}
     done = sum(len(runs) for runs in scores.values())
-    table = budget_tables(scores, base, seeds, budgets, dict(labels), arms)
-    plot = budget_plot(scores, base, budgets, dict(labels), exp_dir / "budget_avg.png", arms)
+    table = budget_tables(scores, base, seeds, budgets, dict(ARM_NAMES), arms)
+    plot = budget_plot(scores, base, budgets, dict(ARM_NAMES), exp_dir / "budget_avg.png", arms)
     return partial_note(done, len(budgets) * len(seeds) * len(arms)) + table, [plot.name] if plot else []

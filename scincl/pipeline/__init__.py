@@ -16,10 +16,11 @@ Read in this order:
   ``run_experiment``;
 - :mod:`scincl.pipeline.real_corpus`: the plan of the real-corpus experiments (hep-th, CiteSeer): each arm x
   seed's stages, its shared ones first, planned before they run (``CorpusPlan.arm_stages``, as
-  ``SciNCLPlan.stages()``; ``--dry_run`` prints the plan); :mod:`scincl.pipeline.experiment_kinds`: the experiment kinds of ``docs/results.md``, each
-  building the rows of a grid that :mod:`scincl.pipeline.grid` runs (rows x seeds -> runs; the collision and
-  graph studies' steps: :mod:`scincl.pipeline.study_steps`); the tables and pages are written from the finished
-  runs by ``scincl/eval`` (``experiment_pages``, ``study_reports``, ``paired_runs``);
+  ``SciNCLPlan.stages()``; ``--dry_run`` prints the plan); :mod:`scincl.pipeline.experiment_kinds`: every
+  experiment of ``docs/results.md`` as a base recipe x rows x seeds, each kind a generator of the rows of a grid that
+  :mod:`scincl.pipeline.grid` runs (the collision and graph studies' steps: :mod:`scincl.pipeline.study_steps`); the
+  pages are written from the finished runs by ``scincl/eval`` (``experiment_pages``, ``study_reports``,
+  ``paired_runs``);
   the experiments themselves are data (``experiments/*.py``, run by ``experiments/run.sh NAME``);
 - :mod:`scincl.pipeline.threads`: torch thread count kept fixed for reproducible reruns.
 

@@ -84,11 +84,9 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             --learning_rate, ...), each with its default defined there and listed below
             (the recipe's former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
     """
-    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiment as run
+    from scincl.pipeline.experiment_kinds import experiment_from_flags, run_experiments
 
-    result = run(experiment_from_flags(experiment, **settings), output_dir=output_dir, data_dir=data_dir,
-                 workers=workers, dry_run=dry_run)
-    return result + "\n(--dry_run: nothing was run)" if dry_run else None
+    return run_experiments([experiment_from_flags(experiment, **settings)], output_dir, data_dir, workers, dry_run)
 
 
 @writes("output_dir")
@@ -105,15 +103,9 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
-    from scincl.pipeline.experiment_kinds import load_experiments, run_experiment as run
-    from scincl.settings.arms import corpus_spec
+    from scincl.pipeline.experiment_kinds import load_experiments, run_experiments
 
-    experiments = load_experiments(definition, changes)
-    for experiment in experiments:  # every experiment's corpus checked before the first one runs
-        corpus_spec(experiment.corpus, data_dir)
-    plans = [run(experiment, output_dir=output_dir, data_dir=data_dir, workers=workers, dry_run=dry_run)
-             for experiment in experiments]
-    return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
+    return run_experiments(load_experiments(definition, changes), output_dir, data_dir, workers, dry_run)
 
 
 @writes("to")
@@ -132,18 +124,17 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
     """
-    from scincl.eval.paired_runs import RELATIONS, collect_copies
+    from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells
     from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
     from scincl.pipeline.grid import row_runs
-    from scincl.pipeline.paired import grid_runs
 
     cells, part_files, splits = [], [], set()
     for experiment in load_experiments(definition, changes):
         if experiment.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
-        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir)
+        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir, create=False)  # only read
         splits.add(split)
-        cells += grid_runs(recipe, row_runs(rep, grid, recipe, experiment.seeds, split), experiment.seeds)
+        cells += paired_cells(row_runs(rep, grid, recipe, experiment.seeds, split), experiment.seeds)
         part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
         part_files += [(part / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
     if len(splits) != 1:

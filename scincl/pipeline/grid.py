@@ -1,29 +1,28 @@
-"""The one runner of the real-corpus experiments: rows x seeds -> runs -> tables.
+"""The one runner of the real-corpus experiments: a base recipe x rows x seeds -> runs -> pages.
 
-An experiment kind (``experiment_kinds.KINDS``) only builds a :class:`Grid`: its rows (an arm, the
-recipe changes of the row, its label) and, where the mean ± std table is not all, a report function
-(the budget curve's paired tests, the sweeps' plots, the collision and graph studies). :func:`run_grid`
-runs every cell through :meth:`~scincl.pipeline.real_corpus.CorpusPlan.run_arm` (``base`` rows:
-``run_base``, one evaluation), records wall times in ``timings.json`` and has the tables written
-(``scincl/eval/experiment_pages.py``: the page, the default mean ± std table); :func:`plan_text`
-lists the same cells' plans without running them (``--dry_run``).
+An experiment kind (``experiment_kinds.KINDS``) only builds a :class:`Grid`: its rows (an arm, the recipe changes
+of the row, its label) and its page (a :data:`~scincl.eval.experiment_pages.Report` of the rows' runs: the mean ±
+std table, the budget curve's paired tests, the sweeps' plots, the collision and graph studies' steps).
+:func:`run_grid` runs every cell through :meth:`~scincl.pipeline.real_corpus.CorpusPlan.run_arm` (``base`` rows:
+``run_base``, one evaluation), records wall times in ``timings.json`` and has the page written
+(``scincl/eval/experiment_pages.py``); :func:`plan_text` lists the same cells' plans without running them
+(``--dry_run``).
 """
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
-from scincl.eval.experiment_pages import mean_std_runs, write_tables
+from scincl.eval.experiment_pages import Report, RowRuns, write_tables
 from scincl.pipeline.layout import precision_key
 from scincl.pipeline.timings import Timings
+from scincl.settings.arms import BASE
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import CorpusPlan
     from scincl.settings.recipe import Recipe
-
-BASE = "base"  # a row of the encoder without fine-tuning: one evaluation, shared by every seed
 
 
 @dataclass(frozen=True)
@@ -35,34 +34,20 @@ class Row:
     changes: Dict[str, Any] = field(default_factory=dict)  # Recipe fields that differ from the experiment's recipe
     timing: str = BASE  # timings.json key: "<timing>/seed_<s>" per trained run, "<timing>" for a base row
     group: Optional[Hashable] = None  # rows of one group run seed by seed (every row's seed 0 first); None: alone
-
-
-@dataclass(frozen=True)
-class RowRuns:
-    """A row with its recipe and run dirs (one per seed; one for a base row), finished or not."""
-
-    row: Row
-    recipe: Recipe
-    runs: List[Path]
-
-
-# the tables of a grid from its rows' runs (experiment dir, reproduction, rows' runs, split) -> (Markdown text,
-# names of the plots written beside it in the experiment dir)
-Report = Callable[[Path, "CorpusPlan", List[RowRuns], str], Tuple[str, Sequence[str]]]
+    id: str = ""  # the run's name in runs.csv (the paired kind)
 
 
 @dataclass(frozen=True)
 class Grid:
-    """One experiment as data: where its tables go, its rows and how they are reported."""
+    """One experiment as data: where its page goes, its rows and how they are reported."""
 
     folder: str  # below OUTPUT_DIR/<corpus>
     title: str
     rows: Sequence[Row]
-    first_column: str = "arm"  # the mean ± std table's first header
+    report: Report  # the page from the rows' runs
     name: str = "results.md"
     timings: str = "timings.json"
-    report: Optional[Report] = None  # None: the mean ± std table of the rows
-    rewrite_after_each_run: bool = False  # a long grid's table is readable (marked partial) while it runs
+    rewrite_after_each_run: bool = False  # a long grid's page is readable (marked partial) while it runs
     budget_varies: bool = False  # the rows differ in triplets: the page says "the table's triplets"
     seeds: Optional[Tuple[int, ...]] = None  # the seeds the page names when not the experiment's (no trained rows)
 
@@ -83,16 +68,6 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Opti
         order += [(i, None) for i in members if rows[i].arm == BASE]
         order += [(i, seed) for seed in seeds for i in members if rows[i].arm != BASE]
     return order
-
-
-def labelled_runs(results: Sequence[RowRuns]) -> List[Tuple[str, List[Path]]]:
-    """(label, run dirs) of each row: what the reports of ``scincl/eval`` read."""
-    return [(r.row.label, r.runs) for r in results]
-
-
-def mean_std_report(first_column: str) -> Report:
-    """The default report: one mean ± std row per grid row (sample std over the seeds)."""
-    return lambda exp, rep, results, split: (mean_std_runs(labelled_runs(results), split, first_column), [])
 
 
 def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> str:
@@ -138,25 +113,27 @@ def plan_text(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int],
 
 def row_runs(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> List[RowRuns]:
     """Each row of ``grid`` with its recipe and run dirs, one per seed (none for a base row until it has run)."""
-    recipes = [row_recipe(recipe, row) for row in grid.rows]
-    return [RowRuns(row, r, [] if row.arm == BASE else [rep.run_dir(row.arm, s, r, split) for s in seeds])
-            for row, r in zip(grid.rows, recipes)]
+    results = []
+    for row in grid.rows:
+        changed = row_recipe(recipe, row)
+        runs = [] if row.arm == BASE else [rep.run_dir(row.arm, s, changed, split) for s in seeds]
+        results.append(RowRuns(row.label, row.arm, changed, runs, row.id))
+    return results
 
 
 def run_grid(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
-    """Run (or reuse) every cell of ``grid``, then write its tables; returns the table file."""
+    """Run (or reuse) every cell of ``grid``, then write its page; returns the page file."""
     exp = rep.out / grid.folder
     timings = Timings(exp / grid.timings)
     results = row_runs(rep, grid, recipe, seeds, split)
-    report = grid.report or mean_std_report(grid.first_column)
 
     def write() -> Path:
-        table, plots = report(exp, rep, results, split)
+        table, plots = grid.report(exp, results, split)
         return write_tables(exp, grid.title, recipe, table, grid.seeds or seeds, precision_key(recipe),
                             rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
     for i, seed in run_order(grid.rows, seeds):
-        row, changed = results[i].row, results[i].recipe
+        row, changed = grid.rows[i], results[i].recipe
         if row.arm == BASE:
             results[i] = dataclasses.replace(results[i], runs=[timings.run(row.timing, rep.run_base, split, changed)])
             continue

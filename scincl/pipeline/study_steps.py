@@ -1,8 +1,8 @@
 """The steps the collision and graph studies run through the stage runner before their pages are drawn.
 
-A :data:`~scincl.pipeline.grid.Report` each (bound to its kind's parameters by ``experiment_kinds``): the collision
-study (paper Fig. 5: a margin search per k+, no training) and the graph study (link prediction, graph retrieval,
-the graph alone on the SciDocs queries). Their steps run through the stage runner
+A :data:`~scincl.eval.experiment_pages.Report` each (bound to the corpus plan and its kind's parameters by
+``experiment_kinds``): the collision study (paper Fig. 5: a margin search per k+, no training) and the graph study
+(link prediction, graph retrieval, the graph alone on the SciDocs queries). Their steps run through the stage runner
 (:meth:`~scincl.pipeline.real_corpus.CorpusPlan.stage`); the pages are ``scincl/eval/study_reports.py``'s, from the
 files the steps wrote.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import time
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, Sequence
 
+from scincl.eval.experiment_pages import Page, RowRuns
 from scincl.eval.study_reports import collision_report, graph_report
 from scincl.io import read_id_list, read_json, write_json
-from scincl.pipeline.grid import RowRuns
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.pipeline.timings import Timings
 from scincl.settings.recipe import Recipe
@@ -24,8 +24,8 @@ from scincl.triples.config import HARD_NEGATIVES_BAND
 RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # rank as the BigGraph comparator scores
 
 
-def collision_steps(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, recipe: Recipe, exp_dir: Path,
-                    rep: CorpusPlan, results: List[RowRuns], split: str, seed: int = 0) -> Tuple[str, Sequence[str]]:
+def collision_steps(rep: CorpusPlan, k_pos: Sequence[int], k_hard: Sequence[int], queries: int, recipe: Recipe,
+                    exp_dir: Path, rows: Sequence[RowRuns], split: str, seed: int = 0) -> Page:
     """Collisions (a positive of one triplet is a negative of another) vs k-hard for each k+: one margin search per
     k+ on ``queries`` query papers, then its table + plot."""
     from scincl.triples.margins import sweep_collision_margins
@@ -50,8 +50,8 @@ def collision_steps(k_pos: Sequence[int], k_hard: Sequence[int], queries: int, r
     return page
 
 
-def graph_steps(dims: Sequence[int], comparators: Sequence[str], recipe: Recipe, text_runs: Dict[str, Path],
-                exp_dir: Path, rep: CorpusPlan, results: List[RowRuns], split: str) -> Tuple[str, Sequence[str]]:
+def graph_steps(rep: CorpusPlan, dims: Sequence[int], comparators: Sequence[str], recipe: Recipe,
+                text_runs: Dict[str, Path], exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
     """Link prediction and held-out-citation retrieval per graph variant; the graph alone vs the text encoders."""
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval
     from scincl.io import read_embeddings_matrix, write_embeddings_jsonl

@@ -1,25 +1,34 @@
-"""The real-corpus experiments' arms, graphs and corpora: settings of a plan, read from ``experiments/arms.py``.
+"""The real-corpus experiments' arms, graphs and corpora as data (docs/results.md §2): settings of a plan.
 
 An arm is a setting, not a code path (:class:`Arm`: where its triplets come from); a corpus is a folder of
-``--data_dir`` in the layout of ``../shared/data`` (:class:`CorpusSpec`). The tables (:data:`TABLES`) are read from
-the data module, which is where their values and the sources of those values are written, the first time one of
-them is used (importing this module reads no file).
+``--data_dir`` in the layout of ``../shared/data`` (:class:`CorpusSpec`). The tables are plain data of this module
+(issue 39: they were read from ``experiments/arms.py``, which tied the package to the repository's folder):
+
+- :data:`ARM_SETTINGS`: arm -> its table label, where its triplets come from (``triples_source``: knn | specter_like,
+  scincl/triples/sources.py) and, for kNN arms, the graph they are sampled from (a :data:`GRAPHS` kind);
+  :data:`DEFAULT_ARMS`: the main comparison (paper Table 1 "w/o leakage" rows, at equal budget), :data:`TUNING_ARMS`:
+  the tuning table's, :data:`BUDGET_ARMS`: the budget curve's pair (its paired test: second minus first);
+  :data:`DEFAULT_SPLITS`: the SciDocs split each experiment kind scores unless ``--split`` says otherwise;
+- :data:`GRAPHS`: graph kind -> its edges (citations | cocitations | transductive), the embedding method
+  (``embed_graph --method``; ``pbg``: PyTorch-BigGraph with ``config`` from ``biggraph_configs/``, where
+  ``{comparator}`` is the run's) and, when not any, the comparators it is trained with;
+- :data:`CORPORA`: corpus (a folder of ``--data_dir``) -> whether SPECTER-like positives are the papers a query
+  cites (hep-th) or is linked to either way (CiteSeer, whose cite task counts both directions and whose papers
+  cite ~1.3 others on average).
 """
 from __future__ import annotations
 
-import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Optional, Union
+from typing import Dict, Optional, Union
 
 from scincl.errors import InputError
-from scincl.settings.run import EXPERIMENTS_DIR, load_module
 
 
 @dataclass(frozen=True)
 class Arm:
-    """A trained arm is a setting, not a code path: where its triplets come from (``experiments/arms.py``)."""
+    """A trained arm is a setting, not a code path: where its triplets come from."""
 
     name: str  # directory key (runs/<split>/<recipe>/<name>/seed_<s>)
     label: str  # table row
@@ -27,42 +36,39 @@ class Arm:
     graph: Optional[str] = None  # knn only: the graph embeddings sampled from (a GRAPHS kind)
 
 
-# the tables read from experiments/arms.py, each loaded on first use (module __getattr__, PEP 562)
-TABLES = ("ARM_SETTINGS", "ARMS", "DEFAULT_ARMS", "TUNING_ARMS", "BUDGET_ARMS", "DEFAULT_SPLITS", "DEFAULT_SPLIT",
-          "GRAPHS", "CORPORA", "ARM_NAMES")
+ARM_SETTINGS: Dict[str, Arm] = {arm.name: arm for arm in (
+    Arm("specter_like", "SPECTER-like (citations)", "specter_like"),
+    Arm("scincl", "SciNCL (kNN on citation embeddings)", "knn", "cite"),
+    Arm("cocite", "continuous co-citation (kNN)", "knn", "cocite"),
+    # issue 30: SciNCL's sampling on the citation graph embedded by another method (paper defaults)
+    Arm("scincl_fastrp", "SciNCL (kNN on FastRP citation embeddings)", "knn", "cite_fastrp"),
+    Arm("scincl_prone", "SciNCL (kNN on ProNE citation embeddings)", "knn", "cite_prone"))}
+ARMS = tuple(ARM_SETTINGS)
+DEFAULT_ARMS = ("specter_like", "scincl", "cocite")  # the main comparison (docs/results.md §2)
+TUNING_ARMS = ("specter_like", "scincl")  # the trained arms of the tuning table (``reproduce tuning`` without --arms)
+BUDGET_ARMS = ("specter_like", "scincl")  # the budget curve's pair (issue 17): SciNCL minus SPECTER-like per seed
+# the split of each kind without --split: the tables of docs/results.md are on test, the studies choose on val
+DEFAULT_SPLITS = {"main": "test", "graph": "test", "budget": "test"}
+DEFAULT_SPLIT = "val"  # every other kind
+BASE = "base"  # the encoder without fine-tuning: a row of one evaluation, shared by every seed
+ARM_NAMES = {BASE: "base encoder (no fine-tuning)", **{arm.name: arm.label for arm in ARM_SETTINGS.values()}}
 
-
-@functools.lru_cache(maxsize=None)
-def _tables() -> Dict[str, Any]:
-    data = load_module(EXPERIMENTS_DIR / "arms.py", "scincl_experiments_arms")
-    arm_settings = {name: Arm(name, **fields) for name, fields in data.get_arms().items()}
-    return {
-        "ARM_SETTINGS": arm_settings,
-        "ARMS": tuple(arm_settings),
-        "DEFAULT_ARMS": tuple(data.DEFAULT_ARMS),  # the main comparison (docs/results.md §2)
-        "TUNING_ARMS": tuple(data.TUNING_ARMS),  # the trained arms of the tuning table
-        "BUDGET_ARMS": tuple(data.BUDGET_ARMS),  # the budget curve's pair (second minus first)
-        "DEFAULT_SPLITS": data.DEFAULT_SPLITS,  # experiment kind -> its split without --split
-        "DEFAULT_SPLIT": data.DEFAULT_SPLIT,  # the split of every other kind
-        "GRAPHS": data.get_graphs(),  # graph kind -> edges, embed_graph method, config
-        "CORPORA": data.get_corpora(),  # corpus -> CorpusSpec fields
-        "ARM_NAMES": {"base": "base encoder (no fine-tuning)", **{a.name: a.label for a in arm_settings.values()}},
-    }
-
-
-def __getattr__(name: str) -> Any:
-    """The tables of :data:`TABLES`, read from ``experiments/arms.py`` when first asked for."""
-    if name in TABLES:
-        return _tables()[name]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+_CITE = {"edges": "citations", "config": "s2orc_128d_{comparator}"}
+GRAPHS: Dict[str, Dict[str, object]] = {
+    "cite": {**_CITE, "method": "pbg"},
+    "cocite": {"edges": "cocitations", "method": "pbg", "config": "cocitations_768d_dot", "comparators": ["dot"]},
+    "transductive": {"edges": "transductive", "method": "pbg", "config": "s2orc_128d_{comparator}"},
+    "cite_fastrp": {**_CITE, "method": "fastrp"},
+    "cite_prone": {**_CITE, "method": "prone"},
+}
+CORPORA: Dict[str, Dict[str, bool]] = {"hepth": {"bidirectional": False}, "citeseer": {"bidirectional": True}}
 
 
 def arm_setting(arm: str) -> Arm:
     """The :class:`Arm` named ``arm`` (an unknown name is one :class:`InputError` line listing the arms)."""
-    arms = _tables()["ARM_SETTINGS"]
-    if arm not in arms:
-        raise InputError(f"unknown arm {arm!r}: choose from {', '.join(arms)}")
-    return arms[arm]
+    if arm not in ARM_SETTINGS:
+        raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARM_SETTINGS)}")
+    return ARM_SETTINGS[arm]
 
 
 @dataclass(frozen=True)
@@ -71,7 +77,7 @@ class CorpusSpec:
 
     name: str
     root: Path
-    bidirectional: bool = False  # SPECTER-like positives: cited papers, or linked either way (experiments/arms.py)
+    bidirectional: bool = False  # SPECTER-like positives: cited papers, or linked either way (CORPORA)
 
     @property
     def metadata_dir(self) -> Path:
@@ -94,9 +100,8 @@ class CorpusSpec:
 
 def corpus_spec(name: str, data_dir: Union[str, os.PathLike]) -> CorpusSpec:
     """A corpus of :data:`CORPORA` (``hepth``, ``citeseer``) below ``data_dir`` (the layout of ``../shared/data``)."""
-    corpora = _tables()["CORPORA"]
-    if name not in corpora:
-        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(corpora)}")
-    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **corpora[name])
+    if name not in CORPORA:
+        raise InputError(f"unknown corpus {name!r}: choose {' or '.join(CORPORA)}")
+    spec = CorpusSpec(name=name, root=Path(data_dir) / name, **CORPORA[name])
     spec.check()
     return spec

@@ -1,32 +1,44 @@
 """One real-corpus experiment of ``docs/results.md`` as data: :class:`Experiment` (``experiments/<name>.py``
-returns its fields), the kind's defaults that live in the experiments' own modules (:func:`experiment_data`) and how
-command-line flags change a definition (:func:`with_changes`). The kinds that turn an experiment into a grid of runs
-are in :mod:`scincl.pipeline.experiment_kinds`.
+returns its fields; checked and normalised when built), how a definition module is read (:func:`load_definitions`,
+:func:`make_experiment`), the kinds' defaults (data of this module, not of ``experiments/``: issue 39) and how
+command-line flags change a definition (:func:`with_changes`, :func:`variant_changes`). The kinds that turn an
+experiment into a grid of runs (a base recipe x rows x seeds) are :mod:`scincl.pipeline.experiment_kinds`'.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple, Union
 
-from scincl.errors import unknown_flag_error
+from scincl.errors import InputError, unknown_flag_error
+from scincl.settings.arms import ARMS
 from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
-from scincl.settings.run import EXPERIMENTS_DIR, load_module
+from scincl.settings.run import EXPERIMENTS_DIR, load_module, parse_int_list, parse_seeds
 from scincl.settings.schema import setting
+from scincl.settings.values import check_value
+
+# the experiment kinds, in the order of the docs (scincl/pipeline/experiment_kinds.py KINDS builds their rows)
+KIND_NAMES = ("main", "tuning", "k_pos", "k_hard", "losses", "collisions", "graph", "budget", "paired")
+LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
+GRAPH_DIMS = (64, 128)  # the graph study's link-prediction dimensions (paper Table 4 ablation)
+GRAPH_COMPARATORS = ("dot", "cos")  # the BigGraph comparators the graph study trains (biggraph_configs/s2orc_128d_*)
+COLLISION_QUERIES = 2000  # query papers of the collision study, at most (docs/results.md §5)
+COLLISION_K_POS = (10, 50)  # k+ values the collision study searches besides the recipe's own (docs/results.md §5)
 
 
 @functools.lru_cache(maxsize=None)
 def experiment_data(name: str) -> Any:
-    """The data module ``experiments/<name>.py``, loaded once: a kind's defaults live in its experiment's module
-    (``hepth_losses.LOSSES``, ``hepth_collisions.QUERIES`` / ``K_POS``, ``hepth_graph.GRAPH_DIMS`` /
-    ``COMPARATORS``)."""
+    """The definition module ``experiments/<name>.py``, loaded once (a definition may read another's data:
+    ``hepth_powered`` takes ``hepth_pretrained.ENCODER``)."""
     return load_module(EXPERIMENTS_DIR / f"{name}.py", f"scincl_experiments_{name}")
 
 
 def experiment_names() -> List[str]:
     """The experiments of ``experiments/`` (``bash experiments/run.sh NAME``), sorted: its modules that define
-    ``get_experiment()`` (not ``arms.py``'s shared data, ``choose_recipe.py``, ``paper_ablations.py``)."""
+    ``get_experiment()`` (not ``choose_recipe.py``, ``paper_ablations.py``)."""
     return sorted(p.stem for p in EXPERIMENTS_DIR.glob("*.py") if "\ndef get_experiment(" in p.read_text())
 
 
@@ -39,14 +51,14 @@ class Experiment:
     """
 
     kind: str = setting(dataclasses.MISSING, "required: the definition's, or reproduce's EXPERIMENT",
-                        "one of KINDS: main | tuning | k_pos | k_hard | losses | collisions | graph | budget | paired")
+                        "one of KINDS: " + " | ".join(KIND_NAMES))
     corpus: str = setting("hepth", "docs/results.md: hep-th, the main corpus",
                           "a folder of --data_dir: hepth | citeseer")
     seeds: Tuple[int, ...] = setting((0, 1, 2), "docs/results.md: three seeds per arm",
                                      "seeds of the trained runs (sweeps and tuning usually take one)")
-    split: Optional[str] = setting(None, "experiments/arms.py DEFAULT_SPLITS, else its DEFAULT_SPLIT",
+    split: Optional[str] = setting(None, "scincl/settings/arms.py DEFAULT_SPLITS, else its DEFAULT_SPLIT",
                                    "SciDocs split scored; None: the kind's")
-    arms: Optional[Tuple[str, ...]] = setting(None, "experiments/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
+    arms: Optional[Tuple[str, ...]] = setting(None, "scincl/settings/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
                                               "main / tuning / budget; None: the kind's default arms")
     recipe: Dict[str, Any] = setting(None, "the default Recipe (scincl/settings/recipe.py)",
                                      "Recipe fields that differ", default_factory=dict)
@@ -56,15 +68,42 @@ class Experiment:
         "k_pos / k_hard sweep values, collisions' k-hard grid, budgets")
     variants: Tuple[str, ...] = setting((), "the default recipe alone",
                                         'tuning, paired: "field=value" recipe variants')
-    losses: Optional[Tuple[str, ...]] = setting(None, "experiments/hepth_losses.py LOSSES (read when used)",
-                                                "losses of the loss comparison")
+    losses: Tuple[str, ...] = setting(LOSSES, "scincl/settings/experiment.py LOSSES: the loss comparison of "
+                                      "docs/results.md", "losses of the loss comparison")
     cocitation_min_count: int = setting(2, "docs/results.md Setup: hep-th pairs co-cited >= 2x",
                                         "co-citation graph edges: pairs co-cited at least this often")
     eval_max_sequence_length: int = setting(128, "docs/results.md Setup: 128 evaluation tokens (CPU budget)",
                                             "tokens per SciDocs paper at evaluation")
-    graph_dims: Optional[Tuple[int, ...]] = setting(
-        None, "experiments/hepth_graph.py GRAPH_DIMS (paper Table 4 ablation; read when used)",
-        "graph study: link-prediction dimensions")
+    graph_dims: Tuple[int, ...] = setting(GRAPH_DIMS, "scincl/settings/experiment.py GRAPH_DIMS (paper Table 4 "
+                                          "ablation)", "graph study: link-prediction dimensions")
+
+    def __post_init__(self) -> None:
+        """Check the fields and normalise their lists (``"0..2"`` -> ``(0, 1, 2)``, ``"a,b"`` -> ``("a", "b")``): an
+        :class:`Experiment` is valid once built; the loss names are the trainer's to check
+        (:func:`scincl.pipeline.experiment_kinds.load_experiments`)."""
+        if self.kind not in KIND_NAMES:
+            raise InputError(f"unknown experiment {self.kind!r}: choose from {', '.join(KIND_NAMES)}")
+        arms, values = self.arms, self.values
+        for name, value in (("seeds", tuple(parse_seeds(self.seeds))), ("losses", name_list(self.losses)),
+                            ("variants", name_list(self.variants)), ("recipe", dict(self.recipe)),
+                            ("graph_dims", tuple(parse_int_list(self.graph_dims, "graph_dims"))),
+                            ("arms", None if arms is None else name_list(arms)),
+                            ("values", None if values is None else tuple(parse_int_list(values, "values")))):
+            object.__setattr__(self, name, value)  # a frozen dataclass normalising its own fields
+        for arm in self.arms or ():
+            if arm not in ARMS:
+                raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
+        for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
+            values = getattr(self, name) or ()
+            if any(v <= 0 for v in values) or len(set(values)) != len(values):
+                raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
+        if self.split is not None and self.split not in ("val", "test"):
+            raise InputError(f"--split {self.split!r}: choose val or test")
+        for name in ("cocitation_min_count", "eval_max_sequence_length"):
+            check_value(name, getattr(self, name), int)
+        for name, value in self.recipe.items():  # checked by the flag table; the value is kept as given
+            check_value(name, value, None)        # (a run's directory name follows it)
+        self.full_recipe()  # recipe fields checked before any work
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
@@ -93,3 +132,54 @@ def with_changes(definition: Dict[str, Any], changes: Dict[str, Any], command: s
     # a flag given under both its names with two values is an error; a given flag replaces the definition's value
     changed["recipe"].update(recipe_fields({k: v for k, v in changes.items() if k not in own}))
     return changed
+
+
+def make_experiment(definition: Dict[str, Any]) -> Experiment:
+    """One experiment definition (a dict of :class:`Experiment` fields) as a checked :class:`Experiment` (an unknown
+    field names the closest one)."""
+    fields = {f.name for f in dataclasses.fields(Experiment)}
+    unknown = sorted(set(definition) - fields)
+    if unknown:
+        raise unknown_flag_error(unknown[0], "an experiment definition", fields)
+    return Experiment(**definition)
+
+
+def load_definitions(path_or_name: Union[str, os.PathLike]) -> List[Dict[str, Any]]:
+    """The definitions of a module: ``experiments/<name>.py`` or a path to such a file.
+
+    The module's ``get_experiment()`` returns one definition (a dict of :class:`Experiment` fields) or a list of
+    them, run in order (the ``biggraph_configs/`` shape). A broken module is one line naming the file (issue 29).
+    """
+    path = Path(path_or_name)
+    if not path.suffix:
+        path = EXPERIMENTS_DIR / f"{path_or_name}.py"
+    if not path.is_file():
+        raise InputError(f"no experiment definition {str(path_or_name)!r} (experiments/: "
+                         f"{', '.join(experiment_names())})")
+    try:
+        module = load_module(path, f"scincl_experiment_{path.stem}")
+        if not hasattr(module, "get_experiment"):
+            raise InputError("defines no get_experiment()", path=path)
+        definitions = module.get_experiment()
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - user code: SyntaxError, NameError, ...
+        line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+        raise InputError(f"cannot load the experiment definition ({type(exc).__name__}: {exc})", path=path,
+                         line=line) from None
+    items = definitions if isinstance(definitions, list) else [definitions]
+    if not items or not all(isinstance(d, dict) for d in items):
+        raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
+                         f"{type(definitions).__name__}", path=path)
+    return items
+
+
+def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
+    """A variant ``field=value`` (``pooling=cls``) as the :class:`Recipe` field it changes, typed as the field."""
+    if "=" not in variant:
+        raise InputError(f"--variants: expected field=value (e.g. pooling=cls), got {variant!r}")
+    key, value = (x.strip() for x in variant.split("=", 1))
+    key = recipe_field(key)  # pooling=cls: pooling_strategy=cls
+    if key not in RECIPE_FIELDS:
+        raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(RECIPE_FIELDS)})")
+    return {key: type(getattr(recipe, key))(value)}

@@ -37,3 +37,14 @@ def test_all_runs_every_experiment_of_the_docs_in_order_and_help_names_the_comma
     assert ran[0] == "hepth_tuning" and ran[-1] == "hepth_budget" and len(ran) == 9
     assert set(ran) <= set(experiment_names())
     assert "run.sh collect" in _run("--help").stdout
+
+
+def test_list_prints_the_experiment_names_with_the_real_interpreter():
+    """``run.sh list`` imports the settings only (it named a pipeline module's re-export of ``experiment_names``)."""
+    import sys
+
+    from scincl.settings.experiment import experiment_names
+
+    done = _run("list", PYTHON=sys.executable)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == experiment_names()

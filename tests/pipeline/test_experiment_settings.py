@@ -6,7 +6,7 @@ import dataclasses
 
 from scincl.io import dumps_json
 from scincl.cli.help import reproduce_flag_info
-from scincl.settings.experiment import Experiment, experiment_data
+from scincl.settings.experiment import LOSSES, Experiment
 from scincl.pipeline.layout import recipe_key
 from scincl.settings.recipe import Recipe, recipe_record
 from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
@@ -36,18 +36,36 @@ def test_help_reads_the_declared_defaults_and_their_sources():
     k_hard = rows["hard_negatives_k_max"]
     assert k_hard.default == "500" and "hep-th val, docs/results.md §1" in k_hard.help
     assert "SciNCL default 4000: paper §5" in k_hard.help  # the paper's value beside the recipe's
-    assert rows["losses"].default == str(tuple(experiment_data("hepth_losses").LOSSES))
-    assert "experiments/hepth_losses.py LOSSES" in rows["losses"].help
+    assert rows["losses"].default == str(LOSSES) == "('triplet', 'infonce', 'cosent', 'angle')"
+    assert "scincl/settings/experiment.py LOSSES" in rows["losses"].help
     assert "(default from: docs/results.md Setup" in rows["triplets"].help  # a recipe-only field
     assert rows["k_hard"].help == "the former name of --hard_negatives_k_max" and rows["k_hard"].default == "500"
     assert "kind" not in rows and "recipe" not in rows
 
 
-def test_the_kinds_defaults_are_the_experiment_modules_data():
-    """Read when an experiment is made (issue 39: importing the settings reads no file), not when declared."""
-    from scincl.pipeline.experiment_kinds import make_experiment
+def test_the_kinds_defaults_are_the_packages_data_and_the_kinds_are_the_registrys():
+    """issue 39: a kind's defaults were read from experiments/ (the package needed the repository beside it); they are
+    data of scincl/settings/experiment.py, and its kind names are the pipeline's registry of row generators."""
+    from scincl.pipeline.experiment_kinds import KINDS
+    from scincl.settings.experiment import KIND_NAMES, make_experiment
 
-    assert Experiment(kind="graph").graph_dims is None and Experiment(kind="losses").losses is None
-    assert make_experiment({"kind": "graph"}).graph_dims == (64, 128) == tuple(experiment_data("hepth_graph").GRAPH_DIMS)
+    assert make_experiment({"kind": "graph"}).graph_dims == (64, 128)
     assert make_experiment({"kind": "losses"}).losses == ("triplet", "infonce", "cosent", "angle")
-    assert experiment_data("hepth_collisions").QUERIES == 2000
+    assert make_experiment({"kind": "losses", "losses": "cosent,angle"}).losses == ("cosent", "angle")
+    assert tuple(KINDS) == KIND_NAMES
+
+
+def test_an_experiment_is_checked_and_normalised_when_built():
+    """No unchecked Experiment exists: its lists are normalised and its values refused in one line when it is built."""
+    import pytest
+
+    from scincl.errors import InputError
+
+    exp = Experiment(kind="k_pos", seeds="0..2", values="10,25", arms="scincl", variants="pooling=cls")
+    assert (exp.seeds, exp.values, exp.arms, exp.variants) == ((0, 1, 2), (10, 25), ("scincl",), ("pooling=cls",))
+    with pytest.raises(InputError, match="unknown arm 'bm25'"):
+        Experiment(kind="main", arms=("bm25",))
+    with pytest.raises(InputError, match="unknown experiment 'mian'"):
+        Experiment(kind="mian")
+    with pytest.raises(InputError, match="--learning_rate -1: must be > 0"):
+        Experiment(kind="main", recipe={"learning_rate": -1})

@@ -226,20 +226,16 @@ def _tables_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reports' table and plot writers (``scincl/eval``, bound in the pipeline's modules) do nothing (they read
     results the recorder does not make); the steps the reports run through the stage runner are recorded as any
     other."""
-    from scincl.pipeline import budget_curve, experiment_kinds, grid, paired, study_steps
-
-    def no_table(*args: Any, **kwargs: Any) -> Callable[..., Any]:
-        return lambda *a, **k: ("", [])
+    from scincl.pipeline import experiment_kinds, grid, study_steps
 
     monkeypatch.setattr(grid, "write_tables", lambda exp, *a, **k: exp / "results.md")
-    for module in (grid, experiment_kinds):
-        monkeypatch.setattr(module, "mean_std_report", no_table)
-    for module, name, value in ((experiment_kinds, "triplet_relations", ""),
-                                (experiment_kinds, "sweep_report", ("", [])),
+    for module, name, value in ((experiment_kinds, "mean_std_page", ("", [])),
+                                (experiment_kinds, "main_page", ("", [])), (experiment_kinds, "sweep_report", ("", [])),
+                                (experiment_kinds, "budget_report", ("", [])),
+                                (experiment_kinds, "paired_report", ("", [])),  # the paired kind: no run has finished
                                 (study_steps, "collision_report", ("", [])), (study_steps, "graph_report", ("", [])),
                                 (study_steps, "read_json", {}), (study_steps, "read_id_list", []),
-                                (study_steps, "write_json", None), (budget_curve, "budget_report", ("", [])),
-                                (paired, "paired_report", "")):  # the paired kind: no run has finished
+                                (study_steps, "write_json", None)):
         monkeypatch.setattr(module, name, lambda *a, _value=value, **k: _value)
 
 

@@ -1,6 +1,7 @@
-"""The paired experiment kind's files (scincl/eval/paired_runs.py; its grid: scincl/pipeline/paired.py): collect_runs
-copies finished runs of experiments/hepth_powered.py into a docs folder, writes runs.csv from the copies, and the docs'
-tables recompute from it. Synthetic run folders stand in for trained runs (no training here: tests/pipeline/test_reproduce.py runs the kind)."""
+"""The paired experiment kind's files (scincl/eval/paired_runs.py; its rows: scincl/pipeline/experiment_kinds.py
+paired_rows): collect_runs copies finished runs of experiments/hepth_powered.py into a docs folder, writes runs.csv
+from the copies, and the docs' tables recompute from it. Synthetic run folders stand in for trained runs (no training
+here: tests/pipeline/test_reproduce.py runs the kind)."""
 from __future__ import annotations
 
 import csv
@@ -10,10 +11,9 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.pipeline.experiment_commands import collect_runs
-from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
+from scincl.pipeline.experiment_kinds import arm_id, experiment_grid, load_experiments
 from scincl.eval.paired_runs import docs_text, read_runs_csv
 from scincl.pipeline.grid import BASE, row_recipe
-from scincl.pipeline.paired import arm_id
 
 ENCODER = {"base_model_name_or_path": "/models/encoder"}
 
@@ -60,6 +60,23 @@ def test_the_powered_experiment_is_three_arms_on_20_seeds_then_two_on_10(folders
     assert "/t1000_kp25_kh500_mean_" in str(cells[("scincl_kp25", 1000, 3)])  # k+ 25 is the only change
     assert "/t1000_kp10_kh500_mean_" in str(cells[("scincl", 1000, 3)])
     assert "_mencoder-" in str(cells[("scincl", 1000, 3)])  # keyed by the encoder given
+
+
+def test_the_paired_rows_name_their_runs_and_the_pages_effect_is_the_pre_registered_one(folders):
+    """Each trained row of the paired kind carries its arm id (runs.csv's arm, the timings' key); the power on the
+    page is for experiments/hepth_powered.py's EFFECT."""
+    from scincl.eval.paired_tables import REFERENCE_EFFECT
+    from scincl.settings.experiment import experiment_data
+
+    data, results = folders
+    _, grid, _, _ = experiment_grid(load_experiments("hepth_powered", ENCODER)[0], results, data)
+    assert [(row.id, row.timing, row.group) for row in grid.rows[1:]] == [
+        ("specter_like", "t1000/specter_like", "paired"), ("scincl", "t1000/scincl", "paired"),
+        ("scincl_kp25", "t1000/scincl_kp25", "paired")]
+    assert [row.label for row in grid.rows] == ["base encoder (no fine-tuning)", "SPECTER-like (citations)",
+                                                "SciNCL (kNN on citation embeddings)",
+                                                "SciNCL (kNN on citation embeddings), kp25"]
+    assert REFERENCE_EFFECT == experiment_data("hepth_powered").EFFECT
 
 
 def test_collect_runs_copies_finished_runs_and_writes_runs_csv_from_the_copies(folders, tmp_path):

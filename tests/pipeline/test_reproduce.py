@@ -11,11 +11,11 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.eval import study_tables
-from scincl.pipeline import experiment_kinds as studies
 from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.pipeline.layout import precision_key, recipe_key
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import corpus_spec
+from scincl.settings.experiment import variant_changes
 from scincl.settings.recipe import Recipe
 from tests.conftest import REPO_ROOT, run_command
 
@@ -37,7 +37,7 @@ def _apply(recipe: Recipe, variant: str) -> Recipe:
     """``recipe`` with one tuning variant ``field=value`` applied."""
     import dataclasses
 
-    return dataclasses.replace(recipe, **studies.variant_changes(recipe, variant))
+    return dataclasses.replace(recipe, **variant_changes(recipe, variant))
 
 
 def test_recipe_variants_and_table_formatting():
@@ -381,9 +381,12 @@ def _scores(cite_map, cite_ndcg, cocite_map, cocite_ndcg):
     return {"cite": {"map": cite_map, "ndcg": cite_ndcg}, "co-cite": {"map": cocite_map, "ndcg": cocite_ndcg}}
 
 
-def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells():
+def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells(tmp_path):
     from scincl.eval.study_tables import budget_tables, paired_test
-    from scincl.pipeline.budget_curve import run_order
+    from scincl.pipeline.experiment_kinds import experiment_grid
+    from scincl.pipeline.grid import run_order
+    from scincl.settings.experiment import make_experiment
+    from tests.pipeline.test_golden_plans import _data_dir
 
     specter = {s: _scores(70.0, 80.0, 60.0, 70.0 + s) for s in (0, 1, 2)}  # Avg 70.00, 70.25, 70.50
     scincl = {s: _scores(71.0 + s, 80.0, 60.0, 70.0 + 2 * s) for s in (0, 1, 2)}  # Avg 70.25, 71.00, 71.75
@@ -403,8 +406,11 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells()
     assert paired[:6] == ["3", "+0.25 (seed 0), +0.75 (seed 1), +1.25 (seed 2)", "0.75 ± 0.50", "2.60", "2", "0.122"]
     assert "2,500" not in _table_rows(table.split("Paired differences")[1])  # no pair at 2,500 yet
     assert paired_test([1.0], [2.0])["diffs"] == [1.0]
-    assert run_order([2500, 1000], [0, 1], ("a", "b"))[:4] == [(1000, 0, "a"), (1000, 0, "b"), (1000, 1, "a"),
-                                                               (1000, 1, "b")]
+    budget = make_experiment({"kind": "budget", "values": [2500, 1000], "seeds": [0, 1]})
+    _, grid, _, _ = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"), create=False)
+    order = [(grid.rows[i].changes["triplets"], seed, grid.rows[i].arm) for i, seed in run_order(grid.rows, [0, 1])
+             if seed is not None]  # every seed and arm of the smallest budget first
+    assert order[:4] == [(1000, 0, "specter_like"), (1000, 0, "scincl"), (1000, 1, "specter_like"), (1000, 1, "scincl")]
 
 
 def test_budget_curve_reuses_the_main_run_and_writes_its_tables_and_plot(reproduced):

@@ -204,8 +204,9 @@ def test_help_shows_a_fields_choices_from_its_metadata():
 
 
 def test_importing_the_settings_reads_no_data_file():
-    """issue 39: the settings package executed experiments/arms.py when imported; the arms, experiments and presets
-    are read when first used. An audit hook in a fresh interpreter sees every file opened by the imports."""
+    """issue 39: the settings package executed experiments/arms.py when imported; the arms and the kinds' defaults are
+    the package's data now (no file read when used either), the experiments and presets are read when first used. An
+    audit hook in a fresh interpreter sees every file opened by the imports."""
     import subprocess
     import sys
 
@@ -216,10 +217,11 @@ def test_importing_the_settings_reads_no_data_file():
             "import scincl.settings, scincl.settings.arms, scincl.settings.experiment, scincl.settings.presets, "
             "scincl.settings.recipe, scincl.settings.run\n"
             "print('\\n'.join(p for p in opened if 'experiments' in p or 'biggraph_configs' in p))\n"
-            "import scincl.settings.arms as arms\narms.ARMS\n"
-            "print('after use:', any(p.endswith('arms.py') and 'experiments' in p for p in opened))")
+            "import scincl.settings.arms as arms, scincl.settings.experiment as experiment\n"
+            "arms.ARMS, arms.CORPORA, experiment.Experiment(kind='losses').losses\n"
+            "print('after use:', any('experiments' in p for p in opened))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "after use: True"  # nothing opened by the imports; the arms table read when asked for
+    assert out.strip() == "after use: False"  # nothing opened by the imports, nor by using the arms
 
 
 def test_a_preset_is_data_and_a_flag_overrides_it(tmp_path):
