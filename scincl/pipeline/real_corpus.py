@@ -15,7 +15,7 @@ tables for free. :meth:`CorpusPlan.arm_stages` is one arm x seed's whole plan.
 
 The arms (paper Table 1 "w/o leakage" rows, at equal budget: ``base``, the encoder without fine-tuning, and the
 trained ones, SPECTER-like citation triplets or SciNCL's kNN triplets on a graph's embeddings), their graphs and
-the corpora are data: ``experiments/arms.py``.
+the corpora are data: ``scincl/settings/arms.py``.
 
 Every trained arm of one seed uses the same query papers (a seeded sample of the papers for which
 *every* arm can build its triplets), the same number of triplets and the same training recipe.
@@ -129,7 +129,7 @@ class CorpusPlan(Planner):
         return self.shared / f"graph_{kind}_{dim}d_{comparator}"
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
-        """Embeddings of a graph of :data:`GRAPHS` (experiments/arms.py): the citation (``cite``), co-citation
+        """Embeddings of a graph of :data:`GRAPHS` (scincl/settings/arms.py): the citation (``cite``), co-citation
         (``cocite``) or transductive citation graph by BigGraph, or the citation graph by another method; its edges
         are staged first (only the citation graph has held-out edges to score)."""
         directory = self.graph_dir(kind, dim, comparator)

@@ -16,10 +16,10 @@
   :func:`~scincl.settings.presets.resolve`, which fills a run's settings from its preset;
 - :mod:`scincl.settings.recipe`: ``Recipe``, the variables of one real-corpus arm's run (the same fields' names and
   metadata as the schema, with the experiments' own defaults and their sources);
-- :mod:`scincl.settings.arms`: the real-corpus arms, graphs and corpora read from ``experiments/arms.py``;
+- :mod:`scincl.settings.arms`: the real-corpus arms, graphs and corpora (data of the package itself);
 - :mod:`scincl.settings.experiment`: ``Experiment``, one real-corpus experiment as data (``experiments/<name>.py``).
 
-Importing it reads no file: the data modules of ``experiments/`` (arms, experiments, presets) are read when first
+Importing it reads no file: the data modules of ``experiments/`` (experiment definitions, presets) are read when first
 used. This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
 other part may import it. Checks that need a package acting on the
 settings (a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
