@@ -5,7 +5,7 @@ mean ± std table; paper Table 1 reports ten seeds).
 ``run_specter`` accepts the original SciNCL command verbatim. Each of its flags (:func:`run_specter_flag_groups`, the
 list ``--help`` shows and the CLI's signature is made of) goes to one place (:func:`route_flags`):
 
-- a :class:`RunSettings` field (``--graph_limit``, ``--hard_negatives_k_max``, ...): converted to the field's type
+- a :class:`RunSettings` field (``--graph_limit``, ``--triples_per_query``, ...): converted to the field's type
   here, checked once when the settings and the miner's spec are built (:func:`check_run`);
 - ``skip_<stage>`` / ``override_<stage>``: stage control (a stage of :data:`ALL_STAGE_NAMES`);
 - another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the miner's spec;
