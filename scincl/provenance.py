@@ -368,8 +368,8 @@ _DECIDED: List[Path] = []
 
 @contextlib.contextmanager
 def decided_by_runner(paths: Sequence[PathLike]) -> Iterator[None]:
-    """While the block runs, a command's outputs at or below ``paths`` (a pipeline stage's outputs and output folder)
-    are built without asking the command's own record: the stage runner's completion marker already decided that
+    """While the block runs, a command's outputs at or below ``paths`` (a pipeline stage's outputs and what else its
+    command writes), or named after one of them beside it, are built without asking the command's own record: the stage runner's completion marker already decided that
     they are (re)made (one reuse layer, issue 39). The command still keeps its record, for a later standalone call."""
     outer = list(_DECIDED)  # a stage that runs a plan of its own gets its stage's paths back afterwards
     _DECIDED[:] = [Path(os.path.abspath(p)) for p in paths]
@@ -380,10 +380,13 @@ def decided_by_runner(paths: Sequence[PathLike]) -> Iterator[None]:
 
 
 def _runner_decided(outputs: Sequence[Path]) -> bool:
-    """True when every one of ``outputs`` is, or lies below, a path of the stage running now."""
+    """True when every one of ``outputs`` is, or lies below, a path of the stage running now, or is a file named
+    after one of them beside it (its counts, ids or record: ``citations.stats.json`` beside ``citations.train.tsv``)."""
     def decided(path: Path) -> bool:
         where = Path(os.path.abspath(path))
-        return any(where == p or p in where.parents for p in _DECIDED)
+        stem = where.name.split(".")[0]
+        return any(where == p or p in where.parents or (where.parent == p.parent and p.name.split(".")[0] == stem)
+                   for p in _DECIDED)
 
     return bool(_DECIDED) and all(decided(p) for p in outputs)
 

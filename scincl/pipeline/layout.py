@@ -314,7 +314,8 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
         update_model_card(model, Path(results_dir) / "results.json")
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=output_dir, description=description,
-                 reusable=reusable, settings=dict(settings or {}))
+                 reusable=reusable, settings=dict(settings or {}),
+                 writes=[Path(results_dir) / "embeddings", Path(results_dir) / f"embeddings.{split}.jsonl"])
 
 
 def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embeddings: Path) -> None:

@@ -1,30 +1,11 @@
-"""The stage runner: every pipeline and experiment runs its steps through :func:`run_stages`.
+"""The stage runner: every pipeline and experiment runs its steps as :class:`Stage` objects through :func:`run_stages`,
+the one place that decides to skip, reuse or rebuild a stage (:func:`reuse_decision`) and records what happened.
 
-``run_specter`` (its plan in :mod:`scincl.pipeline.scincl_plan`), its ``--seeds`` and ``sweep``
-loops and the real-corpus experiments (:mod:`scincl.pipeline.real_corpus`) all hand
-:class:`Stage` objects to this module: the decision to skip, reuse or rebuild a stage and the
-record of what happened live here and nowhere else (:func:`reuse_decision` is the one reuse check).
-
-A :class:`Stage` is a name, the files or directories it produces, the inputs it reads and a
-function that writes the outputs (each stage's function writes atomically, see ``scincl.io``).
-:func:`run_stages` runs a list of stages the way the original SciNCL ``run_specter`` did:
-
-- ``skip``: stage names the user skipped (``--skip_<stage>``) are not run (logged);
-- a stage is reused (logged) only when all its outputs exist *and* its completion marker
-  (``stage_<name>.done.json`` beside its outputs, :mod:`scincl.provenance`) records the same
-  settings (:attr:`Stage.settings`: everything that changes its bytes) and the same input
-  fingerprints as now, and every output file it recorded still exists with its recorded size and
-  hash (a deleted ``model.safetensors`` or ``tokenizer.json`` reruns the stage, issue 29). The marker
-  is removed before a stage runs and written last, after every
-  output exists, so a run killed anywhere in a stage (between BigGraph's export and its link
-  prediction, during training, ...) leaves no marker and the rerun runs the stage again;
-- a stage whose marker records other settings or inputs is rebuilt (one log line naming the first
-  difference; its old outputs are removed first); one without a marker (interrupted) runs again
-  over its partial outputs (training resumes from its last checkpoint of the same run);
-- ``override`` (``--override_<stage>``): old outputs are removed and the stage runs again;
-- every stage's status, wall time, inputs (sizes + hashes) and outputs are written to the
-  ``manifest.json`` of the run directory and of each stage's own output directory after each
-  stage, so an interrupted run still says how far it got.
+A stage is reused only when all its outputs exist and its completion marker (``stage_<name>.done.json``,
+:mod:`scincl.provenance`: written last, removed before the stage runs) records the same settings, the same input
+fingerprints and outputs unchanged since; a marker with other settings or inputs rebuilds the stage (old outputs
+removed first), no marker (an interrupted run) runs it again over its partial outputs. Each stage's status, time,
+inputs and outputs go to the ``manifest.json`` of the run directory and of the stage's own folder after each stage.
 """
 from __future__ import annotations
 
@@ -65,6 +46,8 @@ class Stage:
             split asked for); ``None``: existing outputs are enough.
         settings: every setting that changes the outputs' bytes (recorded in the completion marker
             with the inputs' fingerprints; outputs made with other settings are rebuilt).
+        writes: what the stage's command writes besides ``outputs`` and the files named after them (an
+            evaluation's embeddings): made on the runner's decision too, not needed for a reuse.
     """
 
     name: str
@@ -75,9 +58,11 @@ class Stage:
     description: str = ""
     reusable: Optional[Callable[[], bool]] = None
     settings: Dict[str, Any] = field(default_factory=dict)
+    writes: Sequence[Path] = ()
 
     def __post_init__(self) -> None:
         self.outputs = [Path(p) for p in self.outputs]
+        self.writes = [Path(p) for p in self.writes]
         self.inputs = [Path(p) for p in self.inputs if p is not None]
         if not self.outputs:
             raise ValueError(f"stage {self.name!r} declares no outputs")
@@ -227,7 +212,7 @@ def run_stages(
         kill_point(f"{stage.name}:before")
         start = time.perf_counter()
         try:
-            with decided_by_runner([*stage.outputs, stage.manifest_dir]):  # the one reuse decision: this one
+            with decided_by_runner([*stage.outputs, *stage.writes]):  # the one reuse decision: this one
                 value = stage.run()
         except BaseException as exc:
             if isinstance(exc, OSError) and not exc.filename:

@@ -238,3 +238,34 @@ def test_the_runner_is_the_one_reuse_decision_of_a_stages_commands(tmp_path):
     outside = Stage("other", [tmp_path / "other" / "other.tsv"], lambda: command("c"))
     with pytest.raises(InputError, match="made differently"):
         run_stages([outside], Manifest(tmp_path, {}))
+
+
+def test_the_runner_decides_only_for_a_stages_own_files_not_its_whole_folder(tmp_path):
+    """While a stage runs, a command's output is built on the runner's decision only when it is one of the stage's
+    outputs, a file named after one beside it (its counts) or something the stage declares it writes; another
+    command's output in the same folder (the run directory) keeps its own record's protection."""
+    from scincl.provenance import OutputRecord
+
+    def command(out, text: str) -> None:
+        record = OutputRecord(out, out.with_name(out.name.split(".")[0] + ".stats.json"), command=f"write_{out.name}",
+                              settings={"text": text})
+        if record.reusable(False):
+            return
+        with atomic_open(out) as fh:
+            fh.write(text)
+        write_json(out.with_name(out.name.split(".")[0] + ".stats.json"), {"text": text})
+        record.write()
+
+    own, neighbour, declared = tmp_path / "own.tsv", tmp_path / "neighbour.tsv", tmp_path / "embeddings.jsonl"
+    for out in (own, neighbour, declared):
+        command(out, "a")
+    stage = Stage("own", [own], lambda: command(own, "b"), settings={"text": "b"})
+    run_stages([stage], Manifest(tmp_path, {}))  # its stats file, named after it, is the runner's decision too
+    assert own.read_text() == "b" and read_json(tmp_path / "own.stats.json") == {"text": "b"}
+    greedy = Stage("greedy", [own], lambda: command(neighbour, "b"), settings={"text": "c"})
+    with pytest.raises(InputError, match="made differently"):
+        run_stages([greedy], Manifest(tmp_path, {}))
+    assert neighbour.read_text() == "a"
+    writer = Stage("writer", [own], lambda: command(declared, "b"), settings={"text": "d"}, writes=[declared])
+    run_stages([writer], Manifest(tmp_path, {}))
+    assert declared.read_text() == "b"
