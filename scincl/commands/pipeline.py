@@ -26,6 +26,7 @@ from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
 from scincl.pipeline.experiment_commands import collect_runs, reproduce, run_experiment_definition, sweep
 from scincl.pipeline.run_command import run_specter, run_specter_like
+from scincl.settings.recipe import RECIPE_FIELDS
 
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
@@ -79,9 +80,10 @@ def _run(function, show):
 
 
 def _experiment(function, **options):
-    """A ``reproduce``-like row: the experiment's and the recipe's fields as flags."""
+    """A ``reproduce``-like row: the experiment's and the recipe's fields as flags (the recipe's checked when the
+    library builds its Recipe)."""
     return Command(function, flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
-                   **options)
+                   spec_flags=RECIPE_FIELDS, **options)
 
 
 COMMANDS = {

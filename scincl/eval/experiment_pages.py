@@ -31,7 +31,7 @@ class RowRuns:
     label: str  # the table's first column
     arm: str  # an arm of scincl/settings/arms.py, or BASE (the encoder without fine-tuning)
     recipe: Recipe  # the experiment's recipe with the row's changes
-    runs: List[Path]
+    runs: Sequence[Path] = ()
     id: str = ""  # the run's name in runs.csv (the paired kind: the arm plus its recipe's own parts)
 
     @property

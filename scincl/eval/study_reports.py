@@ -3,7 +3,7 @@
 The sweeps' tables and plots, how each arm's triplets relate to the citation graph, the collision study (paper
 Fig. 5), the graph study (link prediction, graph retrieval, the graph alone on the SciDocs queries) and the budget
 curve (issue 17). The runs and the studies' steps are planned and run by ``scincl/pipeline`` (``grid.py``,
-``study_steps.py``), which hands over their folders and files; the Markdown and plots are ``study_tables.py``'s.
+``experiment_kinds.py``), which hands over their folders and files; the Markdown and plots are ``study_tables.py``'s.
 """
 from __future__ import annotations
 

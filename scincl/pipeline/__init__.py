@@ -15,10 +15,10 @@ Read in this order:
 - :mod:`scincl.pipeline.experiment_commands`: ``sweep`` (one plan per k+/k-hard value), ``reproduce`` and
   ``run_experiment``;
 - :mod:`scincl.pipeline.real_corpus`: the plan of the real-corpus experiments (hep-th, CiteSeer): each arm x
-  seed's stages, its shared ones first, planned before they run (``CorpusPlan.arm_stages``, as
+  seed's stages, its shared ones first, planned before they run (``CorpusPlan.cell``, as
   ``SciNCLPlan.stages()``; ``--dry_run`` prints the plan); :mod:`scincl.pipeline.experiment_kinds`: every
   experiment of ``docs/results.md`` as a base recipe x rows x seeds, each kind a generator of the rows of a grid that
-  :mod:`scincl.pipeline.grid` runs (the collision and graph studies' steps: :mod:`scincl.pipeline.study_steps`); the
+  :mod:`scincl.pipeline.grid` runs (the collision and graph studies plan their steps themselves); the
   pages are written from the finished runs by ``scincl/eval`` (``experiment_pages``, ``study_reports``,
   ``paired_runs``);
   the experiments themselves are data (``experiments/*.py``, run by ``experiments/run.sh NAME``);

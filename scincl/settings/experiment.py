@@ -27,6 +27,9 @@ GRAPH_DIMS = (64, 128)  # the graph study's link-prediction dimensions (paper Ta
 GRAPH_COMPARATORS = ("dot", "cos")  # the BigGraph comparators the graph study trains (biggraph_configs/s2orc_128d_*)
 COLLISION_QUERIES = 2000  # query papers of the collision study, at most (docs/results.md §5)
 COLLISION_K_POS = (10, 50)  # k+ values the collision study searches besides the recipe's own (docs/results.md §5)
+# the kinds that need --values, with the line that says so
+NEEDS_VALUES = {**{sweep: f"the {sweep} sweep needs --values, e.g. --values 10,25,50" for sweep in ("k_pos", "k_hard")},
+                "budget": "the budget curve needs --values (triplets per run), e.g. --values 1000,2500,6840"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -97,13 +100,13 @@ class Experiment:
             values = getattr(self, name) or ()
             if any(v <= 0 for v in values) or len(set(values)) != len(values):
                 raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
+        if self.kind in NEEDS_VALUES and not self.values:
+            raise InputError(NEEDS_VALUES[self.kind])
         if self.split is not None and self.split not in ("val", "test"):
             raise InputError(f"--split {self.split!r}: choose val or test")
         for name in ("cocitation_min_count", "eval_max_sequence_length"):
             check_value(name, getattr(self, name), int)
-        for name, value in self.recipe.items():  # checked by the flag table; the value is kept as given
-            check_value(name, value, None)        # (a run's directory name follows it)
-        self.full_recipe()  # recipe fields checked before any work
+        self.full_recipe()  # the recipe's fields checked before any work (the Recipe checks itself)
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
@@ -181,5 +184,5 @@ def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
     key, value = (x.strip() for x in variant.split("=", 1))
     key = recipe_field(key)  # pooling=cls: pooling_strategy=cls
     if key not in RECIPE_FIELDS:
-        raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(RECIPE_FIELDS)})")
+        raise InputError(f"--variants: unknown recipe field {key!r} (one of {', '.join(sorted(RECIPE_FIELDS))})")
     return {key: type(getattr(recipe, key))(value)}

@@ -8,6 +8,7 @@ and the loss registry, which this package does not import).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import operator
 import re
@@ -19,7 +20,8 @@ from scincl.errors import InputError
 from scincl.settings.choices import parse_bf16_request
 from scincl.settings.run import CPU_TRAINING
 from scincl.settings.schema import setting, with_leaves
-from scincl.settings.spec import section_leaves
+from scincl.settings.spec import MinerSpec, section_leaves
+from scincl.settings.values import check_value
 
 MINER_LEAVES = frozenset(section_leaves("sampler", "miner"))
 
@@ -61,12 +63,18 @@ class Recipe:
         "the encoder to fine-tune: empty = the packaged MiniLM, else a hub name or a directory")
 
     def __post_init__(self) -> None:
+        """A recipe is checked when built: each field by its type and rule, the miner's settings by building
+        :attr:`miner` (their one range check); the values are kept as given (a run's folder name follows them)."""
         for name in ("bf16", "eval_bf16"):  # fire gives booleans for --bf16 true: keep the words
             object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
+        for name, value in dataclasses.asdict(self).items():
+            check_value(name, value, None, check_range=name not in MINER_LEAVES)
+        self.miner  # noqa: B018 - built once, and so checked
 
-    def miner_flags(self) -> Dict[str, Any]:
-        """The recipe's miner settings by flag name (its bands; the miner's other slots keep SciNCL's)."""
-        return {name: getattr(self, name) for name in RECIPE_DEFAULTS if name in MINER_LEAVES}
+    @functools.cached_property
+    def miner(self) -> MinerSpec:
+        """The kNN miner's settings: the recipe's bands; the other slots keep SciNCL's."""
+        return MinerSpec(**{name: getattr(self, name) for name in RECIPE_DEFAULTS if name in MINER_LEAVES})
 
     def training_arguments(self) -> Dict[str, Any]:
         """The Trainer arguments of this recipe (the fixed CPU ones from scincl/settings/run.py)."""

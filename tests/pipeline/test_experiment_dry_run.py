@@ -1,5 +1,5 @@
 """``run_experiment NAME --dry_run`` / ``reproduce KIND --dry_run``: the plan of every arm x seed, nothing run or
-written (scincl/pipeline/grid.py:plan_text over CorpusPlan.arm_stages / base_stages)."""
+written (scincl/pipeline/grid.py:plan_text over CorpusPlan.cell)."""
 from __future__ import annotations
 
 import json

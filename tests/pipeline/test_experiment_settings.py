@@ -69,3 +69,37 @@ def test_an_experiment_is_checked_and_normalised_when_built():
         Experiment(kind="mian")
     with pytest.raises(InputError, match="--learning_rate -1: must be > 0"):
         Experiment(kind="main", recipe={"learning_rate": -1})
+    with pytest.raises(InputError, match="^the k_hard sweep needs --values, e.g. --values 10,25,50$"):
+        Experiment(kind="k_hard")
+
+
+def test_a_recipe_miner_flag_is_range_checked_in_one_place_when_the_recipe_is_built(tmp_path, monkeypatch):
+    """issue 39: `reproduce main --hard_negatives_k_max N` (and run_experiment, collect_runs): the command line only
+    converts the value's type; its range is checked by MinerSpec's validator when the experiment's Recipe is built,
+    not also by the CLI's rule check, the experiment's check or the plan (which reads the recipe's MinerSpec)."""
+    import sys
+
+    import pytest
+
+    import cli_pipeline
+    from scincl.cli import commands_of
+    from scincl.errors import InputError
+    from scincl.settings import schema, spec, values
+    from tests.pipeline.test_golden_plans import _data_dir
+
+    checked_by = set()
+    for module in (schema, spec, values):
+        def check_rule(name, value, rule, _check=module.check_rule):
+            if name == "hard_negatives_k_max":
+                checked_by.add(sys._getframe(1).f_code.co_name)
+            return _check(name, value, rule)
+        monkeypatch.setattr(module, "check_rule", check_rule)
+    reproduce = commands_of(cli_pipeline)["reproduce"]
+    flags = {"data_dir": str(_data_dir(tmp_path / "data")), "output_dir": str(tmp_path / "out"), "dry_run": True}
+    plan = reproduce.run(("main",), {**flags, "hard_negatives_k_max": 300, "seeds": "0"})
+    assert "scincl/seed_0" in plan and "_kh300_" in plan  # planned: the kNN arms' triplets use the recipe's MinerSpec
+    assert checked_by == {"_validate"}
+    checked_by.clear()
+    with pytest.raises(InputError, match=r"^--hard_negatives_k_max -1: must be >= 0$"):
+        reproduce.run(("main",), {**flags, "hard_negatives_k_max": -1})
+    assert checked_by == {"_validate"} and not (tmp_path / "out").exists()

@@ -3,39 +3,32 @@ of a run's scores."""
 from __future__ import annotations
 
 import json
-import os
-import time
+import types
 
-from scincl.pipeline import timings as timings_module
-from scincl.pipeline.timings import Timings
+from scincl.pipeline import grid
+from scincl.pipeline.grid import Timings
+from scincl.pipeline.real_corpus import CorpusPlan
+from scincl.settings.arms import CorpusSpec
 
 
-def test_a_reused_run_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, monkeypatch):
-    t0 = time.time()
-    run = tmp_path / "run"
-    (run / "model").mkdir(parents=True)
-    for name, age in (("results.json", -100), ("model/model.safetensors", -100)):
-        (run / name).write_text("x")
-        os.utime(run / name, (t0 + age, t0 + age))
-    clock = iter([t0, t0 + 300.0, t0 + 10, t0 + 13.0, t0 + 20, t0 + 29.0])  # (start, end) of three calls
-    monkeypatch.setattr(timings_module.time, "time", lambda: next(clock))
-    timings = Timings(tmp_path / "timings.json")
+def test_a_reused_step_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, monkeypatch):
+    """A step's wall time is replaced only when the runner ran one of its stages: a cached rerun (3 s on a loaded
+    machine) keeps the time the work took."""
+    rep = CorpusPlan(CorpusSpec("hepth", tmp_path / "data"), tmp_path / "out")
+    out = rep.shared / "step.txt"
+    clock = iter([0.0, 300.0, 10.0, 20.0, 29.0])  # (start, end) of each call; a reuse is not timed
+    monkeypatch.setattr(grid, "time", types.SimpleNamespace(time=lambda: next(clock)))
+    timings = Timings(tmp_path / "timings.json", rep)
 
-    def records_only() -> object:  # a reuse: only the records are rewritten (3 s on a loaded machine)
-        (run / "recipe.json").write_text("{}")
-        (run / "manifest.json").write_text("{}")
-        return run
+    def step():
+        return rep.built(rep.stage(out, lambda: out.write_text("x")))
 
-    def retrains() -> object:
-        (run / "model" / "model.safetensors").write_text("y")
-        os.utime(run / "model" / "model.safetensors", (t0 + 25, t0 + 25))
-        return run
-
-    timings.run("scincl/seed_0", records_only)  # first time: recorded whatever it did
-    timings.run("scincl/seed_0", records_only)
-    assert json.loads((tmp_path / "timings.json").read_text()) == {"scincl/seed_0": 300.0}
-    timings.run("scincl/seed_0", retrains)
-    assert json.loads((tmp_path / "timings.json").read_text()) == {"scincl/seed_0": 9.0}
+    assert timings.run("step", step) == out and rep.ran == 1  # first time: recorded
+    timings.run("step", step)  # reused: the runner ran nothing
+    assert json.loads((tmp_path / "timings.json").read_text()) == {"step": 300.0} and rep.ran == 1
+    out.unlink()
+    timings.run("step", step)  # made again
+    assert json.loads((tmp_path / "timings.json").read_text()) == {"step": 9.0} and rep.ran == 2
 
 
 def test_run_scores_reads_a_finished_run_and_says_when_it_has_not_finished(tmp_path):

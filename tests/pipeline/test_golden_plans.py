@@ -131,11 +131,12 @@ def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanRecorder:
                 monkeypatch.setattr(module, name, _wrap_builder(name, getattr(module, name)))
     rec = PlanRecorder({str(tmp_path / "out"): "<out>", str(tmp_path / "data"): "<data>",
                         str(packaged_minilm_path()): "<minilm>", str(REPO_ROOT): "<repo>"})
-    def record_plan(stages: Any, *args: Any, **kwargs: Any) -> None:
+    def record_plan(stages: Any, *args: Any, **kwargs: Any) -> Dict[str, Any]:
         for stage in stages:
             rec.record(stage)
+        return {}  # no stage ran
 
-    monkeypatch.setattr(real_corpus, "run_stages", record_plan)  # the real-corpus plans: CorpusPlan.execute, run_arm
+    monkeypatch.setattr(real_corpus, "run_stages", record_plan)  # the real-corpus plans: CorpusPlan.built, run_cell
     return rec
 
 
@@ -226,16 +227,16 @@ def _tables_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
     """The reports' table and plot writers (``scincl/eval``, bound in the pipeline's modules) do nothing (they read
     results the recorder does not make); the steps the reports run through the stage runner are recorded as any
     other."""
-    from scincl.pipeline import experiment_kinds, grid, study_steps
+    from scincl.pipeline import experiment_kinds, grid
 
     monkeypatch.setattr(grid, "write_tables", lambda exp, *a, **k: exp / "results.md")
     for module, name, value in ((experiment_kinds, "mean_std_page", ("", [])),
                                 (experiment_kinds, "main_page", ("", [])), (experiment_kinds, "sweep_report", ("", [])),
                                 (experiment_kinds, "budget_report", ("", [])),
                                 (experiment_kinds, "paired_report", ("", [])),  # the paired kind: no run has finished
-                                (study_steps, "collision_report", ("", [])), (study_steps, "graph_report", ("", [])),
-                                (study_steps, "read_json", {}), (study_steps, "read_id_list", []),
-                                (study_steps, "write_json", None)):
+                                (experiment_kinds, "collision_report", ("", [])),
+                                (experiment_kinds, "graph_report", ("", [])), (experiment_kinds, "read_json", {}),
+                                (experiment_kinds, "read_id_list", []), (experiment_kinds, "write_json", None)):
         monkeypatch.setattr(module, name, lambda *a, _value=value, **k: _value)
 
 
@@ -248,12 +249,10 @@ def _experiment_names() -> List[str]:
 @pytest.mark.parametrize("name", _experiment_names())
 def test_experiment_plan_matches_its_snapshot(name: str, recorder: PlanRecorder, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from scincl.pipeline.experiment_kinds import load_experiments, run_experiment
+    from scincl.pipeline.experiment_kinds import load_experiments, run_experiments
 
     _tables_not_drawn(monkeypatch)
-    data = _data_dir(tmp_path / "data")
-    for experiment in load_experiments(name):
-        run_experiment(experiment, output_dir=tmp_path / "out", data_dir=data, workers=2)
+    run_experiments(load_experiments(name), tmp_path / "out", _data_dir(tmp_path / "data"), workers=2)
     _check(f"experiment_{name}", {"command": f"run_experiment {name}", "stages": recorder.stages})
 
 

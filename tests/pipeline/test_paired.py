@@ -13,7 +13,7 @@ from scincl.errors import InputError
 from scincl.pipeline.experiment_commands import collect_runs
 from scincl.pipeline.experiment_kinds import arm_id, experiment_grid, load_experiments
 from scincl.eval.paired_runs import docs_text, read_runs_csv
-from scincl.pipeline.grid import BASE, row_recipe
+from scincl.pipeline.grid import BASE
 
 ENCODER = {"base_model_name_or_path": "/models/encoder"}
 
@@ -45,7 +45,7 @@ def _cells(data, results):
         assert split == "test"
         for row in grid.rows:
             if row.arm != BASE:
-                changed = row_recipe(recipe, row)
+                changed = row.recipe
                 for seed in exp.seeds:
                     cells[(arm_id(row.arm, recipe, changed), changed.triplets, seed)] = rep.run_dir(
                         row.arm, seed, changed, split)

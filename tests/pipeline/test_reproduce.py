@@ -333,14 +333,15 @@ def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
 
     rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
     recipe = Recipe()
-    run_dir = rep.run_dir("scincl", 1, recipe, "test")
-    stage = rep.train_stage("scincl", 1, recipe, run_dir)
+    run_dir, stages = rep.cell("scincl", 1, recipe, "test")
+    assert run_dir == rep.run_dir("scincl", 1, recipe, "test")
+    stage = next(planned for planned in stages if planned.name.endswith("/model/train_args.json"))
     assert stage.name == f"runs/test/{recipe_key(recipe)}/scincl/seed_1/model/train_args.json"
     assert stage.settings == {}
     assert stage.inputs == [run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"]
     assert stage.outputs == [run_dir / "model" / "train_args.json"]
     assert stage.marker == run_dir / "model" / f"stage_{stage.name}.done.json"  # where the cached runs hold it
-    names = [planned.name for planned in rep.arm_stages("scincl", 1, recipe, "test")]
+    names = [planned.name for planned in stages]
     arm = f"runs/test/{recipe_key(recipe)}/scincl/seed_1"
     assert names[-5:] == [f"{arm}/train_triples.csv", f"{arm}/train_metadata.jsonl", stage.name,
                           "shared/scidocs_papers.test.json", f"{arm}/results.json"]
@@ -408,7 +409,7 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells(t
     assert paired_test([1.0], [2.0])["diffs"] == [1.0]
     budget = make_experiment({"kind": "budget", "values": [2500, 1000], "seeds": [0, 1]})
     _, grid, _, _ = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"), create=False)
-    order = [(grid.rows[i].changes["triplets"], seed, grid.rows[i].arm) for i, seed in run_order(grid.rows, [0, 1])
+    order = [(grid.rows[i].recipe.triplets, seed, grid.rows[i].arm) for i, seed in run_order(grid.rows, [0, 1])
              if seed is not None]  # every seed and arm of the smallest budget first
     assert order[:4] == [(1000, 0, "specter_like"), (1000, 0, "scincl"), (1000, 1, "specter_like"), (1000, 1, "scincl")]
 
