@@ -32,9 +32,9 @@ from scincl.errors import InputError
 from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.leakage import write_edges_without
-from scincl.pipeline.layout import (Planner, citation_files, encoder_path, evaluate_stage, graph_files, index_stage,
-                                    leakage_inputs, precision_key, queries_stage, recipe_key, run_files,
-                                    score_embeddings, texts_stage, triples_stage)
+from scincl.pipeline.layout import (Planner, citation_files, citations_stage, encoder_path, evaluate_stage, graph_files,
+                                    graph_stage, index_stage, leakage_inputs, precision_key, queries_stage, recipe_key,
+                                    run_files, score_embeddings, texts_stage, train_stage, triples_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, run_stages
 from scincl.scidocs_io import query_candidate_pairs, split_papers
@@ -106,10 +106,10 @@ class CorpusPlan(Planner):
     # ------------------------------------------------------------------ shared inputs
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.add(self.citations_step(
-            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.corpus.excluded_ids,
-            SCINCL.shared_graph_test_ratio, SCINCL.shared_graph_seed, self.workers,
-            description="citation edges w/o the SciDocs queries"))
+        self.add(citations_stage(
+            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.citations_train.parent,
+            test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed,
+            excluded=self.corpus.excluded_ids, workers=self.workers, description="citation edges w/o the SciDocs queries"))
         return self.citations_train
 
     def cocitations(self) -> Path:
@@ -149,9 +149,9 @@ class CorpusPlan(Planner):
             embed["overrides"] = f"dimension={dim} workers={BIGGRAPH_WORKERS}"
         else:
             embed["dimension"] = dim
-        self.add(self.graph_step(self.stage_name(result["embeddings"]), train, test, directory, embed,
-                                       description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
-                                       else f"{method} {kind} {dim}d"))
+        self.add(graph_stage(self.stage_name(result["embeddings"]), train, test, directory, embed=embed,
+                             description=f"BigGraph {kind} {dim}d {comparator}" if method == "pbg"
+                             else f"{method} {kind} {dim}d"))
         return result
 
     def transductive_citations(self) -> Path:
@@ -276,12 +276,13 @@ class CorpusPlan(Planner):
         ``run_dir`` (:meth:`plan_triples` and :meth:`plan_texts` plan their stages first)."""
         model = run_dir / "model"
         triples, metadata = run_files(run_dir)
-        return self.train_step(self.stage_name(model / "train_args.json"), recipe, triples, metadata, model,
-                               encoder_path(recipe.base_model_name_or_path),
-                               {**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
-                               lambda: self.leakage_inputs(arm, recipe),
-                               outputs=[model / "train_args.json"], inputs=[triples, metadata],
-                               description=f"train {arm} seed {seed}")
+        return train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
+                           base_model=encoder_path(recipe.base_model_name_or_path), loss=recipe.loss,
+                           pooling_strategy=recipe.pooling_strategy, max_sequence_length=recipe.max_sequence_length,
+                           bitfit=False, training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+                           leakage=lambda: self.leakage_inputs(arm, recipe),
+                           outputs=[model / "train_args.json"], inputs=[triples, metadata],
+                           description=f"train {arm} seed {seed}")
 
     def texts_stage(self, run_dir: Path) -> Stage:
         """The texts of the run's triplets' papers (scincl/pipeline/layout.py:texts_stage)."""

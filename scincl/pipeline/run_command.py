@@ -1,18 +1,6 @@
-"""``run_specter`` and ``run_specter_like``: their flags -> :class:`~scincl.settings.run.RunSettings` -> one SciNCL plan
-(:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`), or one per seed (``--seeds``: ``OUTPUT_DIR/seeds/seed_N`` and a
-mean ± std table; paper Table 1 reports ten seeds).
-
-``run_specter`` accepts the original SciNCL command verbatim. Each of its flags (:func:`run_specter_flag_groups`, the
-list ``--help`` shows and the CLI's signature is made of) goes to one place (:func:`route_flags`):
-
-- a :class:`RunSettings` field (``--graph_limit``, ``--triples_per_query``, ...): converted to the field's type
-  here, checked once when the settings and the miner's spec are built (:func:`check_run`);
-- ``skip_<stage>`` / ``override_<stage>``: stage control (a stage of :data:`ALL_STAGE_NAMES`);
-- another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the miner's spec;
-- a ``TrainingArguments`` field, a ``train`` option or a loss's option (``learning_rate``, ``fp16``): training;
-- a flag of the original code that has no effect here (:data:`ACCEPTED_WITHOUT_EFFECT`): accepted and logged.
-
-Anything else is an :class:`InputError` naming the closest valid flag, never silently ignored.
+"""``run_specter`` and ``run_specter_like``: their flags (:func:`run_specter_flag_groups`, routed by
+:func:`route_flags`) -> :class:`~scincl.settings.run.RunSettings`, checked -> one
+:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``) and a mean ± std table.
 """
 from __future__ import annotations
 
@@ -26,7 +14,7 @@ import attrs
 
 from scincl.errors import InputError, unknown_flag_error
 from scincl.output_lock import writes
-from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
+from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan, compare_with_base
 from scincl.settings.presets import resolve
 from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
                                  parse_seeds)
@@ -49,8 +37,7 @@ ROUTED = ("miner_options", "training_options", "skip", "override", "demo")  # Ru
 
 
 def stage_selection(stages: Any) -> Optional[List[str]]:
-    """``--stages``' names (a comma-separated string or a list; none: every stage, ``None``), each a stage of
-    :data:`ALL_STAGE_NAMES` (else one :class:`InputError` line naming them): the one place ``--stages`` is read."""
+    """``--stages``' names (a comma-separated string or a list; none: ``None``), each one of :data:`ALL_STAGE_NAMES`."""
     names = [str(n).strip() for n in (stages.split(",") if isinstance(stages, str) else stages or ()) if str(n).strip()]
     unknown = [n for n in names if n not in ALL_STAGE_NAMES]
     if unknown:
@@ -59,10 +46,8 @@ def stage_selection(stages: Any) -> Optional[List[str]]:
 
 
 def run_specter_flag_groups() -> Dict[str, List[str]]:
-    """Every flag of ``run_specter`` beyond OUTPUT_DIR, by where it goes, in ``--help``'s order: ``settings`` (the
-    :class:`RunSettings` fields a user sets), ``seeds``, ``stages`` (``skip_*`` / ``override_*``), ``miner`` (the
-    miner's other flags), ``training`` (the spec's training leaves, ``TrainingArguments``, ``train``'s options, the
-    losses' options) and ``ignored`` (:data:`ACCEPTED_WITHOUT_EFFECT`)."""
+    """Every flag of ``run_specter`` beyond OUTPUT_DIR by where it goes (``settings``, ``seeds``, ``stages``, ``miner``,
+    ``training``, ``ignored``), in ``--help``'s order."""
     import inspect
 
     from transformers import TrainingArguments
@@ -112,10 +97,8 @@ def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def check_run(s: RunSettings) -> RunSettings:
-    """Every error of resolved settings, before any stage runs (one-line :class:`InputError`): the corpus format
-    (``None``/``auto``: detected from the folder, stored as ``None``), the values (each checked once, when the
-    settings' miner spec is built or by its field's rule: :func:`scincl.settings.run.check_ranges`), then what
-    only the other packages can judge: the graph method's settings, a GPU asked for, the loss with its flags."""
+    """Every error of resolved settings before any stage runs: the corpus format, the values
+    (:func:`~scincl.settings.run.check_ranges`), then what other packages judge (graph method, GPU, loss)."""
     from scincl.corpus import check_format
 
     s.corpus_format = check_format(s.corpus_format)
@@ -143,9 +126,7 @@ def check_run(s: RunSettings) -> RunSettings:
 
 
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
-    """:class:`RunSettings` from run_specter's flags: each converted to its type (``--output_dir 2024`` a string,
-    ``true``/``false`` booleans; the miner's and the trainer's other flags by their rule's kind), routed, defaults
-    resolved, checked (:func:`check_run`)."""
+    """:class:`RunSettings` from run_specter's flags: converted to their types, routed, resolved, checked."""
     flags = dict(flags)
     stages = stage_selection(flags.pop("stages", None))
     hints = typing.get_type_hints(RunSettings)
@@ -158,8 +139,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
 
 
 def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
-    """One experiment: its flags' settings (:func:`settings_from_flags`, input paths checked) -> :class:`SciNCLPlan`,
-    run; what several experiments of one call share lives in ``shared_dir``."""
+    """One run of ``flags`` (its plan, run); what several runs of one call share lives in ``shared_dir``."""
     settings = check_input_paths(settings_from_flags(output_dir, flags))
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     from scincl.model.encoder import check_encoder
@@ -207,7 +187,10 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
         logger.info("=== seed %d (%d of %d) ===", seed, len(runs) + 1, len(seed_list))
         per_seed = {**flags, "seed": seed, "corpus_seed": corpus_seed, "auto_output_dir": False}
         runs.append(run_one(str(shared / "seeds" / f"seed_{seed}"), per_seed, shared_dir=shared))
-    return {"table": _compare_seeds(runs, shared, first), "runs": runs, "output_dir": shared}
+    paths, source = runs[0]["paths"], "SciNCL" if first.triples_source == "knn" else "SPECTER-like"
+    table = compare_with_base(paths.base_eval, shared / "seeds", f"{source} ({len(runs)} seeds)", shared / "comparison",
+                              first.split, "base encoder") if (paths.eval / "results.json").exists() else None
+    return {"table": table, "runs": runs, "output_dir": shared}
 
 
 @writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
@@ -221,20 +204,3 @@ def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str
         raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
                          "(run_specter takes --triples_source)")
     return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
-
-
-def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettings) -> Optional[str]:
-    """Base encoder vs mean ± std over the seeds (when evaluated)."""
-    from scincl.eval.compare import compare
-
-    paths = runs[0]["paths"]
-    if not (paths.eval / "results.json").exists():
-        return None
-    rows, names = [], []
-    if (paths.base_eval / "results.json").exists():
-        rows.append(paths.base_eval)
-        names.append("base encoder")
-    rows.append(shared / "seeds")
-    names.append(f"SciNCL ({len(runs)} seeds)" if settings.triples_source == "knn" else f"SPECTER-like ({len(runs)} seeds)")
-    compare(rows, shared / "comparison", names=names, split=settings.split)
-    return (shared / "comparison" / "comparison.md").read_text()
