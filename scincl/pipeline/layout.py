@@ -1,6 +1,5 @@
-"""What both planners share (issue 39, one plan): the order of a run's steps (:class:`Planner`), the names of the
-files they share, the encoder and leakage rules, and one builder per stage (``*_stage``). What a planner decides
-stays a builder's argument: where the outputs go, the stage's name and the settings its marker records.
+"""What both planners share (issue 39, one plan): the order of a run's steps (:class:`Planner`), their shared files'
+names, the encoder and leakage rules, one builder per stage (``*_stage``; what a planner decides is an argument).
 """
 from __future__ import annotations
 
@@ -8,9 +7,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
+from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
+from scincl.graph.embed import embed_graph
+from scincl.graph.stage import get_citations
+from scincl.knn.papers import build_faiss
+from scincl.leakage import recorded_report
+from scincl.model.card import update_model_card
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
+from scincl.pipeline.threads import reset_torch_threads
 from scincl.settings.recipe import Recipe
+from scincl.triples.metadata import get_metadata
 from scincl.triples.queries import QUERY_SELECTIONS
 from scincl.triples.sources import sampler
 
@@ -98,9 +105,7 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
     """``model.train.train`` of ``base_model`` on ``triples`` + ``metadata`` into ``model`` (``training``: the Trainer
     arguments; ``leakage()``: the guard's inputs, asked when it runs); its result is the model's leakage report."""
     def run() -> Optional[Dict[str, Any]]:
-        from scincl.leakage import recorded_report
         from scincl.model.train import train
-        from scincl.pipeline.threads import reset_torch_threads
 
         guard = leakage()
         if threads is not None:
@@ -121,8 +126,6 @@ def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional
     """``triples.metadata.get_metadata``: the texts of the papers of ``triples`` from ``metadata_dir`` to
     ``metadata``; its result is their counts when ``keep_counts``."""
     def run() -> Optional[Dict[str, int]]:
-        from scincl.triples.metadata import get_metadata
-
         if metadata_dir is None:
             raise InputError(f"the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
                              f"{metadata.name})")
@@ -152,8 +155,6 @@ def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path,
     """``knn.papers.build_faiss`` over the ``graph`` embeddings of the papers listed in ``corpus`` into ``index``,
     as ``search`` searches; its result is the build's summary when ``keep_result``."""
     def run() -> Optional[Dict[str, Any]]:
-        from scincl.knn.papers import build_faiss
-
         result = build_faiss(str(graph["embeddings"]), str(index), string_factory=search.faiss_string_factory,
                              metric=search.ann_metric, do_normalize=search.ann_normalize_embeddings,
                              paper_ids=str(graph["ids"]), include_paper_ids=str(corpus),
@@ -170,8 +171,6 @@ def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path
     """``graph.stage.get_citations``: the corpus' citation edges without the papers in ``excluded``, ``test_ratio``
     of them held out with ``seed``, into ``citations_dir`` (:func:`citation_files`)."""
     def run() -> None:
-        from scincl.graph.stage import get_citations
-
         if metadata_dir is None:
             raise InputError("building the citation graph needs --corpus_dir (or give --graph_embeddings_path and "
                              "--graph_paper_ids_path)")
@@ -189,8 +188,6 @@ def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_
     ``test_edges``) with ``embed``'s arguments; outputs by default its embeddings and ids, inputs the edges and
     ``inputs``; its result is ``embed_graph``'s."""
     def run() -> Dict[str, Any]:
-        from scincl.graph.embed import embed_graph
-
         # override: start over (a rerun discards PyTorch-BigGraph's import and checkpoints), not a reuse check
         return embed_graph(train_edges, graph_dir, test_edges=test_edges, override=True, **embed)
 
@@ -209,9 +206,6 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
     """SciDocs scores of ``model`` on ``split`` into ``results_dir``: the papers ``papers()`` lists embedded (``bf16``)
     and deleted afterwards, else every SciDocs paper by the evaluator (cut to ``max_sequence_length`` when given)."""
     def run() -> None:
-        from scincl.eval.evaluate import embed_scidocs_metadata, run_evaluation
-        from scincl.pipeline.threads import reset_torch_threads
-
         if threads is not None:
             reset_torch_threads(threads)
         if papers is not None:
@@ -234,8 +228,7 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
                            cls_embeddings=str(files.classification) if files.classification else None,
                            recomm_embeddings=str(files.recomm) if files.recomm else None,
                            device=device)
-        from scincl.model.card import update_model_card  # a trained model's card gets these scores (issue 44)
-        update_model_card(model, Path(results_dir) / "results.json")
+        update_model_card(model, Path(results_dir) / "results.json")  # the trained model's card gets its scores
 
     return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=output_dir, description=description,
                  reusable=reusable, settings=dict(settings or {}))
@@ -243,8 +236,6 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
 
 def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embeddings: Path) -> None:
     """SciDocs scores of one embeddings file on ``split`` into ``results_dir`` (MAG/MeSH too when labelled)."""
-    from scincl.eval.evaluate import run_evaluation
-
     has_classes = any(Path(scidocs_dir).glob("*/train.csv"))
     run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(embeddings)],
                    cls_embeddings=str(embeddings) if has_classes else None)
@@ -285,8 +276,7 @@ class Planner:
 
     def take(self) -> List[Stage]:
         """The planned stages in running order; the plan is empty afterwards."""
-        stages = list(self.planned.values())
-        self.planned.clear()
+        stages, self.planned = list(self.planned.values()), {}
         return stages
 
     def stage_name(self, output: Path) -> str:

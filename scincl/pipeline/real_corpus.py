@@ -109,7 +109,8 @@ class CorpusPlan(Planner):
         self.add(citations_stage(
             self.stage_name(self.citations_train), self.corpus.metadata_dir, self.citations_train.parent,
             test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed,
-            excluded=self.corpus.excluded_ids, workers=self.workers, description="citation edges w/o the SciDocs queries"))
+            excluded=self.corpus.excluded_ids, workers=self.workers,
+            description="citation edges w/o the SciDocs queries"))
         return self.citations_train
 
     def cocitations(self) -> Path:

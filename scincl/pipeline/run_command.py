@@ -1,10 +1,10 @@
-"""``run_specter`` and ``run_specter_like``: their flags (:func:`run_specter_flag_groups`, routed by
-:func:`route_flags`) -> :class:`~scincl.settings.run.RunSettings`, checked -> one
-:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``) and a mean ± std table.
+"""``run_specter`` and ``run_specter_like``: flags (:func:`route_flags`) -> :class:`~scincl.settings.run.RunSettings`,
+checked -> one :class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``) and a mean ± std table.
 """
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import typing
 from pathlib import Path
@@ -12,9 +12,14 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import attrs
 
+from scincl.corpus import check_format
 from scincl.errors import InputError, unknown_flag_error
+from scincl.eval.compare import compare_with_base
+from scincl.graph.embedders import EMBEDDERS
+from scincl.graph.embedders.settings import parse_settings
+from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
-from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan, compare_with_base
+from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
 from scincl.settings.presets import resolve
 from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
                                  parse_seeds)
@@ -48,8 +53,6 @@ def stage_selection(stages: Any) -> Optional[List[str]]:
 def run_specter_flag_groups() -> Dict[str, List[str]]:
     """Every flag of ``run_specter`` beyond OUTPUT_DIR by where it goes (``settings``, ``seeds``, ``stages``, ``miner``,
     ``training``, ``ignored``), in ``--help``'s order."""
-    import inspect
-
     from transformers import TrainingArguments
 
     from scincl.model.losses import loss_options
@@ -99,20 +102,13 @@ def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
 def check_run(s: RunSettings) -> RunSettings:
     """Every error of resolved settings before any stage runs: the corpus format, the values
     (:func:`~scincl.settings.run.check_ranges`), then what other packages judge (graph method, GPU, loss)."""
-    from scincl.corpus import check_format
-
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
-        from scincl.graph.embedders import EMBEDDERS
-        from scincl.graph.embedders.settings import parse_settings
-
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
-        from scincl.model.device import check_gpu_usable
-
         check_gpu_usable(s.device)
     from scincl.model.losses import LOSS_NAMES, build_loss
 
@@ -162,10 +158,8 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     Demo (make demo):  python cli_pipeline.py run_specter
     Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
 
-    Flags: every field of scincl/settings/run.py:RunSettings, each with its help, its default (the
-    paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
-    them from there); a band's *_k_min not given is its *_k_max minus its count (k-hard 500 samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
-    TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
+    Flags: the fields of scincl/settings/run.py:RunSettings; --help_all adds the miner's other flags and every
+    TrainingArguments flag, which pass through. A band's *_k_min not given is its *_k_max minus its count.
     --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
     Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command

@@ -1,7 +1,5 @@
-"""``run_specter``'s plan: the stages of DESIGN.md for one :class:`~scincl.settings.run.RunSettings`, in the order of
-:class:`~scincl.pipeline.layout.Planner`, and where their files go (:func:`plan_paths`). Stage names
-(``--skip_<name>``, ``--override_<name>``, ``--stages``): :data:`ALL_STAGE_NAMES`; each reuses its output when the
-runner finds it made from the same inputs and settings.
+"""``run_specter``'s plan: the stages (:data:`ALL_STAGE_NAMES`) of one :class:`~scincl.settings.run.RunSettings`, in
+the order of :class:`~scincl.pipeline.layout.Planner`, and where their files go (:func:`plan_paths`).
 """
 from __future__ import annotations
 
@@ -11,10 +9,14 @@ from types import SimpleNamespace
 from typing import Any, Dict, List, Optional
 
 from scincl.corpus.selection import read_id_mapping, scidocs_graph_ids
+from scincl.demo import make_demo
 from scincl.errors import InputError
+from scincl.eval.compare import compare_with_base
 from scincl.graph import stage as corpus_stage
+from scincl.graph.embed import RUN_RECORD
 from scincl.io import write_id_list
-from scincl.leakage import guard_training, recorded_report
+from scincl.knn.ann import index_config_path, index_ids_path
+from scincl.leakage import model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
 from scincl.pipeline.layout import (Planner, citation_files, citations_stage, encoder_path, evaluate_stage, graph_files,
@@ -99,15 +101,6 @@ def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Op
         citations_train=citations_train, citations_test=citations_test)
 
 
-def compare_with_base(base_eval: Path, row: Path, name: str, out: Path, split: str, base_name: str) -> str:
-    """The SciDocs table of ``row`` (named ``name``) under the base encoder's (when evaluated) in ``out``."""
-    from scincl.eval.compare import compare
-
-    based = (base_eval / "results.json").exists()
-    compare([base_eval] * based + [row], out, names=[base_name] * based + [name], split=split)
-    return (out / "comparison.md").read_text()
-
-
 class SciNCLPlan(Planner):
     """The stages of one ``run_specter`` run (:meth:`stages`) and their run (:meth:`run`)."""
 
@@ -156,31 +149,19 @@ class SciNCLPlan(Planner):
                     include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
                     show_progress=True)
 
-    def evaluate(self, name: str, model: str, results_dir: Path, settings: Dict[str, Any], **stage: Any) -> Stage:
-        """A SciDocs evaluation of ``model`` into ``results_dir`` (cut to --eval_max_sequence_length when given)."""
-        s = self.s
-        return evaluate_stage(name, model, self.scidocs_dir, results_dir, split=s.val_or_test_or_both,
-                              pooling_strategy=s.pooling_strategy, max_sequence_length=s.eval_max_sequence_length,
-                              device=s.device, threads=self.torch_threads, settings={
-                                  **settings, "val_or_test_or_both": s.val_or_test_or_both,
-                                  "pooling_strategy": s.pooling_strategy,
-                                  "eval_max_sequence_length": s.eval_max_sequence_length}, **stage)
-
     # ------------------------------------------------------------------ the steps of Planner.plan
     def plan_inputs(self, run: Any = None) -> None:
         """The demo corpus, the SciDocs ids, the citation edges and the graph (when this run makes them), the ids of
         the papers with a text."""
         p, s = self.p, self.s
         if s.demo:
-            from scincl.demo import make_demo
-
             self.add(Stage("demo", [p.demo / "demo_manifest.json"],
                            lambda: make_demo(p.demo, papers=s.demo_papers, seed=DEMO_CORPUS_SEED), output_dir=p.demo,
                            description=f"bundled demo corpus ({s.demo_papers} papers)",
                            settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
         if self.scidocs_dir is not None and not s.scidocs_paper_ids:  # named for the leakage report too
-            self.add(Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(scidocs_graph_ids(
-                self.scidocs_dir, read_id_mapping(s.s2id_to_s2orc_input_path)))),
+            self.add(Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(
+                scidocs_graph_ids(self.scidocs_dir, read_id_mapping(s.s2id_to_s2orc_input_path)))),
                            inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
                            description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
         if (self.builds_graph or s.triples_source == "specter_like") and s.citations_path is None:
@@ -192,8 +173,6 @@ class SciNCLPlan(Planner):
                                                "corpus_format": self.corpus_format,
                                                "excludes_scidocs": self.excluded is not None}))
         if self.builds_graph:
-            from scincl.graph.embed import RUN_RECORD
-
             pbg = s.graph_method == "pbg"
             records = [p.graph_dir / ("biggraph_run.json" if pbg else RUN_RECORD)]
             records += [p.graph_dir / "link_prediction.json", p.graph_dir / "link_prediction.md"] * bool(
@@ -248,8 +227,6 @@ class SciNCLPlan(Planner):
         p, s = self.p, self.s
         if self.miner is None:
             return
-        from scincl.knn.ann import index_config_path, index_ids_path
-
         ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
                           search=self.search, workers=s.workers, seed=s.seed,
                           outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
@@ -268,7 +245,8 @@ class SciNCLPlan(Planner):
         names = ["triples_source", *counts, "seed", "gzip"]
         if self.miner is not None:  # the slots' strategies and bands, the index and search
             names += [name for name in MINER_LEAVES if name not in counts]
-            names += ["ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory", "k_scale", "miner_options"]
+            names += ["ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory", "k_scale",
+                      "miner_options"]
         inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                   if self.miner is not None else [self.citations, p.query_ids])
         self.add(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
@@ -310,32 +288,25 @@ class SciNCLPlan(Planner):
         if self.scidocs_dir is None:
             return
         short = base_model_short_name(self.base_model)
+        how = dict(split=s.val_or_test_or_both, pooling_strategy=s.pooling_strategy, device=s.device,
+                   max_sequence_length=s.eval_max_sequence_length, threads=self.torch_threads)  # cut when given
+        recorded = {"val_or_test_or_both": s.val_or_test_or_both, "pooling_strategy": s.pooling_strategy,
+                    "eval_max_sequence_length": s.eval_max_sequence_length}
         if s.evaluate_base_model:
-            self.add(self.evaluate("eval_base", self.base_model, p.base_eval, {"base_model": self.base_model},
-                                   outputs=[p.base_eval / "results.json"], output_dir=p.base_eval,
-                                   inputs=[self.scidocs_dir, local_path(self.base_model)],
-                                   description=f"SciDocs evaluation of the base encoder {short}"))
-        self.add(self.evaluate("eval", str(p.model), p.eval, {}, outputs=[p.eval / "results.json"],
-                               inputs=[p.model, self.scidocs_dir], output_dir=p.run,
-                               description="SciDocs evaluation of the trained encoder"))
+            self.add(evaluate_stage("eval_base", self.base_model, self.scidocs_dir, p.base_eval, **how,
+                                    outputs=[p.base_eval / "results.json"], output_dir=p.base_eval,
+                                    inputs=[self.scidocs_dir, local_path(self.base_model)],
+                                    settings={"base_model": self.base_model, **recorded},
+                                    description=f"SciDocs evaluation of the base encoder {short}"))
+        self.add(evaluate_stage("eval", str(p.model), self.scidocs_dir, p.eval, **how, settings=recorded,
+                                outputs=[p.eval / "results.json"], inputs=[p.model, self.scidocs_dir], output_dir=p.run,
+                                description="SciDocs evaluation of the trained encoder"))
         name = "SciNCL" if s.triples_source == "knn" else "SPECTER-like"
         self.add(Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
             p.base_eval, p.eval / "results.json", name, p.comparison, s.split, f"base: {short}"),
             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
             description="results table: base vs trained",
             settings={"split": s.split, "triples_source": s.triples_source, "base_model": short}))
-
-    # ------------------------------------------------------------------ running the plan
-    def leakage_record(self) -> Optional[Dict[str, Any]]:
-        """The trained model's leakage report (checked now when a model made before the guard is reused)."""
-        report = recorded_report(self.p.model)
-        if report is None and self.p.triples.exists():
-            leak = self.training_leakage_inputs()
-            report = guard_training(leak["excluded_paper_ids"], self.p.triples,
-                                    graph_paper_ids=leak["graph_paper_ids_path"],
-                                    citations=leak["citations_path"].split(",") if leak["citations_path"] else (),
-                                    with_leakage=leak["graph_leakage"], output_dir=self.p.model)
-        return report
 
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
@@ -368,7 +339,7 @@ class SciNCLPlan(Planner):
         skip = [n for n in s.skip if n in names] + unselected_stages(stages, s.stages or [])
         results = run_stages(stages, manifest, skip=skip, override=[n for n in s.override if n in names])
         if "train" in names and "train" not in s.skip and p.model.exists():
-            manifest.set("leakage", self.leakage_record())
+            manifest.set("leakage", model_report(p.model, p.triples, **self.training_leakage_inputs()))
             manifest.set("embedding_check", recorded_embedding_check(p.model))  # issue 41: collapse warning
         table = None
         if (p.comparison / "comparison.md").exists() and "compare" in names:

@@ -107,7 +107,7 @@ def _resolve_corpus_dir(s: RunSettings) -> None:
 def _folder_ids(s: RunSettings) -> Optional[str]:
     """A SciDocs folder that lists its own papers to exclude (``scidocs_paper_ids.json``, as ``make_eval_dir``
     writes: its query papers, in the corpus's ids) names them when no id list or id mapping is given; a folder
-    without one has all its papers excluded (scincl/pipeline/scincl_plan.py:write_scidocs_ids)."""
+    without one has all its papers excluded (the scidocs_ids stage of scincl/pipeline/scincl_plan.py)."""
     listed = Path(s.scidocs_dir) / EXCLUDED_IDS_FILE if s.scidocs_dir else None
     return str(listed) if listed is not None and listed.is_file() and not s.s2id_to_s2orc_input_path else None
 

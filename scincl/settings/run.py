@@ -192,7 +192,7 @@ class RunSettings:
     @property
     def ann_do_normalize(self) -> bool:
         """``ann_normalize_embeddings`` under the name the planner records the triples stage's settings with
-        (``scincl/pipeline/scincl_plan.py``: ``triples_settings``), so cached triples keep their fingerprints."""
+        (``scincl/pipeline/scincl_plan.py``: ``plan_triples``), so cached triples keep their fingerprints."""
         return self.ann_normalize_embeddings
 
     @property

@@ -46,6 +46,20 @@ def test_report_counts_the_evaluation_papers_in_graph_and_triplets(split_graphs,
     assert (clean.in_graph, clean.in_triplets, clean.leaked) == (0, 0, 0)
 
 
+
+def test_a_model_without_a_recorded_report_is_checked_when_reused(split_graphs, demo_corpus, tmp_path):
+    """run_specter's manifest records the model's leakage report: the one training wrote, else (a model trained before
+    the guard) one made now from the run's triplets and the guard's arguments as train takes them."""
+    from scincl.leakage import model_report
+
+    clean, model = split_graphs["clean"], tmp_path / "model"
+    model.mkdir()
+    assert model_report(model, tmp_path / "none.csv", str(demo_corpus.scidocs_paper_ids_path)) is None
+    made = model_report(model, clean["triples"], str(demo_corpus.scidocs_paper_ids_path),
+                        citations_path=f"{clean['citations']},{clean['citations']}")
+    assert (made["in_graph"], made["in_triplets"], made["leaked"]) == (0, 0, 0) and made["edges_removed"] > 0
+    assert read_json(model / LEAKAGE_REPORT_NAME) == made == model_report(model, "unused.csv")  # now recorded
+
 def test_standalone_train_refuses_a_leak_and_reports_a_clean_run(split_graphs, demo_corpus, tmp_path):
     """get_citations -> SPECTER-like triples -> `train --excluded_paper_ids`: refused before any model loads."""
     import cli_pipeline
