@@ -20,9 +20,8 @@ from scincl.graph.embedders.settings import parse_settings
 from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
-from scincl.settings.presets import resolve
 from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
-                                 parse_seeds)
+                                 parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value, simple_type
 
