@@ -226,6 +226,19 @@ def recorded_report(output_dir: PathLike) -> Optional[Dict[str, Any]]:
     return read_json(path) if path.exists() else None
 
 
+
+def model_report(model_dir: PathLike, triplets: PathLike, excluded_paper_ids: Optional[str] = None,
+                 graph_paper_ids_path: Optional[str] = None, citations_path: Optional[str] = None,
+                 graph_leakage: bool = False) -> Optional[Dict[str, Any]]:
+    """A trained model's leakage report: the one its training wrote, else (a model trained before the guard) checked
+    now from its ``triplets`` and the guard's arguments as ``model.train.train`` takes them."""
+    report = recorded_report(model_dir)
+    if report is None and Path(triplets).exists():
+        report = guard_training(excluded_paper_ids, triplets, graph_paper_ids=graph_paper_ids_path,
+                                citations=citations_path.split(",") if citations_path else (),
+                                with_leakage=graph_leakage, output_dir=model_dir)
+    return report
+
 def write_edges_without(edges: Path, path: Path, hidden: Set[Tuple[str, str]]) -> Tuple[int, int]:
     """Write the citation ``edges`` (TSV) to ``path`` without the ``hidden`` (citing, cited) pairs (the evaluation's
     query-candidate pairs, :func:`scincl.scidocs_io.query_candidate_pairs`: the transductive graph keeps a query's

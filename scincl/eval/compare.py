@@ -198,6 +198,14 @@ def compare(paths: Sequence[PathLike], output_dir: PathLike, names: Optional[Seq
     return summary
 
 
+def compare_with_base(base_eval: Path, row: Path, name: str, out: Path, split: str, base_name: str) -> str:
+    """The table of ``row`` (named ``name``) under the base encoder's results in ``base_eval`` (when evaluated),
+    written to ``out``; returns its markdown (``run_specter``'s table, one run or its seeds)."""
+    based = (base_eval / "results.json").exists()
+    compare([base_eval] * based + [row], out, names=[base_name] * based + [name], split=split)
+    return (out / "comparison.md").read_text()
+
+
 @writes("output_dir")
 def compare_results(*results: str, output_dir: str = "comparison", names: Union[None, str, Sequence[str]] = None,
                     split: str = "test", sweep_dir: Optional[str] = None, metric: str = "avg") -> None:

@@ -11,7 +11,7 @@ The rules are those of docs/data.md "A SciDocs-format evaluation folder", by whi
   :data:`VAL_SHARE` val / the rest test (hep-th: 100 / 300);
 - every paper in a qrel has a text (title or abstract) and is written to
   ``paper_metadata_view_cite_read.json``; the query ids go to ``scidocs_paper_ids.json``, the list
-  to exclude from training (``run_specter --scidocs_dir`` reads it from the folder; scincl/settings/presets.py).
+  to exclude from training (``run_specter --scidocs_dir`` reads it from the folder; scincl/settings/run.py:resolve).
 
 Random candidates are drawn from every paper of the corpus with a text, not only from graph papers,
 so a candidate can be another task's query (on hep-th 463 of the 800 queries are also candidates).

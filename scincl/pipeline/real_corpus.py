@@ -17,9 +17,9 @@ from scincl.errors import InputError
 from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.leakage import write_edges_without
-from scincl.pipeline.layout import (Planner, citation_files, encoder_path, evaluate_stage, graph_files, index_stage,
-                                    leakage_inputs, precision_key, queries_stage, recipe_key, run_files, texts_stage,
-                                    triples_stage)
+from scincl.pipeline.layout import (Planner, citation_files, citations_stage, encoder_path, evaluate_stage, graph_files,
+                                    graph_stage, index_stage, leakage_inputs, precision_key, queries_stage, recipe_key,
+                                    run_files, texts_stage, train_stage, triples_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
 from scincl.scidocs_io import query_candidate_pairs, split_papers
@@ -92,9 +92,10 @@ class CorpusPlan(Planner):
     # ------------------------------------------------------------------ shared inputs
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.add(self.citations_step(
-            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.corpus.excluded_ids,
-            SCINCL.shared_graph_test_ratio, SCINCL.shared_graph_seed, self.workers,
+        self.add(citations_stage(
+            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.citations_train.parent,
+            test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed,
+            excluded=self.corpus.excluded_ids, workers=self.workers,
             description="citation edges w/o the SciDocs queries"))
         return self.citations_train
 
@@ -135,8 +136,8 @@ class CorpusPlan(Planner):
                  "seed": SCINCL.shared_graph_seed,
                  **({"overrides": f"dimension={dim} workers={BIGGRAPH_WORKERS}"} if pbg else {"dimension": dim})}
         description = f"BigGraph {kind} {dim}d {comparator}" if pbg else f"{method} {kind} {dim}d"
-        self.add(self.graph_step(self.stage_name(result["embeddings"]), train, test, result["dir"], embed,
-                                 description=description))
+        self.add(graph_stage(self.stage_name(result["embeddings"]), train, test, result["dir"], embed=embed,
+                             description=description))
         return result
 
     def graph_paths(self, kind: str, dim: int, comparator: str = "dot") -> Dict[str, Path]:
@@ -245,11 +246,14 @@ class CorpusPlan(Planner):
     def plan_train(self, run: ArmRun) -> None:
         """The fine-tuning of the recipe's encoder on the arm's triplets and texts."""
         model, (triples, metadata) = run.run_dir / "model", run_files(run.run_dir)
-        self.add(self.train_step(self.stage_name(model / "train_args.json"), run.recipe, triples, metadata, model,
-                                 encoder_path(run.recipe.base_model_name_or_path),
-                                 {**run.recipe.training_arguments(), "seed": run.seed, "save_strategy": "no"},
-                                 lambda: self.leakage_inputs(run.arm, run.recipe), outputs=[model / "train_args.json"],
-                                 inputs=[triples, metadata], description=f"train {run.arm} seed {run.seed}"))
+        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
+                             base_model=encoder_path(run.recipe.base_model_name_or_path), loss=run.recipe.loss,
+                             pooling_strategy=run.recipe.pooling_strategy,
+                             max_sequence_length=run.recipe.max_sequence_length, bitfit=False,
+                             training={**run.recipe.training_arguments(), "seed": run.seed, "save_strategy": "no"},
+                             leakage=lambda: self.leakage_inputs(run.arm, run.recipe),
+                             outputs=[model / "train_args.json"], inputs=[triples, metadata],
+                             description=f"train {run.arm} seed {run.seed}"))
 
     def plan_evaluate(self, run: ArmRun) -> None:
         """The trained encoder's SciDocs evaluation on the arm's split (:meth:`evaluate`)."""

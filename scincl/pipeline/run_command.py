@@ -1,22 +1,10 @@
-"""``run_specter`` and ``run_specter_like``: their flags -> :class:`~scincl.settings.run.RunSettings` -> one SciNCL plan
-(:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`), or one per seed (``--seeds``: ``OUTPUT_DIR/seeds/seed_N`` and a
-mean ± std table; paper Table 1 reports ten seeds).
-
-``run_specter`` accepts the original SciNCL command verbatim. Each of its flags (:func:`run_specter_flag_groups`, the
-list ``--help`` shows and the CLI's signature is made of) goes to one place (:func:`route_flags`):
-
-- a :class:`RunSettings` field (``--graph_limit``, ``--triples_per_query``, ...): converted to the field's type
-  here, checked once when the settings and the miner's spec are built (:func:`check_run`);
-- ``skip_<stage>`` / ``override_<stage>``: stage control (a stage of :data:`ALL_STAGE_NAMES`);
-- another miner flag (``medium_negatives_count``, ``random_sorted_sample_n``, ...): the miner's spec;
-- a ``TrainingArguments`` field, a ``train`` option or a loss's option (``learning_rate``, ``fp16``): training;
-- a flag of the original code that has no effect here (:data:`ACCEPTED_WITHOUT_EFFECT`): accepted and logged.
-
-Anything else is an :class:`InputError` naming the closest valid flag, never silently ignored.
+"""``run_specter`` and ``run_specter_like``: flags (:func:`route_flags`) -> :class:`~scincl.settings.run.RunSettings`,
+checked -> one :class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``) and a mean ± std table.
 """
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import logging
 import typing
 from pathlib import Path
@@ -24,12 +12,16 @@ from typing import Any, Dict, List, Mapping, Optional
 
 import attrs
 
+from scincl.corpus import check_format
 from scincl.errors import InputError, unknown_flag_error
+from scincl.eval.compare import compare_with_base
+from scincl.graph.embedders import EMBEDDERS
+from scincl.graph.embedders.settings import parse_settings
+from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
-from scincl.settings.presets import resolve
 from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
-                                 parse_seeds)
+                                 parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value, simple_type
 
@@ -49,8 +41,7 @@ ROUTED = ("miner_options", "training_options", "skip", "override", "demo")  # Ru
 
 
 def stage_selection(stages: Any) -> Optional[List[str]]:
-    """``--stages``' names (a comma-separated string or a list; none: every stage, ``None``), each a stage of
-    :data:`ALL_STAGE_NAMES` (else one :class:`InputError` line naming them): the one place ``--stages`` is read."""
+    """``--stages``' names (a comma-separated string or a list; none: ``None``), each one of :data:`ALL_STAGE_NAMES`."""
     names = [str(n).strip() for n in (stages.split(",") if isinstance(stages, str) else stages or ()) if str(n).strip()]
     unknown = [n for n in names if n not in ALL_STAGE_NAMES]
     if unknown:
@@ -59,12 +50,8 @@ def stage_selection(stages: Any) -> Optional[List[str]]:
 
 
 def run_specter_flag_groups() -> Dict[str, List[str]]:
-    """Every flag of ``run_specter`` beyond OUTPUT_DIR, by where it goes, in ``--help``'s order: ``settings`` (the
-    :class:`RunSettings` fields a user sets), ``seeds``, ``stages`` (``skip_*`` / ``override_*``), ``miner`` (the
-    miner's other flags), ``training`` (the spec's training leaves, ``TrainingArguments``, ``train``'s options, the
-    losses' options) and ``ignored`` (:data:`ACCEPTED_WITHOUT_EFFECT`)."""
-    import inspect
-
+    """Every flag of ``run_specter`` beyond OUTPUT_DIR by where it goes (``settings``, ``seeds``, ``stages``, ``miner``,
+    ``training``, ``ignored``), in ``--help``'s order."""
     from transformers import TrainingArguments
 
     from scincl.model.losses import loss_options
@@ -112,24 +99,15 @@ def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def check_run(s: RunSettings) -> RunSettings:
-    """Every error of resolved settings, before any stage runs (one-line :class:`InputError`): the corpus format
-    (``None``/``auto``: detected from the folder, stored as ``None``), the values (each checked once, when the
-    settings' miner spec is built or by its field's rule: :func:`scincl.settings.run.check_ranges`), then what
-    only the other packages can judge: the graph method's settings, a GPU asked for, the loss with its flags."""
-    from scincl.corpus import check_format
-
+    """Every error of resolved settings before any stage runs: the corpus format, the values
+    (:func:`~scincl.settings.run.check_ranges`), then what other packages judge (graph method, GPU, loss)."""
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
-        from scincl.graph.embedders import EMBEDDERS
-        from scincl.graph.embedders.settings import parse_settings
-
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
-        from scincl.model.device import check_gpu_usable
-
         check_gpu_usable(s.device)
     from scincl.model.losses import LOSS_NAMES, build_loss
 
@@ -143,9 +121,7 @@ def check_run(s: RunSettings) -> RunSettings:
 
 
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
-    """:class:`RunSettings` from run_specter's flags: each converted to its type (``--output_dir 2024`` a string,
-    ``true``/``false`` booleans; the miner's and the trainer's other flags by their rule's kind), routed, defaults
-    resolved, checked (:func:`check_run`)."""
+    """:class:`RunSettings` from run_specter's flags: converted to their types, routed, resolved, checked."""
     flags = dict(flags)
     stages = stage_selection(flags.pop("stages", None))
     hints = typing.get_type_hints(RunSettings)
@@ -158,8 +134,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
 
 
 def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
-    """One experiment: its flags' settings (:func:`settings_from_flags`, input paths checked) -> :class:`SciNCLPlan`,
-    run; what several experiments of one call share lives in ``shared_dir``."""
+    """One run of ``flags`` (its plan, run); what several runs of one call share lives in ``shared_dir``."""
     settings = check_input_paths(settings_from_flags(output_dir, flags))
     pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     from scincl.model.encoder import check_encoder
@@ -182,10 +157,8 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     Demo (make demo):  python cli_pipeline.py run_specter
     Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
 
-    Flags: every field of scincl/settings/run.py:RunSettings, each with its help, its default (the
-    paper's / the demo's where they differ), the source of that default and its range (`run_specter --help` lists
-    them from there); a band's *_k_min not given is its *_k_max minus its count (k-hard 500 samples 498-500). The miner's other flags (medium_*, *_range, k_means_clusters ...) and every
-    TrainingArguments flag (--learning_rate, --num_train_epochs, --fp16, ...) pass through.
+    Flags: the fields of scincl/settings/run.py:RunSettings; --help_all adds the miner's other flags and every
+    TrainingArguments flag, which pass through. A band's *_k_min not given is its *_k_max minus its count.
     --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
     Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
@@ -207,7 +180,10 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
         logger.info("=== seed %d (%d of %d) ===", seed, len(runs) + 1, len(seed_list))
         per_seed = {**flags, "seed": seed, "corpus_seed": corpus_seed, "auto_output_dir": False}
         runs.append(run_one(str(shared / "seeds" / f"seed_{seed}"), per_seed, shared_dir=shared))
-    return {"table": _compare_seeds(runs, shared, first), "runs": runs, "output_dir": shared}
+    paths, source = runs[0]["paths"], "SciNCL" if first.triples_source == "knn" else "SPECTER-like"
+    table = compare_with_base(paths.base_eval, shared / "seeds", f"{source} ({len(runs)} seeds)", shared / "comparison",
+                              first.split, "base encoder") if (paths.eval / "results.json").exists() else None
+    return {"table": table, "runs": runs, "output_dir": shared}
 
 
 @writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
@@ -221,20 +197,3 @@ def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str
         raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
                          "(run_specter takes --triples_source)")
     return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
-
-
-def _compare_seeds(runs: List[Dict[str, Any]], shared: Path, settings: RunSettings) -> Optional[str]:
-    """Base encoder vs mean ± std over the seeds (when evaluated)."""
-    from scincl.eval.compare import compare
-
-    paths = runs[0]["paths"]
-    if not (paths.eval / "results.json").exists():
-        return None
-    rows, names = [], []
-    if (paths.base_eval / "results.json").exists():
-        rows.append(paths.base_eval)
-        names.append("base encoder")
-    rows.append(shared / "seeds")
-    names.append(f"SciNCL ({len(runs)} seeds)" if settings.triples_source == "knn" else f"SPECTER-like ({len(runs)} seeds)")
-    compare(rows, shared / "comparison", names=names, split=settings.split)
-    return (shared / "comparison" / "comparison.md").read_text()

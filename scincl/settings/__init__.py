@@ -10,10 +10,10 @@
   built: ranges, bands, how the slots fit), the object the miner takes. The CLI checks, ``--help``,
   ``RunSettings`` and ``Recipe`` (their SciNCL fields are the spec's leaves) and the trainer read their defaults
   and ranges there;
-- :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment and the range and
-  choice check of its values;
-- :mod:`scincl.settings.presets`: the run presets as data (``experiments/presets/<name>.py``: paper, demo) and
-  :func:`~scincl.settings.presets.resolve`, which fills a run's settings from its preset;
+- :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment, the run presets as
+  data (``experiments/presets/<name>.py``: paper, demo), :func:`~scincl.settings.run.resolve`, which fills a run's
+  settings from its preset, and the range and choice check of its values;
+- :mod:`scincl.settings.presets`: the presets' values as ``--help`` shows them;
 - :mod:`scincl.settings.recipe`: ``Recipe``, the variables of one real-corpus arm's run (the same fields' names and
   metadata as the schema, with the experiments' own defaults and their sources);
 - :mod:`scincl.settings.arms`: the real-corpus arms, graphs and corpora (data of the package itself);

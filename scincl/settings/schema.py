@@ -64,7 +64,7 @@ def scincl_setting(name: str, default: Any = dataclasses.MISSING, choices: Tuple
     """A field of another settings dataclass that is SciNCL setting ``name``: the schema field's source, help,
     rule and choices (declared once, above; ``choices`` where the values are registered elsewhere, e.g. the graph
     methods), its default unless ``default`` is given (``None``: filled from the run's preset by
-    :func:`scincl.settings.presets.resolve`; another value: ``source`` says where it comes from, e.g. the real-corpus
+    :func:`scincl.settings.run.resolve`; another value: ``source`` says where it comes from, e.g. the real-corpus
     recipe's)."""
     meta = FIELDS[name].metadata
     return setting(getattr(SCINCL, name) if default is dataclasses.MISSING else default, source or meta["source"],

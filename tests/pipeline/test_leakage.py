@@ -46,6 +46,20 @@ def test_report_counts_the_evaluation_papers_in_graph_and_triplets(split_graphs,
     assert (clean.in_graph, clean.in_triplets, clean.leaked) == (0, 0, 0)
 
 
+
+def test_a_model_without_a_recorded_report_is_checked_when_reused(split_graphs, demo_corpus, tmp_path):
+    """run_specter's manifest records the model's leakage report: the one training wrote, else (a model trained before
+    the guard) one made now from the run's triplets and the guard's arguments as train takes them."""
+    from scincl.leakage import model_report
+
+    clean, model = split_graphs["clean"], tmp_path / "model"
+    model.mkdir()
+    assert model_report(model, tmp_path / "none.csv", str(demo_corpus.scidocs_paper_ids_path)) is None
+    made = model_report(model, clean["triples"], str(demo_corpus.scidocs_paper_ids_path),
+                        citations_path=f"{clean['citations']},{clean['citations']}")
+    assert (made["in_graph"], made["in_triplets"], made["leaked"]) == (0, 0, 0) and made["edges_removed"] > 0
+    assert read_json(model / LEAKAGE_REPORT_NAME) == made == model_report(model, "unused.csv")  # now recorded
+
 def test_standalone_train_refuses_a_leak_and_reports_a_clean_run(split_graphs, demo_corpus, tmp_path):
     """get_citations -> SPECTER-like triples -> `train --excluded_paper_ids`: refused before any model loads."""
     import cli_pipeline
@@ -98,7 +112,7 @@ def test_run_specter_without_scidocs_dir_excludes_the_named_ids_and_refuses_a_le
                                                             "scidocs_paper_ids": str(demo_corpus.scidocs_paper_ids_path)})
     plan = SciNCLPlan(settings)
     first = plan.stages()[0]
-    assert plan.excludes_scidocs and first.name == "citations" and first.settings["excludes_scidocs"] is True
+    assert plan.excluded is not None and first.name == "citations" and first.settings["excludes_scidocs"] is True
     leak = plan.training_leakage_inputs()
     assert leak["excluded_paper_ids"] == str(demo_corpus.scidocs_paper_ids_path)
     assert leak["graph_paper_ids_path"] == str(plan.p.graph_ids) and leak["citations_path"] == str(plan.p.citations_train)

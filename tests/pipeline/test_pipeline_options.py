@@ -12,7 +12,7 @@ from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.corpus.selection import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
 from scincl.pipeline.run_command import settings_from_flags
-from scincl.pipeline.layout import experiment_dir, model_dir_name
+from scincl.pipeline.scincl_plan import experiment_dir, model_dir_name
 from scincl.settings.run import parse_seeds
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from tests.conftest import REPO_ROOT as REPO

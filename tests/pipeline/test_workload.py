@@ -110,11 +110,11 @@ def test_a_graph_that_cannot_fit_the_memory_is_refused_before_stage_1(layout, tm
     settings = settings_from_flags(str(tmp_path / "out"), {
         "corpus_dir": str(corpus), "base_model_name_or_path": str(demo_tiny_bert), "biggraph_config": "demo.py"})
     plan = SciNCLPlan(settings)
-    assert "peak memory ~" in plan.workload().graph
+    assert "peak memory ~" in workload.run_workload(plan, "bert").graph
     monkeypatch.setattr(memory_plan, "available_memory", lambda: 1 << 20)  # 1 MiB available
     with pytest.raises(InputError, match=rf"^pbg --num_partitions 1 needs ~.* at {counts} / 32-d, more than "
                                          r"the memory available now \(0.0 GiB\); no setting fits"):
-        plan.workload()
+        workload.run_workload(plan, "bert")
     assert not (tmp_path / "out").exists()
 
 
@@ -126,6 +126,7 @@ def test_the_plan_counts_the_evaluation_papers_of_the_split_evaluated(tmp_path, 
 
     from scincl.pipeline.scincl_plan import SciNCLPlan
     from scincl.scidocs_io import split_papers
+    from scincl.workload import eval_paper_count
 
     scidocs = demo_corpus.scidocs_dir
     every = sum(len(json.loads(f.read_text())) for f in scidocs.glob("paper_metadata_*.json"))
@@ -134,7 +135,8 @@ def test_the_plan_counts_the_evaluation_papers_of_the_split_evaluated(tmp_path, 
         settings = settings_from_flags(str(tmp_path / split), {
             "corpus_dir": str(demo_corpus.s2orc_metadata_dir), "scidocs_dir": str(scidocs),
             "val_or_test_or_both": split, "graph_embeddings_path": "e.h5", "graph_paper_ids_path": "ids.json"})
-        counts[split] = SciNCLPlan(settings).eval_paper_count()
+        plan = SciNCLPlan(settings)
+        counts[split] = eval_paper_count(plan.scidocs_dir, plan.s.val_or_test_or_both)
     assert counts["both"] == every
     assert counts["val"] == len(split_papers(scidocs, "val")) and counts["test"] == len(split_papers(scidocs, "test"))
     assert counts["val"] < every and counts["test"] < every

@@ -112,7 +112,7 @@ def test_every_slot_band_is_checked_by_its_flags_names():
 def test_a_band_start_not_given_is_its_end_minus_its_count():
     """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
-    from scincl.settings.presets import resolve
+    from scincl.settings.run import resolve
     from scincl.settings.run import RunSettings
     from scincl.settings.schema import derive_bands
     from scincl.triples.miner import make_config
@@ -133,7 +133,7 @@ def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
     from scincl.cli.help import run_specter_flag_info
-    from scincl.settings.presets import resolve
+    from scincl.settings.run import resolve
     from scincl.settings.run import RunSettings
 
     demo = resolve(RunSettings())
