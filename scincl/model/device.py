@@ -147,3 +147,22 @@ def resolve_bf16(request: Any, device_type: str) -> bool:
         _LOGGED.add((device_type, why))
         logger.info("precision: %s", why)
     return use
+
+
+def torch_threads() -> int:
+    """torch's intra-op thread count now (read at start-up, before a stage changed it)."""
+    import torch
+
+    return torch.get_num_threads()
+
+
+def reset_torch_threads(threads: int) -> None:
+    """Give torch back its start-up thread count before training/embedding: faiss' ``omp_set_num_threads`` (``ann``,
+    ``--workers``) also sets torch's OpenMP pool, and a rerun that reuses the index would sum floats in another
+    order and train a slightly different model."""
+    import torch
+
+    if torch.get_num_threads() != threads:
+        logger.info("torch threads: %d -> %d (start-up value, for reproducible training)",
+                    torch.get_num_threads(), threads)
+        torch.set_num_threads(threads)

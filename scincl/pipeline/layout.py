@@ -13,9 +13,9 @@ from scincl.graph.stage import get_citations
 from scincl.knn.papers import build_faiss
 from scincl.leakage import recorded_report
 from scincl.model.card import update_model_card
+from scincl.model.device import reset_torch_threads
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
-from scincl.pipeline.threads import reset_torch_threads
 from scincl.settings.recipe import Recipe
 from scincl.triples.metadata import get_metadata
 from scincl.triples.queries import QUERY_SELECTIONS

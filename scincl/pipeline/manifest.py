@@ -1,12 +1,7 @@
-"""``manifest.json``: how an output was made (arguments, inputs, versions, git commit, timings).
-
-One manifest is written in the run directory (all stages) and one in each stage's own output
-directory (that stage only), so a model dir or a graph dir copied elsewhere still says what made
-it. Files are fingerprinted by size + sha256 (of the first :data:`HASH_BYTES_LIMIT` bytes for
-very large files such as S2ORC-scale embeddings, which is recorded); directories by the
-fingerprints of their files. The code, machine and package versions it records are
-:mod:`scincl.provenance`'s.
-"""
+"""``manifest.json``: how an output was made (arguments, inputs, versions, git commit, timings), in the run directory
+(all stages) and in each stage's output directory (that stage only, so a copied model dir still says what made it).
+Files are fingerprinted by size + sha256 (of their first :data:`HASH_BYTES_LIMIT` bytes when larger), directories by
+their files'."""
 from __future__ import annotations
 
 import logging
@@ -50,16 +45,17 @@ def fingerprint_paths(paths: Iterable[Path]) -> List[Dict[str, Any]]:
 
 
 class Manifest:
-    """The record of one pipeline run, written as ``manifest.json`` (see module docstring).
-
-    Records of stages completed by an earlier run in the same directory are kept, so a rerun
-    knows that a directory output (model, graph checkpoint) was finished, not interrupted.
-    """
+    """The record of one pipeline run, ``manifest.json``; the records of an earlier run in the same directory are
+    kept, so a rerun knows that a directory output (model, graph checkpoint) was finished, not interrupted."""
 
     def __init__(self, run_dir: Path, arguments: Mapping[str, Any], command: Optional[List[str]] = None) -> None:
         self.run_dir = Path(run_dir)
-        previous = self._load_previous(self.run_dir / MANIFEST_NAME)
-        self.previous_stages: Dict[str, Any] = previous.get("stages", {}) if previous else {}
+        try:
+            previous = read_json(self.run_dir / MANIFEST_NAME) if (self.run_dir / MANIFEST_NAME).exists() else {}
+        except InputError:
+            logger.warning("ignoring unreadable previous manifest %s", self.run_dir / MANIFEST_NAME)
+            previous = {}
+        self.previous_stages: Dict[str, Any] = previous.get("stages", {}) if isinstance(previous, dict) else {}
         self.data: Dict[str, Any] = {
             "command": list(command if command is not None else sys.argv),
             "arguments": _jsonable(dict(arguments)),
@@ -70,48 +66,30 @@ class Manifest:
         }
         self.stage_dirs: Dict[str, Path] = {}
 
-    @staticmethod
-    def _load_previous(path: Path) -> Dict[str, Any]:
-        if not path.exists():
-            return {}
-        try:
-            data = read_json(path)
-        except InputError:
-            logger.warning("ignoring unreadable previous manifest %s", path)
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def record_stage(self, stage: Any, status: str, seconds: float, reused: bool = False,
-                     result: Any = None) -> None:
-        """Store the status, timing, inputs and outputs of ``stage`` (a :class:`Stage`), and what
-        its function returned when that is a dict (counts, metrics)."""
-        previous = self.previous_stages.get(stage.name, {})
+    def record_stage(self, stage: Any, status: str, seconds: float = 0.0, result: Any = None) -> None:
+        """Record ``stage``'s (a :class:`Stage`) status, time, inputs and outputs (fingerprinted once completed; a
+        reused stage keeps how an earlier run here made them) and its dict result, then write the manifests."""
+        previous = self.previous_stages.get(stage.name, {}) if status == "reused" else {}
         entry: Dict[str, Any] = {"status": status, "seconds": round(seconds, 3), "updated_at": now_iso()}
         if stage.description:
             entry["description"] = stage.description
-        if isinstance(result, dict):
-            entry["result"] = _jsonable(result)
-        if status == "ran":
+        if status in ("ran", "reused"):
             entry["completed"] = True
-            entry["inputs"] = fingerprint_paths(stage.inputs)
-            entry["outputs"] = fingerprint_paths(stage.outputs)
-        elif reused:
-            entry["completed"] = True
-            # how the reused output was made, when an earlier run here recorded it
             for key in ("inputs", "outputs"):
                 entry[key] = previous.get(key) or fingerprint_paths(getattr(stage, key))
-            if previous.get("result") is not None:
-                entry["result"] = previous["result"]
-            if previous.get("seconds") is not None:
-                entry["seconds_when_built"] = previous.get("seconds_when_built", previous["seconds"])
         else:
-            entry["inputs"] = [str(p) for p in stage.inputs]
-            entry["outputs"] = [str(p) for p in stage.outputs]
+            entry.update(inputs=[str(p) for p in stage.inputs], outputs=[str(p) for p in stage.outputs])
+        result = previous.get("result", result)
+        if isinstance(result, dict):
+            entry["result"] = _jsonable(result)
+        if previous.get("seconds") is not None:
+            entry["seconds_when_built"] = previous.get("seconds_when_built", previous["seconds"])
         self.data["stages"][stage.name] = entry
         order = self.data.setdefault("stage_order", [])  # JSON keys are sorted; this keeps the run order
         if stage.name not in order:
             order.append(stage.name)
         self.stage_dirs[stage.name] = stage.manifest_dir
+        self.write_all()
 
     def set(self, key: str, value: Any) -> None:
         """Add a top-level entry (e.g. ``results``)."""
@@ -121,26 +99,18 @@ class Manifest:
         """Write the run manifest, and each completed stage's manifest into its output directory."""
         self.data["updated_at"] = now_iso()
         self.data["total_seconds"] = round(sum(s.get("seconds", 0.0) for s in self.data["stages"].values()), 3)
-        _write_manifest(self.run_dir / MANIFEST_NAME, self.data)
-        by_dir: Dict[Path, Dict[str, Any]] = {}
+        header = {**{k: v for k, v in self.data.items() if k != "stages"}, "run_dir": str(self.run_dir)}
+        files = {self.run_dir: self.data}
         for name, directory in self.stage_dirs.items():
             record = self.data["stages"][name]
-            if directory.resolve() == self.run_dir.resolve() or not record.get("completed") or not directory.is_dir():
-                continue
-            by_dir.setdefault(directory, {})[name] = record
-        for directory, stages in by_dir.items():
-            header = {k: v for k, v in self.data.items() if k != "stages"}
-            _write_manifest(directory / MANIFEST_NAME, {**header, "run_dir": str(self.run_dir), "stages": stages})
-
-
-def _write_manifest(path: Path, data: Dict[str, Any]) -> None:
-    """write_json, with the manifest's path on OS errors (a full disk's write() error names no file)."""
-    try:
-        write_json(path, data)
-    except OSError as exc:
-        if not exc.filename:
-            exc.filename = str(path)
-        raise
+            if directory.resolve() != self.run_dir.resolve() and record.get("completed") and directory.is_dir():
+                files.setdefault(directory, {**header, "stages": {}})["stages"][name] = record
+        for directory, data in files.items():
+            try:
+                write_json(directory / MANIFEST_NAME, data)
+            except OSError as exc:  # a full disk's write() error names no file
+                exc.filename = exc.filename or str(directory / MANIFEST_NAME)
+                raise
 
 
 def _jsonable(value: Any) -> Any:

@@ -24,7 +24,7 @@ from scincl.pipeline.layout import (Planner, citation_files, citations_stage, en
                                     train_stage, triples_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
-from scincl.pipeline.threads import torch_threads
+from scincl.model.device import torch_threads
 from scincl.provenance import local_path
 from scincl.settings.run import RunSettings
 from scincl.settings.spec import section_leaves
