@@ -24,8 +24,8 @@ from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
-from scincl.pipeline.experiment_commands import collect_runs, reproduce, run_experiment_definition, sweep
-from scincl.pipeline.run_command import run_specter, run_specter_like
+from scincl.pipeline.experiment_kinds import collect_runs, reproduce, run_experiment_definition
+from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
 from scincl.settings.recipe import RECIPE_FIELDS
 
 

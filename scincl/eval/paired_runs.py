@@ -6,7 +6,7 @@ hands over its rows' runs, each trained row named by its arm id (:func:`paired_c
 folder)). The report (rewritten after every run) is ``runs.csv``
 (``paired_tables.py`` RUN_COLUMNS), the per-arm and paired tables computed from it, and how each row's triplets of the
 first seed relate to their query in the citation graph (``relations.md``, computed once). ``collect_runs``
-(``scincl/pipeline/experiment_commands.py``) lists a paired experiment's runs; :func:`collect_copies` copies the
+(``scincl/pipeline/experiment_kinds.py``) lists a paired experiment's runs; :func:`collect_copies` copies the
 finished ones' ``results.json``, ``per_query.json`` and ``recipe.json`` into a folder of the docs
 (``<arm id>/t<triplets>/seed_<s>/``) and writes its ``runs.csv`` from those copies; :func:`docs_text` renders the docs'
 tables from that ``runs.csv``.

@@ -1,8 +1,5 @@
-"""The real-corpus experiments (``cli_pipeline.py run_experiment NAME`` / ``reproduce KIND``): each a base recipe x
-rows x seeds. An experiment is data (:class:`~scincl.settings.experiment.Experiment`); its kind (:data:`KINDS`) says
-its rows, folder, title and page as a :class:`~scincl.pipeline.grid.Grid`, which :func:`~scincl.pipeline.grid.run_grid`
-runs. The kinds are listed by ``reproduce --help``.
-"""
+"""The real-corpus experiments (``run_experiment NAME`` / ``reproduce KIND``): each kind (:data:`KINDS`) turns an
+:class:`~scincl.settings.experiment.Experiment` into a :class:`~scincl.pipeline.grid.Grid` (rows, folder, page)."""
 from __future__ import annotations
 
 import dataclasses
@@ -15,10 +12,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
-from scincl.eval.paired_runs import paired_report
+from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
 from scincl.eval.study_reports import budget_report, collision_report, graph_report, main_page, sweep_report
 from scincl.io import PathLike, read_id_list, read_json, write_json
-from scincl.pipeline.grid import Grid, Row, Timings, plan_text, run_grid
+from scincl.output_lock import writes
+from scincl.pipeline.grid import Grid, Row, Timings, plan_text, row_runs, run_grid
 from scincl.pipeline.layout import recipe_key, score_embeddings
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import (ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
@@ -42,8 +40,7 @@ def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 
 
 def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """Recipe variants (``field=value``, e.g. ``pooling=cls``) of the trained arms, on val; a variant with
-    another pooling gets its own base row."""
+    """Recipe variants (``pooling=cls``) of the trained arms; a variant with another pooling gets its base row."""
     rows = [Row(f"{ARM_NAMES[BASE]} ({recipe.pooling_strategy} pooling)", BASE, recipe)]
     for variant in ("default",) + tuple(exp.variants):
         changed = dataclasses.replace(recipe, **({} if variant == "default" else variant_changes(recipe, variant)))
@@ -57,7 +54,7 @@ def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 
 def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed; plots."""
+    """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed."""
     family, rows = exp.kind, []
     for value in exp.values:
         changed = dataclasses.replace(recipe, **recipe_fields({family: value}))  # k_pos: easy_positives_k_max
@@ -71,8 +68,7 @@ def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
 
 
 def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """The same SciNCL triplets trained with each loss (triplet / InfoNCE / CoSENT / AnglE): mining is
-    deterministic in (seed, k+, k-hard, queries), so every loss sees the same triplets."""
+    """The same SciNCL triplets (mining is deterministic) trained with each loss."""
     rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [
         Row(loss, "scincl", dataclasses.replace(recipe, loss=loss), timing=loss) for loss in exp.losses]
     return Grid(f"losses_{split}", f"Loss functions on SciNCL triplets, {rep.corpus.name} ({split} queries)", rows,
@@ -80,8 +76,7 @@ def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 
 
 def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """SPECTER-like vs SciNCL at each triplet budget (``runs/<split>/t<budget>_.../<arm>/seed_<s>``, shared with the
-    other kinds' runs at that budget): each budget complete across seeds before the next one."""
+    """Two arms at each triplet budget (runs shared with the other kinds'), each budget's seeds before the next."""
     budgets, arms = sorted(exp.values), exp.arms or BUDGET_ARMS
     if len(arms) != 2:
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
@@ -95,10 +90,8 @@ def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 
 def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference:
-    SPECTER-like's triplets do not depend on k+, so its run is not repeated), all in one group: every row of a seed
-    before the next seed. A run is named by its arm id: the arm plus the parts of its recipe's key that the
-    experiment's lacks (``scincl_kp25``)."""
+    """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference),
+    every row of a seed before the next seed; a run is named by its :func:`arm_id`."""
     arms = exp.arms or BUDGET_ARMS
     if len(arms) < 2:
         raise InputError(f"a paired experiment compares at least two arms, got {', '.join(arms)}")
@@ -122,9 +115,8 @@ def arm_id(arm: str, recipe: Recipe, row_recipe: Recipe) -> str:
 
 
 def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """Collisions (a positive of one triplet is a negative of another) vs k-hard (``--values``) for each k+ of
-    COLLISION_K_POS and the recipe's (paper Fig. 5): no trained rows, one margin search per k+ on at most
-    COLLISION_QUERIES query papers of seed 0."""
+    """Collisions vs k-hard (``--values``) for each k+ of COLLISION_K_POS and the recipe's (paper Fig. 5): one margin
+    search per k+ on at most COLLISION_QUERIES query papers of seed 0, no trained rows."""
     from scincl.triples.margins import sweep_collision_margins
 
     queries = min(COLLISION_QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
@@ -151,9 +143,8 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
 
 
 def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
-    """Link prediction and held-out-citation retrieval per graph variant (``--graph_dims`` x GRAPH_COMPARATORS), the
-    graph alone on the SciDocs queries (a transductive graph: it needs the queries), beside the text encoders: the base
-    encoder and the main comparison's runs of this recipe that exist."""
+    """Link prediction and citation retrieval per graph (``--graph_dims`` x GRAPH_COMPARATORS) and a transductive
+    graph alone on the SciDocs queries, beside the base encoder and the main comparison's runs that exist."""
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval
     from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
 
@@ -195,7 +186,6 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
     return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report, seeds=(0,))
 
 
-# experiment kind -> the builder of its grid (a registry, not an if-chain; in the order of the docs)
 KINDS: Dict[str, Callable[[CorpusPlan, Experiment, Recipe, str], Grid]] = {
     "main": main_rows, "tuning": tuning_rows, "k_pos": sweep_rows, "k_hard": sweep_rows, "losses": loss_rows,
     "collisions": collision_rows, "graph": graph_rows, "budget": budget_rows, "paired": paired_rows}
@@ -206,8 +196,7 @@ READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
 
 def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
                     workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid, Recipe, str]:
-    """The corpus plan, grid, recipe and split of one experiment (nothing is run, except the stages a kind of
-    :data:`READS_WHILE_PLANNING` reads; ``create``: the output folder is made)."""
+    """The corpus plan, grid, recipe and split of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
     rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                      eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                      cocitation_min_count=exp.cocitation_min_count, create=create)
@@ -218,8 +207,7 @@ def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir:
 def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
                     data_dir: PathLike = "../shared/data", workers: Optional[int] = None,
                     dry_run: bool = False) -> Optional[str]:
-    """Run experiments in order and write their pages, every corpus checked first; ``dry_run``: their plans
-    (:func:`~scincl.pipeline.grid.plan_text`), nothing run or written."""
+    """Run experiments in order and write their pages, every corpus checked first; ``dry_run``: their plans."""
     for exp in experiments:
         corpus_spec(exp.corpus, data_dir)
         if dry_run and exp.kind in READS_WHILE_PLANNING:
@@ -236,8 +224,7 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
 
 
 def make_experiments(definitions: Sequence[Dict[str, Any]], changes: Dict[str, Any], command: str) -> List[Experiment]:
-    """The :class:`Experiment` of each definition with ``command``'s flags ``changes``, its loss names checked against
-    the trainer's (the settings cannot import the losses)."""
+    """The :class:`Experiment` of each definition with ``command``'s flags ``changes``, its losses checked."""
     from scincl.model.losses import LOSS_NAMES
 
     result = [make_experiment(with_changes(definition, changes, command)) for definition in definitions]
@@ -251,3 +238,69 @@ def make_experiments(definitions: Sequence[Dict[str, Any]], changes: Dict[str, A
 def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:
     """The experiments of ``experiments/<name>.py`` (or a path to such a module), with ``changes`` applied."""
     return make_experiments(load_definitions(path_or_name), changes or {}, "run_experiment")
+
+
+@writes("output_dir")
+def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../shared/data",
+              workers: Optional[int] = None, dry_run: bool = False, **settings: Any) -> Optional[str]:
+    """Real-corpus experiments of docs/results.md on hep-th or CiteSeer (../shared/data), with the packaged MiniLM
+    unless --base_model_name_or_path names another encoder.
+
+    EXPERIMENT: main (base vs SPECTER-like vs SciNCL vs continuous co-citation, mean ± std over --seeds), tuning
+    (--variants pooling=cls,learning_rate=2e-5,...), k_pos / k_hard (SciNCL sweeps over --values), losses, collisions
+    (vs margin, --values = the k-hard grid), graph (link prediction and the graph alone as a retriever), budget
+    (SPECTER-like vs SciNCL at each triplet budget of --values), paired (--arms, then --variants of all but the
+    first, on the same query papers, seed by seed; runs.csv). Tables: OUTPUT_DIR/<corpus>/<experiment...>/results.md;
+    what the runs share (citations, graphs, indexes, query samples, the base evaluation) is made once in
+    OUTPUT_DIR/<corpus>/shared. --dry_run prints each cell's stages (done, the next to run and why), runs nothing.
+
+    Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
+    Args:
+        experiment: {kinds}.
+        settings: the fields of scincl.settings.experiment.Experiment (--corpus, --seeds, --split, --values, ...)
+            and of scincl.settings.recipe.Recipe (--triplets, the k+ and k-hard band ends, --learning_rate, ...;
+            the former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
+    """
+    experiments = make_experiments([{"kind": experiment}], settings, "reproduce")
+    return run_experiments(experiments, output_dir, data_dir, workers, dry_run)
+
+
+@writes("output_dir")
+def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
+                              workers: Optional[int] = None, dry_run: bool = False, **changes: Any) -> Optional[str]:
+    """Run the experiments of experiments/<name>.py (or a path to such a module): its get_experiment() returns the
+    fields of scincl.settings.experiment.Experiment (one dict, or a list run in order). Further flags change every
+    experiment of the module, as in `reproduce`; --dry_run prints their plans and runs nothing.
+
+    Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
+    """
+    return run_experiments(load_experiments(definition, changes), output_dir, data_dir, workers, dry_run)
+
+
+@writes("to")
+def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",
+                 **changes: Any) -> Path:
+    """Copy the finished runs of a paired experiment (experiments/<name>.py) into a folder of the docs; prints
+    TO/runs.csv.
+
+    Each run's results.json, per_query.json and recipe.json go to TO/<arm id>/t<triplets>/seed_<s>/ (byte copies,
+    earlier copies kept), each part's timings.json, results.md and relations.md to TO/<name>_t<triplets>.<ext>,
+    then TO/runs.csv is written from the copies. Give the flags and environment the experiment ran with (the encoder
+    path is part of a run's folder name); RESULTS_DIR, the experiment's --output_dir, is only read.
+
+    Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
+        bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
+    """
+
+    cells, part_files, splits = [], [], set()
+    for experiment in load_experiments(definition, changes):
+        if experiment.kind != "paired":
+            raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
+        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir, create=False)  # only read
+        splits.add(split)
+        cells += paired_cells(row_runs(rep, grid, experiment.seeds, split), experiment.seeds)
+        part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
+        part_files += [(part / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
+    if len(splits) != 1:
+        raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
+    return collect_copies(Path(to), cells, part_files, splits.pop())

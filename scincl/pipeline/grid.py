@@ -1,10 +1,5 @@
-"""The one runner of the real-corpus experiments: a base recipe x rows x seeds -> runs -> a page.
-
-A kind (``experiment_kinds.KINDS``) builds a :class:`Grid`: its rows and its page (a ``scincl/eval`` report of the
-rows' runs). :func:`run_grid` runs each cell (:meth:`~scincl.pipeline.real_corpus.CorpusPlan.run_cell`), records
-wall times in ``timings.json`` (:class:`Timings`) and writes the page; :func:`plan_text` lists the cells' plans
-(``--dry_run``).
-"""
+"""The one runner of the real-corpus experiments: a kind's :class:`Grid` (rows x seeds, a page) -> runs -> the page;
+:func:`plan_text` lists its plan (``--dry_run``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -16,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional,
 from scincl.eval.experiment_pages import Report, RowRuns, write_tables
 from scincl.io import read_json, write_json
 from scincl.pipeline.layout import precision_key
+from scincl.pipeline.runner import waiting_stages
 from scincl.settings.arms import BASE
 
 if TYPE_CHECKING:
@@ -24,15 +20,14 @@ if TYPE_CHECKING:
 
 
 class Timings:
-    """The wall seconds of each step of an experiment, ``timings.json`` beside its tables (the docs render it)."""
+    """The wall seconds of each step of an experiment: ``timings.json`` beside its tables."""
 
     def __init__(self, path: Path, rep: CorpusPlan) -> None:
         self.path, self.rep = path, rep
         self.data: Dict[str, float] = read_json(path) if path.exists() else {}
 
     def run(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)``; its wall time is recorded the first time and whenever the plan ran a stage in it (a cached
-        rerun on a loaded machine can take seconds without replacing the time the work took)."""
+        """``fn(*args)``, timed when first run and whenever the plan ran a stage in it (not for a cached rerun)."""
         start, ran = time.time(), self.rep.ran
         result = fn(*args)
         if name not in self.data or self.rep.ran > ran:
@@ -65,8 +60,8 @@ class Grid:
 
 
 def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Optional[int]]]:
-    """(row index, seed) in running order: groups in order of first appearance; in a group, its base rows
-    (one cell each, seed ``None``), then its trained rows seed by seed."""
+    """(row index, seed) in running order: group by group, its base rows (seed ``None``), then its trained rows seed
+    by seed."""
     groups: Dict[Hashable, List[int]] = {}
     for i, row in enumerate(rows):
         groups.setdefault(("row", i) if row.group is None else ("group", row.group), []).append(i)
@@ -78,11 +73,8 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Opti
 
 
 def plan_text(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> str:
-    """What :func:`run_grid` would run, nothing run or written (``--dry_run``): per cell in running order, how many
-    of the stages it adds are done (as the runner decides) and the first to run, with why; then the totals (the
-    report's own steps are not listed)."""
-    from scincl.pipeline.runner import waiting_stages
-
+    """What :func:`run_grid` would run (``--dry_run``): per cell, how many of the stages it adds are done and the next
+    to run with why; the totals first."""
     seen: set = set()
     lines, to_run, recipe_dirs, order = [], 0, {}, run_order(grid.rows, seeds)
     for i, seed in order:
@@ -112,7 +104,7 @@ def plan_text(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> 
 
 
 def row_runs(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> List[Row]:
-    """The rows of ``grid`` with their run dirs, one per seed (none for a base row until it has run)."""
+    """The rows of ``grid`` with their run dirs, one per seed (a base row's once it has run)."""
     return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, split) for seed in seeds]
                                 if row.trained else []) for row in grid.rows]
 

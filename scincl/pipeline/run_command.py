@@ -1,6 +1,5 @@
-"""``run_specter`` and ``run_specter_like``: flags (:func:`route_flags`) -> :class:`~scincl.settings.run.RunSettings`,
-checked -> one :class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``) and a mean ± std table.
-"""
+"""``run_specter`` and ``run_specter_like``: flags -> checked :class:`~scincl.settings.run.RunSettings` -> one
+:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,7 +7,7 @@ import inspect
 import logging
 import typing
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -20,8 +19,10 @@ from scincl.graph.embedders.settings import parse_settings
 from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
+from scincl.settings.recipe import recipe_field
 from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
-                                 parse_seeds, resolve)
+                                 parse_int_list, parse_seeds, resolve)
+from scincl.settings.schema import derive_bands
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value, simple_type
 
@@ -74,8 +75,8 @@ def run_specter_flag_names() -> set:
 
 
 def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
-    """``run_specter``'s flags that are no :class:`RunSettings` field as the fields that hold them
-    (``miner_options``, ``training_options``, ``skip``, ``override``); unknown flags raise :class:`InputError`."""
+    """``run_specter``'s flags that are no :class:`RunSettings` field as the fields that hold them; unknown flags
+    raise :class:`InputError`."""
     groups = run_specter_flag_groups()
     routed: Dict[str, Any] = {"miner_options": {}, "training_options": {}, "skip": [], "override": []}
     for name, value in flags.items():
@@ -99,8 +100,7 @@ def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
 
 
 def check_run(s: RunSettings) -> RunSettings:
-    """Every error of resolved settings before any stage runs: the corpus format, the values
-    (:func:`~scincl.settings.run.check_ranges`), then what other packages judge (graph method, GPU, loss)."""
+    """Every error of resolved settings before any stage runs: format, ranges, graph method, GPU, loss."""
     s.corpus_format = check_format(s.corpus_format)
     check_ranges(s)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
@@ -161,8 +161,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     TrainingArguments flag, which pass through. A band's *_k_min not given is its *_k_max minus its count.
     --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
-    Returns {"table": markdown or None, "runs": [per-run result dicts], "output_dir": Path}; the command
-    prints what it ran, the stage times and the table.
+    Returns {"table": markdown or None, "runs": [per-run results], "output_dir": Path}.
     """
     seed_list = parse_seeds(seeds)
     if not seed_list:
@@ -171,29 +170,57 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     flags = dict(flags)
     if flags.pop("seed", None) not in (None, 0):  # 0 is the CLI default
         raise InputError("give either --seed or --seeds")
-    first = settings_from_flags(output_dir, flags)
-    shared = Path(first.output_dir)
-    runs = []
     # the same corpus for every seed (default corpus seed 0): only sampling and training randomness varies
     corpus_seed = flags.get("corpus_seed") if flags.get("corpus_seed") is not None else 0
-    for seed in seed_list:
-        logger.info("=== seed %d (%d of %d) ===", seed, len(runs) + 1, len(seed_list))
-        per_seed = {**flags, "seed": seed, "corpus_seed": corpus_seed, "auto_output_dir": False}
-        runs.append(run_one(str(shared / "seeds" / f"seed_{seed}"), per_seed, shared_dir=shared))
+    first, shared, runs = run_each(output_dir, flags, ((f"seeds/seed_{seed}", {**flags, "seed": seed,
+                                                                                "corpus_seed": corpus_seed})
+                                                       for seed in seed_list))
     paths, source = runs[0]["paths"], "SciNCL" if first.triples_source == "knn" else "SPECTER-like"
     table = compare_with_base(paths.base_eval, shared / "seeds", f"{source} ({len(runs)} seeds)", shared / "comparison",
                               first.split, "base encoder") if (paths.eval / "results.json").exists() else None
     return {"table": table, "runs": runs, "output_dir": shared}
 
 
+def run_each(output_dir: Optional[str], flags: Mapping[str, Any],
+             runs: Iterable[Tuple[str, Mapping[str, Any]]]) -> Tuple[RunSettings, Path, List[Dict[str, Any]]]:
+    """:func:`run_one` of each ``(folder, flags)`` of ``runs`` (read once ``flags`` are checked) below the OUTPUT_DIR of
+    ``flags``, which holds what the runs share; returns the settings of ``flags``, that OUTPUT_DIR and the results."""
+    first = settings_from_flags(output_dir, flags)
+    shared, results = Path(first.output_dir), []
+    for folder, run_flags in runs:
+        logger.info("=== %s ===", folder)
+        results.append(run_one(str(shared / folder), {**run_flags, "auto_output_dir": False}, shared_dir=shared))
+    return first, shared, results
+
+
 @writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str, Any]:
-    """run_specter with SPECTER-like triplets (citations) on the same corpus and queries as SciNCL.
-
-    Same flags as run_specter (this sets --triples_source specter_like): positives are cited papers,
-    hard negatives citations of citations, easy negatives random (SPECTER's sampling).
-    """
+    """run_specter with SPECTER-like triplets (positives cited, hard negatives citations of citations, easy negatives
+    random) on the same corpus and queries as SciNCL; same flags as run_specter."""
     if flags.get("triples_source", "specter_like") != "specter_like":
         raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
                          "(run_specter takes --triples_source)")
     return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
+
+
+@writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
+def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: Sequence[int] = (),
+          **flags: Any) -> Dict[str, Any]:
+    """k+ / k-hard sweeps (paper Figs. 2-3): one run_specter run per value, the other k fixed; plots metric vs k.
+
+    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
+    Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ (each band n_{k-c+1} .. n_{k}, c its
+    --*_count) and the plots in OUTPUT_DIR/comparison/, whose paths it prints. Other flags as in run_specter.
+    """
+    if not k_pos and not k_hard:
+        raise InputError("give --k_pos and/or --k_hard values, e.g. --k_pos 10,25,100 --k_hard 500,1000,4000")
+    bands = [(family, recipe_field(family)[:-len("_k_max")], parse_int_list(values, family))  # k_pos: easy_positives
+             for family, values in (("k_pos", k_pos), ("k_hard", k_hard))]
+    runs = ((f"sweep/{family}/{k}", {**flags, f"{band}_k_max": k,  # the band starts at k - count (paper §3.2)
+                                     **derive_bands({f"{band}_k_max": k, f"{band}_count": flags.get(f"{band}_count")})})
+            for family, band, values in bands for k in values)
+    first, shared, runs = run_each(output_dir, flags, runs)
+    from scincl.eval.compare import compare
+
+    summary = compare([], shared / "comparison", sweep_dir=shared / "sweep", split=first.split)
+    return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}

@@ -16,7 +16,7 @@ def _files(root: Path) -> list:
 
 
 def test_dry_run_lists_every_stage_of_the_golden_plan_and_writes_nothing(tmp_path: Path) -> None:
-    from scincl.pipeline.experiment_commands import run_experiment_definition
+    from scincl.pipeline.experiment_kinds import run_experiment_definition
 
     data = _data_dir(tmp_path / "data")
     before = _files(tmp_path)
@@ -35,7 +35,7 @@ def test_dry_run_lists_every_stage_of_the_golden_plan_and_writes_nothing(tmp_pat
 
 
 def test_dry_run_of_a_kind_that_plans_from_finished_stages_is_refused(tmp_path: Path) -> None:
-    from scincl.pipeline.experiment_commands import run_experiment_definition
+    from scincl.pipeline.experiment_kinds import run_experiment_definition
 
     with pytest.raises(InputError, match="--dry_run: the collisions experiment needs finished stages"):
         run_experiment_definition("hepth_collisions", output_dir=str(tmp_path / "out"),

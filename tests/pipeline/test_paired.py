@@ -10,7 +10,7 @@ import json
 import pytest
 
 from scincl.errors import InputError
-from scincl.pipeline.experiment_commands import collect_runs
+from scincl.pipeline.experiment_kinds import collect_runs
 from scincl.pipeline.experiment_kinds import arm_id, experiment_grid, load_experiments
 from scincl.eval.paired_runs import docs_text, read_runs_csv
 from scincl.pipeline.grid import BASE

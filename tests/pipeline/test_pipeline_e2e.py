@@ -340,7 +340,7 @@ def test_seeds_share_the_corpus_and_differ_in_sampling(readme_env, tmp_path):
 
 
 def test_sweep_writes_one_run_per_k(readme_env, tmp_path):
-    from scincl.pipeline.experiment_commands import sweep
+    from scincl.pipeline.run_command import sweep
 
     result = sweep(str(tmp_path), k_pos="10,25", k_hard=[60], **_flags(readme_env))
     for family, k in (("k_pos", 10), ("k_pos", 25), ("k_hard", 60)):

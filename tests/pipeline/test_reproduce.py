@@ -214,7 +214,7 @@ def test_an_experiment_module_reruns_the_reproduce_command_from_its_outputs(repr
 def _study(reproduced, experiment, **settings):
     """``reproduce EXPERIMENT`` with the main run's settings (``settings`` added or changed), in its output dir
     (shared stages reused): the library call the CLI makes, in this process (the fixture runs the CLI once)."""
-    from scincl.pipeline.experiment_commands import reproduce
+    from scincl.pipeline.experiment_kinds import reproduce
 
     reproduce(experiment, output_dir=str(reproduced["out"]), data_dir=str(reproduced["data"]),
               **{**reproduced["settings"], **settings})
