@@ -291,7 +291,6 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
     """
-
     cells, part_files, splits = [], [], set()
     for experiment in load_experiments(definition, changes):
         if experiment.kind != "paired":
