@@ -1,12 +1,5 @@
-"""Commands of `cli_s2orc.py`: the corpus and graph stages' library functions (`--help` shows each docstring).
-
-Each subcommand is the function of the same name in :mod:`scincl.corpus.stage` (paper texts, id mappings)
-or :mod:`scincl.graph.stage` (citations, co-citations, text positions, the SPECTER corpus) or
-:mod:`scincl.citrec.stage` (citation contexts from full text), with its flags
-and docstring; subcommand names and flags are those of the original SciNCL README, so its commands can be
-pasted. ``make_demo`` turns :func:`scincl.demo.make_demo`'s ValueError into one error line and prints where
-the corpus went. :data:`COMMANDS` is the table, in the order ``--help`` lists it.
-"""
+"""Commands of `cli_s2orc.py`: the corpus and graph stages (:mod:`scincl.corpus.stage`, :mod:`scincl.graph.stage`,
+:mod:`scincl.citrec.stage`) under the names and flags of the original SciNCL README, and the demo corpus."""
 from __future__ import annotations
 
 from scincl.citrec.stage import get_citation_contexts

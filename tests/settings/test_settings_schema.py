@@ -145,7 +145,7 @@ def test_run_specter_help_names_the_demo_band_it_uses():
 def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
     """issue 27: each RunSettings field carries its source and help (a SciNCL setting the schema field's own), the
     presets and the choices are read from the fields, and --help shows them."""
-    from scincl.cli.help import dataclass_flags
+    from scincl.cli.help import flag_rows
     from scincl.settings.presets import preset_values
     from scincl.settings.run import CHOICES, FIELDS, RunSettings
     from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
@@ -157,7 +157,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
                 k: SCHEMA_FIELDS[name].metadata[k] for k in ("source", "help", "rule")}, name
     assert (preset_values("paper")["hard_negatives_k_max"], preset_values("demo")["hard_negatives_k_max"]) == (4000, 200)
     assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
-    rows = {row.name: row for row in dataclass_flags(RunSettings)}
+    rows = {row.name: row for row in flag_rows(RunSettings)}
     assert "README: --ann_metric inner_product" in rows["ann_metric"].help
 
 
