@@ -147,10 +147,7 @@ def read_argv(command: Command, tokens: Sequence[str]) -> Tuple[List[str], List[
     ``-p key=value [key=value ...]`` gathered into one ``--overrides`` (for a command that takes overrides) and a
     repeatable flag's values into one list (fire keeps the last)."""
     end = list(tokens).index("--") if "--" in tokens else len(tokens)
-    out: List[str] = []
-    positional: List[str] = []
-    names: List[str] = []
-    overrides: List[str] = []
+    out, positional, names, overrides = [], [], [], []  # type: List[str], List[str], List[str], List[str]
     repeated: Dict[str, List[str]] = {}
     i = 0
     while i < end:

@@ -100,13 +100,14 @@ def flag_rows(owner: Any, defaults: Optional[Mapping[str, Any]] = None, defaults
     function's parameter with its docstring's help. ``defaults``: values that replace the declared ones, from
     ``defaults_source``."""
     owner = inspect.unwrap(owner)
-    fields = {} if not isinstance(owner, type) else attrs.fields_dict(owner) if attrs.has(owner) else {
-        f.name: f for f in dataclasses.fields(owner)}
+    fields: Dict[str, Any] = {}
+    if isinstance(owner, type):
+        fields = attrs.fields_dict(owner) if attrs.has(owner) else {f.name: f for f in dataclasses.fields(owner)}
     hints, helps = typing.get_type_hints(owner), ({} if fields else documented(owner))
     rows = []
     for name, param in inspect.signature(owner).parameters.items():
         field, many = fields.get(name), param.kind is param.VAR_POSITIONAL
-        if param.kind is param.VAR_KEYWORD or (fields and field is None):
+        if param.kind is param.VAR_KEYWORD:
             continue
         meta = field.metadata if field is not None else {}
         default = param.default if field is None else _field_default(field)
@@ -166,16 +167,16 @@ def run_specter_flag_info() -> List[FlagInfo]:
     training = [*flag_rows(TrainingSpec), *loss_flags(), *flag_rows(train), *training_flags()]
     for row in training:
         row.default += f" (demo {demo[row.name]!r}: experiments/presets/demo.py)" if row.name in demo else ""
+    seeds = FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
+                     "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")
+    stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
+                       f"{'skip' if name.startswith('skip_') else 'rebuild'} the {name.split('_', 1)[1]} stage")
+              for name in groups["stages"]]
+    ignored = [FlagInfo(name, "any", "None", "scincl/pipeline/run_command.py:ACCEPTED_WITHOUT_EFFECT",
+                        f"accepted for the original command, no effect: {why}")
+               for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
     rows: Dict[str, FlagInfo] = {}
-    for row in [*settings, *training, *flag_rows(MinerSpec), FlagInfo(
-            "seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
-            "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")] + [
-            FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
-                     f"{'skip' if name.startswith('skip_') else 'rebuild'} the {name.split('_', 1)[1]} stage")
-            for name in groups["stages"]] + [
-            FlagInfo(name, "any", "None", "scincl/pipeline/run_command.py:ACCEPTED_WITHOUT_EFFECT",
-                     f"accepted for the original command, no effect: {why}")
-            for name, why in ACCEPTED_WITHOUT_EFFECT.items()]:
+    for row in [*settings, *training, *flag_rows(MinerSpec), seeds, *stages, *ignored]:  # the first row of a name
         rows.setdefault(row.name, row)
     return [rows[name] for names in groups.values() for name in names]
 
