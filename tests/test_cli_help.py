@@ -1,4 +1,4 @@
-"""`--help` / `--help_all` of every subcommand of the four cli_*.py (scincl/cli/help.py): exit 0, stdout;
+"""`--help` / `--help_all` of every subcommand of the four cli_*.py (scincl/cli.py): exit 0, stdout;
 `--help_all` lists every flag of the command's signature with type, default and source, `--help` the ones a user
 sets (issue 42 item 7); no spurious commands; a stray positional argument is an error."""
 from __future__ import annotations

@@ -9,8 +9,7 @@ from typing import Any, Dict
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
 from scincl.citrec.pretrain import pretrain_hierarchical
-from scincl.cli import Command
-from scincl.cli.help import flag_rows, loss_flags, reproduce_flag_info, run_specter_flag_info, training_flags
+from scincl.cli import Command, flag_rows, loss_flags, reproduce_flag_info, run_specter_flag_info, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval

@@ -6,8 +6,7 @@ from __future__ import annotations
 import functools
 
 from scincl.citrec.samples import sample_citation_contexts
-from scincl.cli import Command
-from scincl.cli.help import flag_rows
+from scincl.cli import Command, flag_rows
 from scincl.model.triplet_dataset import export_dataset
 from scincl.settings.run import MINER_FLAGS
 from scincl.settings.spec import MinerSpec

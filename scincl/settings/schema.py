@@ -10,7 +10,7 @@ k-hard is the paper's 4000); every module that needs a SciNCL default reads it h
   (:data:`MINER_OPTIONS`) and :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a
   command's flags (:mod:`scincl.cli`), by ``run_specter``'s settings for its resolved values other than a kNN
   run's miner flags, which its :class:`~scincl.settings.spec.MinerSpec` checks when built
-  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text of these
+  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli`) take the range and help text of these
   fields from :func:`rule_of` / :func:`help_of`;
 - :func:`with_leaves` gives a settings dataclass (``RunSettings``, ``Recipe``) the spec's leaves as its fields;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever

@@ -147,8 +147,7 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
 
 
 def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys):
-    from scincl.cli import read_argv
-    from scincl.cli.help import format_command_help
+    from scincl.cli import format_command_help, read_argv
     from scincl.commands.pipeline import COMMANDS
 
     shown = format_command_help("cli_pipeline.py", "pretrain", COMMANDS["pretrain"], every=True)  # `--help_all`
