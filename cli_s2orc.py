@@ -5,7 +5,7 @@ from scincl.cli import commands_of, library_functions, run_cli
 from scincl.commands import s2orc as library
 
 COMMANDS = commands_of(library)
-globals().update(library_functions(COMMANDS))  # `import cli_s2orc; cli_s2orc.<command>(...)` works from Python too
+globals().update(library_functions(COMMANDS))  # `import cli_x; cli_x.<command>(...)` from Python
 
 if __name__ == "__main__":
     run_cli(COMMANDS)

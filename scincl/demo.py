@@ -48,6 +48,7 @@ from scincl.demo_fulltext import full_text_path, full_text_record
 from scincl.demo_scidocs import build_scidocs
 from scincl.demo_text import FACETS, Paper, TextGenerator, Vocabulary
 from scincl.io import PathLike, atomic_open, dumps_json, write_id_list, write_json
+from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
 
@@ -226,16 +227,36 @@ def default_shard_count(papers: int) -> int:
     return min(100, max(4, math.ceil(papers / 1000)))
 
 
+@writes("output_dir")
 def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: int = 10,
               shards: Optional[int] = None, corpus_format: str = "s2orc", full_text: bool = False) -> DemoCorpus:
-    """Write the demo corpus to ``output_dir`` and return its paths (see the module docstring).
+    """Write the bundled synthetic demo corpus (S2ORC shards + SciDocs dir) to OUTPUT_DIR; returns its paths.
 
-    Deterministic: the same ``papers``, ``seed``, ``topics`` and ``shards`` give byte-identical files.
-    With ``corpus_format`` s2ag, openalex or plain the corpus is also written in that layout under
-    ``output_dir/<format>/``, with ``id_map.json`` ({S2ORC/SciDocs paper id: corpus id}) beside it
-    (see :mod:`scincl.corpus.layouts`). With ``full_text`` also ``output_dir/s2orc/full_text/``
-    (:mod:`scincl.demo_fulltext`); every other file is the same bytes with or without it.
+    Deterministic: the same --papers/--seed/--topics/--shards give byte-identical files.
+
+    Example:
+        python cli_s2orc.py make_demo data/demo --papers 3000 --seed 0
+
+    Writes OUTPUT_DIR/s2orc/metadata/ and pdf_parses/ (S2ORC shards), OUTPUT_DIR/scidocs/ (SciDocs format),
+    OUTPUT_DIR/scidocs_paper_ids.json (held-out SciDocs papers, pass them as --excluded_paper_ids),
+    OUTPUT_DIR/topics.json and OUTPUT_DIR/demo_manifest.json (the module docstring says more).
+    With --corpus_format s2ag|openalex|plain also OUTPUT_DIR/<format>/ (the same papers in that layout,
+    :mod:`scincl.corpus.layouts`) and OUTPUT_DIR/<format>/id_map.json ({SciDocs/S2ORC paper id: corpus id}).
+    With --full_text also OUTPUT_DIR/s2orc/full_text/ (pdf_parses-format full text of every paper with
+    cite_spans that follow the citation graph: the input of get_citation_contexts); the other files are
+    the same bytes with or without it.
+
+    :param output_dir: directory to write (created)
+    :param papers: number of corpus papers (>= 200; 100000 is the benchmark size)
+    :param seed: random seed
+    :param topics: number of top-level fields of study (2..19), each with 4 subtopics
+    :param shards: metadata shards (default: by the number of papers)
+    :param corpus_format: also write the corpus as s2ag, openalex or plain (default: s2orc only)
+    :param full_text: also write full text with citation markers (s2orc/full_text/; several times slower)
     """
+    from scincl.corpus import check_format
+
+    corpus_format = check_format(corpus_format) or "s2orc"
     if papers < 200:
         raise InputError(f"the demo corpus needs at least 200 papers (got {papers})")
     if not 2 <= topics <= len(FIELDS_OF_STUDY):

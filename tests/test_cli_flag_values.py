@@ -16,7 +16,7 @@ import shlex
 import pytest
 from fire import parser as fire_parser
 
-from scincl.cli import commands_of, gather_repeated_flags
+from scincl.cli import commands_of, read_argv
 from scincl.settings.values import RANGES, check_value
 from scincl.docs_blocks import doc_files, shell_blocks
 from scincl.errors import InputError
@@ -69,7 +69,7 @@ def test_documented_command_lines_flag_values_pass_the_cli_checks(commands):
             if not table or tokens[i + 1] not in table:
                 continue
             command = table[tokens[i + 1]]
-            argv = gather_repeated_flags(command, tokens[i + 2:])
+            argv = read_argv(command, tokens[i + 2:])[0]
             for name, text in flag_values(argv):
                 if SHELL_WORDS.search(text) or name.startswith("no"):
                     continue

@@ -1,4 +1,4 @@
-"""`--help` / `--help_all` of every subcommand of the four cli_*.py (scincl/cli/help.py): exit 0, stdout;
+"""`--help` / `--help_all` of every subcommand of the four cli_*.py (scincl/cli.py): exit 0, stdout;
 `--help_all` lists every flag of the command's signature with type, default and source, `--help` the ones a user
 sets (issue 42 item 7); no spurious commands; a stray positional argument is an error."""
 from __future__ import annotations
@@ -86,6 +86,19 @@ def test_a_flag_renamed_to_the_library_parameter_keeps_its_old_name_as_an_alias(
         command.run(("sd", str(tmp_path / "out")), {"model_dir": "a", "model_dirs": "b"})
     out = _help(monkeypatch, capsys, ["cli_pipeline.py", "evaluate", "--help"])
     assert "(also --model_dir, its old name)" in out and "(also --classifier, its old name)" in out
+
+
+def test_an_old_name_of_a_positional_parameter_works_from_the_command_line(monkeypatch, capsys, tmp_path):
+    """fire passes every positional parameter, --model_dirs' default () included: `evaluate ... --model_dir a` was
+    refused with 'give one' although one was given; the old name's value now takes its parameter's place."""
+    for flags, line in ((["--model_dir", "a"], "SciDocs directory not found"),  # past the flags: the library's check
+                        (["--model_dir", "a", "--model_dirs", "b"], "--model_dir is the old name of --model_dirs"),
+                        (["test", "b", "--model_dir", "a"], "--model_dir is the old name of --model_dirs")):
+        monkeypatch.setattr(sys, "argv", ["cli_pipeline.py", "evaluate", str(tmp_path / "sd"), str(tmp_path / "out"),
+                                          *flags])
+        with pytest.raises(SystemExit):
+            run_cli(commands_of(importlib.import_module("cli_pipeline")))
+        assert line in capsys.readouterr().err
 
 
 def test_importing_a_front_end_loads_no_torch():

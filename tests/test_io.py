@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from scincl import io
-from scincl.cli import os_error_message
-from scincl.errors import InputError
+from scincl.errors import InputError, os_error_message
 
 
 def test_gzip_jsonl_is_byte_identical_across_writes(tmp_path):

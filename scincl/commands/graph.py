@@ -1,8 +1,5 @@
-"""`cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph, ProNE, FastRP), the memory plan and the FAISS kNN
-index. The rows are the library functions themselves (`scincl/graph/`, `scincl/knn/papers.py`,
-`scincl/eval/graph_retrieval.py`, in the order `--help` lists them); `train_biggraph` and `embed_graph` print their
-outputs without the metric rows (those are in link_prediction.json/.md).
-"""
+"""Commands of `cli_graph.py`: citation-graph embeddings (PyTorch-BigGraph, ProNE, FastRP), the memory plan and the
+FAISS kNN index, in the order `--help` lists them."""
 from __future__ import annotations
 
 from typing import Any, Dict
@@ -17,7 +14,7 @@ from scincl.knn.papers import build_faiss, get_knn
 
 
 def _outputs(result: Dict[str, Any]) -> Dict[str, Any]:
-    """A graph run's result without its metric rows: what the command line prints."""
+    """A graph run's result without its metric rows (those are in link_prediction.json/.md): what it prints."""
     return {k: v for k, v in result.items() if k != "metrics"}
 
 

@@ -1,12 +1,5 @@
-"""Commands of `cli_pipeline.py`: train, pretrain, embed, evaluate, compare, the pipelines and the experiments,
-and MP-BERT4CR's HIBERT pre-training, fine-tuning and evaluation (`pretrain_hierarchical`,
-`finetune_citation_recommender`, `evaluate_citation_recommendation`: :mod:`scincl.citrec`).
-
-:data:`COMMANDS` is the table: each command is a library function itself (same flags, defaults and docstring,
-which `--help` shows), in a :class:`scincl.cli.Command` row where the command line adds to it: the flags of its
-``**kwargs`` (the rows `--help_all` lists), the ones `--help` shows, older flag spellings, what it prints (:func:`run_summary`, :func:`sweep_summary`). The library functions lock
-their outputs themselves (:func:`scincl.output_lock.writes`).
-"""
+"""Commands of `cli_pipeline.py`: train, pretrain, embed, evaluate, compare, the pipelines, the experiments and
+MP-BERT4CR's (:mod:`scincl.citrec`); what `run_specter` prints at its end (:func:`run_summary`)."""
 from __future__ import annotations
 
 from importlib import import_module
@@ -16,8 +9,7 @@ from typing import Any, Dict
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
 from scincl.citrec.pretrain import pretrain_hierarchical
-from scincl.cli import Command
-from scincl.cli.help import loss_flags, reproduce_flag_info, run_specter_flag_info, signature_flags, training_flags
+from scincl.cli import Command, flag_rows, loss_flags, reproduce_flag_info, run_specter_flag_info, training_flags
 from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
@@ -27,7 +19,6 @@ from scincl.model.train import train
 from scincl.pipeline.experiment_kinds import collect_runs, reproduce, run_experiment_definition
 from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
 from scincl.settings.recipe import RECIPE_FIELDS
-
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
 RUN = ("--skip_<stage> / --override_<stage>, every other settings field, the miner's other flags, "
@@ -42,56 +33,38 @@ EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "spli
                    "max_sequence_length", "base_model_name_or_path", "dry_run")
 
 
-def format_stage_times(result: Dict[str, Any]) -> str:
-    """One line per stage: status and seconds (for the end of a run's output)."""
-    lines = []
-    stages = result["manifest"]["stages"]
-    for name in result["manifest"].get("stage_order", list(stages)):
-        entry = stages[name]
-        lines.append(f"  {name:<12} {entry['status']:<8} {entry.get('seconds', 0.0):8.1f} s")
-    return "\n".join(lines)
-
-
 def run_summary(result: Dict[str, Any]) -> str:
-    """What ``run_specter`` prints at the end: the output dir, each run's model folder, the first run's stage times
-    (its statuses say what was reused), the table; with ``--dry_run``, each run's plan."""
-    if any(one.get("dry_run") for one in result["runs"]):
-        return "\n\n".join(one["plan"] for one in result["runs"]) + "\n(--dry_run: nothing was run)"
-    text = f"\nOutputs: {result['output_dir']}"
-    for one in result["runs"]:
-        model = getattr(one.get("paths"), "model", None)
-        if model is not None and Path(model).is_dir():
-            text += f"\nModel: {model}"
+    """What ``run_specter`` prints at its end: the output dir, each run's model folder, the first run's stage times
+    (their statuses say what was reused) and the table; with ``--dry_run``, each run's plan."""
     runs = result["runs"]
-    for one in runs[:1]:
-        which = f" (the first of {len(runs)} runs)" if len(runs) > 1 else ""
-        text += f"\nStage times{which}:\n" + format_stage_times(one)
-    return text + (f"\n\n{result['table']}" if result["table"] else "")
-
-
-def sweep_summary(result: Dict[str, Any]) -> str:
-    """What ``sweep`` prints at the end: the plots' paths, one a line."""
-    return "\n".join(str(p) for p in result["plots"])
+    if any(one.get("dry_run") for one in runs):
+        return "\n\n".join(one["plan"] for one in runs) + "\n(--dry_run: nothing was run)"
+    models = [getattr(one.get("paths"), "model", None) for one in runs]
+    lines = [f"\nOutputs: {result['output_dir']}", *(f"Model: {m}" for m in models if m and Path(m).is_dir())]
+    lines.append("Stage times" + (f" (the first of {len(runs)} runs)" if len(runs) > 1 else "") + ":")
+    stages = runs[0]["manifest"]["stages"]
+    for name in runs[0]["manifest"].get("stage_order", stages):
+        lines.append(f"  {name:<12} {stages[name]['status']:<8} {stages[name].get('seconds', 0.0):8.1f} s")
+    return "\n".join(lines) + (f"\n\n{result['table']}" if result["table"] else "")
 
 
 def _run(function, show):
     """A ``run_specter``-like row: its library converts and checks its settings."""
-    return Command(function, flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, checks_settings=True, show=show)
+    return Command(function, flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, library_checks=True, show=show)
 
 
 def _experiment(function, **options):
     """A ``reproduce``-like row: the experiment's and the recipe's fields as flags (the recipe's checked when the
     library builds its Recipe)."""
     return Command(function, flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
-                   spec_flags=RECIPE_FIELDS, **options)
+                   library_checks=RECIPE_FIELDS, **options)
 
 
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
-    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
-                        flags=lambda: training_flags(defaults=PRETRAIN_TRAINING_DEFAULTS,
-                                                     defaults_source="scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")),
-    "embed": Command(embed, flags=lambda: signature_flags(import_module("scincl.model.embed").embed),  # loads torch
+    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER, flags=lambda:
+                        training_flags(PRETRAIN_TRAINING_DEFAULTS, "scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")),
+    "embed": Command(embed, flags=lambda: flag_rows(import_module("scincl.model.embed").embed),  # loads torch
                      passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
     "evaluate": Command(evaluate, aliases={"model_dir": "model_dirs", "classifier": "classifier_backend"},
@@ -100,10 +73,9 @@ COMMANDS = {
     "evaluate_scirepeval": Command(evaluate_scirepeval, show=scirepeval_table),
     "run_specter": _run(run_specter, run_summary),
     "run_specter_like": _run(run_specter_like, run_summary),
-    "sweep": _run(sweep, sweep_summary),
-    "reproduce": _experiment(reproduce,
-                             doc_fills={"kinds": lambda: " | ".join(
-                                 import_module("scincl.pipeline.experiment_kinds").KINDS)}),
+    "sweep": _run(sweep, lambda result: "\n".join(map(str, result["plots"]))),  # the plots' paths
+    "reproduce": _experiment(reproduce, doc_fills={
+        "kinds": lambda: " | ".join(import_module("scincl.pipeline.experiment_kinds").KINDS)}),
     "run_experiment": _experiment(run_experiment_definition),
     "collect_runs": _experiment(collect_runs, show=str),  # TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,

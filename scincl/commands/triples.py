@@ -1,19 +1,15 @@
-"""Commands of `cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle
-SciDocs), the metadata of the triplets' papers, the triplets as a Hugging Face dataset, and MP-BERT4CR's dynamic
-context sampling of citation contexts (`sample_citation_contexts`, :mod:`scincl.citrec.samples`).
-
-The mining commands are the `scincl/triples/` functions themselves (same name, flags, defaults and
-docstring); the two collision commands print their table (count_collisions by its shows mark).
-"""
+"""Commands of `cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle SciDocs), the
+triplets' metadata and dataset, and MP-BERT4CR's citation-context sampling (:mod:`scincl.citrec.samples`); the two
+collision commands print their table."""
 from __future__ import annotations
 
 import functools
 
 from scincl.citrec.samples import sample_citation_contexts
-from scincl.cli import Command
-from scincl.cli.help import miner_flags, signature_flags
+from scincl.cli import Command, flag_rows
 from scincl.model.triplet_dataset import export_dataset
 from scincl.settings.run import MINER_FLAGS
+from scincl.settings.spec import MinerSpec
 from scincl.triples import margins
 from scincl.triples.cocitation import get_cocitation_triples
 from scincl.triples.collisions import count_collisions, format_collision_report
@@ -28,8 +24,7 @@ from scincl.triples.specter_like import get_specter_like_triples
 
 @functools.wraps(margins.sweep_collision_margins)
 def sweep_collision_margins(*args, **kwargs) -> None:
-    """:func:`scincl.triples.margins.sweep_collision_margins` (flags, defaults, docstring), printing its
-    table, then the recommended setting (the smallest margin without collisions) as flags to paste."""
+    """The library function, printing its table and the recommended margin as flags (``--help``: its docstring)."""
     rows = margins.sweep_collision_margins(*args, **kwargs)
     print(margins.format_sweep(rows))
     print(margins.recommend_margin(rows, int(kwargs.get("easy_positives_count", POSITIVES_BAND)),
@@ -37,14 +32,15 @@ def sweep_collision_margins(*args, **kwargs) -> None:
 
 
 MINER = "the triplet miner's other flags (medium_*, *_range, k_means_clusters, ...)"
+miner_flags = functools.partial(flag_rows, MinerSpec)  # the miner's flags: MinerSpec's fields
 
 COMMANDS = {
     # the miner's flags are checked when get_knn_triples builds its MinerSpec, before the index is loaded
-    "get_knn_triples": Command(get_knn_triples, flags=miner_flags, passes=MINER, spec_flags=MINER_FLAGS),
+    "get_knn_triples": Command(get_knn_triples, flags=miner_flags, passes=MINER, library_checks=MINER_FLAGS),
     # continuous co-citation takes every flag get_knn_triples takes (its own and the miner's)
     "get_continuous_cocitation_triples": Command(
-        get_continuous_cocitation_triples, flags=lambda: signature_flags(get_knn_triples) + miner_flags(),
-        passes="every flag of get_knn_triples", spec_flags=MINER_FLAGS),
+        get_continuous_cocitation_triples, flags=lambda: flag_rows(get_knn_triples) + miner_flags(),
+        passes="every flag of get_knn_triples", library_checks=MINER_FLAGS),
     "count_collisions": Command(count_collisions, show=format_collision_report),
     "sweep_collision_margins": Command(sweep_collision_margins, flags=miner_flags, passes=MINER),
     **{command.__name__: command for command in (

@@ -113,6 +113,12 @@ def check_band(prefix: str, k_min: Any, k_max: Any) -> None:
         raise InputError(f"--{prefix}_k_min {k_min} / --{prefix}_k_max {k_max}: need k_min < k_max")
 
 
+def check_steps(epochs: Any, max_steps: Any) -> None:
+    """``--num_train_epochs 0`` trains only with ``--max_steps N`` (:class:`InputError` otherwise)."""
+    if epochs == 0 and not isinstance(epochs, bool) and not (isinstance(max_steps, int) and max_steps > 0):
+        raise InputError("--num_train_epochs 0: no training step would run (give epochs > 0 or --max_steps N)")
+
+
 def check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> None:
     """``--name value: choose one of a, b`` (:class:`InputError`) when ``choices`` are given and ``value`` is none."""
     if choices and value not in choices:

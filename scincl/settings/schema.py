@@ -10,7 +10,7 @@ k-hard is the paper's 4000); every module that needs a SciNCL default reads it h
   (:data:`MINER_OPTIONS`) and :data:`scincl.settings.rules.FLAG_RULES`), run once before any work: by the CLI for a
   command's flags (:mod:`scincl.cli`), by ``run_specter``'s settings for its resolved values other than a kNN
   run's miner flags, which its :class:`~scincl.settings.spec.MinerSpec` checks when built
-  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli.help`) take the range and help text of these
+  (:mod:`scincl.settings.run`); ``--help`` rows (:mod:`scincl.cli`) take the range and help text of these
   fields from :func:`rule_of` / :func:`help_of`;
 - :func:`with_leaves` gives a settings dataclass (``RunSettings``, ``Recipe``) the spec's leaves as its fields;
 - a band's start is derived from its end and count (:func:`derive_bands`: ``k_max - count``) wherever
@@ -29,7 +29,7 @@ from typing import Any, Callable, Collection, Dict, Mapping, Optional, Sequence,
 
 import attrs
 
-from scincl.settings.rules import FLAG_RULES, Rule, check_band, check_choice, check_rule
+from scincl.settings.rules import FLAG_RULES, Rule, check_band, check_choice, check_rule, check_steps
 from scincl.settings.spec import BANDS, derive_bands  # noqa: F401 - their home for the settings' users
 from scincl.settings.spec import LEAVES, FlatView, MinerSpec, SciNCLSpec, insert_fields, spec_from_flags
 
@@ -116,8 +116,9 @@ def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]]
                    fields: Optional[Mapping[str, dataclasses.Field]] = None) -> None:
     """The one range check of settings and flags, before any work: each value by its rule (a field's of
     ``fields`` or of the schema; else :data:`scincl.settings.rules.FLAG_RULES`), a field's choices, and every band
-    ``<band>_k_min < <band>_k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``).
-    One :class:`InputError` line naming the flag; unknown names and ``None`` values are left alone."""
+    ``<band>_k_min < <band>_k_max`` (ends from ``bands`` when given, e.g. a command's defaults and flags, else ``values``),
+    and that some training step runs (:func:`~scincl.settings.rules.check_steps`). One :class:`InputError` line
+    naming the flag; unknown names and ``None`` values are left alone."""
     fields = {**MINER_OPTIONS, **FIELDS, **(fields or {})}
     # a band's start after everything else: it may be derived from its end (derive_bands), whose error comes first
     for name, value in sorted(values.items(), key=lambda item: item[0].endswith("_k_min")):
@@ -131,4 +132,5 @@ def check_settings(values: Mapping[str, Any], bands: Optional[Mapping[str, Any]]
     for end in sorted(name for name in bands if name.endswith("_k_max")):
         band = end[:-len("_k_max")]
         check_band(band, bands.get(f"{band}_k_min"), bands[end])
+    check_steps(values.get("num_train_epochs"), values.get("max_steps"))
 

@@ -60,12 +60,12 @@ def test_config_paths_from_environment_and_overrides(monkeypatch, tmp_path):
 
 
 def test_cli_collects_repeated_p_overrides():
-    from cli_graph import _argv_with_overrides
+    from cli_graph import COMMANDS
+    from scincl.cli import read_argv
 
-    argv = ["train_biggraph", "demo", "-p", "num_epochs=3", "dimension=8", "--rank", "1", "-p", "lr=0.5",
-            "--p=margin=0.1"]
-    assert _argv_with_overrides(argv) == ["train_biggraph", "demo", "--rank", "1", "--overrides",
-                                          "num_epochs=3 dimension=8 lr=0.5 margin=0.1"]
+    argv = ["demo", "-p", "num_epochs=3", "dimension=8", "--rank", "1", "-p", "lr=0.5", "--p=margin=0.1"]
+    assert read_argv(COMMANDS["train_biggraph"], argv)[0] == ["demo", "--rank", "1", "--overrides",
+                                                              "num_epochs=3 dimension=8 lr=0.5 margin=0.1"]
 
 
 # ------------------------------------------------------------------------------- import

@@ -147,8 +147,7 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
 
 
 def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys):
-    from scincl.cli import gather_repeated_flags
-    from scincl.cli.help import format_command_help
+    from scincl.cli import format_command_help, read_argv
     from scincl.commands.pipeline import COMMANDS
 
     shown = format_command_help("cli_pipeline.py", "pretrain", COMMANDS["pretrain"], every=True)  # `--help_all`
@@ -158,9 +157,9 @@ def test_corpus_dir_flag_repeats_and_settings_are_range_checked(tmp_path, capsys
 
     assert "triplets per device" not in format_command_help("cli_pipeline.py", "pretrain", COMMANDS["pretrain"])
     argv = ["--corpus_dir", "a b", "--size", "tiny", "--corpus_dir=c", "--corpus_format", "s2orc"]
-    assert gather_repeated_flags(COMMANDS["pretrain"], argv) == [
+    assert read_argv(COMMANDS["pretrain"], argv)[0] == [
         "--size", "tiny", "--corpus_dir=['a b', 'c']", "--corpus_format=s2orc"]
-    assert gather_repeated_flags(COMMANDS["train"], ["--x", "1", "--x", "2"]) == \
+    assert read_argv(COMMANDS["train"], ["--x", "1", "--x", "2"])[0] == \
         ["--x", "1", "--x", "2"]  # only commands that declare repeatable flags
     with pytest.raises(InputError, match="--vocab_size must be in 100..200000"):
         pretrain([str(tmp_path)], str(tmp_path / "out"), vocab_size=50)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from scincl.io import dumps_json
-from scincl.cli.help import reproduce_flag_info
+from scincl.cli import reproduce_flag_info
 from scincl.settings.experiment import LOSSES, Experiment
 from scincl.pipeline.layout import recipe_key
 from scincl.settings.recipe import Recipe, recipe_record

@@ -180,7 +180,7 @@ def test_an_unknown_ann_backend_is_refused_before_any_stage(tmp_path):
 
 def test_help_lists_the_flags():
     import cli_pipeline
-    from scincl.cli.help import format_command_help
+    from scincl.cli import format_command_help
 
     shown = format_command_help("cli_pipeline.py", "run_specter", cli_pipeline.COMMANDS["run_specter"], every=True)
     assert "--graph_limit" in shown and "--skip_train bool" in shown and "--hard_negatives_k_min int" in shown

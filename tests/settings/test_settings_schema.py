@@ -132,7 +132,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
 def test_run_specter_help_names_the_demo_band_it_uses():
     """The help said the demo samples hard negatives at 398-400 while the demo preset used 198-200: the help's
     defaults are now read from the field that resolve() fills the run from."""
-    from scincl.cli.help import run_specter_flag_info
+    from scincl.cli import run_specter_flag_info
     from scincl.settings.run import resolve
     from scincl.settings.run import RunSettings
 
@@ -145,7 +145,7 @@ def test_run_specter_help_names_the_demo_band_it_uses():
 def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
     """issue 27: each RunSettings field carries its source and help (a SciNCL setting the schema field's own), the
     presets and the choices are read from the fields, and --help shows them."""
-    from scincl.cli.help import dataclass_flags
+    from scincl.cli import flag_rows
     from scincl.settings.presets import preset_values
     from scincl.settings.run import CHOICES, FIELDS, RunSettings
     from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
@@ -157,7 +157,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
                 k: SCHEMA_FIELDS[name].metadata[k] for k in ("source", "help", "rule")}, name
     assert (preset_values("paper")["hard_negatives_k_max"], preset_values("demo")["hard_negatives_k_max"]) == (4000, 200)
     assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
-    rows = {row.name: row for row in dataclass_flags(RunSettings)}
+    rows = {row.name: row for row in flag_rows(RunSettings)}
     assert "README: --ann_metric inner_product" in rows["ann_metric"].help
 
 
@@ -194,8 +194,7 @@ def test_a_run_builds_its_miner_settings_once_and_hands_that_object_to_the_tripl
 
 def test_help_shows_a_fields_choices_from_its_metadata():
     """--help reads the values a setting takes from the field that check_ranges checks them with."""
-    from scincl.cli.help import format_flag
-    from scincl.cli.help import run_specter_flag_info
+    from scincl.cli import format_flag, run_specter_flag_info
 
     rows = {row.name: row for row in run_specter_flag_info()}
     assert "; choices cuda | cpu" in format_flag(rows["device"])
