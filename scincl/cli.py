@@ -224,6 +224,8 @@ def command_flags_info(command: Command, every: bool = True) -> List[FlagInfo]:
             row.choices = row.choices or FIELDS[row.name].metadata["choices"]
         if row.name in old_names:
             row.help = f"(also --{old_names[row.name]}, its old name) {row.help}".strip()
+        for place, fill in command.doc_fills.items():  # as in the docstring (reproduce's EXPERIMENT: its kinds)
+            row.help = row.help.replace("{" + place + "}", fill())
     return list(rows.values())
 
 

@@ -48,7 +48,10 @@ def test_command_lists_have_no_spurious_commands(monkeypatch, capsys):
     assert "extra_flags" not in out + detail and "COMMAND" not in detail
     from scincl.pipeline.experiment_kinds import KINDS  # reproduce --help: the kinds of the registry, every one
 
-    assert f"experiment: {' | '.join(KINDS)}." in _help(monkeypatch, capsys, ["cli_pipeline.py", "reproduce", "--help"])
+    reproduce = _help(monkeypatch, capsys, ["cli_pipeline.py", "reproduce", "--help"])
+    assert f"experiment: {' | '.join(KINDS)}." in reproduce
+    # the EXPERIMENT row too (it printed the docstring's "{kinds}." before the fill reached the rows)
+    assert "{kinds}" not in reproduce and f"EXPERIMENT str\n      {' | '.join(KINDS)}." in reproduce
 
 
 def test_run_specter_help_on_stdout_exit_0_and_stray_positional_is_an_error(tmp_path):
