@@ -16,7 +16,8 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+import typing
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.io import file_fingerprint, write_json
@@ -26,6 +27,7 @@ from scincl.model.checkpoints import LOGGING_ONLY_ARGS, last_complete_checkpoint
 from scincl.provenance import (RUN_RECORD_NAME, difference, made_by, outputs_changed, outputs_record, read_record,
                                write_record)
 from scincl.settings.schema import SCINCL
+from scincl.settings.values import check_value, simple_type
 from scincl.model.device import check_gpu_usable, resolve_bf16
 from scincl.output_lock import writes
 
@@ -55,6 +57,20 @@ PAPER_TRAINING_DEFAULTS: Dict[str, Any] = {
 BITFIT_LEARNING_RATE = 1e-4  # paper §7.2
 
 
+def checked_training_arguments(training_args: Mapping[str, Any]) -> Dict[str, Any]:
+    """``training_args`` (``transformers.TrainingArguments`` fields) converted to their fields' types, a wrong one
+    refused in one line (``--fp16 maybe``); ``--bf16`` also takes ``auto`` (scincl/model/device.py:resolve_bf16)."""
+    from transformers import TrainingArguments
+
+    hints = typing.get_type_hints(TrainingArguments)
+    out = {}
+    for name, value in training_args.items():
+        kind = simple_type(hints.get(name))
+        keep = kind not in (bool, int, float) or (name == "bf16" and str(value).strip().lower() == "auto")
+        out[name] = value if keep else check_value(name, value, kind, check_range=False)
+    return out
+
+
 def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bitfit: bool = False,
                              has_eval: bool = False, defaults: Optional[Dict[str, Any]] = None,
                              label_names: Sequence[str] = ()):
@@ -75,7 +91,7 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
         merged["learning_rate"] = BITFIT_LEARNING_RATE
     if has_eval:
         merged.update(eval_strategy="epoch")
-    merged.update(training_args)
+    merged.update(checked_training_arguments(training_args))
     if "use_cpu" not in training_args and not _has_accelerator():
         merged["use_cpu"] = True  # makes torchrun on CPU-only machines use gloo DDP (accelerate's MULTI_CPU)
     if _is_true(merged.get("fp16")) and str(merged.get("bf16")).strip().lower() == "auto":

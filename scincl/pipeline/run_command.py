@@ -117,6 +117,9 @@ def check_run(s: RunSettings) -> RunSettings:
         build_loss(s.loss, **dict(s.training_options))
     except (TypeError, ValueError) as exc:
         raise InputError(f"--loss {s.loss}: {exc}") from None
+    from scincl.model.train import checked_training_arguments
+
+    checked_training_arguments(s.training_options)  # --fp16 maybe: now, not at the training stage
     return s
 
 

@@ -283,3 +283,20 @@ def test_stages_runs_part_of_the_plan_once_the_stages_before_it_are_done(tmp_pat
     assert unselected_stages(stages, ["citations"]) == [n for n in names if n != "citations"]  # the next job may run
     with pytest.raises(InputError, match="stage citations comes first and is not done"):
         unselected_stages(stages, ["graph"])
+
+
+def test_a_training_flag_of_the_wrong_type_is_refused_before_any_stage_runs(tmp_path):
+    """``run_specter --fp16 maybe`` ran the demo's stages and died at the training stage with a TrainingArguments
+    traceback (training flags were never converted to their fields' types); now it is one line when the settings are
+    checked, and ``train`` refuses it the same way. ``--bf16 auto`` and real values still pass."""
+    from scincl.model.train import build_training_arguments
+    from scincl.pipeline.run_command import settings_from_flags
+
+    with pytest.raises(InputError, match=r"^--fp16: expected true or false, got 'maybe'$"):
+        settings_from_flags(str(tmp_path), {"fp16": "maybe"})
+    with pytest.raises(InputError, match=r"^--max_steps: expected an integer, got 'many'$"):
+        build_training_arguments(str(tmp_path), {"max_steps": "many"})
+    settings = settings_from_flags(str(tmp_path), {"fp16": "false", "bf16": "auto", "max_steps": 2})
+    given = {"fp16": "false", "bf16": "auto", "max_steps": 2}
+    assert {name: settings.training_options[name] for name in given} == given  # recorded as given
+    assert build_training_arguments(str(tmp_path), {"fp16": "false", "max_steps": 2}).fp16 is False
