@@ -1,6 +1,5 @@
-"""What both planners share (issue 39, one plan): the order of a run's steps (:class:`Planner`), their shared files'
-names, the encoder and leakage rules, one builder per stage (``*_stage``; what a planner decides is an argument).
-"""
+"""What both planners share (issue 39, one plan): the order of a run's steps (:class:`Planner`), the shared files'
+names, the encoder and leakage rules, and each step's library call (``*_stage``; the planner supplies the data)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,7 +13,6 @@ from scincl.knn.papers import build_faiss
 from scincl.leakage import recorded_report
 from scincl.model.card import update_model_card
 from scincl.model.device import reset_torch_threads
-from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage
 from scincl.settings.recipe import Recipe
 from scincl.triples.metadata import get_metadata
@@ -94,16 +92,15 @@ def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Opt
             "graph_leakage": graph_leakage}
 
 
-# ---------------------------------------------------------------------- the stages, one builder each
-# Every builder's ``name``, ``outputs``, ``inputs``, ``output_dir``, ``settings`` and ``description`` are the Stage as
-# the planner records it (its completion marker); the other arguments say what the stage does.
+# ---------------------------------------------------------------------- the stages: the library call of each step
+# ``stage``: the Stage's ``outputs``, ``inputs``, ``output_dir``, ``settings``, ``description`` as the planner records
+# them (its completion marker); the other arguments say what the stage does.
 def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_model: str, loss: str,
                 pooling_strategy: str, max_sequence_length: int, training: Mapping[str, Any],
-                leakage: Callable[[], Dict[str, Any]], outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
-                settings: Optional[Dict[str, Any]] = None, bitfit: bool = False, threads: Optional[int] = None,
-                description: str = "", eval_max_sequence_length: Optional[int] = None) -> Stage:
-    """``model.train.train`` of ``base_model`` on ``triples`` + ``metadata`` into ``model`` (``training``: the Trainer
-    arguments; ``leakage()``: the guard's inputs, asked when it runs); its result is the model's leakage report."""
+                leakage: Callable[[], Dict[str, Any]], bitfit: bool = False, threads: Optional[int] = None,
+                eval_max_sequence_length: Optional[int] = None, **stage: Any) -> Stage:
+    """``model.train.train`` of ``base_model`` into ``model`` (``leakage()``: the guard's inputs, asked when it runs);
+    its result is the model's leakage report."""
     def run() -> Optional[Dict[str, Any]]:
         from scincl.model.train import train
 
@@ -116,15 +113,13 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
               **guard, **training)
         return recorded_report(model)
 
-    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=model, description=description,
-                 settings=dict(settings or {}))
+    return Stage(name, run=run, output_dir=model, **stage)
 
 
 def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional[Path], *, workers: int,
-                inputs: Sequence[Optional[Path]], corpus_format: Optional[str] = None,
-                settings: Optional[Dict[str, Any]] = None, keep_counts: bool = True, description: str = "") -> Stage:
-    """``triples.metadata.get_metadata``: the texts of the papers of ``triples`` from ``metadata_dir`` to
-    ``metadata``; its result is their counts when ``keep_counts``."""
+                corpus_format: Optional[str] = None, keep_counts: bool = True, **stage: Any) -> Stage:
+    """``triples.metadata.get_metadata``: the texts of the papers of ``triples`` into ``metadata`` (its result: their
+    counts when ``keep_counts``)."""
     def run() -> Optional[Dict[str, int]]:
         if metadata_dir is None:
             raise InputError(f"the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
@@ -132,28 +127,22 @@ def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional
         counts = get_metadata(triples, metadata, metadata_dir, workers, corpus_format=corpus_format)
         return counts if keep_counts else None
 
-    return Stage(name, [metadata], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
+    return Stage(name, [metadata], run, **stage)
 
 
 def triples_stage(name: str, triples_source: str, triples: Path, queries: Path, *, sampling: Mapping[str, Any],
-                  inputs: Sequence[Optional[Path]], settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
-    """The sampler of ``triples_source`` (scincl/triples/sources.py) for the queries in ``queries`` into ``triples``,
-    called with ``sampling`` as given (a kNN index in it is an input: used when it fits, never rebuilt here)."""
+                  **stage: Any) -> Stage:
+    """The sampler of ``triples_source`` (scincl/triples/sources.py) for ``queries`` into ``triples`` with ``sampling``
+    (a kNN index in it is an input: used when it fits, never rebuilt here)."""
     mine = sampler(triples_source)  # an unknown source is refused when the plan is built
-
-    def run() -> None:
-        plain = Path(str(triples)[:-3]) if str(triples).endswith(".gz") else triples
-        mine(output_path=plain, query_papers=str(queries), **sampling)
-
-    return Stage(name, [triples], run, inputs=list(inputs), description=description, settings=dict(settings or {}))
+    plain = Path(str(triples)[:-3]) if str(triples).endswith(".gz") else triples
+    return Stage(name, [triples], lambda: mine(output_path=plain, query_papers=str(queries), **sampling), **stage)
 
 
 def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path, *, search: "KnnSearch",
-                workers: Optional[int], seed: int = 0, inputs: Sequence[Optional[Path]],
-                outputs: Optional[Sequence[Path]] = None, settings: Optional[Dict[str, Any]] = None,
-                keep_result: bool = False, description: str = "") -> Stage:
-    """``knn.papers.build_faiss`` over the ``graph`` embeddings of the papers listed in ``corpus`` into ``index``,
-    as ``search`` searches; its result is the build's summary when ``keep_result``."""
+                workers: Optional[int], seed: int = 0, keep_result: bool = False, **stage: Any) -> Stage:
+    """``knn.papers.build_faiss`` over the ``graph`` embeddings of the papers in ``corpus`` into ``index``, as
+    ``search`` searches (its result: the build's summary when ``keep_result``)."""
     def run() -> Optional[Dict[str, Any]]:
         result = build_faiss(str(graph["embeddings"]), str(index), string_factory=search.faiss_string_factory,
                              metric=search.ann_metric, do_normalize=search.ann_normalize_embeddings,
@@ -161,15 +150,15 @@ def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path,
                              batch_size=search.ann_batch_size, workers=workers, device=search.ann_device, seed=seed)
         return result if keep_result else None
 
-    return Stage(name, list(outputs or [index]), run, inputs=list(inputs), description=description,
-                 settings=dict(settings or {}))
+    stage.setdefault("outputs", [index])
+    return Stage(name, run=run, **stage)
 
 
 def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path, *, test_ratio: float, seed: int,
                     excluded: Optional[Path], workers: Optional[int], corpus_format: Optional[str] = None,
-                    settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
-    """``graph.stage.get_citations``: the corpus' citation edges without the papers in ``excluded``, ``test_ratio``
-    of them held out with ``seed``, into ``citations_dir`` (:func:`citation_files`)."""
+                    **stage: Any) -> Stage:
+    """``graph.stage.get_citations``: the corpus' edges without the papers in ``excluded``, ``test_ratio`` of them held
+    out with ``seed``, into ``citations_dir`` (:func:`citation_files`)."""
     def run() -> None:
         if metadata_dir is None:
             raise InputError("building the citation graph needs --corpus_dir (or give --graph_embeddings_path and "
@@ -178,31 +167,24 @@ def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path
                       excluded_paper_ids=str(excluded) if excluded else None, corpus_format=corpus_format)
 
     return Stage(name, list(citation_files(citations_dir.parent)), run, inputs=[metadata_dir, excluded],
-                 output_dir=citations_dir, description=description, settings=dict(settings or {}))
+                 output_dir=citations_dir, **stage)
 
 
 def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_dir: Path, *,
-                embed: Mapping[str, Any], outputs: Optional[Sequence[Path]] = None, inputs: Sequence[Path] = (),
-                settings: Optional[Dict[str, Any]] = None, description: str = "") -> Stage:
-    """``graph.embed.embed_graph`` of the edges in ``train_edges`` into ``graph_dir`` (link prediction on
-    ``test_edges``) with ``embed``'s arguments; outputs by default its embeddings and ids, inputs the edges and
-    ``inputs``; its result is ``embed_graph``'s."""
-    def run() -> Dict[str, Any]:
-        # override: start over (a rerun discards PyTorch-BigGraph's import and checkpoints), not a reuse check
-        return embed_graph(train_edges, graph_dir, test_edges=test_edges, override=True, **embed)
-
+                embed: Mapping[str, Any], inputs: Sequence[Path] = (), **stage: Any) -> Stage:
+    """``graph.embed.embed_graph`` of ``train_edges`` into ``graph_dir`` (link prediction on ``test_edges``) with
+    ``embed``; outputs by default its embeddings and ids; its result is ``embed_graph``'s."""
     files = graph_files(graph_dir)
-    return Stage(name, list(outputs or [files["embeddings"], files["ids"]]), run,
-                 inputs=[train_edges, test_edges, *inputs], output_dir=graph_dir, description=description,
-                 settings=dict(settings or {}))
+    stage.setdefault("outputs", [files["embeddings"], files["ids"]])
+    # override: start over (a rerun discards PyTorch-BigGraph's import and checkpoints), not a reuse check
+    return Stage(name, run=lambda: embed_graph(train_edges, graph_dir, test_edges=test_edges, override=True, **embed),
+                 inputs=[train_edges, test_edges, *inputs], output_dir=graph_dir, **stage)
 
 
 def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, *, split: str,
                    pooling_strategy: Optional[str], max_sequence_length: Optional[int],
                    papers: Optional[Callable[[], Path]] = None, bf16: str = "false", device: Optional[str] = None,
-                   threads: Optional[int] = None, outputs: Sequence[Path], inputs: Sequence[Optional[Path]],
-                   output_dir: Path, settings: Optional[Dict[str, Any]] = None,
-                   reusable: Optional[Callable[[], bool]] = None, description: str = "") -> Stage:
+                   threads: Optional[int] = None, **stage: Any) -> Stage:
     """SciDocs scores of ``model`` on ``split`` into ``results_dir``: the papers ``papers()`` lists embedded (``bf16``)
     and deleted afterwards, else every SciDocs paper by the evaluator (cut to ``max_sequence_length`` when given)."""
     def run() -> None:
@@ -230,9 +212,8 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
                            device=device)
         update_model_card(model, Path(results_dir) / "results.json")  # the trained model's card gets its scores
 
-    return Stage(name, list(outputs), run, inputs=list(inputs), output_dir=output_dir, description=description,
-                 reusable=reusable, settings=dict(settings or {}),
-                 writes=[Path(results_dir) / "embeddings", Path(results_dir) / f"embeddings.{split}.jsonl"])
+    writes = [Path(results_dir) / "embeddings", Path(results_dir) / f"embeddings.{split}.jsonl"]
+    return Stage(name, run=run, writes=writes, **stage)
 
 
 def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embeddings: Path) -> None:
@@ -242,38 +223,32 @@ def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embedding
                    cls_embeddings=str(embeddings) if has_classes else None)
 
 
-def queries_stage(name: str, queries: Path, *, selection: str, select: Mapping[str, Any], outputs: Sequence[Path],
-                  inputs: Sequence[Optional[Path]], settings: Optional[Dict[str, Any]] = None,
-                  description: str = "") -> Stage:
+def queries_stage(name: str, queries: Path, *, selection: str, select: Mapping[str, Any], **stage: Any) -> Stage:
     """The query papers written to ``queries`` by the selection ``selection`` of :data:`QUERY_SELECTIONS` with the
     arguments ``select``; its result is the selection's counts."""
     if selection not in QUERY_SELECTIONS:
         raise InputError(f"unknown query selection {selection!r}: choose one of {', '.join(QUERY_SELECTIONS)}")
-    return Stage(name, list(outputs), lambda: QUERY_SELECTIONS[selection](queries, **select), inputs=list(inputs),
-                 description=description, settings=dict(settings or {}))
+    return Stage(name, run=lambda: QUERY_SELECTIONS[selection](queries, **select), **stage)
 
 
 class Planner:
-    """The base of both planners: a run's steps in one order (:meth:`plan`), its stages named below ``root`` and
-    recorded in ``manifest``, what several runs share below ``shared``."""
+    """The base of both planners: a run's steps in one order (:meth:`plan`), its stages named below ``root``, what
+    several runs share below ``shared``."""
 
-    def __init__(self, root: Path, shared: Path, manifest: Optional[Manifest] = None) -> None:
-        self.root = Path(root)
-        self.shared = Path(shared)
-        self.manifest = manifest
+    def __init__(self, root: Path, shared: Path) -> None:
+        self.root, self.shared = Path(root), Path(shared)
         self.planned: Dict[str, Stage] = {}  # the stages planned and not taken yet, by name, in running order
 
     def plan(self, run: Any = None) -> List[Stage]:
         """Every stage of one run (``run``: an experiment arm; ``run_specter``'s plan is one run) in running order:
-        each step of :data:`PLAN_STEPS` planned by the planner's ``plan_<step>(run)``. The plan is empty afterwards."""
+        the planner's ``plan_<step>(run)`` for each of :data:`PLAN_STEPS`. The plan is empty afterwards."""
         for step in PLAN_STEPS:
             getattr(self, f"plan_{step}")(run)
         return self.take()
 
-    def add(self, stage: Optional[Stage]) -> None:
+    def add(self, stage: Stage) -> None:
         """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
-        if stage is not None:
-            self.planned.setdefault(stage.name, stage)
+        self.planned.setdefault(stage.name, stage)
 
     def take(self) -> List[Stage]:
         """The planned stages in running order; the plan is empty afterwards."""

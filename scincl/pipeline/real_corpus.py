@@ -1,16 +1,12 @@
-"""The plan of the real-corpus experiments (hep-th, CiteSeer at CPU scale): one :class:`CorpusPlan` per corpus.
-
-What the arms share is planned once under ``OUTPUT_DIR/shared`` (citations w/o the SciDocs query papers,
-co-citations, graphs, FAISS indexes, each seed's query papers, the base encoder's evaluation); each arm x seed gets
-its triplets, model and evaluation under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``. The methods plan
-(add a stage, its inputs' stages first, and return the path it writes); ``run_specter``'s runner runs them.
-"""
+"""The real-corpus experiments' plan (hep-th, CiteSeer at CPU scale), one :class:`CorpusPlan` per corpus: what the
+arms share once under ``OUTPUT_DIR/shared``, each arm x seed under ``OUTPUT_DIR/runs/<split>/<recipe>/<arm>/seed_<s>``.
+A method plans a stage (its inputs' stages first) and returns the path it writes; ``run_specter``'s runner runs them."""
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from scincl.corpus.shards import papers_with_text
 from scincl.errors import InputError
@@ -32,14 +28,10 @@ from scincl.triples.sources import SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
 
-# BigGraph training workers of the real-corpus graphs (PBG's ``workers``; unset = one Hogwild! worker
-# per core, whose interleaving differs between runs). One worker makes the graph, and so SciNCL's
-# triplets, byte-reproducible from a clean checkout (scincl/graph/pbg_compat.py seeds it); its cost on
-# hep-th is in docs/results.md ("Reproducibility").
+# BigGraph training workers (PBG's ``workers``; unset: one Hogwild! worker per core, interleaved differently each run):
+# one makes the graph, and so SciNCL's triplets, byte-reproducible (its cost: docs/results.md "Reproducibility")
 BIGGRAPH_WORKERS = 1
-
-# The kNN arms' index and search: FAISS Flat (exact) inner product over the L2-normalised graph embeddings (cosine;
-# the original README's build_faiss --do_normalize), the paper's k as given.
+# the kNN arms' index and search: FAISS Flat inner product over the L2-normalised graph embeddings (cosine)
 REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddings=True, faiss_string_factory="Flat")
 
 
@@ -61,31 +53,29 @@ class CorpusPlan(Planner):
                  workers: Optional[int] = None, cocitation_min_count: int = 2, create: bool = True) -> None:
         self.corpus, self.out, self.workers = corpus, Path(output_dir), workers
         self.eval_max_sequence_length = eval_max_sequence_length
-        self.cocitation_min_count = cocitation_min_count
         self.ran = 0  # stages run (not reused) so far: what a step's wall time measures (grid.Timings)
-        super().__init__(self.out, self.out / "shared", Manifest(self.out, {
-            "corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length, "workers": workers,
-            "cocitation_min_count": cocitation_min_count}))
-        # the citation edges the graphs are trained on (w/o the SciDocs query papers) and the held-out ones
-        self.citations_train, self.citations_test = citation_files(self.shared)
+        super().__init__(self.out, self.out / "shared")
+        self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
+                                            "workers": workers, "cocitation_min_count": cocitation_min_count})
+        self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
         self.cocitations_file = self.shared / f"cocitations.min{cocitation_min_count}.tsv"
+        self.cocitation_min_count = cocitation_min_count
         if create:  # not for a dry run, which writes nothing
             self.shared.mkdir(parents=True, exist_ok=True)
 
     def built(self, value: Any) -> Any:
         """``value`` (what the plan writes) once the planned stages have run or been reused; the plan is empty."""
-        stages = self.take()
-        if stages:
-            self.execute(stages)
+        self.execute(self.take())
         return value
 
     def execute(self, stages: List[Stage]) -> None:
         """Run (or reuse) ``stages`` in order (the runner of ``run_specter``), counting those it ran."""
-        self.ran += sum(result.status == STATUS_RAN for result in run_stages(stages, self.manifest).values())
+        if stages:
+            self.ran += sum(result.status == STATUS_RAN for result in run_stages(stages, self.manifest).values())
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
-        """Plan one step, named by its ``output`` below OUTPUT_DIR (reused when it exists; ``stage``: the
-        :class:`Stage`'s inputs, description, output_dir); returns ``output``."""
+        """Plan one step named by its ``output`` below OUTPUT_DIR (``stage``: the other :class:`Stage` fields);
+        returns ``output``."""
         self.add(Stage(self.stage_name(output), [output], run, **stage))
         return output
 
@@ -108,8 +98,8 @@ class CorpusPlan(Planner):
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def transductive_citations(self) -> Path:
-        """Every citation edge except those between a SciDocs query and its candidates: the graph-only retriever
-        needs the query papers in the graph (OpenMSD's held-out-edge protocol; transductive, not "w/o leakage")."""
+        """Every citation edge but those between a SciDocs query and its candidates (the graph-only retriever's:
+        OpenMSD's held-out-edge protocol; transductive, not "w/o leakage")."""
         everything, path = self.shared / "citations_all.tsv", self.shared / "citations_transductive.tsv"
         self.stage(everything, lambda: corpus_stage.get_citations(
             str(self.corpus.metadata_dir), str(everything), workers=self.workers),
@@ -123,14 +113,13 @@ class CorpusPlan(Planner):
                           description="citations minus the SciDocs query-candidate edges")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
-        """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings (scincl/settings/arms.py), its edges
-        staged first (only the citation graph has held-out edges to score)."""
+        """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
         graph, result = GRAPHS[kind], self.graph_paths(kind, dim, comparator)
         if comparator not in graph.get("comparators", (comparator,)):
             raise InputError(f"the {kind} graph is trained with the {', '.join(graph['comparators'])} comparator only")
         edges = {"citations": self.citations, "cocitations": self.cocitations,
                  "transductive": self.transductive_citations}[graph["edges"]]
-        train, test = edges(), self.citations_test if graph["edges"] == "citations" else None
+        train, test = edges(), self.citations_test if graph["edges"] == "citations" else None  # held-out edges
         method, pbg = graph["method"], graph["method"] == "pbg"  # BigGraph: dimension and workers override its config
         embed = {"method": method, "config": graph["config"].format(comparator=comparator),
                  "seed": SCINCL.shared_graph_seed,
@@ -146,8 +135,7 @@ class CorpusPlan(Planner):
 
     def ann_index(self, kind: str, dim: int) -> Path:
         """FAISS Flat inner-product index over the normalised graph embeddings (papers with text only)."""
-        graph = self.graph(kind, dim)
-        path = self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
+        graph, path = self.graph(kind, dim), self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
         self.add(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
                              workers=self.workers, inputs=[graph["embeddings"], corpus], keep_result=True,
@@ -171,10 +159,15 @@ class CorpusPlan(Planner):
         return self.stage(path, lambda: write_id_list(path, papers_with_text(self.corpus.metadata_dir)),
                           inputs=[self.corpus.metadata_dir], description="papers with a text")
 
+    def eval_papers(self, split: str) -> Path:
+        """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""
+        path = self.shared / f"scidocs_papers.{split}.json"
+        return self.stage(path, lambda: write_json(path, split_papers(self.corpus.scidocs_dir, split), indent=False),
+                          inputs=[self.corpus.scidocs_dir], description=f"SciDocs papers of the {split} split")
+
     # ------------------------------------------------------------------ queries
     def eligible_queries_file(self, graph_dim: int) -> Path:
-        """The papers every arm can build 5 triplets for (sorted ids; scincl/triples/queries.py:eligible_for_every_arm:
-        in the citation and co-citation graphs, with a text, never a SciDocs query paper)."""
+        """The papers every arm can build 5 triplets for (scincl/triples/queries.py:eligible_for_every_arm)."""
         path = self.shared / f"eligible_queries_g{graph_dim}.json"
         inputs = [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
                   self.papers_with_text(), self.corpus.excluded_ids]
@@ -203,7 +196,7 @@ class CorpusPlan(Planner):
 
     # ------------------------------------------------------------------ one arm x seed: the steps of Planner.plan
     def plan_inputs(self, run: ArmRun) -> None:
-        """What decides which papers every arm can use, and those papers (:meth:`eligible_queries_file`)."""
+        """The papers every arm can use (:meth:`eligible_queries_file`) and what decides them."""
         self.eligible_queries_file(run.recipe.graph_dim)
 
     def plan_queries(self, run: ArmRun) -> None:
@@ -245,13 +238,13 @@ class CorpusPlan(Planner):
 
     def plan_train(self, run: ArmRun) -> None:
         """The fine-tuning of the recipe's encoder on the arm's triplets and texts."""
-        model, (triples, metadata) = run.run_dir / "model", run_files(run.run_dir)
+        model, (triples, metadata), recipe = run.run_dir / "model", run_files(run.run_dir), run.recipe
         self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
-                             base_model=encoder_path(run.recipe.base_model_name_or_path), loss=run.recipe.loss,
-                             pooling_strategy=run.recipe.pooling_strategy,
-                             max_sequence_length=run.recipe.max_sequence_length, bitfit=False,
-                             training={**run.recipe.training_arguments(), "seed": run.seed, "save_strategy": "no"},
-                             leakage=lambda: self.leakage_inputs(run.arm, run.recipe),
+                             base_model=encoder_path(recipe.base_model_name_or_path), loss=recipe.loss,
+                             pooling_strategy=recipe.pooling_strategy, max_sequence_length=recipe.max_sequence_length,
+                             bitfit=False, training={**recipe.training_arguments(), "seed": run.seed,
+                                                     "save_strategy": "no"},
+                             leakage=lambda: self.leakage_inputs(run.arm, recipe),
                              outputs=[model / "train_args.json"], inputs=[triples, metadata],
                              description=f"train {run.arm} seed {run.seed}"))
 
@@ -260,10 +253,8 @@ class CorpusPlan(Planner):
         self.evaluate(str(run.run_dir / "model"), run.run_dir, run.split, bf16=run.recipe.eval_bf16)
 
     def leakage_inputs(self, arm: str, recipe: Recipe) -> Dict[str, Any]:
-        """What the leakage guard of ``train`` checks for an arm (scincl/leakage.py): the SciDocs query papers against
-        the arm's graph nodes and the citation edges it came from (w/o leakage: none)."""
-        setting = arm_setting(arm)
-        graph_ids = graph_edges = None
+        """The leakage guard's inputs for an arm: the SciDocs query papers against its graph's nodes and edges."""
+        setting, graph_ids, graph_edges = arm_setting(arm), None, None
         if setting.triples_source != SPECTER_LIKE:  # paths only: called when the training runs, the graph exists
             graph_ids = self.graph_paths(setting.graph, recipe.graph_dim)["ids"]
             graph_edges = (self.cocitations_file if GRAPHS[setting.graph]["edges"] == "cocitations"
@@ -271,34 +262,31 @@ class CorpusPlan(Planner):
         return leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
                               self.citations_train)
 
-    def eval_papers(self, split: str) -> Path:
-        """The SciDocs papers one split needs (its qrels' queries and candidates, all classification papers)."""
-        path = self.shared / f"scidocs_papers.{split}.json"
-        return self.stage(path, lambda: write_json(path, split_papers(self.corpus.scidocs_dir, split), indent=False),
-                          inputs=[self.corpus.scidocs_dir], description=f"SciDocs papers of the {split} split")
-
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Path:
         """Plan the SciDocs scores of ``model`` on ``split`` (``eval_max_sequence_length`` tokens, fp32 unless
         ``bf16``); returns ``results.json``, which holds every split evaluated."""
         results, papers = run_dir / "results.json", self.eval_papers(split)
+
+        def reusable() -> bool:  # results.json holds this split's scores
+            data = read_json(results)
+            return isinstance(data, dict) and split in data.get("scores", {})
+
         self.add(evaluate_stage(
             self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
             max_sequence_length=self.eval_max_sequence_length, papers=lambda: papers, bf16=bf16,
-            outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=lambda: split in _splits_of(results),
+            outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=reusable,
             description=f"evaluate {run_dir} ({split})"))
         return results
 
     # ------------------------------------------------------------------ the cells of an experiment
     def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
-        """Where one arm x seed x recipe lives: every experiment reads its runs from here, so a run two experiments
-        share is trained once."""
+        """Where one arm x seed x recipe lives (every experiment reads it: a run two experiments share trains once)."""
         return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
 
     def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Tuple[Path, List[Stage]]:
-        """The run dir and whole plan, in running order, of one cell: the untuned encoder's evaluation (``arm``
-        :data:`BASE`; shared by every seed and experiment with the same pooling, lengths and precision) or an arm x
-        seed (:meth:`Planner.plan`). The plan is empty afterwards."""
+        """The run dir and whole plan of one cell: an arm x seed (:meth:`Planner.plan`) or the untuned encoder's
+        evaluation (``arm`` :data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
         if arm != BASE:
             run_dir = self.run_dir(arm, seed, recipe, split)
             return run_dir, self.plan(ArmRun(arm, seed, recipe, split, run_dir))
@@ -324,8 +312,3 @@ class CorpusPlan(Planner):
 def query_count(recipe: Recipe) -> int:
     """The query papers a recipe's triplets are drawn for (its triplets over SciNCL's triplets per query)."""
     return -(-recipe.triplets // SCINCL.triples_per_query)
-
-
-def _splits_of(results_path: Path) -> Sequence[str]:
-    data = read_json(results_path)
-    return list(data.get("scores", {})) if isinstance(data, dict) else []

@@ -33,6 +33,7 @@ from scincl.workload import cpu_warning, format_workload, run_workload
 logger = logging.getLogger(__name__)
 
 MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings a run records for its triplets
+COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")  # in running order
 DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
@@ -81,24 +82,21 @@ def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
 def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Optional[str] = None) -> SimpleNamespace:
     """Every file and directory of a ``run_specter`` run, from its settings (user-given paths win)."""
     shared = Path(shared_dir) if shared_dir is not None else Path(s.output_dir)
-    run, graph = experiment_dir(s), graph_files(shared / "graph")
+    run, graph, (train, test) = experiment_dir(s), graph_files(shared / "graph"), citation_files(shared)
     corpus_ids = Path(s.train_s2orc_paper_ids or run / f"s2orc_paper_ids.seed_{s.corpus_seed}.json")
-    query_name = f"query_s2orc_paper_ids.seed_{s.corpus_seed}"
-    if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1:
-        query_name += f".ratio_{s.sample_queries_ratio}"
-    triples, metadata = run_files(run, s.gzip)
-    citations_train, citations_test = citation_files(shared)
+    ratio = s.sample_queries_ratio if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1 else None
+    query_name = f"query_s2orc_paper_ids.seed_{s.corpus_seed}" + (f".ratio_{ratio}" if ratio is not None else "")
     return SimpleNamespace(
         shared=shared, run=run, demo=shared / "demo_corpus",
         scidocs_ids=Path(s.scidocs_paper_ids or shared / "scidocs_s2orc_paper_ids.json"),
-        metadata_ids=shared / "s2orc_metadata_id_mapping.json", citations_dir=citations_train.parent,
+        metadata_ids=shared / "s2orc_metadata_id_mapping.json", citations_dir=train.parent,
         graph_dir=graph["dir"], graph_ids=Path(s.graph_paper_ids_path or graph["ids"]),
         graph_embeddings=Path(s.graph_embeddings_path or graph["embeddings"]), corpus_ids=corpus_ids,
         query_ids=Path(s.train_query_s2orc_paper_ids or run / f"{query_name}.json"),
         ann_index=Path(s.ann_index_path or f"{corpus_ids}.{s.faiss_string_factory}.faiss"),
-        triples=triples, metadata=metadata, model=run / model_dir_name(s, base_model),
+        **dict(zip(("triples", "metadata"), run_files(run, s.gzip))), model=run / model_dir_name(s, base_model),
         base_eval=shared / "base_model_eval", eval=run, comparison=run / "comparison",
-        citations_train=citations_train, citations_test=citations_test)
+        citations_train=train, citations_test=test)
 
 
 class SciNCLPlan(Planner):
@@ -130,6 +128,10 @@ class SciNCLPlan(Planner):
 
     stages = Planner.plan
 
+    def recorded(self, *names: str) -> Dict[str, Any]:
+        """The flags ``names`` as a stage records them (its completion marker's settings)."""
+        return {name: getattr(self.s, name) for name in names}
+
     def training_leakage_inputs(self) -> Dict[str, Any]:
         """The leakage guard's inputs (scincl/pipeline/layout.py:leakage_inputs)."""
         graph_edges = self.p.citations_train if self.builds_graph and self.s.citations_path is None else None
@@ -140,9 +142,7 @@ class SciNCLPlan(Planner):
         """The arguments of the ``--triples_source`` sampler besides the output and the queries (kNN: the spec)."""
         s, p = self.s, self.p
         if s.triples_source == "specter_like":
-            return dict(citations_input_path=self.citations, seed=s.seed, gzip=s.gzip,
-                        **{name: getattr(s, name) for name in MINER_LEAVES if name.endswith("_count")
-                           or name == "triples_per_query"})
+            return dict(citations_input_path=self.citations, **self.recorded("seed", "gzip", *COUNT_LEAVES))
         return dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=self.miner,
                     search=self.search, strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip,
                     ann_index_path=p.ann_index, workers=s.workers,
@@ -151,9 +151,9 @@ class SciNCLPlan(Planner):
 
     # ------------------------------------------------------------------ the steps of Planner.plan
     def plan_inputs(self, run: Any = None) -> None:
-        """The demo corpus, the SciDocs ids, the citation edges and the graph (when this run makes them), the ids of
-        the papers with a text."""
-        p, s = self.p, self.s
+        """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the papers'
+        text ids."""
+        p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
             self.add(Stage("demo", [p.demo / "demo_manifest.json"],
                            lambda: make_demo(p.demo, papers=s.demo_papers, seed=DEMO_CORPUS_SEED), output_dir=p.demo,
@@ -170,8 +170,7 @@ class SciNCLPlan(Planner):
                                      seed=s.corpus_seed, excluded=self.excluded, workers=s.workers,
                                      corpus_format=self.corpus_format, description="citation edges from the corpus",
                                      settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
-                                               "corpus_format": self.corpus_format,
-                                               "excludes_scidocs": self.excluded is not None}))
+                                               "corpus_format": self.corpus_format, **excludes}))
         if self.builds_graph:
             pbg = s.graph_method == "pbg"
             records = [p.graph_dir / ("biggraph_run.json" if pbg else RUN_RECORD)]
@@ -184,8 +183,7 @@ class SciNCLPlan(Planner):
                                  description=f"BigGraph embeddings ({Path(s.biggraph_config).name})" if pbg
                                  else f"{s.graph_method} graph embeddings",
                                  settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
-                                           **({} if pbg else {"graph_method": s.graph_method,
-                                                              "graph_method_settings": s.graph_method_settings})}))
+                                           **({} if pbg else self.recorded("graph_method", "graph_method_settings"))}))
         if self.metadata_dir is not None:
             self.add(Stage("metadata_ids", [p.metadata_ids], lambda: corpus_stage.get_metadata_id_mapping(
                 str(self.metadata_dir), str(p.metadata_ids), workers=s.workers, corpus_format=self.corpus_format),
@@ -200,7 +198,7 @@ class SciNCLPlan(Planner):
         queries_given = bool(s.train_query_s2orc_paper_ids) and p.query_ids.exists()
         if corpus_given and queries_given:
             return
-        settings = {"sample_queries_ratio": s.sample_queries_ratio, "corpus_seed": s.corpus_seed}
+        settings = self.recorded("sample_queries_ratio", "corpus_seed")
         sample = {"corpus": p.corpus_ids, "ratio": s.sample_queries_ratio, "seed": s.corpus_seed}
         if corpus_given:
             return self.add(queries_stage("queries", p.query_ids, selection="ratio_of_corpus", select=sample,
@@ -210,13 +208,14 @@ class SciNCLPlan(Planner):
             raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
                              "come from does not: pass that corpus as --train_s2orc_paper_ids")
         with_text = p.metadata_ids if self.metadata_dir is not None else None
+        specter = s.specter_triples_path and Path(s.specter_triples_path)
         select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit, "with_text": with_text,
                   "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
                   "excluded": self.excluded}
-        inputs = [p.graph_ids, with_text, s.specter_triples_path and Path(s.specter_triples_path), self.excluded]
         self.add(queries_stage("queries", p.query_ids, selection="graph_limit_and_ratio", select=select,
                                outputs=[p.corpus_ids, p.query_ids],
-                               inputs=[x for x in inputs if x] + [local_path(s.s2id_to_s2orc_input_path)],
+                               inputs=[p.graph_ids, with_text, specter or None, self.excluded,
+                                       local_path(s.s2id_to_s2orc_input_path)],
                                description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
                                settings={**settings, "graph_limit": s.graph_limit,
                                          "excludes_scidocs": self.excluded is not None}))
@@ -234,24 +233,22 @@ class SciNCLPlan(Planner):
                           description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
                           settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
                                     "do_normalize": s.ann_do_normalize, "seed": s.seed})
-        given = bool(s.ann_index_path) and p.ann_index.exists()
-        if not given or "ann" in s.override or reuse_decision(ann) is None:
+        if not (s.ann_index_path and p.ann_index.exists()) or "ann" in s.override or reuse_decision(ann) is None:
             self.add(ann)
 
     def plan_triples(self, run: Any = None) -> None:
         """The triplets of ``--triples_source`` (:meth:`sampling`), recorded with every flag they depend on."""
         p, s = self.p, self.s
-        counts = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
-        names = ["triples_source", *counts, "seed", "gzip"]
+        names = ["triples_source", *COUNT_LEAVES, "seed", "gzip"]
         if self.miner is not None:  # the slots' strategies and bands, the index and search
-            names += [name for name in MINER_LEAVES if name not in counts]
+            names += [name for name in MINER_LEAVES if name not in COUNT_LEAVES]
             names += ["ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory", "k_scale",
                       "miner_options"]
         inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
                   if self.miner is not None else [self.citations, p.query_ids])
         self.add(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
                                inputs=inputs, description=f"{s.triples_source} triplets",
-                               settings={name: getattr(s, name) for name in names}))
+                               settings=self.recorded(*names)))
 
     def plan_texts(self, run: Any = None) -> None:
         """The titles and abstracts of the triplets' papers."""
@@ -265,22 +262,17 @@ class SciNCLPlan(Planner):
         """Fine-tuning the base encoder on the triplets; recorded with every Trainer argument but logging's."""
         s, p = self.s, self.p
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
-        options = {**s.training_options, "seed": s.training_options.get("seed", s.seed),
-                   "other_run": s.training_options.get("other_run", "restart")}
-        recorded = {k: v for k, v in s.training_options.items() if k not in LOGGING_ONLY_ARGS}
-        recorded.setdefault("seed", s.seed)
+        options = {"seed": s.seed, "other_run": "restart", **s.training_options}
+        recorded = {"seed": s.seed, **{k: v for k, v in s.training_options.items() if k not in LOGGING_ONLY_ARGS}}
         # the saved model's length = the one its scores are measured at (issue 42)
-        length = {"eval_max_sequence_length": s.eval_max_sequence_length} if s.eval_max_sequence_length else {}
-        self.add(train_stage("train", p.triples, p.metadata, p.model, base_model=self.base_model, loss=s.loss,
-                             pooling_strategy=s.pooling_strategy, max_sequence_length=s.max_sequence_length,
-                             bitfit=s.bitfit, training=options, leakage=self.training_leakage_inputs,
-                             threads=self.torch_threads, outputs=[p.model],
-                             inputs=[p.triples, p.metadata, local_path(self.base_model)],
-                             settings={"base_model": self.base_model, "loss": s.loss,
-                                       "pooling_strategy": s.pooling_strategy, "bitfit": s.bitfit,
-                                       "max_sequence_length": s.max_sequence_length, "training": recorded, **length},
-                             description=f"fine-tune {self.base_model}",
-                             eval_max_sequence_length=s.eval_max_sequence_length))
+        length = self.recorded("eval_max_sequence_length") if s.eval_max_sequence_length else {}
+        model = self.recorded("loss", "pooling_strategy", "max_sequence_length", "bitfit")
+        self.add(train_stage("train", p.triples, p.metadata, p.model, base_model=self.base_model, **model,
+                             training=options, leakage=self.training_leakage_inputs, threads=self.torch_threads,
+                             eval_max_sequence_length=s.eval_max_sequence_length,
+                             outputs=[p.model], inputs=[p.triples, p.metadata, local_path(self.base_model)],
+                             settings={"base_model": self.base_model, **model, "training": recorded, **length},
+                             description=f"fine-tune {self.base_model}"))
 
     def plan_evaluate(self, run: Any = None) -> None:
         """SciDocs evaluations of the base and the trained encoder, and their comparison (with a SciDocs folder)."""
@@ -290,8 +282,7 @@ class SciNCLPlan(Planner):
         short = base_model_short_name(self.base_model)
         how = dict(split=s.val_or_test_or_both, pooling_strategy=s.pooling_strategy, device=s.device,
                    max_sequence_length=s.eval_max_sequence_length, threads=self.torch_threads)  # cut when given
-        recorded = {"val_or_test_or_both": s.val_or_test_or_both, "pooling_strategy": s.pooling_strategy,
-                    "eval_max_sequence_length": s.eval_max_sequence_length}
+        recorded = self.recorded("val_or_test_or_both", "pooling_strategy", "eval_max_sequence_length")
         if s.evaluate_base_model:
             self.add(evaluate_stage("eval_base", self.base_model, self.scidocs_dir, p.base_eval, **how,
                                     outputs=[p.base_eval / "results.json"], output_dir=p.base_eval,
@@ -305,8 +296,8 @@ class SciNCLPlan(Planner):
         self.add(Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
             p.base_eval, p.eval / "results.json", name, p.comparison, s.split, f"base: {short}"),
             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
-            description="results table: base vs trained",
-            settings={"split": s.split, "triples_source": s.triples_source, "base_model": short}))
+            description="results table: base vs trained", settings={**self.recorded("split", "triples_source"),
+                                                                     "base_model": short}))
 
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
@@ -341,10 +332,10 @@ class SciNCLPlan(Planner):
         if "train" in names and "train" not in s.skip and p.model.exists():
             manifest.set("leakage", model_report(p.model, p.triples, **self.training_leakage_inputs()))
             manifest.set("embedding_check", recorded_embedding_check(p.model))  # issue 41: collapse warning
-        table = None
-        if (p.comparison / "comparison.md").exists() and "compare" in names:
-            table = (p.comparison / "comparison.md").read_text()
-            manifest.set("comparison", str(p.comparison / "comparison.md"))
+        comparison = p.comparison / "comparison.md"
+        table = comparison.read_text() if comparison.exists() and "compare" in names else None
+        if table is not None:
+            manifest.set("comparison", str(comparison))
         manifest.write_all()
         return {"results": results, "table": table, "paths": p, "manifest": manifest.data}
 

@@ -106,8 +106,9 @@ def _wrap_builder(name: str, builder: Callable[..., Any]) -> Callable[..., Any]:
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         stage = builder(*args, **kwargs)
-        bound = signature.bind(*args, **kwargs)
-        stage.golden_call = (name, dict(bound.arguments))
+        arguments = dict(signature.bind(*args, **kwargs).arguments)
+        arguments.update(arguments.pop("stage", {}))  # the Stage fields a builder passes through
+        stage.golden_call = (name, arguments)
         return stage
 
     return wrapped
