@@ -36,6 +36,13 @@ CUDA_NATIVE_BF16_CAPABILITY = (8, 0)
 CPU_NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
 
 
+def default_device() -> str:
+    """Where a run trains and embeds when no device is given: ``cuda`` when torch sees a GPU, else ``cpu``."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def gpu_request(environ: Mapping[str, str], device: Optional[str] = None) -> Optional[str]:
     """Why this process is expected to use a GPU (``None`` when nothing asked for one)."""
     if device is not None and str(device).lower().startswith("cuda"):

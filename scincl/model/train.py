@@ -28,7 +28,7 @@ from scincl.provenance import (RUN_RECORD_NAME, difference, made_by, outputs_cha
                                write_record)
 from scincl.settings.schema import SCINCL
 from scincl.settings.values import check_value, simple_type
-from scincl.model.device import check_gpu_usable, resolve_bf16
+from scincl.model.device import check_gpu_usable, default_device, resolve_bf16
 from scincl.output_lock import writes
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,7 @@ def build_training_arguments(output_dir: str, training_args: Dict[str, Any], bit
     if _is_true(merged.get("fp16")) and str(merged.get("bf16")).strip().lower() == "auto":
         merged["bf16"] = "false"  # --fp16 asked explicitly: no bf16 on top
     if "bf16" in merged:  # --bf16 auto|true|false: auto = bf16 autocast only where the device has it natively
-        merged["bf16"] = resolve_bf16(merged["bf16"], "cpu" if _is_true(merged.get("use_cpu")) else _device_type())
+        merged["bf16"] = resolve_bf16(merged["bf16"], "cpu" if _is_true(merged.get("use_cpu")) else default_device())
     merged.update(
         output_dir=str(output_dir),
         remove_unused_columns=False,  # the collator needs the row-number columns
@@ -145,12 +145,6 @@ def _pin_mixed_precision(merged: Dict[str, Any]) -> None:
 
 def _is_true(value: Any) -> bool:
     return value is True or str(value).strip().lower() in ("true", "1", "yes")
-
-
-def _device_type() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _has_accelerator() -> bool:

@@ -12,7 +12,7 @@ from scincl.graph.stage import get_citations
 from scincl.knn.papers import build_faiss
 from scincl.leakage import recorded_report
 from scincl.model.card import update_model_card
-from scincl.model.device import reset_torch_threads
+from scincl.model.device import default_device, reset_torch_threads
 from scincl.pipeline.runner import Stage
 from scincl.settings.recipe import Recipe
 from scincl.triples.metadata import get_metadata
@@ -51,18 +51,11 @@ def encoder_path(name: Optional[str], packaged: bool = True) -> str:
     return packaged_minilm_path() if packaged else resolve_base_model(None)
 
 
-def device_type() -> str:
-    """Where a run trains when no device is given: ``cuda`` when torch sees a GPU, else ``cpu``."""
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def precision_key(recipe: Recipe) -> str:
     """``""`` for fp32, else ``_bf16`` (training) / ``_ebf16`` (embedding), as this machine resolves the request."""
     from scincl.model.device import resolve_bf16
 
-    device = device_type()
+    device = default_device()
     return ("_bf16" if resolve_bf16(recipe.bf16, device) else "") + (
         "_ebf16" if resolve_bf16(recipe.eval_bf16, device) else "")
 
