@@ -250,12 +250,11 @@ def train(
     from scincl.model.folder_check import check_model_files
     from scincl.model.encoder import (POOLING_STRATEGIES, DocumentEncoder, apply_bitfit, freeze_unused_pooler,
                                       load_backbone, resolve_base_model, save_encoder)
-    from scincl.model.losses import LOSS_NAMES, build_loss, loss_settings, take_loss_options
+    from scincl.model.losses import build_loss, check_loss_name, loss_settings, take_loss_options
     from scincl.model.objective import ContrastiveModel
     from scincl.model.trainer import ContrastiveTrainer
 
-    if loss not in LOSS_NAMES:
-        raise InputError(f"unknown --loss {loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    check_loss_name(loss)
     try:
         loss_flags, training_args = take_loss_options(training_args)
         loss_module = build_loss(loss, **loss_flags)

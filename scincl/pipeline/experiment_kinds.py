@@ -225,13 +225,14 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
 
 def make_experiments(definitions: Sequence[Dict[str, Any]], changes: Dict[str, Any], command: str) -> List[Experiment]:
     """The :class:`Experiment` of each definition with ``command``'s flags ``changes``, its losses checked."""
-    from scincl.model.losses import LOSS_NAMES
+    from scincl.model.losses import check_loss_name
 
     result = [make_experiment(with_changes(definition, changes, command)) for definition in definitions]
     for exp in result:
-        for loss in exp.losses + ((str(exp.recipe["loss"]),) if "loss" in exp.recipe else ()):
-            if loss not in LOSS_NAMES:
-                raise InputError(f"unknown loss {loss!r}: choose from {', '.join(LOSS_NAMES)}")
+        for loss in exp.losses:
+            check_loss_name(loss, "--losses")
+        if "loss" in exp.recipe:
+            check_loss_name(str(exp.recipe["loss"]))
     return result
 
 

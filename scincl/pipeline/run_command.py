@@ -109,10 +109,9 @@ def check_run(s: RunSettings) -> RunSettings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
         check_gpu_usable(s.device)
-    from scincl.model.losses import LOSS_NAMES, build_loss
+    from scincl.model.losses import build_loss, check_loss_name
 
-    if s.loss not in LOSS_NAMES:  # the loss and its flags build (issue 29: refused only after the graph stage ran)
-        raise InputError(f"unknown --loss {s.loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    check_loss_name(s.loss)  # the loss and its flags build (issue 29: refused only after the graph stage ran)
     try:
         build_loss(s.loss, **dict(s.training_options))
     except (TypeError, ValueError) as exc:

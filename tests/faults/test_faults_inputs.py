@@ -127,7 +127,7 @@ def test_run_specter_refuses_a_bad_loss_or_seed_before_any_stage(tmp_path):
      "--values 10,10: expected distinct values > 0"),
     ("def get_experiment():\n    return {'kind': 'budget', 'values': [0, 100]}\n", "expected distinct values > 0"),
     ("def get_experiment():\n    return [{'kind': 'main'}, {'kind': 'losses', 'losses': 'triplet,hinge'}]\n",
-     "unknown loss 'hinge'"),
+     "unknown --losses 'hinge'; choose one of triplet"),
     ("def get_experiment():\n    return {'kind': 'main', 'recipe': {'learning_rate': -1}}\n",
      "--learning_rate -1: must be > 0"),
     ("def get_experiment():\n    return {'kind': 'main', 'split': 'train'}\n", "--split 'train': choose val or test"),

@@ -387,3 +387,19 @@ def test_the_losses_declare_their_options_and_train_takes_them_from_there(tmp_pa
               infonce_negatives="all")
     assert route_flags({"triplet_margin": 0.5})["training_options"] == {"triplet_margin": 0.5}
     assert {"triplet_margin", "angle_in_batch"} <= run_specter_flag_names()
+
+
+def test_an_unknown_loss_name_is_one_line_naming_its_flag_wherever_it_is_given():
+    """train, run_specter and the experiments refuse an unknown loss with one line, from one check (they said it
+    three ways: "unknown --loss ...; choose one of", "unknown loss ...: choose from")."""
+    from scincl.errors import InputError
+    from scincl.model.losses import LOSS_NAMES, check_loss_name
+    from scincl.pipeline.experiment_kinds import make_experiments
+
+    assert check_loss_name("infonce") == "infonce"
+    with pytest.raises(InputError, match=rf"^unknown --loss 'hinge'; choose one of {', '.join(LOSS_NAMES)}$"):
+        check_loss_name("hinge")
+    with pytest.raises(InputError, match=r"^unknown --losses 'hinge'; choose one of triplet"):
+        make_experiments([{"kind": "losses", "losses": "triplet,hinge"}], {}, "reproduce")
+    with pytest.raises(InputError, match=r"^unknown --loss 'hinge'; choose one of triplet"):
+        make_experiments([{"kind": "main"}], {"loss": "hinge"}, "reproduce")

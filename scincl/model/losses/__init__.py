@@ -49,14 +49,14 @@ from scincl.model.losses.graph_distillation import GraphDistillationLoss
 from scincl.model.losses.functional import (
     angle_similarity, cosine_distance, l2_distance, pairwise_cosine, pairwise_dot,
 )
-from scincl.model.losses.registry import (LOSSES, LossOption, build_loss, loss_names, loss_options, loss_revision,
+from scincl.model.losses.registry import (LOSSES, LossOption, build_loss, check_loss_name, loss_names, loss_options, loss_revision,
                                            loss_settings, take_loss_options)
 
 LOSS_NAMES = tuple(loss_names())
 
 __all__ = [
     "AnglELoss", "AnglETermLoss", "CoSENTLoss", "GraphDistillationLoss", "InfoNCELoss", "LOSSES", "LOSS_NAMES",
-    "LossOption", "loss_options", "take_loss_options",
+    "LossOption", "check_loss_name", "loss_options", "take_loss_options",
     "MultiPositiveTupletLoss", "SourceMultiPositiveLoss", "SourceTargetMultiPositiveLoss",
     "TargetMultiPositiveLoss", "TripletMarginLoss", "angle_similarity", "build_loss", "cosine_distance",
     "l2_distance", "loss_names", "loss_revision", "loss_settings", "pairwise_cosine", "pairwise_dot",

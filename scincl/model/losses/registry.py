@@ -16,6 +16,8 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Type
 
 from torch import nn
 
+from scincl.errors import InputError
+
 LOSSES: Dict[str, Type[nn.Module]] = {}
 
 
@@ -35,6 +37,14 @@ def register_loss(name: str) -> Callable[[Type[nn.Module]], Type[nn.Module]]:
 def loss_names() -> List[str]:
     """Registered ``--loss`` names, in registration order."""
     return list(LOSSES)
+
+
+def check_loss_name(name: str, flag: str = "--loss") -> str:
+    """``name`` when it is a registered loss, else one :class:`InputError` line naming them (``flag``: the flag that
+    gave it): the check of ``train``, ``run_specter`` and the experiments' ``--loss`` / ``--losses``."""
+    if name not in LOSSES:
+        raise InputError(f"unknown {flag} {name!r}; choose one of {', '.join(LOSSES)}")
+    return name
 
 
 @dataclass(frozen=True)
