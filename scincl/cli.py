@@ -224,8 +224,7 @@ def command_flags_info(command: Command, every: bool = True) -> List[FlagInfo]:
             row.choices = row.choices or FIELDS[row.name].metadata["choices"]
         if row.name in old_names:
             row.help = f"(also --{old_names[row.name]}, its old name) {row.help}".strip()
-        for place, fill in command.doc_fills.items():  # as in the docstring (reproduce's EXPERIMENT: its kinds)
-            row.help = row.help.replace("{" + place + "}", fill())
+        row.help = command.filled(row.help)  # as in the docstring (reproduce's EXPERIMENT: its kinds)
     return list(rows.values())
 
 
@@ -295,12 +294,16 @@ class Command:
                 out[new] = out.pop(old)
         return out
 
-    def doc(self) -> str:
-        """The docstring with its ``{name}`` places filled (``reproduce``'s experiment kinds)."""
-        doc = inspect.cleandoc(self.function.__doc__ or "")
+    def filled(self, text: str) -> str:
+        """``text`` with the docstring's ``{name}`` places filled (``reproduce``'s experiment kinds)."""
         for name, fill in self.doc_fills.items():
-            doc = doc.replace("{" + name + "}", fill())
-        return doc
+            if "{" + name + "}" in text:
+                text = text.replace("{" + name + "}", fill())
+        return text
+
+    def doc(self) -> str:
+        """The docstring with its ``{name}`` places filled."""
+        return self.filled(inspect.cleandoc(self.function.__doc__ or ""))
 
     def run(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
         """One call from the command line (fire passes every positional parameter by position): old names renamed,

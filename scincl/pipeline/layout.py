@@ -180,13 +180,14 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
                    threads: Optional[int] = None, **stage: Any) -> Stage:
     """SciDocs scores of ``model`` on ``split`` into ``results_dir``: the papers ``papers()`` lists embedded (``bf16``)
     and deleted afterwards, else every SciDocs paper by the evaluator (cut to ``max_sequence_length`` when given)."""
+    embeddings, embeddings_dir = Path(results_dir) / f"embeddings.{split}.jsonl", Path(results_dir) / "embeddings"
+
     def run() -> None:
         if threads is not None:
             reset_torch_threads(threads)
         if papers is not None:
             from scincl.model.embed import embed
 
-            embeddings = Path(results_dir) / f"embeddings.{split}.jsonl"
             embed(model, str(papers()), str(embeddings), max_sequence_length=max_sequence_length,
                   pooling_strategy=pooling_strategy, bf16=bf16)
             score_embeddings(scidocs_dir, results_dir, split, embeddings)
@@ -195,7 +196,7 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
             run_evaluation(scidocs_dir, results_dir, val_or_test=split, model_dirs=[model],
                            pooling_strategy=pooling_strategy, device=device)
         else:
-            files = embed_scidocs_metadata(model, scidocs_dir, Path(results_dir) / "embeddings" / "model",
+            files = embed_scidocs_metadata(model, scidocs_dir, embeddings_dir / "model",
                                            batch_size=32, device=device, override=False,
                                            max_sequence_length=max_sequence_length, pooling_strategy=pooling_strategy,
                                            val_or_test=split)
@@ -205,8 +206,7 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
                            device=device)
         update_model_card(model, Path(results_dir) / "results.json")  # the trained model's card gets its scores
 
-    writes = [Path(results_dir) / "embeddings", Path(results_dir) / f"embeddings.{split}.jsonl"]
-    return Stage(name, run=run, writes=writes, **stage)
+    return Stage(name, run=run, writes=[embeddings_dir, embeddings], **stage)
 
 
 def score_embeddings(scidocs_dir: Path, results_dir: Path, split: str, embeddings: Path) -> None:

@@ -4,10 +4,7 @@
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import List
-
-from scincl.settings.run import RunSettings, preset_names, preset_values
+from scincl.settings.run import preset_names, preset_values
 
 
 def preset_defaults_text(name: str) -> str:
@@ -21,8 +18,3 @@ def preset_defaults_text(name: str) -> str:
             shown.append(f"{preset} {values[name]!r}")
     return " / ".join(shown)
 
-
-def preset_fields() -> List[str]:
-    """The settings some preset sets (``--help`` shows their values per preset)."""
-    names = {name for preset in preset_names() for name in preset_values(preset)}
-    return [f.name for f in dataclasses.fields(RunSettings) if f.name in names]
