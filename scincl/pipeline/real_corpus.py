@@ -13,9 +13,8 @@ from scincl.errors import InputError
 from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.leakage import leakage_inputs, write_edges_without
-from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files,
-                                    graph_stage, index_stage, precision_key, recipe_key, run_files,
-                                    texts_stage, train_stage)
+from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
+                                    index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
 from scincl.scidocs_io import query_candidate_pairs, split_papers
@@ -64,7 +63,7 @@ class CorpusPlan:
 
     def stage_name(self, output: Path) -> str:
         """A stage named by its output: the path below OUTPUT_DIR (the name its completion marker records)."""
-        return str(Path(output).relative_to(self.out))
+        return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
 
     def built(self, value: Any, stages: Optional[List[Stage]] = None) -> Any:
         """``value`` (what the plan writes) once ``stages`` (default: those planned; the plan is empty afterwards) have

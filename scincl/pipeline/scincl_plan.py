@@ -20,8 +20,8 @@ from scincl.leakage import leakage_inputs, model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
 from scincl.model.device import torch_threads
-from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files,
-                                    graph_stage, index_stage, run_files, texts_stage, train_stage)
+from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
+                                    index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
 from scincl.provenance import local_path
