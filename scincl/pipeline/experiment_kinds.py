@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
+from scincl.eval.evaluate import score_embeddings
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
 from scincl.eval.study_reports import budget_report, collision_report, graph_report, main_page, sweep_report
 from scincl.io import PathLike, read_id_list, read_json, write_json
 from scincl.output_lock import writes
 from scincl.pipeline.grid import Grid, Row, Timings, plan_text, row_runs, run_grid
-from scincl.pipeline.layout import recipe_key, score_embeddings
+from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import (ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
                                   TUNING_ARMS, corpus_spec)
