@@ -16,7 +16,7 @@ from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
 from scincl.model.train import train
-from scincl.pipeline.experiment_kinds import collect_runs, reproduce, run_experiment_definition
+from scincl.pipeline.experiment_kinds import KINDS, collect_runs, reproduce, run_experiment_definition
 from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
 from scincl.settings.recipe import RECIPE_FIELDS
 
@@ -48,17 +48,11 @@ def run_summary(result: Dict[str, Any]) -> str:
     return "\n".join(lines) + (f"\n\n{result['table']}" if result["table"] else "")
 
 
-def _run(function, show):
-    """A ``run_specter``-like row: its library converts and checks its settings."""
-    return Command(function, flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, library_checks=True, show=show)
-
-
-def _experiment(function, **options):
-    """A ``reproduce``-like row: the experiment's and the recipe's fields as flags (the recipe's checked when the
-    library builds its Recipe)."""
-    return Command(function, flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
-                   library_checks=RECIPE_FIELDS, **options)
-
+# a run_specter-like row: its library converts and checks its settings
+RUN_ROW = dict(flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, library_checks=True)
+# a reproduce-like row: the experiment's and the recipe's fields (the recipe's checked when the library builds it)
+EXPERIMENT_ROW = dict(flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
+                      library_checks=RECIPE_FIELDS)
 
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
@@ -71,13 +65,12 @@ COMMANDS = {
                         show=results_table),
     "compare_results": compare_results,
     "evaluate_scirepeval": Command(evaluate_scirepeval, show=scirepeval_table),
-    "run_specter": _run(run_specter, run_summary),
-    "run_specter_like": _run(run_specter_like, run_summary),
-    "sweep": _run(sweep, lambda result: "\n".join(map(str, result["plots"]))),  # the plots' paths
-    "reproduce": _experiment(reproduce, doc_fills={
-        "kinds": lambda: " | ".join(import_module("scincl.pipeline.experiment_kinds").KINDS)}),
-    "run_experiment": _experiment(run_experiment_definition),
-    "collect_runs": _experiment(collect_runs, show=str),  # TO/runs.csv
+    "run_specter": Command(run_specter, show=run_summary, **RUN_ROW),
+    "run_specter_like": Command(run_specter_like, show=run_summary, **RUN_ROW),
+    "sweep": Command(sweep, show=lambda result: "\n".join(map(str, result["plots"])), **RUN_ROW),  # the plots' paths
+    "reproduce": Command(reproduce, doc=reproduce.__doc__.replace("{kinds}", " | ".join(KINDS)), **EXPERIMENT_ROW),
+    "run_experiment": Command(run_experiment_definition, **EXPERIMENT_ROW),
+    "collect_runs": Command(collect_runs, show=str, **EXPERIMENT_ROW),  # TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,
     "finetune_citation_recommender": finetune_citation_recommender,
     "evaluate_citation_recommendation": evaluate_citation_recommendation}
