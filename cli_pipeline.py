@@ -1,6 +1,5 @@
 #!/usr/bin/env python
-"""`cli_pipeline.py`: training, embedding, evaluation, the whole pipeline and the experiments (the library functions
-of `scincl/commands/pipeline.py:COMMANDS`; `--help` shows each docstring)."""
+"""`cli_pipeline.py`: training, evaluation, the pipeline and the experiments (`scincl/commands/pipeline.py`)."""
 from scincl.cli import front_end
 from scincl.commands import pipeline
 

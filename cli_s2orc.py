@@ -1,6 +1,5 @@
 #!/usr/bin/env python
-"""`cli_s2orc.py`: the S2ORC stage (citation graph extraction, id mappings) and the demo corpus (the library
-functions of `scincl/commands/s2orc.py:COMMANDS`, with the names and flags of the original SciNCL README)."""
+"""`cli_s2orc.py`: the S2ORC stage, as in the original SciNCL README, and the demo (`scincl/commands/s2orc.py`)."""
 from scincl.cli import front_end
 from scincl.commands import s2orc
 

@@ -1,6 +1,5 @@
 #!/usr/bin/env python
-"""`cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle SciDocs) and metadata (the
-library functions of `scincl/commands/triples.py:COMMANDS`; `--help` shows each docstring)."""
+"""`cli_triples.py`: triplet mining and the triplets' metadata (`scincl/commands/triples.py`)."""
 from scincl.cli import front_end
 from scincl.commands import triples
 

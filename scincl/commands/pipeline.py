@@ -21,8 +21,6 @@ from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
 from scincl.settings.recipe import RECIPE_FIELDS
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
-RUN = ("--skip_<stage> / --override_<stage>, every other settings field, the miner's other flags, "
-       + TRAINER + " and the original command's flags without effect")
 # the flags a run usually sets: `run_specter --help` shows these, `--help_all` every one
 RUN_MAIN = ("preset", "corpus_dir", "corpus_format", "scidocs_dir", "base_model_name_or_path", "graph_method",
             "easy_positives_k_max", "hard_negatives_k_max", "triples_per_query", "max_sequence_length",
@@ -40,16 +38,18 @@ def run_summary(result: Dict[str, Any]) -> str:
     if any(one.get("dry_run") for one in runs):
         return "\n\n".join(one["plan"] for one in runs) + "\n(--dry_run: nothing was run)"
     models = [getattr(one.get("paths"), "model", None) for one in runs]
-    lines = [f"\nOutputs: {result['output_dir']}", *(f"Model: {m}" for m in models if m and Path(m).is_dir())]
-    lines.append("Stage times" + (f" (the first of {len(runs)} runs)" if len(runs) > 1 else "") + ":")
     stages = runs[0]["manifest"]["stages"]
-    for name in runs[0]["manifest"].get("stage_order", stages):
-        lines.append(f"  {name:<12} {stages[name]['status']:<8} {stages[name].get('seconds', 0.0):8.1f} s")
-    return "\n".join(lines) + (f"\n\n{result['table']}" if result["table"] else "")
+    return "\n".join([f"\nOutputs: {result['output_dir']}", *(f"Model: {m}" for m in models if m and Path(m).is_dir()),
+                      "Stage times" + (f" (the first of {len(runs)} runs)" if len(runs) > 1 else "") + ":",
+                      *(f"  {name:<12} {stages[name]['status']:<8} {stages[name].get('seconds', 0.0):8.1f} s"
+                        for name in runs[0]["manifest"].get("stage_order", stages))]) + (
+        f"\n\n{result['table']}" if result["table"] else "")
 
 
 # a run_specter-like row: its library converts and checks its settings
-RUN_ROW = dict(flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, library_checks=True)
+RUN_ROW = dict(flags=run_specter_flag_info, main=RUN_MAIN, library_checks=True, passes=(
+    f"--skip_<stage> / --override_<stage>, every other settings field, the miner's other flags, {TRAINER} and the "
+    "original command's flags without effect"))
 # a reproduce-like row: the experiment's and the recipe's fields (the recipe's checked when the library builds it)
 EXPERIMENT_ROW = dict(flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
                       library_checks=RECIPE_FIELDS)
