@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import inspect
 import logging
 import os
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
+import fire
 
 from scincl.errors import InputError, os_error_line, unknown_flag_error
 from scincl.output_lock import waiting
@@ -48,8 +50,7 @@ class FlagInfo:
 
 
 def type_name(annotation: Any, default: Any = EMPTY) -> str:
-    """A readable type: ``Optional[int]`` -> ``int``, ``Union[int, str, Sequence[int]]`` -> ``int|str|list``; no hint:
-    the default's type (``any`` without one)."""
+    """A readable type: ``Optional[int]`` -> ``int``, ``Union[int, str, Sequence[int]]`` -> ``int|str|list``."""
     if annotation is EMPTY or annotation is Any:
         return "any" if default is EMPTY or default is None else type(default).__name__
     origin, args = typing.get_origin(annotation), [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -129,14 +130,13 @@ def loss_flags() -> List[FlagInfo]:
             for option in loss_options().values()]
 
 
-def training_flags(defaults: Optional[Mapping[str, Any]] = None,
-                   source: str = "scincl/model/train.py:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
-    """``transformers.TrainingArguments``' rows, with the defaults a command sets (``train``'s unless given)."""
+def training_flags(defaults: str = "scincl.model.train:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
+    """``transformers.TrainingArguments``' rows with the defaults a command sets (``module:NAME``; ``train``'s)."""
     from transformers import TrainingArguments
 
-    from scincl.model.train import PAPER_TRAINING_DEFAULTS
-
-    return flag_rows(TrainingArguments, PAPER_TRAINING_DEFAULTS if defaults is None else defaults, source)
+    module, name = defaults.split(":")
+    values = getattr(importlib.import_module(module), name)
+    return flag_rows(TrainingArguments, values, f"{module.replace('.', '/')}.py:{name}")
 
 
 def run_specter_flag_info() -> List[FlagInfo]:
@@ -145,7 +145,8 @@ def run_specter_flag_info() -> List[FlagInfo]:
     from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter_flag_groups
 
     groups, demo = run_specter_flag_groups(), preset_values("demo").get("training_options", {})
-    settings = [row for row in flag_rows(RunSettings) if row.name in groups["settings"]]
+    settings = [dataclasses.replace(row, default=preset_defaults_text(row.name) or row.default)
+                for row in flag_rows(RunSettings) if row.name in groups["settings"]]
     seeds = FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
                      "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")
     stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
@@ -158,8 +159,6 @@ def run_specter_flag_info() -> List[FlagInfo]:
     for row in [*settings, *flag_rows(TrainingSpec), *loss_flags(), *flag_rows(train), *training_flags(),
                 *flag_rows(MinerSpec), seeds, *stages, *ignored]:
         rows.setdefault(row.name, row)  # the first row of a name
-    for name in groups["settings"]:
-        rows[name].default = preset_defaults_text(name) or rows[name].default
     for name in set(demo) & set(groups["training"]):
         rows[name].default += f" (demo {demo[name]!r}: experiments/presets/demo.py)"
     return [rows[name] for names in groups.values() for name in names]
@@ -229,15 +228,13 @@ class Command:
         return {self.aliases.get(name, name): value for name, value in kwargs.items()}
 
     def run(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
-        """One call from fire (every positional parameter by position): values converted, range-checked where the
-        library does not, run with ``--wait``; the result as :attr:`show` says."""
+        """One call from fire: values converted and checked where the library does not, with ``--wait``, shown."""
         kwargs = self.renamed(kwargs)
         wait = check_value(WAIT, kwargs.pop(WAIT, False), bool)
         named = [n for n, p in self.own.items() if p.kind is p.POSITIONAL_OR_KEYWORD][:len(args)]
         given = {**dict(zip(named, args)), **kwargs}  # an old name of a positional parameter: its place
-        for name, value in given.items():
-            if name in self.own or self.library_checks is not True:
-                given[name] = check_value(name, value, self.flag_type(name), check_range=False)
+        given = {n: check_value(n, v, self.flag_type(n), check_range=False)
+                 if n in self.own or self.library_checks is not True else v for n, v in given.items()}
         if self.library_checks is not True:
             defaults = {n: p.default for n, p in self.own.items() if p.default is not p.empty}
             bands = {n: v for n, v in {**defaults, **given}.items() if n not in self.library_checks}
@@ -255,8 +252,7 @@ def commands_of(source: Any) -> Dict[str, Command]:
 
 
 def front_end(namespace: Dict[str, Any], table: Any) -> Dict[str, Command]:
-    """A ``cli_*.py`` module: ``table``'s commands (returned), their library functions by command name in
-    ``namespace``, and as a script, :func:`run_cli`."""
+    """``table``'s commands for a ``cli_*.py`` module, their functions put in its ``namespace``; run as a script."""
     commands = commands_of(table)
     namespace.update({name: row.function for name, row in commands.items()})
     if namespace["__name__"] == "__main__":
@@ -315,12 +311,9 @@ def check_argv(name: str, command: Command, positional: Sequence[str], names: Se
 
 
 # ---------------------------------------------------------------- --help text
-def format_flag(row: FlagInfo, brief: bool = False, positional: bool = False) -> str:
-    """``  --name TYPE  default: X; range R  [source]`` and the help below; ``brief`` (``--help``): no source, the
-    help's first sentence; a positional argument as ``NAME`` (``positional``: also ``--name``)."""
-    place = row.default == "required" or row.default.startswith("positional")
-    lead = f"--{row.name}" if not (place or positional) else row.name.upper() if brief else row.name
-    lead += f" (or --{row.name})" if positional and brief else ""
+def format_flag(row: FlagInfo, brief: bool = False, lead: str = "") -> str:
+    """``  --name TYPE  default: X; range R  [source]`` and the help below (a positional argument: ``lead``);
+    ``brief`` (``--help``): no source, the help's first sentence."""
     rule = RANGES.get(row.name)
     limits = (f"; choices {' | '.join(map(str, row.choices))}" if row.choices else
               f"; range {rule.describe()}" if rule is not None and rule.describe() else "")
@@ -329,7 +322,7 @@ def format_flag(row: FlagInfo, brief: bool = False, positional: bool = False) ->
     if brief and len(words) > 110:  # the first sentence (a break outside parentheses)
         words = words[:next((m.start() for m in re.finditer(r"[.;](?=\s)", words)
                              if words[:m.start()].count("(") == words[:m.start()].count(")")), None)]
-    return f"  {lead} {row.type}{default}{limits}" + ("" if brief else f"  [{row.source}]") + (
+    return f"  {lead or '--' + row.name} {row.type}{default}{limits}" + ("" if brief else f"  [{row.source}]") + (
         f"\n      {words}" if words else "")
 
 
@@ -344,7 +337,8 @@ def format_command_help(prog: str, name: str, command: Command, every: bool = Fa
     places += [f"[{optional.upper()}]"] if optional else []
     lines = [f"usage: {prog} {name} {' '.join(places)} [--flag value ...]".replace("  ", " "), "", command.doc, ""]
     if positional:
-        lines += ["Positional arguments:", *(format_flag(r, not every, r.name == shown) for r in positional), ""]
+        lines += ["Positional arguments:", *(format_flag(r, not every, r.name if every else r.name.upper() + (
+            f" (or --{r.name})" if r.name == shown else "")) for r in positional), ""]
     if every:
         lines += [f"Flags ({len(flags)}; --name value or --name=value, booleans also --name / --noname):"]
         return "\n".join(lines + [format_flag(r) for r in flags]) + "\n"
@@ -379,8 +373,6 @@ def _raise_terminated(main_pid: int, signum, frame):  # noqa: ARG001 - signal ha
 
 def run_cli(commands: Mapping[str, Command]) -> None:
     """Run ``sys.argv``: ``--help``, or the command checked and called through fire; a user or OS error is one line."""
-    import fire
-
     logging.basicConfig(level=os.environ.get("SCINCL_LOG_LEVEL", "INFO"), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines name instruction sets it tried
@@ -401,8 +393,7 @@ def run_cli(commands: Mapping[str, Command]) -> None:
         tokens, positional, names = read_argv(command, argv[1:])
         check_argv(argv[0], command, positional, names)
 
-        call = functools.update_wrapper(lambda *args, **kwargs: command.run(args, kwargs), command.function,
-                                        ("__module__", "__name__", "__qualname__", "__doc__"), ())
+        call = functools.update_wrapper(lambda *args, **kwargs: command.run(args, kwargs), command, ("__doc__",), ())
         call.__signature__ = command.__signature__  # type: ignore[attr-defined]
         fire.Fire({argv[0]: call}, command=[argv[0], *tokens], name=prog)
     except (KeyboardInterrupt, Terminated) as exc:

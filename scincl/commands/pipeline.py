@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Dict
 
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
@@ -14,7 +13,7 @@ from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
-from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
+from scincl.model.pretrain import pretrain
 from scincl.model.train import train
 from scincl.pipeline.experiment_kinds import KINDS, collect_runs, reproduce, run_experiment_definition
 from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
@@ -31,7 +30,7 @@ EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "spli
                    "max_sequence_length", "base_model_name_or_path", "dry_run")
 
 
-def run_summary(result: Dict[str, Any]) -> str:
+def run_summary(result: dict) -> str:
     """What ``run_specter`` prints at its end: the output dir, each run's model folder, the first run's stage times
     (their statuses say what was reused) and the table; with ``--dry_run``, each run's plan."""
     runs = result["runs"]
@@ -56,8 +55,8 @@ EXPERIMENT_ROW = dict(flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="e
 
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
-    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER, flags=lambda:
-                        training_flags(PRETRAIN_TRAINING_DEFAULTS, "scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")),
+    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
+                        flags=lambda: training_flags("scincl.model.pretrain:PRETRAIN_TRAINING_DEFAULTS")),
     "embed": Command(embed, flags=lambda: flag_rows(import_module("scincl.model.embed").embed),  # loads torch
                      passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
