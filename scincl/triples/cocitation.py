@@ -124,11 +124,12 @@ def _init_worker(sampler: GroupSampler, sources: np.ndarray, targets: np.ndarray
     _WORKER_STATE.update(sampler=sampler, sources=sources, targets=targets, seed=seed)
 
 
-def _sample_block(block: int) -> Tuple[np.ndarray, np.ndarray]:
-    state = _WORKER_STATE
-    start, stop = block * EDGES_PER_BLOCK, (block + 1) * EDGES_PER_BLOCK
+def _sample_block(block: Tuple[int, int, int]) -> Tuple[np.ndarray, np.ndarray]:
+    """The groups of one block ``(number, first edge, end)``: its bounds come from the parent, so a worker that
+    imported this module afresh (a forkserver, when the parent runs threads) cuts the same blocks."""
+    state, (number, start, stop) = _WORKER_STATE, block
     return state["sampler"].sample(state["sources"][start:stop], state["targets"][start:stop],
-                                   np.random.default_rng([state["seed"], 3, block]))
+                                   np.random.default_rng([state["seed"], 3, number]))
 
 
 def sample_groups(sampler: GroupSampler, sources: np.ndarray, targets: np.ndarray, seed: int,
@@ -139,7 +140,7 @@ def sample_groups(sampler: GroupSampler, sources: np.ndarray, targets: np.ndarra
     ``workers`` processes share the blocks, results come back in block order (same output for any
     ``workers``).
     """
-    blocks = range(-(-len(sources) // EDGES_PER_BLOCK))
+    blocks = [(b, b * EDGES_PER_BLOCK, (b + 1) * EDGES_PER_BLOCK) for b in range(-(-len(sources) // EDGES_PER_BLOCK))]
     workers = max(1, min(int(workers), len(blocks)))
     bar = dict(desc="co-citation groups", unit="block", total=len(blocks), disable=len(blocks) <= 1)
     try:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import threading
 
 import numpy as np
 import pytest
@@ -123,12 +124,16 @@ def test_cocitation_groups_one_per_edge_target_first_and_identical_for_any_worke
     assert stats["groups"] == 17 and stats["sources"] == 5 and stats["targets_without_cocitations"] == 0
     assert stats["groups_with_fewer_cocited"] == 1  # r4 -> e: e is co-cited with d only
     assert stats["triples"] == len(list(iter_triples_csv(tmp_path / "t.csv"))) == 17 * 4 - 2  # max(P, N) rows
+    idle = threading.Event()  # workers=3 while another thread runs: the pool starts them from a forkserver
     for workers in (2, 3):
+        if workers == 3:
+            threading.Thread(target=idle.wait, daemon=True).start()
         get_cocitation_triples(cits, output_path=tmp_path / f"t{workers}.csv",
                                groups_output_path=tmp_path / f"g{workers}.jsonl.gz", negatives_count=2, seed=1,
                                workers=workers)
         assert (tmp_path / f"t{workers}.csv").read_bytes() == (tmp_path / "t.csv").read_bytes()
         assert list(read_jsonl(tmp_path / f"g{workers}.jsonl.gz")) == groups
+    idle.set()
     get_cocitation_triples(cits, groups_output_path=tmp_path / "other.jsonl", negatives_count=2, seed=2)
     assert list(read_jsonl(tmp_path / "other.jsonl")) != groups
     with pytest.raises(InputError, match="--negatives_count >= 1"):
