@@ -134,7 +134,7 @@ class CorpusPlan:
         graph, path = self.graph(kind, dim), self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
         self.add(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
-                             workers=self.workers, inputs=[graph["embeddings"], corpus], keep_result=True,
+                             workers=self.workers, inputs=[graph["embeddings"], corpus],
                              description=f"FAISS index of the {kind} graph ({dim}d)"))
         return path
 
@@ -258,10 +258,10 @@ class CorpusPlan:
                              workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
         leakage = leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
                                  self.citations_train)
-        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
-                             base_model=base_model, loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
-                             max_sequence_length=recipe.max_sequence_length, leakage=leakage,
-                             training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+        arguments = {"base_model_name_or_path": base_model, "loss": recipe.loss, "max_sequence_length":
+                     recipe.max_sequence_length, "pooling_strategy": recipe.pooling_strategy, **leakage,
+                     **recipe.training_arguments(), "seed": seed, "save_strategy": "no"}
+        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
                              outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
 
