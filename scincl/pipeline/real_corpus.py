@@ -47,7 +47,6 @@ class CorpusPlan:
         self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
                                             "workers": workers, "cocitation_min_count": cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
-        self.cocitations_file = self.shared / f"cocitations.min{cocitation_min_count}.tsv"
         self.cocitation_min_count = cocitation_min_count
         if create:  # not for a dry run, which writes nothing
             self.shared.mkdir(parents=True, exist_ok=True)
@@ -91,7 +90,7 @@ class CorpusPlan:
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
-        path = self.cocitations_file
+        path = self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
         return self.stage(path, lambda: corpus_stage.get_cocitations(
             str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
             min_count=self.cocitation_min_count, workers=self.workers),
@@ -185,10 +184,9 @@ class CorpusPlan:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
         eligible = self.eligible_queries_file(graph_dim)
-        self.add(Stage(self.stage_name(path), [path], partial(select_eligible_for_all_arms, path, eligible=eligible,
-                                                              count=count, seed=seed, where=self.corpus.name),
-                       inputs=[eligible], description=f"{count} query papers, seed {seed}"))
-        return path
+        return self.stage(path, partial(select_eligible_for_all_arms, path, eligible=eligible, count=count, seed=seed,
+                                        where=self.corpus.name), inputs=[eligible],
+                          description=f"{count} query papers, seed {seed}")
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Path:
@@ -233,7 +231,6 @@ class CorpusPlan:
         texts, the fine-tuning of ``base_model``, its evaluation on ``split``."""
         setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
         triples, metadata = run_files(run_dir)
-        self.eligible_queries_file(dim)
         # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
         queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)
         if setting.triples_source == SPECTER_LIKE:
@@ -244,7 +241,7 @@ class CorpusPlan:
         else:
             graph, index = self.graph(setting.graph, dim), self.ann_index(setting.graph, dim)
             graph_ids, cocited = graph["ids"], GRAPHS[setting.graph]["edges"] == "cocitations"
-            graph_edges = self.cocitations_file if cocited else self.citations_train
+            graph_edges = self.cocitations() if cocited else self.citations_train
             sampling = {"graph_paper_ids_path": graph_ids, "graph_embeddings_path": graph["embeddings"],
                         "config": recipe.miner, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
                         "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),

@@ -20,7 +20,7 @@ from scincl.knn.ann import index_config_path, index_ids_path
 from scincl.leakage import leakage_inputs, model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
-from scincl.model.device import torch_threads
+from scincl.model.device import default_device, torch_threads
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
@@ -58,7 +58,7 @@ def base_model_short_name(name_or_path: str) -> str:
     parts = [p for p in str(name_or_path).rstrip("/").split("/") if p]
     if len(parts) > 1 and parts[-1] in ("model", "models", "checkpoint"):
         return parts[-2]
-    return parts[-1] if parts else "base"
+    return parts[-1]
 
 
 def model_dir_name(s: RunSettings, base_model: str) -> str:
@@ -114,31 +114,27 @@ class SciNCLPlan:
         self.scidocs_dir = p.demo / "scidocs" if s.demo else Path(s.scidocs_dir) if s.scidocs_dir else None
         self.builds_graph = s.graph_embeddings_path is None
         # the evaluation papers (a SciDocs dir or --scidocs_paper_ids), kept out of citations, graph and corpus
-        self.evaluation_ids = p.scidocs_ids if self.scidocs_dir is not None or s.scidocs_paper_ids else None
-        self.excluded = None if s.graph_leakage else self.evaluation_ids
+        evaluation_ids = p.scidocs_ids if self.scidocs_dir is not None or s.scidocs_paper_ids else None
+        self.excluded = None if s.graph_leakage else evaluation_ids
         self.citations = Path(s.citations_path) if s.citations_path else p.citations_train
+        graph_edges = p.citations_train if self.builds_graph and s.citations_path is None else None
+        self.leakage = leakage_inputs(evaluation_ids, s.triples_source, p.graph_ids, graph_edges, self.citations,
+                                      s.graph_leakage)  # the leakage guard's arguments
         search = {f.name: getattr(s, f.name) for f in fields(KnnSearch) if hasattr(s, f.name)}  # its flags
         self.search = KnnSearch(**search) if s.triples_source == "knn" else None  # None: SPECTER-like triplets
 
     def stages(self) -> List[Stage]:
         """Every stage of the run, in running order."""
-        return [*self.plan_inputs(), *self.plan_queries(), *self.plan_index(), *self.plan_triples(),
-                *self.plan_train(), *self.plan_evaluate()]
+        return [*self.plan_inputs(), *self.plan_queries(), *self.plan_triples(), *self.plan_train(),
+                *self.plan_evaluate()]
 
     def recorded(self, *names: str) -> Dict[str, Any]:
         """The flags ``names`` as a stage records them (its completion marker's settings)."""
         return {name: getattr(self.s, name) for name in names}
 
-    def training_leakage_inputs(self) -> Dict[str, Any]:
-        """The leakage guard's arguments (scincl/leakage.py:leakage_inputs)."""
-        graph_edges = self.p.citations_train if self.builds_graph and self.s.citations_path is None else None
-        return leakage_inputs(self.evaluation_ids, self.s.triples_source, self.p.graph_ids, graph_edges,
-                              self.citations, self.s.graph_leakage)
-
     # ------------------------------------------------------------------ the steps of stages()
     def plan_inputs(self) -> Iterator[Stage]:
-        """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the papers'
-        text ids."""
+        """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
             yield Stage("demo", [p.demo / "demo_manifest.json"],
@@ -202,32 +198,25 @@ class SciNCLPlan:
                     description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excluded is not None})
 
-    def plan_index(self) -> Iterator[Stage]:
-        """The kNN index over the corpus' graph embeddings (kNN triplets). An existing --ann_index_path this stage did
-        not make is an input, never rebuilt unless --override_ann: the miner uses it when it fits."""
-        p, s = self.p, self.s
-        if self.search is None:
-            return
-        ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
-                          search=self.search, workers=s.workers, seed=s.seed,
-                          outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
-                          inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
-                          description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
-                          settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                                    "do_normalize": s.ann_do_normalize, "seed": s.seed})
-        if not (s.ann_index_path and p.ann_index.exists()) or "ann" in s.override or reuse_decision(ann) is None:
-            yield ann
-
     def plan_triples(self) -> Iterator[Stage]:
-        """The triplets of ``--triples_source`` (the sampler of scincl/triples/sources.py), recorded with every flag
-        they depend on (a kNN index among its inputs is used when it fits, never rebuilt here), and their papers'
-        titles and abstracts."""
+        """The triplets of ``--triples_source`` (the sampler of scincl/triples/sources.py; kNN: from the index over the
+        corpus' graph embeddings), recorded with every flag they depend on, and their papers' titles and abstracts."""
         p, s = self.p, self.s
         names = ["triples_source", "seed", "gzip", *COUNT_LEAVES]
         if self.search is None:
             inputs = [self.citations, p.query_ids]
             sampling = dict(citations_input_path=self.citations, **self.recorded(*names[1:]))
-        else:  # the slots' strategies and bands, the index and search
+        else:  # the index; the slots' strategies and bands, the search
+            ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index,
+                              p.corpus_ids, search=self.search, workers=s.workers, seed=s.seed,
+                              outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
+                              inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                              description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                              settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                        "do_normalize": s.ann_do_normalize, "seed": s.seed})
+            # an existing --ann_index_path the ann stage did not make is an input, rebuilt only with --override_ann
+            if not (s.ann_index_path and p.ann_index.exists()) or "ann" in s.override or reuse_decision(ann) is None:
+                yield ann
             names += [*MINER_LEAVES, "ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory",
                       "k_scale", "miner_options"]
             inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
@@ -253,7 +242,7 @@ class SciNCLPlan:
         length = self.recorded("eval_max_sequence_length") if s.eval_max_sequence_length else {}
         model = self.recorded("loss", "pooling_strategy", "max_sequence_length", "bitfit")
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
-        arguments = {"base_model_name_or_path": self.base_model, **model, **length, **self.training_leakage_inputs(),
+        arguments = {"base_model_name_or_path": self.base_model, **model, **length, **self.leakage,
                      "seed": s.seed, "other_run": "restart", **s.training_options}
         yield train_stage("train", p.triples, p.metadata, p.model, arguments=arguments, threads=torch_threads(),
                           inputs=[p.triples, p.metadata, local_path(self.base_model)],
@@ -287,10 +276,8 @@ class SciNCLPlan:
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
         results, the manifest and the comparison table (when evaluated)."""
-        import torch
-
         s, p = self.s, self.p
-        work, gpu = run_workload(self, base_model_short_name(self.base_model)), torch.cuda.is_available()
+        work, gpu = run_workload(self, base_model_short_name(self.base_model)), default_device() == "cuda"
         plan = format_workload(work, gpu)
         if not s.dry_run:
             logger.info("%s", plan)
@@ -314,8 +301,8 @@ class SciNCLPlan:
         manifest.set("base_model", self.base_model)
         skip = [n for n in s.skip if n in names] + unselected_stages(stages, s.stages or [])
         results = run_stages(stages, manifest, skip=skip, override=[n for n in s.override if n in names])
-        if "train" in names and "train" not in s.skip and p.model.exists():
-            manifest.set("leakage", model_report(p.model, p.triples, **self.training_leakage_inputs()))
+        if "train" not in s.skip and p.model.exists():
+            manifest.set("leakage", model_report(p.model, p.triples, **self.leakage))
             manifest.set("embedding_check", recorded_embedding_check(p.model))  # issue 41: collapse warning
         comparison = p.comparison / "comparison.md"
         table = comparison.read_text() if comparison.exists() and "compare" in names else None
