@@ -2,6 +2,7 @@
 library call as a :class:`Stage` (``*_stage``; the planner supplies the data)."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
@@ -60,21 +61,16 @@ def recipe_key(recipe: Recipe) -> str:
 # ---------------------------------------------------------------------- the stages: the library call of each step
 # ``stage``: the Stage's ``outputs``, ``inputs``, ``output_dir``, ``settings``, ``description`` as the planner records
 # them (its completion marker); the other arguments say what the stage does.
-def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_model: str, loss: str,
-                pooling_strategy: str, max_sequence_length: int, training: Mapping[str, Any],
-                leakage: Mapping[str, Any], bitfit: bool = False, threads: Optional[int] = None,
-                eval_max_sequence_length: Optional[int] = None, **stage: Any) -> Stage:
-    """``model.train.train`` of ``base_model`` on ``triples`` into ``model`` (``leakage``: the guard's arguments);
-    its result is the model's leakage report."""
+def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, arguments: Mapping[str, Any],
+                threads: Optional[int] = None, **stage: Any) -> Stage:
+    """``model.train.train`` on ``triples`` into ``model`` with its other ``arguments`` (the base model, the loss, the
+    leakage guard's, the Trainer's); its result is the model's leakage report."""
     def run() -> Optional[Dict[str, Any]]:
         from scincl.model.train import train
 
         if threads is not None:
             reset_torch_threads(threads)
-        train(str(triples), str(metadata), str(model), base_model_name_or_path=base_model, loss=loss,
-              pooling_strategy=pooling_strategy, bitfit=bitfit, max_sequence_length=max_sequence_length,
-              **({"eval_max_sequence_length": eval_max_sequence_length} if eval_max_sequence_length else {}),
-              **leakage, **training)
+        train(str(triples), str(metadata), str(model), **arguments)
         return recorded_report(model)
 
     stage.setdefault("inputs", [triples, metadata])
@@ -82,30 +78,26 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, base_m
 
 
 def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional[Path], *, workers: int,
-                corpus_format: Optional[str] = None, keep_counts: bool = True, **stage: Any) -> Stage:
+                corpus_format: Optional[str] = None, **stage: Any) -> Stage:
     """``triples.metadata.get_metadata``: the texts of the papers of ``triples`` into ``metadata`` (its result: their
-    counts when ``keep_counts``)."""
-    def run() -> Optional[Dict[str, int]]:
+    counts)."""
+    def run() -> Dict[str, int]:
         if metadata_dir is None:
             raise InputError(f"the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
                              f"{metadata.name})")
-        counts = get_metadata(triples, metadata, metadata_dir, workers, corpus_format=corpus_format)
-        return counts if keep_counts else None
+        return get_metadata(triples, metadata, metadata_dir, workers, corpus_format=corpus_format)
 
     return Stage(name, [metadata], run, **stage)
 
 
 def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path, *, search: KnnSearch,
-                workers: Optional[int], seed: int = 0, keep_result: bool = False, **stage: Any) -> Stage:
+                workers: Optional[int], seed: int = 0, **stage: Any) -> Stage:
     """``knn.papers.build_faiss`` over the ``graph`` embeddings of the papers in ``corpus`` into ``index``, as
-    ``search`` searches (its result: the build's summary when ``keep_result``)."""
-    def run() -> Optional[Dict[str, Any]]:
-        result = build_faiss(str(graph["embeddings"]), str(index), string_factory=search.faiss_string_factory,
-                             metric=search.ann_metric, do_normalize=search.ann_normalize_embeddings,
-                             paper_ids=str(graph["ids"]), include_paper_ids=str(corpus),
-                             batch_size=search.ann_batch_size, workers=workers, device=search.ann_device, seed=seed)
-        return result if keep_result else None
-
+    ``search`` searches (its result: the build's summary)."""
+    run = partial(build_faiss, str(graph["embeddings"]), str(index), string_factory=search.faiss_string_factory,
+                  metric=search.ann_metric, do_normalize=search.ann_normalize_embeddings, paper_ids=str(graph["ids"]),
+                  include_paper_ids=str(corpus), batch_size=search.ann_batch_size, workers=workers,
+                  device=search.ann_device, seed=seed)
     return Stage(name, stage.pop("outputs", [index]), run, **stage)
 
 

@@ -47,7 +47,6 @@ class CorpusPlan:
         self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
                                             "workers": workers, "cocitation_min_count": cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
-        self.cocitations_file = self.shared / f"cocitations.min{cocitation_min_count}.tsv"
         self.cocitation_min_count = cocitation_min_count
         if create:  # not for a dry run, which writes nothing
             self.shared.mkdir(parents=True, exist_ok=True)
@@ -91,7 +90,7 @@ class CorpusPlan:
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
-        path = self.cocitations_file
+        path = self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
         return self.stage(path, lambda: corpus_stage.get_cocitations(
             str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
             min_count=self.cocitation_min_count, workers=self.workers),
@@ -134,7 +133,7 @@ class CorpusPlan:
         graph, path = self.graph(kind, dim), self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
         self.add(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
-                             workers=self.workers, inputs=[graph["embeddings"], corpus], keep_result=True,
+                             workers=self.workers, inputs=[graph["embeddings"], corpus],
                              description=f"FAISS index of the {kind} graph ({dim}d)"))
         return path
 
@@ -185,10 +184,9 @@ class CorpusPlan:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
         eligible = self.eligible_queries_file(graph_dim)
-        self.add(Stage(self.stage_name(path), [path], partial(select_eligible_for_all_arms, path, eligible=eligible,
-                                                              count=count, seed=seed, where=self.corpus.name),
-                       inputs=[eligible], description=f"{count} query papers, seed {seed}"))
-        return path
+        return self.stage(path, partial(select_eligible_for_all_arms, path, eligible=eligible, count=count, seed=seed,
+                                        where=self.corpus.name), inputs=[eligible],
+                          description=f"{count} query papers, seed {seed}")
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Path:
@@ -233,7 +231,6 @@ class CorpusPlan:
         texts, the fine-tuning of ``base_model``, its evaluation on ``split``."""
         setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
         triples, metadata = run_files(run_dir)
-        self.eligible_queries_file(dim)
         # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
         queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)
         if setting.triples_source == SPECTER_LIKE:
@@ -244,7 +241,7 @@ class CorpusPlan:
         else:
             graph, index = self.graph(setting.graph, dim), self.ann_index(setting.graph, dim)
             graph_ids, cocited = graph["ids"], GRAPHS[setting.graph]["edges"] == "cocitations"
-            graph_edges = self.cocitations_file if cocited else self.citations_train
+            graph_edges = self.cocitations() if cocited else self.citations_train
             sampling = {"graph_paper_ids_path": graph_ids, "graph_embeddings_path": graph["embeddings"],
                         "config": recipe.miner, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
                         "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),
@@ -258,10 +255,10 @@ class CorpusPlan:
                              workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
         leakage = leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
                                  self.citations_train)
-        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
-                             base_model=base_model, loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
-                             max_sequence_length=recipe.max_sequence_length, leakage=leakage,
-                             training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+        arguments = {"base_model_name_or_path": base_model, "loss": recipe.loss, "max_sequence_length":
+                     recipe.max_sequence_length, "pooling_strategy": recipe.pooling_strategy, **leakage,
+                     **recipe.training_arguments(), "seed": seed, "save_strategy": "no"}
+        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
                              outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
 

@@ -3,6 +3,7 @@ where their files go (:func:`plan_paths`)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import fields
 from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +20,7 @@ from scincl.knn.ann import index_config_path, index_ids_path
 from scincl.leakage import leakage_inputs, model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
-from scincl.model.device import torch_threads
+from scincl.model.device import default_device, torch_threads
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
@@ -52,27 +53,17 @@ def miner_signature(s: RunSettings) -> str:
     return "__".join(parts + [f"{k}_{v}" for k, v in sorted(s.miner_options.items())])
 
 
-def experiment_dir(s: RunSettings) -> Path:
-    """OUTPUT_DIR, or with ``--auto_output_dir`` ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner>``."""
-    if not s.auto_output_dir:
-        return Path(s.output_dir)
-    out = Path(s.output_dir) / str(s.graph_limit) / f"corpus_seed_{s.corpus_seed}"
-    if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1:
-        out = out / f"queries_{s.sample_queries_ratio}"
-    return out / miner_signature(s)
-
-
 def base_model_short_name(name_or_path: str) -> str:
     """``allenai/scibert_scivocab_uncased`` -> ``scibert_scivocab_uncased``; ``.../pkg/model`` -> ``pkg``."""
     parts = [p for p in str(name_or_path).rstrip("/").split("/") if p]
     if len(parts) > 1 and parts[-1] in ("model", "models", "checkpoint"):
         return parts[-2]
-    return parts[-1] if parts else "base"
+    return parts[-1]
 
 
-def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
+def model_dir_name(s: RunSettings, base_model: str) -> str:
     """``model_<base name>[_<pooling>][_bitfit][_<loss>]...`` as in the original code."""
-    name = f"model_{base_model_short_name(base_model or s.base_model_name_or_path or 'base')}"
+    name = f"model_{base_model_short_name(base_model)}"
     name += "".join(f"_{part}" for part, used in ((s.pooling_strategy, s.pooling_strategy != "cls"),
                                                   ("bitfit", s.bitfit), (s.loss, s.loss != "triplet")) if used)
     for key in ("num_train_epochs", "learning_rate"):
@@ -81,12 +72,17 @@ def model_dir_name(s: RunSettings, base_model: Optional[str] = None) -> str:
     return name
 
 
-def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Optional[str] = None) -> SimpleNamespace:
-    """Every file and directory of a ``run_specter`` run, from its settings (user-given paths win)."""
-    shared = Path(shared_dir) if shared_dir is not None else Path(s.output_dir)
-    run, graph, (train, test) = experiment_dir(s), graph_files(shared / "graph"), citation_files(shared)
-    corpus_ids = Path(s.train_s2orc_paper_ids or run / f"s2orc_paper_ids.seed_{s.corpus_seed}.json")
+def plan_paths(s: RunSettings, shared: Path, base_model: str) -> SimpleNamespace:
+    """Every file and directory of a ``run_specter`` run, from its settings (user-given paths win); the run's folder is
+    OUTPUT_DIR, or with ``--auto_output_dir`` ``OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/[queries_<r>/]<miner>``."""
     ratio = s.sample_queries_ratio if s.sample_queries_ratio is not None and s.sample_queries_ratio < 1 else None
+    run, graph, (train, test) = Path(s.output_dir), graph_files(shared / "graph"), citation_files(shared)
+    if s.auto_output_dir:
+        run = run / str(s.graph_limit) / f"corpus_seed_{s.corpus_seed}"
+        if ratio is not None:
+            run = run / f"queries_{ratio}"
+        run = run / miner_signature(s)
+    corpus_ids = Path(s.train_s2orc_paper_ids or run / f"s2orc_paper_ids.seed_{s.corpus_seed}.json")
     query_name = f"query_s2orc_paper_ids.seed_{s.corpus_seed}" + (f".ratio_{ratio}" if ratio is not None else "")
     return SimpleNamespace(
         shared=shared, run=run, demo=shared / "demo_corpus",
@@ -108,43 +104,37 @@ class SciNCLPlan:
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
         s = self.s = settings
+        shared = Path(shared_dir or s.output_dir)
         if s.demo and s.scidocs_paper_ids is None:  # the demo's held-out SciDocs papers (scincl/demo_scidocs.py)
-            s.scidocs_paper_ids = str(Path(shared_dir or s.output_dir) / "demo_corpus" / "scidocs_paper_ids.json")
+            s.scidocs_paper_ids = str(shared / "demo_corpus" / "scidocs_paper_ids.json")
         self.base_model = encoder_path(s.base_model_name_or_path, packaged=s.demo)  # the demo: the packaged MiniLM
-        p = self.p = plan_paths(s, shared_dir, self.base_model)
-        self.torch_threads = torch_threads()
+        p = self.p = plan_paths(s, shared, self.base_model)
         self.metadata_dir = p.demo / "s2orc" / "metadata" if s.demo else Path(s.corpus_dir) if s.corpus_dir else None
         self.corpus_format = "s2orc" if s.demo else s.corpus_format  # None: detected from the folder
         self.scidocs_dir = p.demo / "scidocs" if s.demo else Path(s.scidocs_dir) if s.scidocs_dir else None
         self.builds_graph = s.graph_embeddings_path is None
         # the evaluation papers (a SciDocs dir or --scidocs_paper_ids), kept out of citations, graph and corpus
-        self.evaluation_ids = p.scidocs_ids if self.scidocs_dir is not None or s.scidocs_paper_ids else None
-        self.excluded = None if s.graph_leakage else self.evaluation_ids
+        evaluation_ids = p.scidocs_ids if self.scidocs_dir is not None or s.scidocs_paper_ids else None
+        self.excluded = None if s.graph_leakage else evaluation_ids
         self.citations = Path(s.citations_path) if s.citations_path else p.citations_train
-        self.search = KnnSearch(  # kNN triplets: how the miner searches (None: SPECTER-like triplets)
-            ann_metric=s.ann_metric, ann_backend=s.ann_backend, ann_normalize_embeddings=s.ann_do_normalize,
-            ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory,
-            k_scale=s.k_scale) if s.triples_source == "knn" else None
+        graph_edges = p.citations_train if self.builds_graph and s.citations_path is None else None
+        self.leakage = leakage_inputs(evaluation_ids, s.triples_source, p.graph_ids, graph_edges, self.citations,
+                                      s.graph_leakage)  # the leakage guard's arguments
+        search = {f.name: getattr(s, f.name) for f in fields(KnnSearch) if hasattr(s, f.name)}  # its flags
+        self.search = KnnSearch(**search) if s.triples_source == "knn" else None  # None: SPECTER-like triplets
 
     def stages(self) -> List[Stage]:
         """Every stage of the run, in running order."""
-        return [*self.plan_inputs(), *self.plan_queries(), *self.plan_index(), *self.plan_triples(),
-                *self.plan_texts(), *self.plan_train(), *self.plan_evaluate()]
+        return [*self.plan_inputs(), *self.plan_queries(), *self.plan_triples(), *self.plan_train(),
+                *self.plan_evaluate()]
 
     def recorded(self, *names: str) -> Dict[str, Any]:
         """The flags ``names`` as a stage records them (its completion marker's settings)."""
         return {name: getattr(self.s, name) for name in names}
 
-    def training_leakage_inputs(self) -> Dict[str, Any]:
-        """The leakage guard's arguments (scincl/leakage.py:leakage_inputs)."""
-        graph_edges = self.p.citations_train if self.builds_graph and self.s.citations_path is None else None
-        return leakage_inputs(self.evaluation_ids, self.s.triples_source, self.p.graph_ids, graph_edges,
-                              self.citations, self.s.graph_leakage)
-
     # ------------------------------------------------------------------ the steps of stages()
     def plan_inputs(self) -> Iterator[Stage]:
-        """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the papers'
-        text ids."""
+        """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
             yield Stage("demo", [p.demo / "demo_manifest.json"],
@@ -171,7 +161,7 @@ class SciNCLPlan:
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.corpus_seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
             yield graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
-                              outputs=[p.graph_embeddings, p.graph_ids, *records], inputs=[Path(s.biggraph_config)],
+                              outputs=[p.graph_embeddings, p.graph_ids, *records], inputs=[s.biggraph_config],
                               description=f"BigGraph embeddings ({Path(s.biggraph_config).name})" if pbg
                               else f"{s.graph_method} graph embeddings",
                               settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
@@ -203,40 +193,32 @@ class SciNCLPlan:
         select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit, "with_text": with_text,
                   "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
                   "excluded": self.excluded}
-        specter = Path(s.specter_triples_path) if s.specter_triples_path else None
         yield Stage("queries", [p.corpus_ids, p.query_ids], partial(select_graph_limit_and_ratio, p.query_ids, **select),
-                    inputs=[p.graph_ids, with_text, specter, self.excluded, local_path(s.s2id_to_s2orc_input_path)],
+                    inputs=[p.graph_ids, with_text, s.specter_triples_path, self.excluded, local_path(s.s2id_to_s2orc_input_path)],
                     description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excluded is not None})
 
-    def plan_index(self) -> Iterator[Stage]:
-        """The kNN index over the corpus' graph embeddings (kNN triplets). An existing --ann_index_path this stage did
-        not make is an input, never rebuilt unless --override_ann: the miner uses it when it fits."""
-        p, s = self.p, self.s
-        if self.search is None:
-            return
-        ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
-                          search=self.search, workers=s.workers, seed=s.seed,
-                          outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
-                          inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
-                          description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
-                          settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
-                                    "do_normalize": s.ann_do_normalize, "seed": s.seed})
-        if not (s.ann_index_path and p.ann_index.exists()) or "ann" in s.override or reuse_decision(ann) is None:
-            yield ann
-
     def plan_triples(self) -> Iterator[Stage]:
-        """The triplets of ``--triples_source`` (the sampler of scincl/triples/sources.py), recorded with every flag
-        they depend on (a kNN index among its inputs is used when it fits, never rebuilt here)."""
+        """The triplets of ``--triples_source`` (the sampler of scincl/triples/sources.py; kNN: from the index over the
+        corpus' graph embeddings), recorded with every flag they depend on, and their papers' titles and abstracts."""
         p, s = self.p, self.s
-        names = ["triples_source", *COUNT_LEAVES, "seed", "gzip"]
+        names = ["triples_source", "seed", "gzip", *COUNT_LEAVES]
         if self.search is None:
             inputs = [self.citations, p.query_ids]
-            sampling = dict(citations_input_path=self.citations, **self.recorded("seed", "gzip", *COUNT_LEAVES))
-        else:  # the slots' strategies and bands, the index and search
-            names += [name for name in MINER_LEAVES if name not in COUNT_LEAVES]
-            names += ["ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory", "k_scale",
-                      "miner_options"]
+            sampling = dict(citations_input_path=self.citations, **self.recorded(*names[1:]))
+        else:  # the index; the slots' strategies and bands, the search
+            ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index,
+                              p.corpus_ids, search=self.search, workers=s.workers, seed=s.seed,
+                              outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
+                              inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
+                              description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
+                              settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
+                                        "do_normalize": s.ann_do_normalize, "seed": s.seed})
+            # an existing --ann_index_path the ann stage did not make is an input, rebuilt only with --override_ann
+            if not (s.ann_index_path and p.ann_index.exists()) or "ann" in s.override or reuse_decision(ann) is None:
+                yield ann
+            names += [*MINER_LEAVES, "ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory",
+                      "k_scale", "miner_options"]
             inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
             sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings,
                             config=s.miner, search=self.search, strategy_options=s.miner_options, seed=s.seed,
@@ -247,27 +229,22 @@ class SciNCLPlan:
         yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain,
                                                     query_papers=str(p.query_ids), **sampling),
                     inputs=inputs, description=f"{s.triples_source} triplets", settings=self.recorded(*names))
-
-    def plan_texts(self) -> Iterator[Stage]:
-        """The titles and abstracts of the triplets' papers."""
-        p = self.p
-        yield texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=self.s.workers,
-                          corpus_format=self.corpus_format, keep_counts=False,
+        yield texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
+                          corpus_format=self.corpus_format,
                           inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
                           description="titles and abstracts of the triplets' papers")
 
     def plan_train(self) -> Iterator[Stage]:
         """Fine-tuning the base encoder on the triplets; recorded with every Trainer argument but logging's."""
         s, p = self.s, self.p
-        # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
-        options = {"seed": s.seed, "other_run": "restart", **s.training_options}
         recorded = {"seed": s.seed, **{k: v for k, v in s.training_options.items() if k not in LOGGING_ONLY_ARGS}}
         # the saved model's length = the one its scores are measured at (issue 42)
         length = self.recorded("eval_max_sequence_length") if s.eval_max_sequence_length else {}
         model = self.recorded("loss", "pooling_strategy", "max_sequence_length", "bitfit")
-        yield train_stage("train", p.triples, p.metadata, p.model, base_model=self.base_model, **model,
-                          training=options, leakage=self.training_leakage_inputs(), threads=self.torch_threads,
-                          eval_max_sequence_length=s.eval_max_sequence_length,
+        # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
+        arguments = {"base_model_name_or_path": self.base_model, **model, **length, **self.leakage,
+                     "seed": s.seed, "other_run": "restart", **s.training_options}
+        yield train_stage("train", p.triples, p.metadata, p.model, arguments=arguments, threads=torch_threads(),
                           inputs=[p.triples, p.metadata, local_path(self.base_model)],
                           settings={"base_model": self.base_model, **model, "training": recorded, **length},
                           description=f"fine-tune {self.base_model}")
@@ -279,7 +256,7 @@ class SciNCLPlan:
             return
         short = base_model_short_name(self.base_model)
         how = dict(split=s.val_or_test_or_both, pooling_strategy=s.pooling_strategy, device=s.device,
-                   max_sequence_length=s.eval_max_sequence_length, threads=self.torch_threads)  # cut when given
+                   max_sequence_length=s.eval_max_sequence_length, threads=torch_threads())  # cut when given
         recorded = self.recorded("val_or_test_or_both", "pooling_strategy", "eval_max_sequence_length")
         if s.evaluate_base_model:
             yield evaluate_stage("eval_base", self.base_model, self.scidocs_dir, p.base_eval, **how,
@@ -299,10 +276,8 @@ class SciNCLPlan:
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
         results, the manifest and the comparison table (when evaluated)."""
-        import torch
-
         s, p = self.s, self.p
-        work, gpu = run_workload(self, base_model_short_name(self.base_model)), torch.cuda.is_available()
+        work, gpu = run_workload(self, base_model_short_name(self.base_model)), default_device() == "cuda"
         plan = format_workload(work, gpu)
         if not s.dry_run:
             logger.info("%s", plan)
@@ -326,8 +301,8 @@ class SciNCLPlan:
         manifest.set("base_model", self.base_model)
         skip = [n for n in s.skip if n in names] + unselected_stages(stages, s.stages or [])
         results = run_stages(stages, manifest, skip=skip, override=[n for n in s.override if n in names])
-        if "train" in names and "train" not in s.skip and p.model.exists():
-            manifest.set("leakage", model_report(p.model, p.triples, **self.training_leakage_inputs()))
+        if "train" not in s.skip and p.model.exists():
+            manifest.set("leakage", model_report(p.model, p.triples, **self.leakage))
             manifest.set("embedding_check", recorded_embedding_check(p.model))  # issue 41: collapse warning
         comparison = p.comparison / "comparison.md"
         table = comparison.read_text() if comparison.exists() and "compare" in names else None

@@ -174,7 +174,7 @@ def test_run_specter_keeps_the_query_papers_out_of_the_training_graph(layouts, e
     assert not graph_papers & queries
     candidates = set(read_scidocs_metadata(folder / METADATA_FILES["view_cite_read"])) - queries
     assert len(graph_papers & candidates) > 0.9 * len(candidates)
-    assert plan.training_leakage_inputs()["excluded_paper_ids"] == str(folder / "scidocs_paper_ids.json")
+    assert plan.leakage["excluded_paper_ids"] == str(folder / "scidocs_paper_ids.json")
     # a folder without its own list (the demo's SciDocs folder) still has every one of its papers excluded
     demo = SciNCLPlan(settings_from_flags(str(tmp_path / "demo"), {"corpus_dir": str(layouts["plain"][0]),
                                                                   "scidocs_dir": str(demo_corpus.scidocs_dir)}))

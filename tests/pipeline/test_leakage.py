@@ -113,7 +113,7 @@ def test_run_specter_without_scidocs_dir_excludes_the_named_ids_and_refuses_a_le
     plan = SciNCLPlan(settings)
     first = plan.stages()[0]
     assert plan.excluded is not None and first.name == "citations" and first.settings["excludes_scidocs"] is True
-    leak = plan.training_leakage_inputs()
+    leak = plan.leakage
     assert leak["excluded_paper_ids"] == str(demo_corpus.scidocs_paper_ids_path)
     assert leak["graph_paper_ids_path"] == str(plan.p.graph_ids) and leak["citations_path"] == str(plan.p.citations_train)
 

