@@ -114,7 +114,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
     from scincl.settings.run import resolve
     from scincl.settings.run import RunSettings
-    from scincl.settings.schema import derive_bands
+    from scincl.settings.spec import derive_bands
     from scincl.triples.miner import make_config
 
     assert (SCINCL.easy_positives_k_min, SCINCL.hard_negatives_k_min) == (20, 3998)
