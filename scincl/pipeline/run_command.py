@@ -6,7 +6,6 @@ import dataclasses
 import inspect
 import itertools
 import logging
-import typing
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -24,7 +23,7 @@ from scincl.settings.recipe import recipe_field
 from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
                                  parse_int_list, parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
-from scincl.settings.values import check_value, simple_type
+from scincl.settings.values import check_value
 
 logger = logging.getLogger(__name__)
 
@@ -68,11 +67,9 @@ def run_specter_flag_names() -> set:
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
     """:class:`RunSettings` from run_specter's flags, each converted to its type and put in the field that holds it
     (an unknown flag or stage: :class:`InputError`), resolved from the run's preset and checked (:func:`check_run`)."""
-    flags, groups, hints = dict(flags), run_specter_flag_groups(), typing.get_type_hints(RunSettings)
-    flags = {name: check_value(name, value, (simple_type(hints[name]) or object) if name in hints else None,
-                               check_range=False) for name, value in flags.items()}
-    given: Dict[str, Any] = {"miner_options": {}, "training_options": {}, "skip": [], "override": []}
-    group = {name: group for group, names in groups.items() for name in names}
+    groups, given = run_specter_flag_groups(), {"output_dir": output_dir, "miner_options": {}, "training_options": {},
+                                                "skip": [], "override": []}
+    group_of = {name: group for group, names in groups.items() for name in names}
     for name, value in flags.items():
         prefix, _, stage = name.partition("_")
         if name == "stages":  # comma-separated names or a list
@@ -81,12 +78,12 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
             for stage in given[name] or ():
                 if stage not in ALL_STAGE_NAMES:
                     raise InputError(f"--stages {stage}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
-        elif group.get(name) == "settings":
+        elif group_of.get(name) == "settings":
             given[name] = value
-        elif group.get(name) == "stages":
+        elif group_of.get(name) == "stages":
             given[prefix] = sorted(given[prefix] + [stage] * bool(value))
-        elif group.get(name) in ("miner", "training"):
-            given[f"{group[name]}_options"][name] = value
+        elif group_of.get(name) in ("miner", "training"):
+            given[f"{group_of[name]}_options"][name] = check_value(name, value, None, check_range=False)
         elif name in ACCEPTED_WITHOUT_EFFECT:
             logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value, ACCEPTED_WITHOUT_EFFECT[name])
         elif name.startswith(("skip_", "override_")):
@@ -96,8 +93,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
                              f"layout); run `cli_pipeline.py train` directly to choose it")
         else:
             raise unknown_flag_error(name, "run_specter", run_specter_flag_names())
-    settings = RunSettings(output_dir=output_dir, **given)
-    return check_run(resolve(settings, given=[name for name in groups["settings"] if given.get(name) is not None]))
+    return check_run(resolve(given))
 
 
 def check_run(s: RunSettings) -> RunSettings:
@@ -168,8 +164,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
         return {"table": result["table"], "runs": [result], "output_dir": result["paths"].run}
     if flags.pop("seed", None) not in (None, 0):  # 0 is the CLI default
         raise InputError("give either --seed or --seeds")
-    # the same corpus for every seed (default corpus seed 0): only sampling and training randomness varies
-    corpus_seed = 0 if flags.get("corpus_seed") is None else flags["corpus_seed"]
+    corpus_seed = 0 if flags.get("corpus_seed") is None else flags["corpus_seed"]  # one corpus: only sampling varies
     first, shared, runs = run_each(output_dir, flags, {f"seeds/seed_{seed}": {"seed": seed, "corpus_seed": corpus_seed}
                                                        for seed in seed_list})
     paths, source = runs[0]["paths"], "SciNCL" if first.triples_source == "knn" else "SPECTER-like"

@@ -9,9 +9,10 @@ import dataclasses
 import functools
 import importlib.util
 import os
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
 
@@ -19,6 +20,7 @@ from scincl.errors import InputError
 from scincl.settings.choices import ANN_BACKENDS, DEVICES, GRAPH_LIMITS, K_SCALES, TRIPLES_SOURCES
 from scincl.settings.schema import SCINCL, check_settings, setting, with_leaves
 from scincl.settings.spec import BANDS, MinerSpec, section_leaves
+from scincl.settings.values import check_value, simple_type
 
 MINER_FLAGS = frozenset(attribute.name for attribute in attrs.fields(MinerSpec))  # every flag of the miner
 
@@ -59,13 +61,8 @@ SCHEMA_FALLBACK: Tuple[str, ...] = tuple(f"{band}_k_max" for band in BANDS) + se
                     "bitfit": section_leaves("recipe", "encoder") + ("loss",)},
              unset=SCHEMA_FALLBACK + tuple(f"{band}_k_min" for band in BANDS))
 class RunSettings:
-    """Everything ``run_specter`` needs (``cli_pipeline.py run_specter --help`` lists these fields).
-
-    Each field once (:func:`~scincl.settings.schema.setting`): default, its source, help, range or choices; a
-    SciNCL setting's metadata is its schema field's (:func:`~scincl.settings.schema.scincl_setting`). A field left
-    ``None`` with ``presets`` takes the paper's or the demo's value (:func:`resolve`; the demo runs every stage on
-    CPU in a few minutes: MiniLM, 1.5k papers, one short epoch). A user's explicit value always wins.
-    """
+    """Everything ``run_specter`` needs (its ``--help`` lists these fields); a field left ``None`` takes the run
+    preset's value (:func:`resolve`), a user's value always wins."""
 
     output_dir: Optional[str] = setting(None, "positional OUTPUT_DIR; the demo's: demo_output", "where everything goes")
     base_model_name_or_path: Optional[str] = setting(
@@ -241,15 +238,14 @@ ALIASES = {("corpus_dir", "s2orc_metadata_dir"): "--s2orc_metadata_dir is the ol
            ("scidocs_paper_ids", "excluded_paper_ids"): "both name the evaluation papers kept out of graph and triplets"}
 
 
-def resolve(settings: RunSettings, given: Optional[Iterable[str]] = None) -> RunSettings:
-    """``settings`` with those not ``given`` (default: those at their field's default) filled from the run's preset
-    (``--preset``, else the demo's without data arguments, else the paper's): a user's value wins over the preset,
-    which wins over the field's default; the preset's ``training_options`` go under the user's."""
-    s = dataclasses.replace(settings, miner_options=dict(settings.miner_options),
-                            training_options=dict(settings.training_options))
-    defaults = RunSettings()
-    given = set(given if given is not None else (f.name for f in dataclasses.fields(s)
-                                                 if getattr(s, f.name) != getattr(defaults, f.name)))
+def resolve(values: Mapping[str, Any]) -> RunSettings:
+    """:class:`RunSettings` of the ``values`` given by field name, each converted to its field's type (a flag is a
+    typed override), the others filled from the run's preset (``--preset``, else the demo's without data arguments,
+    else the paper's); the preset's ``training_options`` go under the user's."""
+    hints = typing.get_type_hints(RunSettings)
+    s = RunSettings(**{name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
+                       for name, value in values.items()})
+    given = {name for name, value in values.items() if value is not None}
     s.demo = all(getattr(s, name) is None for name in DATA_ARGUMENTS)
     for (name, alias), why in ALIASES.items():  # one value under two names
         value, other = getattr(s, name), getattr(s, alias)
