@@ -20,8 +20,8 @@ from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
 from scincl.settings.recipe import recipe_field
-from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
-                                 parse_int_list, parse_seeds, resolve)
+from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, parse_int_list,
+                                 parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value
 
@@ -97,12 +97,12 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
 
 
 def check_run(s: RunSettings) -> RunSettings:
-    """Every error of resolved settings before any stage runs: format, ranges, graph method, GPU, loss."""
+    """The errors of resolved settings that other packages judge, before any stage runs: format, graph method, GPU,
+    loss, training flags."""
     from scincl.model.losses import build_loss, check_loss_name
     from scincl.model.train import checked_training_arguments
 
     s.corpus_format = check_format(s.corpus_format)
-    check_ranges(s)
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:

@@ -241,7 +241,7 @@ ALIASES = {("corpus_dir", "s2orc_metadata_dir"): "--s2orc_metadata_dir is the ol
 def resolve(values: Mapping[str, Any]) -> RunSettings:
     """:class:`RunSettings` of the ``values`` given by field name, each converted to its field's type (a flag is a
     typed override), the others filled from the run's preset (``--preset``, else the demo's without data arguments,
-    else the paper's); the preset's ``training_options`` go under the user's."""
+    else the paper's; the preset's ``training_options`` go under the user's), then checked (:func:`check_ranges`)."""
     hints = typing.get_type_hints(RunSettings)
     s = RunSettings(**{name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
                        for name, value in values.items()})
@@ -281,7 +281,7 @@ def resolve(values: Mapping[str, Any]) -> RunSettings:
     if s.device == "cpu":  # every stage on the CPU on purpose, also where CUDA works
         s.training_options.setdefault("use_cpu", True)
         s.ann_device = -1
-    return s
+    return check_ranges(s)
 
 
 SeedsArg = Union[None, int, str, Sequence[int]]
