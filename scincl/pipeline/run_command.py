@@ -72,13 +72,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
     group_of = {name: group for group, names in groups.items() for name in names}
     for name, value in flags.items():
         prefix, _, stage = name.partition("_")
-        if name == "stages":  # comma-separated names or a list
-            given[name] = [n.strip() for n in (value.split(",") if isinstance(value, str) else map(str, value or ()))
-                           if n.strip()] or None
-            for stage in given[name] or ():
-                if stage not in ALL_STAGE_NAMES:
-                    raise InputError(f"--stages {stage}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
-        elif group_of.get(name) == "settings":
+        if group_of.get(name) == "settings":
             given[name] = value
         elif group_of.get(name) == "stages":
             given[prefix] = sorted(given[prefix] + [stage] * bool(value))
@@ -97,12 +91,15 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
 
 
 def check_run(s: RunSettings) -> RunSettings:
-    """The errors of resolved settings that other packages judge, before any stage runs: format, graph method, GPU,
-    loss, training flags."""
+    """The errors of resolved settings that other packages judge, before any stage runs: format, stages, graph method,
+    GPU, loss, training flags."""
     from scincl.model.losses import build_loss, check_loss_name
     from scincl.model.train import checked_training_arguments
 
     s.corpus_format = check_format(s.corpus_format)
+    for stage in s.stages or ():
+        if stage not in ALL_STAGE_NAMES:
+            raise InputError(f"--stages {stage}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:

@@ -246,6 +246,8 @@ def resolve(values: Mapping[str, Any]) -> RunSettings:
     s = RunSettings(**{name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
                        for name, value in values.items()})
     given = {name for name, value in values.items() if value is not None}
+    stages = s.stages if isinstance(s.stages, (list, tuple)) else str(s.stages or "").split(",")  # "a,b" or a list
+    s.stages = [str(name).strip() for name in stages if str(name).strip()] or None
     s.demo = all(getattr(s, name) is None for name in DATA_ARGUMENTS)
     for (name, alias), why in ALIASES.items():  # one value under two names
         value, other = getattr(s, name), getattr(s, alias)
