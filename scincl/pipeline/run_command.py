@@ -75,7 +75,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
         if group_of.get(name) == "settings":
             given[name] = value
         elif group_of.get(name) == "stages":
-            given[prefix] = sorted(given[prefix] + [stage] * bool(value))
+            given[prefix] = sorted(given[prefix] + [stage] * check_value(name, value, bool, check_range=False))
         elif group_of.get(name) in ("miner", "training"):
             given[f"{group_of[name]}_options"][name] = check_value(name, value, None, check_range=False)
         elif name in ACCEPTED_WITHOUT_EFFECT:
