@@ -1,30 +1,29 @@
-"""``run_specter`` and ``run_specter_like``: flags -> checked :class:`~scincl.settings.run.RunSettings` -> one
-:class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, or one per seed (``--seeds``)."""
+"""``run_specter``, ``run_specter_like`` and ``sweep``: flags -> checked :class:`~scincl.settings.run.RunSettings` ->
+a :class:`~scincl.pipeline.scincl_plan.SciNCLPlan`, run once, per seed (``--seeds``) or per k (``sweep``)."""
 from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import logging
-import typing
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
 from scincl.corpus import check_format
 from scincl.errors import InputError, unknown_flag_error
-from scincl.eval.compare import compare_with_base
+from scincl.eval.compare import compare, compare_with_base
 from scincl.graph.embedders import EMBEDDERS
 from scincl.graph.embedders.settings import parse_settings
 from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
 from scincl.settings.recipe import recipe_field
-from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, check_ranges,
-                                 parse_int_list, parse_seeds, resolve)
-from scincl.settings.schema import derive_bands
+from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, parse_int_list,
+                                 parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
-from scincl.settings.values import check_value, simple_type
+from scincl.settings.values import check_value
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +37,7 @@ ACCEPTED_WITHOUT_EFFECT = {
 }
 # run_specter decides these training paths itself (they follow OUTPUT_DIR)
 RESERVED_TRAINING_FLAGS = {"output_dir", "train_triples_path", "train_metadata_path", "logging_dir", "run_name"}
-ROUTED = ("miner_options", "training_options", "skip", "override", "demo")  # RunSettings fields filled here
-
-
-def stage_selection(stages: Any) -> Optional[List[str]]:
-    """``--stages``' names (a comma-separated string or a list; none: ``None``), each one of :data:`ALL_STAGE_NAMES`."""
-    names = [str(n).strip() for n in (stages.split(",") if isinstance(stages, str) else stages or ()) if str(n).strip()]
-    unknown = [n for n in names if n not in ALL_STAGE_NAMES]
-    if unknown:
-        raise InputError(f"--stages {unknown[0]}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
-    return names or None
+ROUTED = ("miner_options", "training_options", "skip", "override", "output_dir", "demo")  # fields no flag names
 
 
 def run_specter_flag_groups() -> Dict[str, List[str]]:
@@ -58,7 +48,7 @@ def run_specter_flag_groups() -> Dict[str, List[str]]:
     from scincl.model.losses import loss_options
     from scincl.model.train import train
 
-    settings = [f.name for f in dataclasses.fields(RunSettings) if f.name not in ROUTED and f.name != "output_dir"]
+    settings = [f.name for f in dataclasses.fields(RunSettings) if f.name not in ROUTED]
     own = [n for n, p in inspect.signature(train).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     training = [*section_leaves("recipe", "training"), *(f.name for f in dataclasses.fields(TrainingArguments) if f.init),
                 *own, *loss_options()]
@@ -71,79 +61,80 @@ def run_specter_flag_groups() -> Dict[str, List[str]]:
 
 def run_specter_flag_names() -> set:
     """Every flag ``run_specter`` takes (OUTPUT_DIR included): what ``--help_all`` lists and the CLI's signature."""
-    return {"output_dir", *(name for names in run_specter_flag_groups().values() for name in names)}
+    return {"output_dir", *itertools.chain(*run_specter_flag_groups().values())}
 
 
-def route_flags(flags: Mapping[str, Any]) -> Dict[str, Any]:
-    """``run_specter``'s flags that are no :class:`RunSettings` field as the fields that hold them; unknown flags
-    raise :class:`InputError`."""
-    groups = run_specter_flag_groups()
-    routed: Dict[str, Any] = {"miner_options": {}, "training_options": {}, "skip": [], "override": []}
+def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
+    """:class:`RunSettings` from run_specter's flags, each converted to its type and put in the field that holds it
+    (an unknown flag or stage: :class:`InputError`), resolved from the run's preset and checked (:func:`check_run`)."""
+    groups, given = run_specter_flag_groups(), {"output_dir": output_dir, "miner_options": {}, "training_options": {},
+                                                "skip": [], "override": []}
+    group_of = {name: group for group, names in groups.items() for name in names}
     for name, value in flags.items():
         prefix, _, stage = name.partition("_")
-        if name.startswith(("skip_", "override_")):
-            if stage not in ALL_STAGE_NAMES:
-                raise InputError(f"--{name}: unknown stage {stage!r} (stages: {', '.join(ALL_STAGE_NAMES)})")
-            routed[prefix] += [stage] if value else []
+        if group_of.get(name) == "settings":
+            given[name] = value
+        elif group_of.get(name) == "stages":
+            given[prefix] = sorted(given[prefix] + [stage] * check_value(name, value, bool, check_range=False))
+        elif group_of.get(name) in ("miner", "training"):
+            given[f"{group_of[name]}_options"][name] = check_value(name, value, None, check_range=False)
         elif name in ACCEPTED_WITHOUT_EFFECT:
             logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value, ACCEPTED_WITHOUT_EFFECT[name])
-        elif name in groups["miner"]:
-            routed["miner_options"][name] = value
+        elif name.startswith(("skip_", "override_")):
+            raise InputError(f"--{name}: unknown stage {stage!r} (stages: {', '.join(ALL_STAGE_NAMES)})")
         elif name in RESERVED_TRAINING_FLAGS:
             raise InputError(f"--{name} is set by run_specter itself (its value follows OUTPUT_DIR and the stage "
                              f"layout); run `cli_pipeline.py train` directly to choose it")
-        elif name in groups["training"]:
-            routed["training_options"][name] = value
         else:
             raise unknown_flag_error(name, "run_specter", run_specter_flag_names())
-    return {**routed, "skip": sorted(routed["skip"]), "override": sorted(routed["override"])}
+    return check_run(resolve(given))
 
 
 def check_run(s: RunSettings) -> RunSettings:
-    """Every error of resolved settings before any stage runs: format, ranges, graph method, GPU, loss."""
+    """The errors of resolved settings that other packages judge, before any stage runs: format, stages, graph method,
+    GPU, loss, training flags."""
+    from scincl.model.losses import build_loss, check_loss_name
+    from scincl.model.train import checked_training_arguments
+
     s.corpus_format = check_format(s.corpus_format)
-    check_ranges(s)
+    for stage in s.stages or ():
+        if stage not in ALL_STAGE_NAMES:
+            raise InputError(f"--stages {stage}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
     if s.graph_method != "pbg":  # the method's own range checks (scincl/graph/embedders/settings.py)
         parse_settings(EMBEDDERS[s.graph_method].settings, s.graph_method_settings)
     elif s.graph_method_settings:
         raise InputError("--graph_method_settings is for prone/fastrp; PBG takes --biggraph_overrides")
     if s.device == "cuda":  # asked for a GPU: one line now, not a CPU run or a failure hours later
         check_gpu_usable(s.device)
-    from scincl.model.losses import build_loss, check_loss_name
-
-    check_loss_name(s.loss)  # the loss and its flags build (issue 29: refused only after the graph stage ran)
-    try:
-        build_loss(s.loss, **dict(s.training_options))
+    try:  # the loss and its flags build (issue 29: refused only after the graph stage ran)
+        build_loss(check_loss_name(s.loss), **s.training_options)
     except (TypeError, ValueError) as exc:
         raise InputError(f"--loss {s.loss}: {exc}") from None
-    from scincl.model.train import checked_training_arguments
-
     checked_training_arguments(s.training_options)  # --fp16 maybe: now, not at the training stage
     return s
 
 
-def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
-    """:class:`RunSettings` from run_specter's flags: converted to their types, routed, resolved, checked."""
-    flags = dict(flags)
-    stages = stage_selection(flags.pop("stages", None))
-    hints = typing.get_type_hints(RunSettings)
-    flags = {name: check_value(name, value, (simple_type(hints[name]) or object) if name in hints else None,
-                               check_range=False) for name, value in flags.items()}
-    named = {k: v for k, v in flags.items() if k in hints and k not in ROUTED and k != "output_dir"}
-    settings = RunSettings(output_dir=output_dir, **named, stages=stages,
-                           **route_flags({k: v for k, v in flags.items() if k not in named}))
-    return check_run(resolve(settings, given=[name for name, value in named.items() if value is not None]))
-
-
 def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:
     """One run of ``flags`` (its plan, run); what several runs of one call share lives in ``shared_dir``."""
-    settings = check_input_paths(settings_from_flags(output_dir, flags))
-    pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     from scincl.model.encoder import check_encoder
 
+    settings = check_input_paths(settings_from_flags(output_dir, flags))
+    pipeline = SciNCLPlan(settings, shared_dir=shared_dir)
     if not settings.stages or {"train", "eval_base", "eval"} & set(settings.stages):  # --stages citations: no model
         check_encoder(pipeline.base_model)  # issue 41: the base model loads and encodes, before stage 1
     return pipeline.run({"output_dir": output_dir, **flags})
+
+
+def run_each(output_dir: Optional[str], flags: Mapping[str, Any],
+             runs: Mapping[str, Mapping[str, Any]]) -> Tuple[RunSettings, Path, List[Dict[str, Any]]]:
+    """:func:`run_one` of ``flags`` changed by each ``{folder: changes}`` of ``runs`` below the OUTPUT_DIR of ``flags``
+    (checked first), which holds what the runs share; returns the settings of ``flags``, that OUTPUT_DIR, the results."""
+    first = settings_from_flags(output_dir, flags)
+    shared, results = Path(first.output_dir), []
+    for folder, changes in runs.items():
+        logger.info("=== %s ===", folder)
+        results.append(run_one(str(shared / folder), {**flags, **changes, "auto_output_dir": False}, shared))
+    return first, shared, results
 
 
 @writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
@@ -159,8 +150,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     Demo (make demo):  python cli_pipeline.py run_specter
     Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
 
-    Flags: the fields of scincl/settings/run.py:RunSettings; --help_all adds the miner's other flags and every
-    TrainingArguments flag, which pass through. A band's *_k_min not given is its *_k_max minus its count.
+    A band's *_k_min not given is its *_k_max minus its count.
     --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
     Returns {"table": markdown or None, "runs": [per-run results], "output_dir": Path}.
@@ -169,40 +159,25 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     if not seed_list:
         result = run_one(output_dir, flags)
         return {"table": result["table"], "runs": [result], "output_dir": result["paths"].run}
-    flags = dict(flags)
     if flags.pop("seed", None) not in (None, 0):  # 0 is the CLI default
         raise InputError("give either --seed or --seeds")
-    # the same corpus for every seed (default corpus seed 0): only sampling and training randomness varies
-    corpus_seed = flags.get("corpus_seed") if flags.get("corpus_seed") is not None else 0
-    first, shared, runs = run_each(output_dir, flags, ((f"seeds/seed_{seed}", {**flags, "seed": seed,
-                                                                                "corpus_seed": corpus_seed})
-                                                       for seed in seed_list))
+    corpus_seed = 0 if flags.get("corpus_seed") is None else flags["corpus_seed"]  # one corpus: only sampling varies
+    first, shared, runs = run_each(output_dir, flags, {f"seeds/seed_{seed}": {"seed": seed, "corpus_seed": corpus_seed}
+                                                       for seed in seed_list})
     paths, source = runs[0]["paths"], "SciNCL" if first.triples_source == "knn" else "SPECTER-like"
     table = compare_with_base(paths.base_eval, shared / "seeds", f"{source} ({len(runs)} seeds)", shared / "comparison",
                               first.split, "base encoder") if (paths.eval / "results.json").exists() else None
     return {"table": table, "runs": runs, "output_dir": shared}
 
 
-def run_each(output_dir: Optional[str], flags: Mapping[str, Any],
-             runs: Iterable[Tuple[str, Mapping[str, Any]]]) -> Tuple[RunSettings, Path, List[Dict[str, Any]]]:
-    """:func:`run_one` of each ``(folder, flags)`` of ``runs`` (read once ``flags`` are checked) below the OUTPUT_DIR of
-    ``flags``, which holds what the runs share; returns the settings of ``flags``, that OUTPUT_DIR and the results."""
-    first = settings_from_flags(output_dir, flags)
-    shared, results = Path(first.output_dir), []
-    for folder, run_flags in runs:
-        logger.info("=== %s ===", folder)
-        results.append(run_one(str(shared / folder), {**run_flags, "auto_output_dir": False}, shared_dir=shared))
-    return first, shared, results
-
-
 @writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
 def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str, Any]:
     """run_specter with SPECTER-like triplets (positives cited, hard negatives citations of citations, easy negatives
     random) on the same corpus and queries as SciNCL; same flags as run_specter."""
-    if flags.get("triples_source", "specter_like") != "specter_like":
+    if flags.setdefault("triples_source", "specter_like") != "specter_like":
         raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
                          "(run_specter takes --triples_source)")
-    return run_specter(output_dir, **{**flags, "triples_source": "specter_like"})
+    return run_specter(output_dir, **flags)
 
 
 @writes("output_dir", output_dir=DEFAULT_DEMO_OUTPUT_DIR)
@@ -216,13 +191,9 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
     """
     if not k_pos and not k_hard:
         raise InputError("give --k_pos and/or --k_hard values, e.g. --k_pos 10,25,100 --k_hard 500,1000,4000")
-    bands = [(family, recipe_field(family)[:-len("_k_max")], parse_int_list(values, family))  # k_pos: easy_positives
-             for family, values in (("k_pos", k_pos), ("k_hard", k_hard))]
-    runs = ((f"sweep/{family}/{k}", {**flags, f"{band}_k_max": k,  # the band starts at k - count (paper §3.2)
-                                     **derive_bands({f"{band}_k_max": k, f"{band}_count": flags.get(f"{band}_count")})})
-            for family, band, values in bands for k in values)
-    first, shared, runs = run_each(output_dir, flags, runs)
-    from scincl.eval.compare import compare
-
+    band = {family: recipe_field(family)[:-len("_k_max")] for family in ("k_pos", "k_hard")}  # k_pos: easy_positives
+    runs = {f"sweep/{family}/{k}": {f"{band[family]}_k_max": k, f"{band[family]}_k_min": None}  # (k - count; k]
+            for family, values in (("k_pos", k_pos), ("k_hard", k_hard)) for k in parse_int_list(values, family)}
+    first, shared, results = run_each(output_dir, flags, runs)
     summary = compare([], shared / "comparison", sweep_dir=shared / "sweep", split=first.split)
-    return {"runs": runs, "plots": summary.get("files", []), "output_dir": shared}
+    return {"runs": results, "plots": summary.get("files", []), "output_dir": shared}

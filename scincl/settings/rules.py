@@ -1,9 +1,5 @@
-"""Value ranges of settings and flags: a :class:`Rule` per quantity, and the one error line for a value outside.
-
-:mod:`scincl.settings.schema` gives each SciNCL setting its rule; :data:`FLAG_RULES` holds the rules of the
-other commands' flags. :func:`check_rule` and :func:`check_band` make the error lines that the one check,
-:func:`scincl.settings.schema.check_settings`, raises at an entry point (the CLI's flags, ``run_specter``'s
-resolved settings), so a value is judged the same everywhere and once, before any work.
+"""Value ranges of settings and flags: a :class:`Rule` per quantity (:data:`FLAG_RULES` for the flags that are no
+SciNCL setting), and the one error line for a value outside (:func:`check_rule`, :func:`check_band`).
 """
 from __future__ import annotations
 

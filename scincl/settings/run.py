@@ -1,15 +1,6 @@
-"""Settings of one ``run_specter`` experiment: :class:`RunSettings`, each field declared once with its default,
-the source of that default, help text and range or choices (:func:`scincl.settings.schema.setting`; the SciNCL
-settings' metadata is their declaration's in :mod:`scincl.settings.spec`, the choices :mod:`scincl.settings.choices`).
-
-Fields default to ``None`` where the full-scale run and the embedded demo differ: a run preset
-(``experiments/presets/<name>.py``, data read by :func:`preset_values` when a run asks for it) sets them,
-:func:`resolve` fills them (the user's flags win, then the preset, then the schema's paper value);
-:func:`check_ranges` checks every value against its field's rule and choices (a kNN run's miner flags by
-building its :class:`~scincl.settings.spec.MinerSpec`, which also checks how the slots fit). What needs another
-package to check (the flags' types by the CLI's converter, a graph method's settings, the GPU, the loss) is
-:mod:`scincl.pipeline.run_command`'s, which routes the flags to these fields and calls :func:`check_ranges` first;
-the run's directories are laid out by :mod:`scincl.pipeline.layout`.
+"""Settings of one ``run_specter`` experiment: :class:`RunSettings`, each field declared once with its default, the
+source of that default, help text and range or choices; the run presets (``experiments/presets/<name>.py``) as data;
+:func:`resolve`, which fills the fields not given from the run's preset, and :func:`check_ranges`.
 """
 from __future__ import annotations
 
@@ -18,16 +9,18 @@ import dataclasses
 import functools
 import importlib.util
 import os
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
 
 from scincl.errors import InputError
 from scincl.settings.choices import ANN_BACKENDS, DEVICES, GRAPH_LIMITS, K_SCALES, TRIPLES_SOURCES
 from scincl.settings.schema import SCINCL, check_settings, setting, with_leaves
-from scincl.settings.spec import BANDS, MinerSpec, derive_bands, section_leaves
+from scincl.settings.spec import BANDS, MinerSpec, section_leaves
+from scincl.settings.values import check_value, simple_type
 
 MINER_FLAGS = frozenset(attribute.name for attribute in attrs.fields(MinerSpec))  # every flag of the miner
 
@@ -68,13 +61,8 @@ SCHEMA_FALLBACK: Tuple[str, ...] = tuple(f"{band}_k_max" for band in BANDS) + se
                     "bitfit": section_leaves("recipe", "encoder") + ("loss",)},
              unset=SCHEMA_FALLBACK + tuple(f"{band}_k_min" for band in BANDS))
 class RunSettings:
-    """Everything ``run_specter`` needs (``cli_pipeline.py run_specter --help`` lists these fields).
-
-    Each field once (:func:`~scincl.settings.schema.setting`): default, its source, help, range or choices; a
-    SciNCL setting's metadata is its schema field's (:func:`~scincl.settings.schema.scincl_setting`). A field left
-    ``None`` with ``presets`` takes the paper's or the demo's value (:func:`resolve`; the demo runs every stage on
-    CPU in a few minutes: MiniLM, 1.5k papers, one short epoch). A user's explicit value always wins.
-    """
+    """Everything ``run_specter`` needs (its ``--help`` lists these fields); a field left ``None`` takes the run
+    preset's value (:func:`resolve`), a user's value always wins."""
 
     output_dir: Optional[str] = setting(None, "positional OUTPUT_DIR; the demo's: demo_output", "where everything goes")
     base_model_name_or_path: Optional[str] = setting(
@@ -184,16 +172,13 @@ class RunSettings:
 
     @functools.cached_property
     def miner(self) -> MinerSpec:
-        """The kNN miner's settings of this run (its slot flags by their fields' names, then ``miner_options``), built
-        once, when first asked for (:func:`check_ranges`, before any stage): building it is the check of their
-        ranges, the bands and how the slots fit. The plan hands this object to the triplets stage."""
+        """The kNN miner's settings of this run (its slot flags, then ``miner_options``), built and so checked once."""
         values = {**{name: getattr(self, name) for name in FIELDS if name in MINER_FLAGS}, **self.miner_options}
         return MinerSpec(**{name: value for name, value in values.items() if value is not None})
 
     @property
     def ann_do_normalize(self) -> bool:
-        """``ann_normalize_embeddings`` under the name the planner records the triples stage's settings with
-        (``scincl/pipeline/scincl_plan.py``: ``plan_triples``), so cached triples keep their fingerprints."""
+        """``ann_normalize_embeddings`` under the name the triples stage records (cached triples keep their identity)."""
         return self.ann_normalize_embeddings
 
     @property
@@ -235,9 +220,8 @@ def _preset_module_values(name: str) -> Dict[str, Any]:
 
 
 def preset_values(name: str) -> Dict[str, Any]:
-    """The settings preset ``name`` sets (a fresh copy), with the schema's value for each SciNCL setting it leaves
-    unset (:data:`~scincl.settings.run.SCHEMA_FALLBACK`); ``biggraph_config`` as a path in ``biggraph_configs/``
-    when the preset names a file there."""
+    """The settings preset ``name`` sets (a fresh copy), the spec's value for each of :data:`SCHEMA_FALLBACK` it
+    leaves unset; ``biggraph_config`` as a path in ``biggraph_configs/`` when the preset names a file there."""
     values = copy.deepcopy(_preset_module_values(name))
     for field_name in SCHEMA_FALLBACK:
         values.setdefault(field_name, getattr(SCINCL, field_name))
@@ -248,76 +232,48 @@ def preset_values(name: str) -> Dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- a run's settings from its preset
-def _field_default(f: dataclasses.Field) -> Any:
-    return f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default  # type: ignore[misc]
+DATA_ARGUMENTS = ("scidocs_dir", "s2orc_metadata_dir", "corpus_dir", "graph_embeddings_path", "graph_paper_ids_path",
+                  "specter_triples_path", "citations_path")  # none given: the embedded demo
+ALIASES = {("corpus_dir", "s2orc_metadata_dir"): "--s2orc_metadata_dir is the old name of --corpus_dir",
+           ("scidocs_paper_ids", "excluded_paper_ids"): "both name the evaluation papers kept out of graph and triplets"}
 
 
-def is_embedded_demo(settings: RunSettings) -> bool:
-    """No data argument at all: the run builds and uses the bundled demo corpus."""
-    data_args = (settings.scidocs_dir, settings.s2orc_metadata_dir, settings.corpus_dir, settings.graph_embeddings_path,
-                 settings.graph_paper_ids_path, settings.specter_triples_path, settings.citations_path)
-    return all(a is None for a in data_args)
-
-
-def _resolve_corpus_dir(s: RunSettings) -> None:
-    """``--corpus_dir`` and its alias ``--s2orc_metadata_dir`` name one folder; both set afterwards (likewise
-    ``--scidocs_paper_ids`` and ``--excluded_paper_ids``, which default to the SciDocs folder's own list,
-    :func:`_folder_ids`); ``--corpus_format`` is checked, against the corpus
-    package's formats, by :func:`scincl.pipeline.run_command.check_run`."""
-    if s.corpus_dir and s.s2orc_metadata_dir and str(s.corpus_dir) != str(s.s2orc_metadata_dir):
-        raise InputError(f"--corpus_dir {s.corpus_dir} and --s2orc_metadata_dir {s.s2orc_metadata_dir} differ; "
-                         "give one (--s2orc_metadata_dir is the old name of --corpus_dir)")
-    s.corpus_dir = s.s2orc_metadata_dir = s.corpus_dir or s.s2orc_metadata_dir
-    if s.scidocs_paper_ids and s.excluded_paper_ids and str(s.scidocs_paper_ids) != str(s.excluded_paper_ids):
-        raise InputError(f"--scidocs_paper_ids {s.scidocs_paper_ids} and --excluded_paper_ids {s.excluded_paper_ids} "
-                         "differ; give one (both name the evaluation papers kept out of graph and triplets)")
-    s.scidocs_paper_ids = s.excluded_paper_ids = s.scidocs_paper_ids or s.excluded_paper_ids or _folder_ids(s)
-    _check_k_scale(s)
-
-
-def _folder_ids(s: RunSettings) -> Optional[str]:
-    """A SciDocs folder that lists its own papers to exclude (``scidocs_paper_ids.json``, as ``make_eval_dir``
-    writes: its query papers, in the corpus's ids) names them when no id list or id mapping is given; a folder
-    without one has all its papers excluded (the scidocs_ids stage of scincl/pipeline/scincl_plan.py)."""
-    listed = Path(s.scidocs_dir) / EXCLUDED_IDS_FILE if s.scidocs_dir else None
-    return str(listed) if listed is not None and listed.is_file() and not s.s2id_to_s2orc_input_path else None
-
-
-def _check_k_scale(s: RunSettings) -> None:
-    """``--k_scale corpus`` sizes the four k flags itself: giving them too is ambiguous (the value's choices:
-    :func:`check_ranges`)."""
-    given = [f"--{band}_k_{end}" for band in ("easy_positives", "hard_negatives") for end in ("min", "max")
-             if getattr(s, f"{band}_k_{end}") is not None]
-    if s.k_scale == "corpus" and given:
-        raise InputError(f"--k_scale corpus sizes k+ and k-hard itself; drop {', '.join(given)} (or use --k_scale paper)")
-
-
-def resolve(settings: RunSettings, given: Optional[Iterable[str]] = None) -> RunSettings:
-    """Fill the settings not given from the run's preset (``--preset``; without it the demo's when no data argument
-    is given, else the paper's: :func:`preset_values`): a flag the user gave wins over the preset, which
-    wins over the field's default. ``given``: the names the user set (default: those differing from their field's
-    default); the preset's ``training_options`` are merged under the user's."""
-    s = dataclasses.replace(settings, miner_options=dict(settings.miner_options),
-                            training_options=dict(settings.training_options))
-    if given is None:
-        given = {f.name for f in dataclasses.fields(s) if getattr(s, f.name) != _field_default(f)}
-    given = set(given)
-    s.demo = is_embedded_demo(s)
-    _resolve_corpus_dir(s)
+def resolve(values: Mapping[str, Any]) -> RunSettings:
+    """:class:`RunSettings` of the ``values`` given by field name, each converted to its field's type (a flag is a
+    typed override), the others filled from the run's preset (``--preset``, else the demo's without data arguments,
+    else the paper's; the preset's ``training_options`` go under the user's), then checked (:func:`check_ranges`)."""
+    hints = typing.get_type_hints(RunSettings)
+    s = RunSettings(**{name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
+                       for name, value in values.items()})
+    given = {name for name, value in values.items() if value is not None}
+    stages = s.stages if isinstance(s.stages, (list, tuple)) else str(s.stages or "").split(",")  # "a,b" or a list
+    s.stages = [str(name).strip() for name in stages if str(name).strip()] or None
+    s.demo = all(getattr(s, name) is None for name in DATA_ARGUMENTS)
+    for (name, alias), why in ALIASES.items():  # one value under two names
+        value, other = getattr(s, name), getattr(s, alias)
+        if value and other and str(value) != str(other):
+            raise InputError(f"--{name} {value} and --{alias} {other} differ; give one ({why})")
+        setattr(s, name, value or other)
+        setattr(s, alias, value or other)
+    listed = Path(s.scidocs_dir) / EXCLUDED_IDS_FILE if s.scidocs_dir else None  # the folder's own list (make_eval_dir)
+    if not s.scidocs_paper_ids and listed is not None and listed.is_file() and not s.s2id_to_s2orc_input_path:
+        s.scidocs_paper_ids = s.excluded_paper_ids = str(listed)
+    bands = [f"--{band}_k_{end}" for band in BANDS for end in ("min", "max") if getattr(s, f"{band}_k_{end}") is not None]
+    if s.k_scale == "corpus" and bands:
+        raise InputError(f"--k_scale corpus sizes k+ and k-hard itself; drop {', '.join(bands)} (or use --k_scale paper)")
     s.preset = s.preset or (DEMO if s.demo else PAPER)
-    defaults = preset_values(s.preset)
     if s.output_dir is None:
         if not s.demo:
             raise InputError("OUTPUT_DIR is required when data arguments are given")
         s.output_dir = DEFAULT_DEMO_OUTPUT_DIR
-    for name, value in defaults.items():
+    for name, value in preset_values(s.preset).items():
         if name in ("training_options", "miner_options"):
             setattr(s, name, {**value, **getattr(s, name)})
         elif name not in given:
             setattr(s, name, value)
-    if s.k_scale != "corpus":  # --k_scale corpus sizes the bands for the index (scincl/triples/k_scale.py)
-        for name, value in derive_bands(vars(s)).items():
-            setattr(s, name, value)
+    if s.k_scale != "corpus" and s.triples_source == "knn":  # corpus: the bands are sized for the index later
+        for band in BANDS:  # a start not given: the one the miner's spec derives when built (and so checked)
+            setattr(s, f"{band}_k_min", s.miner.slot(band).k_min)
     if s.graph_limit == "specter" and s.specter_triples_path is None and "graph_limit" not in given:
         s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
     if s.corpus_seed is None:
@@ -327,7 +283,7 @@ def resolve(settings: RunSettings, given: Optional[Iterable[str]] = None) -> Run
     if s.device == "cpu":  # every stage on the CPU on purpose, also where CUDA works
         s.training_options.setdefault("use_cpu", True)
         s.ann_device = -1
-    return s
+    return check_ranges(s)
 
 
 SeedsArg = Union[None, int, str, Sequence[int]]
@@ -337,18 +293,10 @@ def parse_seeds(seeds: SeedsArg) -> List[int]:
     """``3`` -> [3]; ``"0..9"`` -> 0..9 inclusive; ``"0,2,4"`` or ``(0, 2, 4)`` -> that list."""
     if seeds is None:
         return []
-    if isinstance(seeds, bool):
-        raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}")
-    if isinstance(seeds, int):
-        values = [seeds]
-    elif isinstance(seeds, str):
-        text = seeds.strip()
+    if isinstance(seeds, (str, bool)):
         try:
-            if ".." in text:
-                low, high = (int(x) for x in text.split(".."))
-                values = list(range(low, high + 1))
-            else:
-                values = [int(x) for x in text.split(",") if x.strip()]
+            low, dots, high = str(seeds).partition("..")
+            values = list(range(int(low), int(high) + 1)) if dots else [int(x) for x in low.split(",") if x.strip()]
         except ValueError:
             raise InputError(f"--seeds: expected seeds like 0..9 or 0,1,2, got {seeds!r}") from None
     else:  # a list, or a float: 1.5 is refused, not truncated (issue 41)
@@ -376,12 +324,8 @@ def parse_int_list(values: Any, name: str) -> List[int]:
 
 
 def check_ranges(s: RunSettings) -> RunSettings:
-    """Range errors of resolved settings, before any stage runs (one-line :class:`InputError`, the same line as the
-    CLI's check): a kNN run's miner flags by building its miner spec (:attr:`RunSettings.miner`: ranges, bands and
-    how the slots fit, checked once, there), every other field and option by
-    :func:`scincl.settings.schema.check_settings` (the rule and choices of its field, else of its flag). The
-    checks that need the other packages (the graph method's settings, a GPU, the loss) follow it in
-    :func:`scincl.pipeline.run_command.check_run`."""
+    """Range errors of resolved settings (one :class:`InputError` line): a kNN run's miner flags by building its
+    :attr:`RunSettings.miner`, every other value by :func:`scincl.settings.schema.check_settings`."""
     values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
     values.update(s.miner_options)
     if s.triples_source == "knn":

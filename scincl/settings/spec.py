@@ -1,18 +1,12 @@
-"""SciNCL's settings as a nested, typed spec: each field declared once (type, default, its source, range or choices,
-help) in the section it belongs to, validated when the spec is built (attrs validators, PyTorch-BigGraph's
-``config.py`` shape).
-
-:class:`SciNCLSpec` is the paper's run: ``sampler`` (``miner``: the kNN bands and counts of paper §3.2; ``search``:
-the index they are read from), ``recipe`` (``encoder``, ``loss``, ``training``: paper §3-§4.3), ``graph`` (paper
-§4.2) and ``seed``. A leaf's name is its flag's (``hard_negatives_k_max`` is k-hard, 4000), unique across sections,
-so a flat set of flags maps onto the spec without naming paths (:data:`LEAVES`, :func:`spec_from_flags`) and the
-spec reads back by flag name (:class:`FlatView`, e.g. ``scincl.settings.schema.SCINCL.hard_negatives_k_max``).
-
-Sources: ``paper`` = Ostendorff et al. 2022 (../shared/papers/000_a9b5f58ad3ba2ccb.txt), ``README`` = the
-original SciNCL README (003_cf855bcd212543f5.txt).
+"""SciNCL's settings as a nested, typed spec (:class:`SciNCLSpec`: sampler = miner + search, recipe = encoder + loss +
+training, graph, seed), each field declared once (type, default, its source, range or choices, help) and validated
+when built (attrs validators, PyTorch-BigGraph's ``config.py`` shape). A leaf's name is its flag's, unique across
+sections (:data:`LEAVES`). Sources: ``paper`` = Ostendorff et al. 2022 (../shared/papers/000_a9b5f58ad3ba2ccb.txt),
+``README`` = the original SciNCL README (003_cf855bcd212543f5.txt).
 """
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -40,12 +34,9 @@ def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
 def spec_field(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
                choices: Tuple[str, ...] = (), converter: Any = None, option: bool = False,
                derived: bool = False) -> Any:
-    """One field of the spec: its default, the source of that default, help text and validator (a range
-    :class:`~scincl.settings.rules.Rule` for numbers, ``choices`` for names), checked whenever the spec is built;
-    ``converter`` gives a value its kind first (a numpy int a count). A field is a leaf (a SciNCL setting, a
-    ``run_specter`` flag of its own: :data:`LEAVES`) unless ``option``: a miner flag SciNCL leaves at its default
-    (``run_specter`` passes it through ``miner_options``). A ``derived`` field (a band's start) is checked by its
-    section after the others, once derived: its end's error comes first."""
+    """One field of the spec: default, its source, help, range :class:`~scincl.settings.rules.Rule` or ``choices``,
+    checked when the spec is built (``converter`` first). ``option``: a miner flag SciNCL leaves at its default, no
+    leaf; ``derived`` (a band's start): checked by its section once derived, after its end."""
     return attrs.field(default=default, validator=None if derived else _validate, converter=converter,
                        metadata={"source": source, "help": help, "rule": rule, "choices": choices, "option": option})
 
@@ -83,12 +74,7 @@ def _as(kind: type, value: Any) -> Any:
         return value
 
 
-def _count(value: Any) -> Any:
-    return _as(int, value)
-
-
-def _threshold(value: Any) -> Any:
-    return _as(float, value)
+_count, _threshold = functools.partial(_as, int), functools.partial(_as, float)
 
 
 UNUSED_SLOT = "the original SciNCL code's flag; SciNCL leaves this slot empty (paper §3.2)"
@@ -138,14 +124,11 @@ def insert_fields(after: Mapping[str, Sequence[Tuple[str, str, Any]]]) -> Callab
 @insert_fields({"easy_positives_range": _unused_slot("medium_positives") + _unused_slot("hard_positives"),
                 "easy_negatives_range": _unused_slot("medium_negatives")})
 class MinerSpec:
-    """The triplet miner's settings, one field per flag (paper §3.2, "KNN" strategy; the original ``run_specter``
-    flags): six slots, positives and negatives each easy / medium / hard, each with a count, a strategy
-    (:data:`~scincl.settings.choices.STRATEGIES`), a band of neighbour ranks ``(k_min, k_max]`` and a range
-    threshold. SciNCL fills three: positives n_{k+ -c+ +1} .. n_{k+}, hard negatives n_{k- -c- +1} .. n_{k-} and easy
-    negatives random outside the kNN set. A band's start left ``None`` is derived from its end and count
-    (:func:`derive_bands`); building the spec checks each value's range, each band and how the slots fit together
-    (strategies, counts, bands against counts): the one check of these flags, before any work. The miner
-    (:mod:`scincl.triples.miner`) reads :attr:`slots`."""
+    """The triplet miner's settings, one field per flag (paper §3.2): six slots (positives and negatives, each easy,
+    medium, hard) with a count, a strategy, a band of neighbour ranks ``(k_min, k_max]`` and a range threshold.
+    SciNCL fills three: positives n_{k+ -c+ +1} .. n_{k+}, hard negatives n_{k- -c- +1} .. n_{k-}, easy negatives
+    random outside the kNN set. Building it derives a band's start left ``None`` (:func:`derive_bands`) and checks
+    every range, band and how the slots fit: the one check of these flags. The miner reads :attr:`slots`."""
 
     triples_per_query: int = spec_field(
         5, "paper §3.2: 5 triplets per query paper, as SPECTER",
@@ -213,20 +196,8 @@ class MinerSpec:
     @property
     def slots(self) -> Tuple[Slot, ...]:
         """The six slots, positives then negatives, each easy, medium, hard, with the flags that fill them."""
-        return (
-            Slot("positives", "easy", self.easy_positives_count, self.easy_positives_strategy,
-                 self.easy_positives_k_min, self.easy_positives_k_max, self.easy_positives_range),
-            Slot("positives", "medium", self.medium_positives_count, self.medium_positives_strategy,
-                 self.medium_positives_k_min, self.medium_positives_k_max, self.medium_positives_range),
-            Slot("positives", "hard", self.hard_positives_count, self.hard_positives_strategy,
-                 self.hard_positives_k_min, self.hard_positives_k_max, self.hard_positives_range),
-            Slot("negatives", "easy", self.easy_negatives_count, self.easy_negatives_strategy,
-                 self.easy_negatives_k_min, self.easy_negatives_k_max, self.easy_negatives_range),
-            Slot("negatives", "medium", self.medium_negatives_count, self.medium_negatives_strategy,
-                 self.medium_negatives_k_min, self.medium_negatives_k_max, self.medium_negatives_range),
-            Slot("negatives", "hard", self.hard_negatives_count, self.hard_negatives_strategy,
-                 self.hard_negatives_k_min, self.hard_negatives_k_max, self.hard_negatives_range),
-        )
+        return tuple(Slot(role, difficulty, *(getattr(self, f"{difficulty}_{role}_{part}") for part in SLOT_FLAGS))
+                     for role in ROLES for difficulty in ("easy", "medium", "hard"))
 
     def slot(self, name: str) -> Slot:
         """The slot of flag prefix ``name`` (``hard_negatives``: k-hard's band is ``slot("hard_negatives").k_max``)."""
@@ -249,6 +220,7 @@ class MinerSpec:
 
 
 ROLES: Tuple[str, ...] = ("positives", "negatives")
+SLOT_FLAGS: Tuple[str, ...] = ("count", "strategy", "k_min", "k_max", "range")  # a slot's flags, in Slot's order
 
 
 def check_slots(spec: MinerSpec) -> None:

@@ -1,10 +1,5 @@
-"""A flag's value as its type and range say, the same for every command and for ``run_specter``'s settings.
-
-:func:`check_value` converts one value to the kind its type hint or its rule names (a number given for a string
-flag becomes that string, ``true``/``false`` booleans, an integer a float where a float is asked for) and checks
-it against :data:`RANGES`, one rule per flag name whichever command takes it (the SciNCL settings' from their
-schema, the other flags' from :data:`scincl.settings.rules.FLAG_RULES`). The CLI (:mod:`scincl.cli`) checks
-every command's flags with it; the planner checks ``run_specter``'s and the experiments' values with it.
+"""A flag's value as its type and range say (:func:`check_value`), the same for every command and for
+``run_specter``'s settings: one rule per flag name (:data:`RANGES`).
 """
 from __future__ import annotations
 
@@ -14,8 +9,6 @@ from scincl.errors import InputError
 from scincl.settings.rules import Rule, check_rule
 from scincl.settings.schema import ranges as schema_ranges
 
-# One rule per flag name, whichever command takes it: the SciNCL settings' from their schema
-# (scincl/settings/schema.py), the other flags' from scincl/settings/rules.py:FLAG_RULES.
 RANGES: Dict[str, Rule] = schema_ranges()
 
 BOOLEAN_WORDS = {"true": True, "false": False}

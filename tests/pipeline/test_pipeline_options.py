@@ -56,8 +56,10 @@ def test_bad_flags_are_clear_errors(flags, message):
 
 def test_boolean_words_from_the_command_line():
     """fire hands `--evaluate_base_model false` over as the string 'false'."""
-    s = settings_from_flags("out", {"scidocs_dir": "sd", "evaluate_base_model": "false", "gzip": "True"})
+    s = settings_from_flags("out", {"scidocs_dir": "sd", "evaluate_base_model": "false", "gzip": "True",
+                                    "skip_eval": "false", "override_ann": "true"})
     assert s.evaluate_base_model is False and s.gzip is True
+    assert s.skip == [] and s.override == ["ann"]  # --skip_eval false skipped eval (the text was truthy)
 
 
 def test_demo_defaults_and_explicit_values_win():

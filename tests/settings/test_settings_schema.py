@@ -113,16 +113,15 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
     """paper §3.2: c samples from (k - c; k]. `--hard_negatives_k_max 500` alone is the band 498-500 in the
     schema, the run settings (paper and demo presets) and the miner (it was 3998-500, an error, before)."""
     from scincl.settings.run import resolve
-    from scincl.settings.run import RunSettings
-    from scincl.settings.schema import derive_bands
+    from scincl.settings.spec import derive_bands
     from scincl.triples.miner import make_config
 
     assert (SCINCL.easy_positives_k_min, SCINCL.hard_negatives_k_min) == (20, 3998)
     assert scincl_spec(hard_negatives_k_max=500).hard_negatives_k_min == 498
     assert derive_bands({"easy_positives_k_max": 10, "easy_positives_count": 3, "hard_negatives_k_min": 7}) == {
         "easy_positives_k_min": 7}
-    paper = resolve(RunSettings(output_dir="out", scidocs_dir="sd", hard_negatives_k_max=500))
-    demo = resolve(RunSettings())
+    paper = resolve({"output_dir": "out", "scidocs_dir": "sd", "hard_negatives_k_max": 500})
+    demo = resolve({})
     assert (paper.hard_negatives_k_min, paper.easy_positives_k_min) == (498, 20)
     assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
     config = make_config(hard_negatives_k_max=500, hard_negatives_count=1, easy_negatives_count=4)
@@ -134,9 +133,8 @@ def test_run_specter_help_names_the_demo_band_it_uses():
     defaults are now read from the field that resolve() fills the run from."""
     from scincl.cli import run_specter_flag_info
     from scincl.settings.run import resolve
-    from scincl.settings.run import RunSettings
 
-    demo = resolve(RunSettings())
+    demo = resolve({})
     assert (demo.hard_negatives_k_min, demo.hard_negatives_k_max) == (198, 200)
     rows = {row.name: row for row in run_specter_flag_info()}
     assert rows["hard_negatives_k_max"].default == "paper 4000 / demo 200"
