@@ -294,7 +294,7 @@ class SciNCLPlan:
         names = [st.name for st in stages]
         for flag, chosen in (("skip_", s.skip), ("override_", s.override), ("stages ", s.stages or [])):
             for name in chosen:
-                if name not in names:  # route_flags and stage_selection refused unknown names
+                if name not in names:  # settings_from_flags and check_run refused unknown names
                     logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
         manifest = Manifest(p.run, arguments)
         manifest.set("paths", {k: str(v) for k, v in vars(p).items()})
