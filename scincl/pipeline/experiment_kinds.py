@@ -6,17 +6,17 @@ import dataclasses
 import functools
 import itertools
 import logging
-import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
-from scincl.eval.study_reports import budget_report, collision_report, graph_report, main_page, sweep_report
-from scincl.io import PathLike, read_id_list, read_json, write_json
+from scincl.eval.study_reports import (budget_report, collision_report, graph_alone_embeddings, graph_report, main_page,
+                                       sweep_report)
+from scincl.io import PathLike
 from scincl.output_lock import writes
-from scincl.pipeline.grid import Grid, Row, Timings, plan_text, row_runs, run_grid
+from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key, score_embeddings
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import (ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
@@ -33,8 +33,7 @@ RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # the graph study ranks as t
 
 def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage"), seed by seed."""
-    rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [Row(ARM_NAMES[arm], arm, recipe, timing=arm, group="arms")
-                                                   for arm in exp.arms or DEFAULT_ARMS]
+    rows = [Row(ARM_NAMES[arm], arm, recipe, timing=arm, group="arms") for arm in (BASE, *(exp.arms or DEFAULT_ARMS))]
     return Grid(f"main_{split}/{recipe_key(recipe)}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
                 functools.partial(main_page, rep.citations_train))
 
@@ -42,7 +41,7 @@ def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Recipe variants (``pooling=cls``) of the trained arms; a variant with another pooling gets its base row."""
     rows = [Row(f"{ARM_NAMES[BASE]} ({recipe.pooling_strategy} pooling)", BASE, recipe)]
-    for variant in ("default",) + tuple(exp.variants):
+    for variant in ("default", *exp.variants):
         changed = dataclasses.replace(recipe, **({} if variant == "default" else variant_changes(recipe, variant)))
         if changed.pooling_strategy != recipe.pooling_strategy:
             rows.append(Row(f"{ARM_NAMES[BASE]} ({changed.pooling_strategy} pooling)", BASE, changed,
@@ -81,8 +80,8 @@ def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
     if len(arms) != 2:
         raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
     rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [
-        Row(ARM_NAMES.get(arm, arm), arm, dataclasses.replace(recipe, triplets=budget), timing=f"t{budget}/{arm}",
-            group=budget) for budget in budgets for arm in arms]
+        Row(ARM_NAMES[arm], arm, dataclasses.replace(recipe, triplets=budget), timing=f"t{budget}/{arm}", group=budget)
+        for budget in budgets for arm in arms]
     return Grid(f"budget_{split}/" + recipe_key(recipe).split("_", 1)[1],  # the recipe without its budget
                 f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in exp.values)} "
                 "triplets", rows, functools.partial(budget_report, exp.values, exp.seeds, arms),
@@ -91,16 +90,17 @@ def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference),
-    every row of a seed before the next seed; a run is named by its :func:`arm_id`."""
+    every row of a seed before the next seed; a run is named by its arm and the parts of its recipe key that the
+    experiment's lacks (``scincl_kp25``)."""
     arms = exp.arms or BUDGET_ARMS
     if len(arms) < 2:
         raise InputError(f"a paired experiment compares at least two arms, got {', '.join(arms)}")
-    rows = [Row(ARM_NAMES[BASE], BASE, recipe)]
+    own, rows = set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
     for changes in [{}, *(variant_changes(recipe, variant) for variant in exp.variants)]:
-        for arm in arms if not changes else arms[1:]:
-            changed = dataclasses.replace(recipe, **changes)
-            name = arm_id(arm, recipe, changed)
-            label = ARM_NAMES.get(arm, arm) + (f", {name[len(arm) + 1:]}" if name != arm else "")
+        changed = dataclasses.replace(recipe, **changes)
+        extra = "_".join(part for part in recipe_key(changed).split("_") if part not in own)
+        for arm in arms[1:] if changes else arms:
+            name, label = (f"{arm}_{extra}", f"{ARM_NAMES[arm]}, {extra}") if extra else (arm, ARM_NAMES[arm])
             rows.append(Row(label, arm, changed, timing=f"t{recipe.triplets}/{name}", group="paired", id=name))
     return Grid(f"paired_{split}/{recipe_key(recipe)}",
                 f"Arms on the same query papers, seed by seed, on {rep.corpus.name} ({split} queries)", rows,
@@ -108,35 +108,29 @@ def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
                 rewrite_after_each_run=True)
 
 
-def arm_id(arm: str, recipe: Recipe, row_recipe: Recipe) -> str:
-    """``arm``, plus the parts of the row's recipe key that the experiment's recipe key lacks (``scincl_kp25``)."""
-    own = set(recipe_key(recipe).split("_"))
-    return "_".join([arm, *(part for part in recipe_key(row_recipe).split("_") if part not in own)])
-
-
 def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Collisions vs k-hard (``--values``) for each k+ of COLLISION_K_POS and the recipe's (paper Fig. 5): one margin
     search per k+ on at most COLLISION_QUERIES query papers of seed 0, no trained rows."""
     from scincl.triples.margins import sweep_collision_margins
 
-    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
-    k_hard, dim = list(exp.values or DEFAULT_HARD_NEGATIVES_K), recipe.graph_dim
+    dim, k_hard = recipe.graph_dim, list(exp.values or DEFAULT_HARD_NEGATIVES_K)
+    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(dim)))
 
-    def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
-        graph, query_ids, start = rep.graph("cite", dim), rep.queries(0, queries, dim), time.time()
-        index, corpus, searches = rep.ann_index("cite", dim), rep.graph_papers_with_text("cite", dim), []
+    def searches(exp_dir: Path) -> List[Tuple[int, Path]]:
+        graph, query_ids = rep.graph("cite", dim), rep.queries(0, queries, dim)
+        index, corpus, found = rep.ann_index("cite", dim), rep.graph_papers_with_text("cite", dim), []
         for kp in sorted({*COLLISION_K_POS, recipe.easy_positives_k_max}):
             out = exp_dir / f"k_pos_{kp}.json"
-            rep.built(rep.stage(out, functools.partial(
+            found.append((kp, rep.built(rep.stage(out, functools.partial(
                 sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
                 query_papers=str(query_ids), positives_k=[kp],
                 hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out),
                 ann_normalize_embeddings=True, seed=0, include_paper_ids=str(corpus), workers=rep.workers),
-                inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))
-            searches.append((kp, out))
-        page = collision_report(exp_dir, searches)
-        write_json(exp_dir / "timings.json", {"collisions": round(time.time() - start, 1)})
-        return page
+                inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))))
+        return found
+
+    def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
+        return collision_report(exp_dir, timed(rep, exp_dir / "timings.json", "collisions", searches, exp_dir))
 
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
                 report, seeds=(0,))
@@ -146,42 +140,29 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
     """Link prediction and citation retrieval per graph (``--graph_dims`` x GRAPH_COMPARATORS) and a transductive
     graph alone on the SciDocs queries, beside the base encoder and the main comparison's runs that exist."""
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval
-    from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
 
-    text_runs = {"base encoder (text only)": rep.run_cell(BASE, None, recipe, split)}
-    for arm in ARMS:
-        group = rep.run_dir(arm, 0, recipe, split).parent
-        if any(group.glob("seed_*/results.json")):
-            text_runs[f"{arm} (text encoder)"] = group
+    text_runs = {"base encoder (text only)": rep.run_cell(BASE, None, recipe, split),
+                 **{f"{arm} (text encoder)": rep.run_dir(arm, 0, recipe, split).parent for arm in ARMS}}
 
     def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
-        timings, link_prediction, retrieval = Timings(exp_dir / "timings.json", rep), [], []
+        timings, link_prediction, retrieval = exp_dir / "timings.json", [], []
         for dim, comparator in itertools.product(exp.graph_dims, GRAPH_COMPARATORS):
             name, out = f"{dim}d {comparator}", exp_dir / f"retrieval_{dim}d_{comparator}.json"
-            graph = timings.run(f"biggraph {name}", lambda: rep.built(rep.graph("cite", dim, comparator)))
+            graph = timed(rep, timings, f"biggraph {name}", rep.built, rep.graph("cite", dim, comparator))
             link_prediction.append((name, graph["metrics"]))
-            rep.built(rep.stage(out, functools.partial(
+            retrieval.append((name, rep.built(rep.stage(out, functools.partial(
                 evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
                 paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
-                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}"))
-            retrieval.append((name, out))
+                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}"))))
         dim = recipe.graph_dim
-        graph = timings.run("biggraph transductive", lambda: rep.built(rep.graph("transductive", dim, "dot")))
-        papers, scidocs_run = rep.eval_papers(split), exp_dir / f"scidocs_transductive_{dim}d" / split
-
-        def graph_alone() -> None:
-            ids, wanted = read_id_list(graph["ids"]), set(read_json(papers))
-            keep = [i for i, pid in enumerate(ids) if pid in wanted]
-            scidocs_run.mkdir(parents=True, exist_ok=True)
-            vectors = read_embeddings_matrix(graph["embeddings"])[keep]
-            write_embeddings_jsonl(scidocs_run / "embeddings.jsonl", [ids[i] for i in keep], vectors)
-            score_embeddings(rep.corpus.scidocs_dir, scidocs_run, split, scidocs_run / "embeddings.jsonl")
-
-        alone = f"graph embeddings alone on the SciDocs {split} queries"
-        rep.built(rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]],
-                            output_dir=scidocs_run, description=alone))
-        return graph_report(link_prediction, retrieval, (f"graph embeddings alone ({dim}d dot, transductive graph)",
-                                                         scidocs_run), text_runs, split)
+        graph = timed(rep, timings, "biggraph transductive", rep.built, rep.graph("transductive", dim, "dot"))
+        papers, run = rep.eval_papers(split), exp_dir / f"scidocs_transductive_{dim}d" / split
+        rep.built(rep.stage(run / "results.json", lambda: score_embeddings(rep.corpus.scidocs_dir, run, split, (
+            graph_alone_embeddings(graph["ids"], graph["embeddings"], papers, run / "embeddings.jsonl"))),
+            inputs=[graph["embeddings"]], output_dir=run, description=f"graph embeddings alone on the SciDocs {split} "
+            "queries"))
+        alone = (f"graph embeddings alone ({dim}d dot, transductive graph)", run)
+        return graph_report(link_prediction, retrieval, alone, text_runs, split)
 
     return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report, seeds=(0,))
 
@@ -216,10 +197,8 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
     plans = []
     for exp in experiments:
         rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
-        if dry_run:
-            plans.append(plan_text(rep, grid, exp.seeds, split))
-        else:
-            run_grid(rep, grid, recipe, exp.seeds, split)
+        plans.append(plan_text(rep, grid, exp.seeds, split) if dry_run else run_grid(rep, grid, recipe, exp.seeds,
+                                                                                      split))
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
@@ -284,23 +263,22 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     """Copy the finished runs of a paired experiment (experiments/<name>.py) into a folder of the docs; prints
     TO/runs.csv.
 
-    Each run's results.json, per_query.json and recipe.json go to TO/<arm id>/t<triplets>/seed_<s>/ (byte copies,
-    earlier copies kept), each part's timings.json, results.md and relations.md to TO/<name>_t<triplets>.<ext>,
-    then TO/runs.csv is written from the copies. Give the flags and environment the experiment ran with (the encoder
-    path is part of a run's folder name); RESULTS_DIR, the experiment's --output_dir, is only read.
+    Each run's results.json, per_query.json and recipe.json go to TO/<arm id>/t<triplets>/seed_<s>/ (earlier copies
+    kept), each part's timings.json, results.md and relations.md to TO/<name>_t<triplets>.<ext>; TO/runs.csv is
+    written from the copies. Give the flags and environment the experiment ran with (the encoder path is part of a
+    run's folder name); RESULTS_DIR, the experiment's --output_dir, is only read.
 
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
     """
-    cells, part_files, splits = [], [], set()
-    for experiment in load_experiments(definition, changes):
-        if experiment.kind != "paired":
-            raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
-        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir, create=False)  # only read
+    cells, parts, splits = [], [], set()
+    for exp in load_experiments(definition, changes):
+        if exp.kind != "paired":
+            raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {exp.kind}")
+        rep, grid, recipe, split = experiment_grid(exp, results_dir, data_dir, create=False)  # only read
         splits.add(split)
-        cells += paired_cells(row_runs(rep, grid, experiment.seeds, split), experiment.seeds)
-        part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
-        part_files += [(part / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
+        cells += paired_cells(row_runs(rep, grid, exp.seeds, split), exp.seeds)
+        parts += [(rep.out / grid.folder / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
     if len(splits) != 1:
         raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
-    return collect_copies(Path(to), cells, part_files, splits.pop())
+    return collect_copies(Path(to), cells, parts, splits.pop())

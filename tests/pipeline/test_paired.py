@@ -11,7 +11,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.pipeline.experiment_kinds import collect_runs
-from scincl.pipeline.experiment_kinds import arm_id, experiment_grid, load_experiments
+from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
 from scincl.eval.paired_runs import docs_text, read_runs_csv
 from scincl.pipeline.grid import BASE
 
@@ -45,10 +45,8 @@ def _cells(data, results):
         assert split == "test"
         for row in grid.rows:
             if row.arm != BASE:
-                changed = row.recipe
                 for seed in exp.seeds:
-                    cells[(arm_id(row.arm, recipe, changed), changed.triplets, seed)] = rep.run_dir(
-                        row.arm, seed, changed, split)
+                    cells[(row.id, row.recipe.triplets, seed)] = rep.run_dir(row.arm, seed, row.recipe, split)
     return cells
 
 
