@@ -7,7 +7,7 @@ import functools
 import itertools
 import logging
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
@@ -22,13 +22,12 @@ from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import (ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
                                   TUNING_ARMS, corpus_spec)
 from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAPH_COMPARATORS, Experiment,
-                                        load_definitions, make_experiment, variant_changes, with_changes)
+                                        make_experiments, variant_changes)
 from scincl.settings.recipe import Recipe, recipe_fields
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
 
 logger = logging.getLogger(__name__)
-RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # the graph study ranks as the BigGraph comparator scores
 
 
 def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -77,8 +76,6 @@ def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Two arms at each triplet budget (runs shared with the other kinds'), each budget's seeds before the next."""
     budgets, arms = sorted(exp.values), exp.arms or BUDGET_ARMS
-    if len(arms) != 2:
-        raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
     rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [
         Row(ARM_NAMES[arm], arm, dataclasses.replace(recipe, triplets=budget), timing=f"t{budget}/{arm}", group=budget)
         for budget in budgets for arm in arms]
@@ -92,10 +89,7 @@ def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
     """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference),
     every row of a seed before the next seed; a run is named by its arm and the parts of its recipe key that the
     experiment's lacks (``scincl_kp25``)."""
-    arms = exp.arms or BUDGET_ARMS
-    if len(arms) < 2:
-        raise InputError(f"a paired experiment compares at least two arms, got {', '.join(arms)}")
-    own, rows = set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
+    arms, own, rows = exp.arms or BUDGET_ARMS, set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
     for changes in [{}, *(variant_changes(recipe, variant) for variant in exp.variants)]:
         changed = dataclasses.replace(recipe, **changes)
         extra = "_".join(part for part in recipe_key(changed).split("_") if part not in own)
@@ -129,11 +123,10 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
                 inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))))
         return found
 
-    def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
-        return collision_report(exp_dir, timed(rep, exp_dir / "timings.json", "collisions", searches, exp_dir))
-
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
-                report, seeds=(0,))
+                lambda exp_dir, rows, split: collision_report(exp_dir, timed(rep, exp_dir / "timings.json",
+                                                                             "collisions", searches, exp_dir)),
+                seeds=(0,))
 
 
 def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -152,7 +145,7 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
             link_prediction.append((name, graph["metrics"]))
             retrieval.append((name, rep.built(rep.stage(out, functools.partial(
                 evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
-                paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
+                paper_ids_path=str(graph["ids"]), metric=GRAPH_COMPARATORS[comparator]),
                 inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}"))))
         dim = recipe.graph_dim
         graph = timed(rep, timings, "biggraph transductive", rep.built, rep.graph("transductive", dim, "dot"))
@@ -202,22 +195,19 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
-def make_experiments(definitions: Sequence[Dict[str, Any]], changes: Dict[str, Any], command: str) -> List[Experiment]:
-    """The :class:`Experiment` of each definition with ``command``'s flags ``changes``, its losses checked."""
+def load_experiments(definitions: Union[PathLike, List[Dict[str, Any]]], changes: Optional[Dict[str, Any]] = None,
+                     command: str = "run_experiment") -> List[Experiment]:
+    """:func:`~scincl.settings.experiment.make_experiments` (of experiments/<name>.py, a path to such a module, or a
+    list of definitions) with their loss names checked."""
     from scincl.model.losses import check_loss_name
 
-    result = [make_experiment(with_changes(definition, changes, command)) for definition in definitions]
-    for exp in result:
+    experiments = make_experiments(definitions, changes or {}, command)
+    for exp in experiments:
         for loss in exp.losses:
             check_loss_name(loss, "--losses")
         if "loss" in exp.recipe:
             check_loss_name(str(exp.recipe["loss"]))
-    return result
-
-
-def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:
-    """The experiments of ``experiments/<name>.py`` (or a path to such a module), with ``changes`` applied."""
-    return make_experiments(load_definitions(path_or_name), changes or {}, "run_experiment")
+    return experiments
 
 
 @writes("output_dir")
@@ -241,16 +231,15 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
             and of scincl.settings.recipe.Recipe (--triplets, the k+ and k-hard band ends, --learning_rate, ...;
             the former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
     """
-    experiments = make_experiments([{"kind": experiment}], settings, "reproduce")
-    return run_experiments(experiments, output_dir, data_dir, workers, dry_run)
+    return run_experiments(load_experiments([{"kind": experiment}], settings, "reproduce"), output_dir, data_dir,
+                           workers, dry_run)
 
 
 @writes("output_dir")
 def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
                               workers: Optional[int] = None, dry_run: bool = False, **changes: Any) -> Optional[str]:
-    """Run the experiments of experiments/<name>.py (or a path to such a module): its get_experiment() returns the
-    fields of scincl.settings.experiment.Experiment (one dict, or a list run in order). Further flags change every
-    experiment of the module, as in `reproduce`; --dry_run prints their plans and runs nothing.
+    """Run the experiments of experiments/<name>.py (or a path to such a module; its get_experiment() returns
+    Experiment fields: one dict, or a list run in order), each changed by the further flags as in `reproduce`.
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
@@ -260,13 +249,9 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
 @writes("to")
 def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",
                  **changes: Any) -> Path:
-    """Copy the finished runs of a paired experiment (experiments/<name>.py) into a folder of the docs; prints
-    TO/runs.csv.
-
-    Each run's results.json, per_query.json and recipe.json go to TO/<arm id>/t<triplets>/seed_<s>/ (earlier copies
-    kept), each part's timings.json, results.md and relations.md to TO/<name>_t<triplets>.<ext>; TO/runs.csv is
-    written from the copies. Give the flags and environment the experiment ran with (the encoder path is part of a
-    run's folder name); RESULTS_DIR, the experiment's --output_dir, is only read.
+    """Copy the finished runs of a paired experiment (experiments/<name>.py) and its pages into a folder of the docs
+    (TO/<arm id>/t<triplets>/seed_<s>/, earlier copies kept) and write TO/runs.csv from the copies; prints its path.
+    Give the flags and environment the experiment ran with; RESULTS_DIR (its --output_dir) is only read.
 
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered

@@ -53,30 +53,28 @@ class Grid:
     seeds: Optional[Tuple[int, ...]] = None  # the seeds the page names when not the experiment's (no trained rows)
 
 
-def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Optional[int]]]:
-    """(row index, seed) in running order: group by group (in the order they first appear), its base rows (seed
-    ``None``), then its trained rows seed by seed."""
+def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Optional[int]]]:
+    """(row, seed) in running order: group by group (in the order they first appear), its base rows (seed ``None``),
+    then its trained rows seed by seed."""
     first: Dict[Hashable, int] = {}
     group = [first.setdefault(("row", i) if row.group is None else row.group, i) for i, row in enumerate(rows)]
     cells = [(group[i], position, i, seed) for i, row in enumerate(rows)
              for position, seed in (enumerate(seeds) if row.trained else [(-1, None)])]
-    return [(i, seed) for *_, i, seed in sorted(cells)]
+    return [(rows[i], seed) for *_, i, seed in sorted(cells)]
 
 
 def plan_text(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> str:
     """What :func:`run_grid` would run (``--dry_run``): the totals, each recipe folder once (numbered), then per cell
     how many of the stages it adds are done and the next to run with why."""
     seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, seeds)
-    for i, seed in order:
-        row = grid.rows[i]
+    for row, seed in order:
         where, stages = rep.cell(row.arm, seed, row.recipe, split)
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)
-        to_run += len(waiting)
-        name = str(folder)
-        if row.trained:  # runs/<split>/<recipe>/<arm>/seed_<s>: the recipe's folder named once, by its number
-            name = f"{row.arm}/seed_{seed} [{recipes.setdefault(folder.parents[1], len(recipes) + 1)}]"
+        to_run += len(waiting)  # a trained cell: runs/<split>/<recipe>/<arm>/seed_<s>, its recipe folder numbered once
+        name = (f"{row.arm}/seed_{seed} [{recipes.setdefault(folder.parents[1], len(recipes) + 1)}]" if row.trained
+                else folder)
         lines.append(f"  {name}: {len(new) - len(waiting)} of {len(new)} stages done")
         if waiting:
             lines[-1] += "; next: {} ({})".format(*(text.replace(f"{rep.out}/", "").replace(f"{folder}/", "")
@@ -102,8 +100,7 @@ def run_grid(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], 
         return write_tables(exp, grid.title, recipe, table, grid.seeds or seeds, precision_key(recipe),
                             rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
-    for i, seed in run_order(grid.rows, seeds):
-        row = grid.rows[i]
+    for row, seed in run_order(grid.rows, seeds):
         timed(rep, exp / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,
               row.arm, seed, row.recipe, split)
         if grid.rewrite_after_each_run and row.trained:

@@ -24,7 +24,8 @@ from scincl.settings.values import check_value
 KIND_NAMES = ("main", "tuning", "k_pos", "k_hard", "losses", "collisions", "graph", "budget", "paired")
 LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 GRAPH_DIMS = (64, 128)  # the graph study's link-prediction dimensions (paper Table 4 ablation)
-GRAPH_COMPARATORS = ("dot", "cos")  # the BigGraph comparators the graph study trains (biggraph_configs/s2orc_128d_*)
+# the BigGraph comparators the graph study trains (biggraph_configs/s2orc_128d_*) -> the metric its retrieval ranks by
+GRAPH_COMPARATORS = {"dot": "dot", "cos": "cosine"}
 COLLISION_QUERIES = 2000  # query papers of the collision study, at most (docs/results.md §5)
 COLLISION_K_POS = (10, 50)  # k+ values the collision study searches besides the recipe's own (docs/results.md §5)
 # the kinds that need --values, with the line that says so
@@ -96,6 +97,10 @@ class Experiment:
         for arm in self.arms or ():
             if arm not in ARMS:
                 raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
+        if self.kind == "budget" and self.arms and len(self.arms) != 2:
+            raise InputError(f"the budget curve compares two arms, got {', '.join(self.arms)}")
+        if self.kind == "paired" and self.arms and len(self.arms) < 2:
+            raise InputError(f"a paired experiment compares at least two arms, got {', '.join(self.arms)}")
         for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
             values = getattr(self, name) or ()
             if any(v <= 0 for v in values) or len(set(values)) != len(values):
@@ -145,6 +150,14 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
     if unknown:
         raise unknown_flag_error(unknown[0], "an experiment definition", fields)
     return Experiment(**definition)
+
+
+def make_experiments(definitions: Union[str, os.PathLike, List[Dict[str, Any]]], changes: Dict[str, Any],
+                     command: str) -> List[Experiment]:
+    """The :class:`Experiment` of each definition (a list, or :func:`load_definitions`' of a module) with
+    ``command``'s flags ``changes`` (:func:`with_changes`)."""
+    listed = definitions if isinstance(definitions, list) else load_definitions(definitions)
+    return [make_experiment(with_changes(definition, changes, command)) for definition in listed]
 
 
 def load_definitions(path_or_name: Union[str, os.PathLike]) -> List[Dict[str, Any]]:
