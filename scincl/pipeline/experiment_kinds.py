@@ -19,10 +19,9 @@ from scincl.output_lock import writes
 from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key, score_embeddings
 from scincl.pipeline.real_corpus import CorpusPlan
-from scincl.settings.arms import (ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
-                                  TUNING_ARMS, corpus_spec)
+from scincl.settings.arms import ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, TUNING_ARMS, corpus_spec
 from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAPH_COMPARATORS, Experiment,
-                                        make_experiments, variant_changes)
+                                        make_experiments, variant_recipes)
 from scincl.settings.recipe import Recipe, recipe_fields
 from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
@@ -40,8 +39,7 @@ def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Recipe variants (``pooling=cls``) of the trained arms; a variant with another pooling gets its base row."""
     rows = [Row(f"{ARM_NAMES[BASE]} ({recipe.pooling_strategy} pooling)", BASE, recipe)]
-    for variant in ("default", *exp.variants):
-        changed = dataclasses.replace(recipe, **({} if variant == "default" else variant_changes(recipe, variant)))
+    for variant, changed in variant_recipes(recipe, exp.variants):
         if changed.pooling_strategy != recipe.pooling_strategy:
             rows.append(Row(f"{ARM_NAMES[BASE]} ({changed.pooling_strategy} pooling)", BASE, changed,
                             timing=f"base_{changed.pooling_strategy}"))
@@ -87,13 +85,11 @@ def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference),
-    every row of a seed before the next seed; a run is named by its arm and the parts of its recipe key that the
-    experiment's lacks (``scincl_kp25``)."""
+    seed by seed; a run is named by its arm and its recipe key's parts the experiment's lacks (``scincl_kp25``)."""
     arms, own, rows = exp.arms or BUDGET_ARMS, set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
-    for changes in [{}, *(variant_changes(recipe, variant) for variant in exp.variants)]:
-        changed = dataclasses.replace(recipe, **changes)
+    for variant, changed in variant_recipes(recipe, exp.variants):
         extra = "_".join(part for part in recipe_key(changed).split("_") if part not in own)
-        for arm in arms[1:] if changes else arms:
+        for arm in arms if variant == "default" else arms[1:]:
             name, label = (f"{arm}_{extra}", f"{ARM_NAMES[arm]}, {extra}") if extra else (arm, ARM_NAMES[arm])
             rows.append(Row(label, arm, changed, timing=f"t{recipe.triplets}/{name}", group="paired", id=name))
     return Grid(f"paired_{split}/{recipe_key(recipe)}",
@@ -174,8 +170,8 @@ def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir:
     rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                      eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                      cocitation_min_count=exp.cocitation_min_count, create=create)
-    recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLITS.get(exp.kind, DEFAULT_SPLIT)
-    return rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, split
+    recipe = exp.full_recipe()
+    return rep, KINDS[exp.kind](rep, exp, recipe, exp.split), recipe, exp.split
 
 
 def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
@@ -227,9 +223,7 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
     Args:
         experiment: {kinds}.
-        settings: the fields of scincl.settings.experiment.Experiment (--corpus, --seeds, --split, --values, ...)
-            and of scincl.settings.recipe.Recipe (--triplets, the k+ and k-hard band ends, --learning_rate, ...;
-            the former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
+        settings: the fields of Experiment and Recipe (the flags below, with their former names).
     """
     return run_experiments(load_experiments([{"kind": experiment}], settings, "reproduce"), output_dir, data_dir,
                            workers, dry_run)

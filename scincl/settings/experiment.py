@@ -11,10 +11,10 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.settings.arms import ARMS
+from scincl.settings.arms import ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS
 from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import EXPERIMENTS_DIR, load_module, parse_int_list, parse_seeds
 from scincl.settings.schema import setting
@@ -89,6 +89,7 @@ class Experiment:
             raise InputError(f"unknown experiment {self.kind!r}: choose from {', '.join(KIND_NAMES)}")
         arms, values = self.arms, self.values
         for name, value in (("seeds", tuple(parse_seeds(self.seeds))), ("losses", name_list(self.losses)),
+                            ("split", self.split or DEFAULT_SPLITS.get(self.kind, DEFAULT_SPLIT)),
                             ("variants", name_list(self.variants)), ("recipe", dict(self.recipe)),
                             ("graph_dims", tuple(parse_int_list(self.graph_dims, "graph_dims"))),
                             ("arms", None if arms is None else name_list(arms)),
@@ -107,7 +108,7 @@ class Experiment:
                 raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
         if self.kind in NEEDS_VALUES and not self.values:
             raise InputError(NEEDS_VALUES[self.kind])
-        if self.split is not None and self.split not in ("val", "test"):
+        if self.split not in ("val", "test"):
             raise InputError(f"--split {self.split!r}: choose val or test")
         for name in ("cocitation_min_count", "eval_max_sequence_length"):
             check_value(name, getattr(self, name), int)
@@ -188,6 +189,11 @@ def load_definitions(path_or_name: Union[str, os.PathLike]) -> List[Dict[str, An
         raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
                          f"{type(definitions).__name__}", path=path)
     return items
+
+
+def variant_recipes(recipe: Recipe, variants: Sequence[str]) -> List[Tuple[str, Recipe]]:
+    """``("default", recipe)``, then each variant ``field=value`` with the recipe it makes (:func:`variant_changes`)."""
+    return [("default", recipe), *((v, dataclasses.replace(recipe, **variant_changes(recipe, v))) for v in variants)]
 
 
 def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:
