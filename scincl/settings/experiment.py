@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,8 @@ from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe
 from scincl.settings.run import EXPERIMENTS_DIR, load_module, parse_int_list, parse_seeds
 from scincl.settings.schema import setting
 from scincl.settings.values import check_value
+
+logger = logging.getLogger(__name__)
 
 # the experiment kinds, in the order of the docs (scincl/pipeline/experiment_kinds.py KINDS builds their rows)
 KIND_NAMES = ("main", "tuning", "k_pos", "k_hard", "losses", "collisions", "graph", "budget", "paired")
@@ -112,7 +115,13 @@ class Experiment:
             raise InputError(f"--split {self.split!r}: choose val or test")
         for name in ("cocitation_min_count", "eval_max_sequence_length"):
             check_value(name, getattr(self, name), int)
-        self.full_recipe()  # the recipe's fields checked before any work (the Recipe checks itself)
+        recipe = self.full_recipe()  # the recipe's fields checked before any work (the Recipe checks itself)
+        for value in self.values if self.kind in ("k_pos", "k_hard") else ():  # each swept recipe checks itself too
+            miner = dataclasses.replace(recipe, **recipe_fields({self.kind: value})).miner  # k_pos: k+
+            positives, negatives = miner.slot("easy_positives"), miner.slot("hard_negatives")
+            if positives.k_max + positives.count > negatives.k_max - negatives.count:
+                logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", self.kind, value,
+                               positives.k_max, negatives.k_max)
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
