@@ -158,13 +158,12 @@ READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
 
 
 def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
-                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid, Recipe, str]:
-    """The corpus plan, grid, recipe and split of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
+                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid]:
+    """The corpus plan and grid of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
     rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                      eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                      cocitation_min_count=exp.cocitation_min_count, create=create)
-    recipe = exp.full_recipe()
-    return rep, KINDS[exp.kind](rep, exp, recipe, exp.split), recipe, exp.split
+    return rep, KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split)
 
 
 def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
@@ -178,9 +177,8 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
                              f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
     plans = []
     for exp in experiments:
-        rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
-        plans.append(plan_text(rep, grid, exp.seeds, split) if dry_run else run_grid(rep, grid, recipe, exp.seeds,
-                                                                                      split))
+        rep, grid = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
+        plans.append(plan_text(rep, grid, exp) if dry_run else run_grid(rep, grid, exp))
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
@@ -247,10 +245,11 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     for exp in load_experiments(definition, changes):
         if exp.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {exp.kind}")
-        rep, grid, recipe, split = experiment_grid(exp, results_dir, data_dir, create=False)  # only read
-        splits.add(split)
-        cells += paired_cells(row_runs(rep, grid, exp.seeds, split), exp.seeds)
-        parts += [(rep.out / grid.folder / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
+        rep, grid = experiment_grid(exp, results_dir, data_dir, create=False)  # only read
+        splits.add(exp.split)
+        cells += paired_cells(row_runs(rep, grid, exp), exp.seeds)
+        parts += [(rep.out / grid.folder / name, exp.full_recipe().triplets) for name in (grid.timings, grid.name,
+                                                                                           RELATIONS)]
     if len(splits) != 1:
         raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
     return collect_copies(Path(to), cells, parts, splits.pop())

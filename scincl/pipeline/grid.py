@@ -16,7 +16,7 @@ from scincl.settings.arms import BASE
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import CorpusPlan
-    from scincl.settings.recipe import Recipe
+    from scincl.settings.experiment import Experiment
 
 
 def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -63,12 +63,12 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Opti
     return [(rows[i], seed) for *_, i, seed in sorted(cells)]
 
 
-def plan_text(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> str:
+def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
     """What :func:`run_grid` would run (``--dry_run``): the totals, each recipe folder once (numbered), then per cell
     how many of the stages it adds are done and the next to run with why."""
-    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, seeds)
+    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, exp.seeds)
     for row, seed in order:
-        where, stages = rep.cell(row.arm, seed, row.recipe, split)
+        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split)
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)
@@ -79,30 +79,31 @@ def plan_text(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> 
         if waiting:
             lines[-1] += "; next: {} ({})".format(*(text.replace(f"{rep.out}/", "").replace(f"{folder}/", "")
                                                     for text in waiting[0]))
-    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({split}): {len(order)} cells "
-            f"({len(grid.rows)} rows x {len(seeds)} seeds, base rows once), {len(seen)} stages, "
+    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({exp.split}): {len(order)} cells "
+            f"({len(grid.rows)} rows x {len(exp.seeds)} seeds, base rows once), {len(seen)} stages, "
             f"{len(seen) - to_run} done, {to_run} to run")
     return "\n".join([head, *(f"  [{number}] {folder}/" for folder, number in recipes.items()), *lines])
 
 
-def row_runs(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> List[Row]:
+def row_runs(rep: CorpusPlan, grid: Grid, exp: Experiment) -> List[Row]:
     """The rows of ``grid`` with their run dirs: a trained row's one per seed, a base row's one evaluation."""
-    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, split) for seed in seeds]
-                                if row.trained else [rep.cell(BASE, None, row.recipe, split)[0]]) for row in grid.rows]
+    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split) for seed in exp.seeds]
+                                if row.trained else [rep.cell(BASE, None, row.recipe, exp.split)[0]])
+            for row in grid.rows]
 
 
-def run_grid(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
+def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:
     """Run (or reuse) every cell of ``grid``, then write its page; returns the page file."""
-    exp, rows = rep.out / grid.folder, row_runs(rep, grid, seeds, split)
+    folder, rows, recipe = rep.out / grid.folder, row_runs(rep, grid, exp), exp.full_recipe()
 
     def write() -> Path:
-        table, plots = grid.report(exp, rows, split)
-        return write_tables(exp, grid.title, recipe, table, grid.seeds or seeds, precision_key(recipe),
+        table, plots = grid.report(folder, rows, exp.split)
+        return write_tables(folder, grid.title, recipe, table, grid.seeds or exp.seeds, precision_key(recipe),
                             rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
-    for row, seed in run_order(grid.rows, seeds):
-        timed(rep, exp / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,
-              row.arm, seed, row.recipe, split)
+    for row, seed in run_order(grid.rows, exp.seeds):
+        timed(rep, folder / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,
+              row.arm, seed, row.recipe, exp.split)
         if grid.rewrite_after_each_run and row.trained:
             write()
     return write()
