@@ -72,7 +72,8 @@ def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)
-        to_run += len(waiting)  # a trained cell: runs/<split>/<recipe>/<arm>/seed_<s>, its recipe folder numbered once
+        to_run += len(waiting)
+        # a trained cell is runs/<split>/<recipe>/<arm>/seed_<s>: its recipe folder is listed once, by its number
         name = (f"{row.arm}/seed_{seed} [{recipes.setdefault(folder.parents[1], len(recipes) + 1)}]" if row.trained
                 else folder)
         lines.append(f"  {name}: {len(new) - len(waiting)} of {len(new)} stages done")

@@ -1,7 +1,7 @@
 """One real-corpus experiment of ``docs/results.md`` as data: :class:`Experiment` (``experiments/<name>.py``
-returns its fields; checked and normalised when built), how a definition module is read (:func:`load_definitions`,
-:func:`make_experiment`), the kinds' defaults (data of this module, not of ``experiments/``: issue 39) and how
-command-line flags change a definition (:func:`with_changes`, :func:`variant_changes`). The kinds that turn an
+returns its fields; checked and normalised when built), how definitions and flags make them (:func:`make_experiments`:
+:func:`load_definitions`, :func:`with_changes`), the kinds' defaults (data of this module, not of ``experiments/``:
+issue 39) and a recipe's ``--variants`` (:func:`variant_recipes`). The kinds that turn an
 experiment into a grid of runs (a base recipe x rows x seeds) are :mod:`scincl.pipeline.experiment_kinds`'.
 """
 from __future__ import annotations
@@ -90,9 +90,9 @@ class Experiment:
         (:func:`scincl.pipeline.experiment_kinds.load_experiments`)."""
         if self.kind not in KIND_NAMES:
             raise InputError(f"unknown experiment {self.kind!r}: choose from {', '.join(KIND_NAMES)}")
-        arms, values = self.arms, self.values
+        arms, values, split = self.arms, self.values, self.split
         for name, value in (("seeds", tuple(parse_seeds(self.seeds))), ("losses", name_list(self.losses)),
-                            ("split", self.split or DEFAULT_SPLITS.get(self.kind, DEFAULT_SPLIT)),
+                            ("split", DEFAULT_SPLITS.get(self.kind, DEFAULT_SPLIT) if split is None else split),
                             ("variants", name_list(self.variants)), ("recipe", dict(self.recipe)),
                             ("graph_dims", tuple(parse_int_list(self.graph_dims, "graph_dims"))),
                             ("arms", None if arms is None else name_list(arms)),
