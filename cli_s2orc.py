@@ -1,11 +1,6 @@
 #!/usr/bin/env python
-"""`cli_s2orc.py`: the S2ORC stage (citation graph extraction, id mappings) and the demo corpus (the library
-functions of `scincl/commands/s2orc.py:COMMANDS`, with the names and flags of the original SciNCL README)."""
-from scincl.cli import commands_of, library_functions, run_cli
-from scincl.commands import s2orc as library
+"""`cli_s2orc.py`: the S2ORC stage, as in the original SciNCL README, and the demo (`scincl/commands/s2orc.py`)."""
+from scincl.cli import front_end
+from scincl.commands import s2orc
 
-COMMANDS = commands_of(library)
-globals().update(library_functions(COMMANDS))  # `import cli_x; cli_x.<command>(...)` from Python
-
-if __name__ == "__main__":
-    run_cli(COMMANDS)
+COMMANDS = front_end(globals(), s2orc)  # and its library functions by command name: `cli_s2orc.<command>(...)`

@@ -1,15 +1,11 @@
-"""The command-line layer of the ``cli_*.py`` fire front ends, above the library (which never imports it).
-
-A front end is a table of :class:`Command` rows (``scincl/commands/<name>.py``): library functions with full
-signatures, so fire lists and routes every flag. :func:`run_cli` refuses an unknown flag or a stray positional before
-anything runs, checks values once and ends a user error, an OS error or SIGTERM in one line on stderr. ``--help``
-shows the flags a user sets, ``--help_all`` every flag with type, default, range and the source of the default: one
-:class:`FlagInfo` row per parameter or settings field, read where it is declared.
-"""
+"""The command line of the ``cli_*.py`` fire front ends: tables of :class:`Command` rows with full signatures
+(``scincl/commands/<name>.py``), checked before fire runs them (:func:`run_cli`), and their ``--help`` rows, read
+where each flag is declared. The library never imports it."""
 from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import inspect
 import logging
 import os
@@ -21,11 +17,18 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
+import fire
 
 from scincl.errors import InputError, os_error_line, unknown_flag_error
+from scincl.output_lock import waiting
 from scincl.provenance import discard_pending
-from scincl.settings.schema import check_settings
-from scincl.settings.values import check_value, simple_type
+from scincl.settings.experiment import Experiment
+from scincl.settings.presets import preset_defaults_text, preset_values
+from scincl.settings.recipe import RECIPE_ALIASES, Recipe
+from scincl.settings.run import REPO_ROOT, RunSettings
+from scincl.settings.schema import FIELDS, SCINCL, check_settings, help_of
+from scincl.settings.spec import MinerSpec, TrainingSpec
+from scincl.settings.values import RANGES, check_value, simple_type
 
 EMPTY = inspect.Parameter.empty
 HELP_ALL = "--help_all"
@@ -47,10 +50,7 @@ class FlagInfo:
 
 
 def type_name(annotation: Any, default: Any = EMPTY) -> str:
-    """A readable type: ``Optional[int]`` -> ``int``, ``Union[int, str, Sequence[int]]`` -> ``int|str|list``, a path
-    -> ``str``; no hint: the default's type (``any`` without one)."""
-    if isinstance(annotation, str):  # a hint left as text
-        return re.sub(r"^Optional\[(.*)\]$", r"\1", annotation.replace("typing.", ""))
+    """A readable type: ``Optional[int]`` -> ``int``, ``Union[int, str, Sequence[int]]`` -> ``int|str|list``."""
     if annotation is EMPTY or annotation is Any:
         return "any" if default is EMPTY or default is None else type(default).__name__
     origin, args = typing.get_origin(annotation), [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -63,10 +63,8 @@ def type_name(annotation: Any, default: Any = EMPTY) -> str:
 
 def default_text(value: Any) -> str:
     """A default as ``--help`` shows it: ``required`` when there is none, ``none`` for an empty list."""
-    if value is EMPTY or value is dataclasses.MISSING or value is attrs.NOTHING:
-        return "required"
-    if isinstance(value, (list, tuple)) and not value:
-        return "none"
+    if value is EMPTY or isinstance(value, (list, tuple)) and not value:
+        return "required" if value is EMPTY else "none"
     return repr(value) if isinstance(value, str) else str(value)
 
 
@@ -74,72 +72,52 @@ def source_of(obj: Any) -> str:
     """``path/in/repo.py:Name`` of a function or class of scincl, ``package.Name`` of another package's."""
     if not obj.__module__.startswith("scincl"):
         return f"{obj.__module__.split('.')[0]}.{obj.__qualname__}"
-    from scincl.settings.run import REPO_ROOT
-
     return f"{Path(inspect.getsourcefile(obj)).resolve().relative_to(REPO_ROOT)}:{obj.__qualname__}"
 
 
-def documented(function: Any) -> Dict[str, str]:
-    """``{parameter: its help}`` from the docstring's ``:param x:`` or ``Args:`` entries (deeper lines joined)."""
-    names = set(inspect.signature(function).parameters)
-    out: Dict[str, str] = {}
-    current, indent = None, 0
-    for line in inspect.cleandoc(function.__doc__ or "").splitlines():
-        depth = len(line) - len(line.lstrip())
+def documented(function: Any, doc: Optional[str] = None) -> Dict[str, str]:
+    """``{parameter: its help}`` from the ``:param x:`` or ``Args:`` entries of ``doc`` (else the docstring)."""
+    names, out, current, indent = set(inspect.signature(function).parameters), {}, None, 0
+    for line in inspect.cleandoc(doc or function.__doc__ or "").splitlines():
+        depth, match = len(line) - len(line.lstrip()), re.match(r"\s*(?::param\s+)?(\w+):\s*(\S.*)", line)
         if current and line.strip() and depth > indent:
             out[current] += " " + line.strip()
-            continue
-        match = re.match(r"^\s*(?::param\s+(\w+):|(\w+):)\s*(.*)$", line)
-        current = match and (match.group(1) or match.group(2))
-        if current in names and current not in out and match.group(3).strip():
-            out[current], indent = match.group(3).strip(), depth
+        elif match and match.group(1) in names and match.group(1) not in out:
+            (current, text), indent = match.groups(), depth
+            out[current] = text.strip()
         else:
             current = None
     return out
 
 
-def setting_help(name: str, meta: Mapping[str, Any]) -> str:
-    """A declared field's help and the source of its default; a SciNCL setting's with the paper's default too."""
-    from scincl.settings.schema import FIELDS, SCINCL, help_of
-
-    if name in FIELDS and meta["source"] == FIELDS[name].metadata["source"]:
-        return help_of(name)
-    paper = f"; SciNCL default {getattr(SCINCL, name)!r}: {FIELDS[name].metadata['source']}" if name in FIELDS else ""
-    return f"{meta['help']} (default from: {meta['source']}{paper})"
-
-
-def flag_rows(owner: Any, defaults: Optional[Mapping[str, Any]] = None, defaults_source: str = "") -> List[FlagInfo]:
-    """A row per parameter of a function or ``__init__`` field of a settings class (dataclass, attrs): type, default
-    and source; a field declared with metadata (``source``, ``help``, ``choices``) with its help and choices, a
-    function's parameter with its docstring's help. ``defaults``: values that replace the declared ones, from
-    ``defaults_source``."""
-    owner = inspect.unwrap(owner)
-    fields: Dict[str, Any] = {}
-    if isinstance(owner, type):
-        fields = attrs.fields_dict(owner) if attrs.has(owner) else {f.name: f for f in dataclasses.fields(owner)}
-    hints, helps = typing.get_type_hints(owner), ({} if fields else documented(owner))
+def flag_rows(owner: Any, defaults: Optional[Mapping[str, Any]] = None, source: str = "",
+              doc: Optional[str] = None) -> List[FlagInfo]:
+    """A row per parameter of a function or field of a settings class (dataclass, attrs), a default in ``defaults``
+    from ``source``; help: a field's own (with the paper's default), the docstring's, or the SciNCL setting's."""
+    owner, defaults = inspect.unwrap(owner), defaults or {}
+    fields: Dict[str, Any] = ((attrs.fields_dict(owner) if attrs.has(owner) else
+                               {f.name: f for f in dataclasses.fields(owner)}) if isinstance(owner, type) else {})
+    hints, helps = typing.get_type_hints(owner), ({} if fields else documented(owner, doc))
     rows = []
     for name, param in inspect.signature(owner).parameters.items():
-        field, many = fields.get(name), param.kind is param.VAR_POSITIONAL
         if param.kind is param.VAR_KEYWORD:
             continue
-        meta = field.metadata if field is not None else {}
-        default = param.default if field is None else _field_default(field)
-        row = FlagInfo(name, type_name(hints.get(name, param.annotation), default) + " ..." * many,
-                       "positional, any number" if many else default_text(default), source_of(owner),
-                       setting_help(name, meta) if "source" in meta else helps.get(name, ""), meta.get("choices", ()))
-        if name in (defaults or {}):
-            row.default, row.source = default_text(defaults[name]), defaults_source
-        rows.append(row)
+        field, many, setting = fields.get(name), param.kind is param.VAR_POSITIONAL, FIELDS.get(name)
+        meta, paper = getattr(field, "metadata", {}), setting and getattr(SCINCL, name)
+        # a mutable default: its factory's value (attrs.Factory, dataclasses' default_factory)
+        factory = getattr(getattr(field, "default", None), "factory", None) or getattr(field, "default_factory", None)
+        default = defaults[name] if name in defaults else factory() if callable(factory) else param.default
+        if "source" in meta and not (setting and meta["source"] == setting.metadata["source"]):  # its own default
+            paper_note = f"; SciNCL default {paper!r}: {setting.metadata['source']}" if setting else ""
+            help = f"{meta['help']} (default from: {meta['source']}{paper_note})"
+        else:  # a SciNCL setting's help where the default is the paper's
+            paper_default = "source" in meta or default_text(default) == default_text(paper)
+            help = helps.get(name) or (help_of(name) if setting and paper_default else "")
+        rows.append(FlagInfo(name, type_name(hints.get(name, param.annotation), default) + " ..." * many,
+                             "positional, any number" if many else default_text(default),
+                             source if name in defaults else source_of(owner), help,
+                             meta.get("choices") or (setting.metadata["choices"] if setting else ())))
     return rows
-
-
-def _field_default(field: Any) -> Any:
-    """A field's default (a mutable default: its factory's value)."""
-    if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
-        return field.default.factory()
-    factory = getattr(field, "default_factory", dataclasses.MISSING)
-    return field.default if factory is dataclasses.MISSING else factory()
 
 
 def loss_flags() -> List[FlagInfo]:
@@ -152,55 +130,42 @@ def loss_flags() -> List[FlagInfo]:
             for option in loss_options().values()]
 
 
-def training_flags(defaults: Optional[Mapping[str, Any]] = None,
-                   source: str = "scincl/model/train.py:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
-    """``transformers.TrainingArguments`` fields, with the defaults a command sets over transformers' (``train``'s
-    SPECTER set-up unless ``defaults`` names another)."""
+def training_flags(defaults: str = "scincl.model.train:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
+    """``transformers.TrainingArguments``' rows with the defaults a command sets (``module:NAME``; ``train``'s)."""
     from transformers import TrainingArguments
 
-    from scincl.model.train import PAPER_TRAINING_DEFAULTS
-
-    return flag_rows(TrainingArguments, PAPER_TRAINING_DEFAULTS if defaults is None else defaults, source)
+    module, name = defaults.split(":")
+    values = getattr(importlib.import_module(module), name)
+    return flag_rows(TrainingArguments, values, f"{module.replace('.', '/')}.py:{name}")
 
 
 def run_specter_flag_info() -> List[FlagInfo]:
-    """``run_specter`` / ``run_specter_like`` / ``sweep``: a row per flag of
-    :func:`scincl.pipeline.run_command.run_specter_flag_groups` beyond OUTPUT_DIR, in its order; a setting with
-    each preset's value, a training flag with the demo preset's."""
+    """``run_specter``'s rows in ``run_specter_flag_groups``' order, a setting with each preset's default."""
     from scincl.model.train import train
     from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter_flag_groups
-    from scincl.settings.presets import preset_defaults_text, preset_values
-    from scincl.settings.run import RunSettings
-    from scincl.settings.spec import MinerSpec, TrainingSpec
 
-    groups = run_specter_flag_groups()
-    settings = [row for row in flag_rows(RunSettings) if row.name in groups["settings"]]
-    for row in settings:
-        row.default = preset_defaults_text(row.name) or row.default
-    demo = preset_values("demo").get("training_options", {})
-    training = [*flag_rows(TrainingSpec), *loss_flags(), *flag_rows(train), *training_flags()]
-    for row in training:
-        row.default += f" (demo {demo[row.name]!r}: experiments/presets/demo.py)" if row.name in demo else ""
+    groups, demo = run_specter_flag_groups(), preset_values("demo").get("training_options", {})
+    settings = [dataclasses.replace(row, default=preset_defaults_text(row.name) or row.default)
+                for row in flag_rows(RunSettings) if row.name in groups["settings"]]
     seeds = FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
                      "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")
     stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
-                       f"{'skip' if name.startswith('skip_') else 'rebuild'} the {name.split('_', 1)[1]} stage")
+                       f"{name.split('_')[0].replace('override', 'rebuild')} the {name.split('_', 1)[1]} stage")
               for name in groups["stages"]]
     ignored = [FlagInfo(name, "any", "None", "scincl/pipeline/run_command.py:ACCEPTED_WITHOUT_EFFECT",
                         f"accepted for the original command, no effect: {why}")
                for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
     rows: Dict[str, FlagInfo] = {}
-    for row in [*settings, *training, *flag_rows(MinerSpec), seeds, *stages, *ignored]:  # the first row of a name
-        rows.setdefault(row.name, row)
+    for row in [*settings, *flag_rows(TrainingSpec), *loss_flags(), *flag_rows(train), *training_flags(),
+                *flag_rows(MinerSpec), seeds, *stages, *ignored]:
+        rows.setdefault(row.name, row)  # the first row of a name
+    for name in set(demo) & set(groups["training"]):
+        rows[name].default += f" (demo {demo[name]!r}: experiments/presets/demo.py)"
     return [rows[name] for names in groups.values() for name in names]
 
 
 def reproduce_flag_info() -> List[FlagInfo]:
-    """``reproduce`` / ``run_experiment`` / ``collect_runs``: the experiment's and the recipe's fields, then the
-    recipe's former names."""
-    from scincl.settings.experiment import Experiment
-    from scincl.settings.recipe import RECIPE_ALIASES, Recipe
-
+    """``reproduce``'s rows: the experiment's and the recipe's fields, then the recipe's former names."""
     recipe = {row.name: row for row in flag_rows(Recipe)}
     return [row for row in flag_rows(Experiment) if row.name not in ("kind", "recipe")] + [*recipe.values()] + [
         dataclasses.replace(recipe[name], name=alias, source="scincl/settings/recipe.py:RECIPE_ALIASES",
@@ -208,50 +173,33 @@ def reproduce_flag_info() -> List[FlagInfo]:
 
 
 def command_flags_info(command: Command, every: bool = True) -> List[FlagInfo]:
-    """A command's rows: its function's, then (``every``, or the ones its ``main`` names) its ``flags``' rows; a
-    SciNCL setting without help gets the paper's where the command's default is the paper's; old names noted."""
-    from scincl.settings.schema import FIELDS, SCINCL, help_of
-
-    rows = {row.name: row for row in flag_rows(command.function)}
-    for row in command.flags() if command.flags and (every or set(command.main) - set(rows)) else ():
+    """A command's rows: its function's, then (``every``, or the ones its ``main`` names) its ``flags``' rows."""
+    rows = {row.name: row for row in flag_rows(command.function, doc=command.doc)}
+    for row in command.flags() if command.flags and (every or command.main) else ():
         own = rows.setdefault(row.name, row)
         own.help = own.help or row.help  # e.g. run_specter's --seeds: its help is where it is parsed
-    old_names = {new: old for old, new in command.aliases.items()}
-    for row in rows.values():
-        if row.name in FIELDS:
-            paper = default_text(getattr(SCINCL, row.name))
-            row.help = row.help or (help_of(row.name) if (row.default + " ").startswith(paper + " ") else "")
-            row.choices = row.choices or FIELDS[row.name].metadata["choices"]
-        if row.name in old_names:
-            row.help = f"(also --{old_names[row.name]}, its old name) {row.help}".strip()
-        row.help = command.filled(row.help)  # as in the docstring (reproduce's EXPERIMENT: its kinds)
+    for old, new in command.aliases.items():
+        rows[new].help = f"(also --{old}, its old name) {rows[new].help}".strip()
     return list(rows.values())
 
 
 # ---------------------------------------------------------------- the commands
 @attrs.define(eq=False, slots=False)
 class Command:
-    """One subcommand: a library function and what the command line adds to it (a row of a commands table).
-
-    ``flags``: the rows of the flags its ``**kwargs`` take; ``main``: those ``--help`` shows (empty: the function's
-    own); ``passes``: a phrase for ``--help`` naming the others; ``aliases``: ``{old name: flag}``; ``repeatable``:
-    flags given several times gathered into one list; ``library_checks``: flags whose range the library checks
-    (``True``: every ``**kwargs`` flag, which it also converts); ``show``: what the command line prints of the
-    result; ``doc_fills``: ``{name}`` places of the docstring filled for ``--help``.
-    """
+    """One subcommand (a row of a commands table): a library function and what the command line adds to it."""
 
     function: Callable
-    flags: Optional[Callable[[], List[FlagInfo]]] = None
-    main: Tuple[str, ...] = ()
-    passes: str = ""
-    aliases: Mapping[str, str] = attrs.field(factory=dict)
-    repeatable: Tuple[str, ...] = ()
-    library_checks: Union[bool, Collection[str]] = ()
-    show: Optional[Callable[[Any], Any]] = None
-    doc_fills: Mapping[str, Callable[[], str]] = attrs.field(factory=dict)
+    flags: Optional[Callable[[], List[FlagInfo]]] = None  # the rows of its **kwargs
+    main: Tuple[str, ...] = ()  # the flags --help shows (empty: the function's own)
+    passes: str = ""  # --help: a phrase naming the other flags
+    aliases: Mapping[str, str] = attrs.field(factory=dict)  # {old name: flag}
+    repeatable: Tuple[str, ...] = ()  # flags whose repeats make one list
+    library_checks: Union[bool, Collection[str]] = ()  # flags the library range-checks (True: converts all **kwargs)
+    show: Optional[Callable[[Any], Any]] = None  # what is printed of the result
+    doc: str = ""  # the help text (the function's docstring unless given)
 
     def __attrs_post_init__(self) -> None:
-        self.__doc__ = self.function.__doc__  # inspect.getdoc(command) reads the function's docstring
+        self.doc = self.__doc__ = inspect.cleandoc(self.doc or self.function.__doc__ or "")  # inspect.getdoc reads it
         self.own = {n: p for n, p in inspect.signature(self.function).parameters.items() if p.kind is not p.VAR_KEYWORD}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -260,69 +208,37 @@ class Command:
 
     @functools.cached_property
     def __signature__(self) -> inspect.Signature:
-        """The function's parameters with its ``**kwargs`` replaced by its flags, then its old names and ``--wait``,
-        so fire and ``inspect.signature`` see every flag (built when first asked: some rows import transformers)."""
-        params = inspect.signature(self.function).parameters.values()
+        """The function's parameters, its ``**kwargs`` replaced by its flags, then its old names and ``--wait``."""
+        params = list(self.own.values() if self.flags else inspect.signature(self.function).parameters.values())
         keyword = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == WAIT else None)
                    for n in dict.fromkeys([*(row.name for row in (self.flags() if self.flags else ())),
                                            *self.aliases, WAIT]) if n not in self.own]
-        return inspect.Signature(sorted([p for p in params if p.name in self.own or not self.flags] + keyword,
-                                        key=lambda p: p.kind))
-
-    def takes(self, name: str) -> bool:
-        """``--name`` is a flag of the command (its own, an old name and ``--wait`` without the full signature)."""
-        if name in self.own or name in self.aliases or name == WAIT:
-            return True
-        params = self.__signature__.parameters
-        return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+        return inspect.Signature(sorted(params + keyword, key=lambda p: p.kind))
 
     def flag_type(self, name: str) -> Optional[type]:
         """The type ``--name`` is converted to (its parameter's type hint); ``None``: its rule's kind."""
-        try:
-            hints = typing.get_type_hints(self.function)
-        except Exception:  # an annotation that does not resolve: by its rule
-            hints = {}
-        return bool if name == WAIT else simple_type(hints.get(self.aliases.get(name, name)))
+        hint = typing.get_type_hints(self.function).get(self.aliases.get(name, name))
+        return bool if name == WAIT else simple_type(hint)
 
     def renamed(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """``kwargs`` with old flag names under their flag's name; both given is an :class:`InputError`."""
-        out = dict(kwargs)
-        for old, new in self.aliases.items():
-            if old in out:
-                if new in out:
-                    raise InputError(f"--{old} is the old name of --{new}: give one")
-                out[new] = out.pop(old)
-        return out
-
-    def filled(self, text: str) -> str:
-        """``text`` with the docstring's ``{name}`` places filled (``reproduce``'s experiment kinds)."""
-        for name, fill in self.doc_fills.items():
-            if "{" + name + "}" in text:
-                text = text.replace("{" + name + "}", fill())
-        return text
-
-    def doc(self) -> str:
-        """The docstring with its ``{name}`` places filled."""
-        return self.filled(inspect.cleandoc(self.function.__doc__ or ""))
+        both = [old for old, new in self.aliases.items() if old in kwargs and new in kwargs]
+        if both:
+            raise InputError(f"--{both[0]} is the old name of --{self.aliases[both[0]]}: give one")
+        return {self.aliases.get(name, name): value for name, value in kwargs.items()}
 
     def run(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
-        """One call from the command line (fire passes every positional parameter by position): old names renamed,
-        values converted and range-checked once where the library does not, ``--wait`` applied to the library's
-        locks; the result as :attr:`show` says."""
-        from scincl.output_lock import waiting
-
+        """One call from fire: values converted and checked where the library does not, with ``--wait``, shown."""
         kwargs = self.renamed(kwargs)
         wait = check_value(WAIT, kwargs.pop(WAIT, False), bool)
         named = [n for n, p in self.own.items() if p.kind is p.POSITIONAL_OR_KEYWORD][:len(args)]
-        given = {**{n: kwargs.pop(n, value) for n, value in zip(named, args)}, **kwargs}  # an old name: its place
-        for name, value in given.items():
-            if name in self.own or self.library_checks is not True:
-                given[name] = check_value(name, value, self.flag_type(name), check_range=False)
+        given = {**dict(zip(named, args)), **kwargs}  # an old name of a positional parameter: its place
+        given = {n: check_value(n, v, self.flag_type(n), check_range=False)
+                 if n in self.own or self.library_checks is not True else v for n, v in given.items()}
         if self.library_checks is not True:
-            checked = {n: v for n, v in given.items() if n not in self.library_checks}
-            defaults = {n: p.default for n, p in self.own.items()
-                        if p.default is not p.empty and n not in self.library_checks}
-            check_settings(checked, bands={**defaults, **checked})
+            defaults = {n: p.default for n, p in self.own.items() if p.default is not p.empty}
+            bands = {n: v for n, v in {**defaults, **given}.items() if n not in self.library_checks}
+            check_settings({n: v for n, v in bands.items() if n in given}, bands=bands)
         positional = [given.pop(n) for n in named] + list(args[len(named):])  # then *args as given
         with waiting(bool(wait)):
             result = self.function(*positional, **given)
@@ -330,15 +246,18 @@ class Command:
 
 
 def commands_of(source: Any) -> Dict[str, Command]:
-    """The subcommands of a commands module or a ``cli_*.py`` namespace: its ``COMMANDS`` table (a bare function in it
-    is a row of its own)."""
+    """The ``COMMANDS`` of a module or namespace as rows (a bare function is a row of its own)."""
     namespace = vars(source) if inspect.ismodule(source) else source
     return {name: row if isinstance(row, Command) else Command(row) for name, row in namespace["COMMANDS"].items()}
 
 
-def library_functions(commands: Mapping[str, Command]) -> Dict[str, Callable]:
-    """``{name: library function}``: what ``import cli_x; cli_x.<command>(...)`` calls from Python."""
-    return {name: row.function for name, row in commands.items()}
+def front_end(namespace: Dict[str, Any], table: Any) -> Dict[str, Command]:
+    """``table``'s commands for a ``cli_*.py`` module, their functions put in its ``namespace``; run as a script."""
+    commands = commands_of(table)
+    namespace.update({name: row.function for name, row in commands.items()})
+    if namespace["__name__"] == "__main__":
+        run_cli(commands)
+    return commands
 
 
 # ---------------------------------------------------------------- the command line, read before fire runs it
@@ -348,98 +267,82 @@ def _is_flag(token: str) -> bool:
 
 
 def read_argv(command: Command, tokens: Sequence[str]) -> Tuple[List[str], List[str], List[str]]:
-    """``(tokens for fire, positional values, names of the --flags)``, reading ``tokens`` once as fire does (a
-    ``--name`` without ``=`` takes the next token unless that is a flag; tokens after ``--`` are fire's): PBG's
-    ``-p key=value [key=value ...]`` gathered into one ``--overrides`` (for a command that takes overrides) and a
-    repeatable flag's values into one list (fire keeps the last)."""
-    end = list(tokens).index("--") if "--" in tokens else len(tokens)
-    out, positional, names, overrides = [], [], [], []  # type: List[str], List[str], List[str], List[str]
-    repeated: Dict[str, List[str]] = {}
-    i = 0
+    """``(tokens for fire, positional values, --flag names)``, read as fire reads them, with PBG's ``-p key=value
+    [key=value ...]`` gathered into one ``--overrides`` and a repeatable flag's values into one list."""
+    i, end = 0, list(tokens).index("--") if "--" in tokens else len(tokens)
+    out, positional, overrides, repeated = [], [], [], {}  # type: List[str], List[str], List[str], Dict[str, List[str]]
     while i < end:
         flag, eq, value = tokens[i].partition("=")
-        name = flag.lstrip("-").replace("-", "_")
         if flag in PBG_OVERRIDE_FLAGS and "overrides" in command.own:
             overrides += [value] if eq else []
             while not eq and i + 1 < end and "=" in tokens[i + 1] and not tokens[i + 1].startswith("-"):
                 i += 1
                 overrides.append(tokens[i])
-        elif flag.startswith("--") and name in command.repeatable and (eq or i + 1 < end):
-            repeated.setdefault(name, []).append(value if eq else tokens[i + 1])
+        elif flag[2:].replace("-", "_") in command.repeatable and flag.startswith("--") and (eq or i + 1 < end):
+            repeated.setdefault(flag[2:].replace("-", "_"), []).append(value if eq else tokens[i + 1])
             i += not eq
-        elif _is_flag(tokens[i]):
-            names += [name] if flag.startswith("--") else []
+        else:
             out.append(tokens[i])
-            if not eq and i + 1 < end and not _is_flag(tokens[i + 1]):
+            if not _is_flag(tokens[i]):
+                positional.append(tokens[i])
+            elif not eq and i + 1 < end and not _is_flag(tokens[i + 1]):
                 i += 1
                 out.append(tokens[i])
-        else:
-            positional.append(tokens[i])
-            out.append(tokens[i])
         i += 1
-    names += [*repeated, *(["overrides"] if overrides else [])]
     out += [f"--{n}={given[0]}" if len(given) == 1 else f"--{n}={given!r}" for n, given in repeated.items()]
-    return out + (["--overrides", " ".join(overrides)] if overrides else []) + list(tokens[end:]), positional, names
+    out += ["--overrides", " ".join(overrides)] if overrides else []
+    names = [token.partition("=")[0].lstrip("-").replace("-", "_") for token in out if token.startswith("--")]
+    return out + list(tokens[end:]), positional, names
 
 
 def check_argv(name: str, command: Command, positional: Sequence[str], names: Sequence[str]) -> None:
-    """Refuse, before the command runs, more positional values than it has places for (fire would run it with the
-    first ones and fail on the rest after the work), a flag it does not take (naming the closest one) and a flag
-    given under its old and its new name."""
+    """Refuse, before anything runs, a stray positional value, an unknown flag and a flag under its old and new name."""
     places = [n for n, p in command.own.items() if p.kind is p.POSITIONAL_OR_KEYWORD and n not in names]
     if not any(p.kind is p.VAR_POSITIONAL for p in command.own.values()) and len(positional) > len(places):
-        raise InputError(f"{name}: unexpected argument {positional[len(places)]!r}: it takes "
-                         + (f"at most {len(places)} positional argument(s) ({', '.join(p.upper() for p in places)})"
-                            if places else "no positional argument")
-                         + f"; flags are --name value (`{name} --help` lists them)")
-    unknown = [n for n in names if not command.takes(n) and not (n[:2] == "no" and command.takes(n[2:]))]
-    if unknown:
-        raise unknown_flag_error(unknown[0], name, command.__signature__.parameters)
+        takes = (f"at most {len(places)} positional argument(s) ({', '.join(map(str.upper, places))})" if places
+                 else "no positional argument")
+        raise InputError(f"{name}: unexpected argument {positional[len(places)]!r}: it takes {takes}; flags are "
+                         f"--name value (`{name} --help` lists them)")
+    params = command.__signature__.parameters  # a **kwargs function takes any flag
+    unknown = [n for n in names if n not in params and not (n[:2] == "no" and n[2:] in params)]
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise unknown_flag_error(unknown[0], name, params)
     command.renamed(dict.fromkeys([*names, *places[:len(positional)]]))
 
 
 # ---------------------------------------------------------------- --help text
-def format_flag(row: FlagInfo, brief: bool = False, positional: bool = False) -> str:
-    """``  --name TYPE  default: X; range R  [source]`` and the help below; ``brief`` (``--help``): no source, the
-    help's first sentence; a positional argument as ``NAME`` (``positional``: also ``--name``)."""
-    from scincl.settings.values import RANGES
-
-    place = row.default == "required" or row.default.startswith("positional")
-    lead = f"--{row.name}" if not (place or positional) else row.name.upper() if brief else row.name
-    lead += f" (or --{row.name})" if positional and brief else ""
+def format_flag(row: FlagInfo, brief: bool = False, lead: str = "") -> str:
+    """``  --name TYPE  default: X; range R  [source]`` and the help below (a positional argument: ``lead``);
+    ``brief`` (``--help``): no source, the help's first sentence."""
     rule = RANGES.get(row.name)
     limits = (f"; choices {' | '.join(map(str, row.choices))}" if row.choices else
               f"; range {rule.describe()}" if rule is not None and rule.describe() else "")
     default = "" if brief and row.default == "required" else f"  default: {row.default}"
     words = re.split(r" \((?:default from|SciNCL default)", row.help)[0] if brief else row.help
     if brief and len(words) > 110:  # the first sentence (a break outside parentheses)
-        ends = [m.start() for m in re.finditer(r"[.;](?=\s)", words)
-                if words[:m.start()].count("(") == words[:m.start()].count(")")]
-        words = words[:ends[0]] if ends else words
-    return f"  {lead} {row.type}{default}{limits}" + ("" if brief else f"  [{row.source}]") + (
+        words = words[:next((m.start() for m in re.finditer(r"[.;](?=\s)", words)
+                             if words[:m.start()].count("(") == words[:m.start()].count(")")), None)]
+    return f"  {lead or '--' + row.name} {row.type}{default}{limits}" + ("" if brief else f"  [{row.source}]") + (
         f"\n      {words}" if words else "")
 
 
 def format_command_help(prog: str, name: str, command: Command, every: bool = False) -> str:
-    """One subcommand's help: usage, docstring, positional arguments, then the flags a user sets (``every``: every
-    flag with type, default, range and source)."""
-    params = [p for p in inspect.signature(command.function).parameters.values()
-              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
-    optional = params[0].name if params and params[0].name == "output_dir" and params[0].default is not EMPTY else None
-    places = [p.name.upper() + " ..." * (p.kind is p.VAR_POSITIONAL) for p in params
-              if p.kind is p.VAR_POSITIONAL or p.default is EMPTY] + ([f"[{optional.upper()}]"] if optional else [])
-    lines = [f"usage: {prog} {name} {' '.join(places)} [--flag value ...]".replace("  ", " "), "", command.doc(), ""]
-    rows = command_flags_info(command, every=every)
-    shown = None if every else optional
+    """One subcommand's help: usage, docstring, positional arguments and the flags a user sets (``every``: all)."""
+    first = next(iter(command.own.values()), None)  # run_specter's OUTPUT_DIR: optional, given by place or flag
+    optional = first.name if first and first.name == "output_dir" and first.default is not EMPTY else None
+    rows, shown = command_flags_info(command, every=every), None if every else optional
     positional = [r for r in rows if r.default == "required" or r.default.startswith("positional") or r.name == shown]
     flags = [r for r in rows if r not in positional]
+    places = [r.name.upper() + " ..." * r.default.startswith("positional") for r in positional if r.name != shown]
+    places += [f"[{optional.upper()}]"] if optional else []
+    lines = [f"usage: {prog} {name} {' '.join(places)} [--flag value ...]".replace("  ", " "), "", command.doc, ""]
     if positional:
-        lines += ["Positional arguments:", *(format_flag(r, not every, r.name == shown) for r in positional), ""]
+        lines += ["Positional arguments:", *(format_flag(r, not every, r.name if every else r.name.upper() + (
+            f" (or --{r.name})" if r.name == shown else "")) for r in positional), ""]
     if every:
         lines += [f"Flags ({len(flags)}; --name value or --name=value, booleans also --name / --noname):"]
         return "\n".join(lines + [format_flag(r) for r in flags]) + "\n"
-    by_name = {r.name: r for r in flags}
-    flags = [by_name[n] for n in command.main if n in by_name] if command.main else flags
+    flags = sorted((r for r in flags if r.name in command.main), key=lambda r: command.main.index(r.name)) or flags
     more = "; ".join(filter(None, [command.passes, "--wait: wait for a run writing the same output"]))
     return "\n".join(lines + ["Flags (--name value or --name=value; booleans also --name / --noname):"] + [
         format_flag(r, brief=True) for r in flags] + [
@@ -449,77 +352,58 @@ def format_command_help(prog: str, name: str, command: Command, every: bool = Fa
 
 def print_help(commands: Mapping[str, Command], argv: Sequence[str], prog: str, every: bool) -> None:
     """``prog --help`` (each subcommand with its docstring's first line) or ``prog COMMAND --help`` / ``--help_all``."""
-    if argv and argv[0] in commands:
-        sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every=every))
-    elif argv and not argv[0].startswith("-"):
-        raise InputError(f"unknown command {argv[0]!r} (commands: {', '.join(commands)})")
-    else:
-        width = max((len(n) for n in commands), default=0)
-        sys.stdout.write("\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)",
-                                    "", "Commands:", *(f"  {n.ljust(width)}  {(c.doc().splitlines() or [''])[0]}"
-                                                      for n, c in commands.items())]) + "\n")
+    width = max(map(len, commands), default=0)
+    sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every) if argv and argv[0] in commands else
+                     "\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "",
+                                "Commands:", *(f"  {n.ljust(width)}  {c.doc.partition(chr(10))[0]}"
+                                               for n, c in commands.items())]) + "\n")
 
 
 # ---------------------------------------------------------------- SIGTERM and the one error line
 class Terminated(BaseException):
-    """SIGTERM (Slurm's time limit, ``kill``): raised in the main thread so ``finally`` blocks remove temporary
-    files and locks are released before the process exits (rc 143)."""
+    """SIGTERM (Slurm's time limit, ``kill``), raised so ``finally`` blocks clean up before the exit (rc 143)."""
 
 
-_MAIN_PID = [0]  # the process that installed the handler (forked workers inherit it and just die)
+def _raise_terminated(main_pid: int, signum, frame):  # noqa: ARG001 - signal handler signature
+    if os.getpid() == main_pid:
+        raise Terminated()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker: die as by default, its parent cleans up
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _raise_terminated(signum, frame):  # noqa: ARG001 - signal handler signature
-    if os.getpid() != _MAIN_PID[0]:  # a forked worker: die as by default, its parent cleans up
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return
-    raise Terminated()
-
-
-def run_cli(commands: Mapping[str, Command], name: Optional[str] = None) -> None:
-    """Run a front end's command line (``sys.argv``): ``--help``, or the chosen command checked (:func:`read_argv`,
-    :func:`check_argv`) and called through fire; a user error or an OS error ends in one line on stderr (exit 2)."""
-    import fire
-
+def run_cli(commands: Mapping[str, Command]) -> None:
+    """Run ``sys.argv``: ``--help``, or the command checked and called through fire; a user or OS error is one line."""
     logging.basicConfig(level=os.environ.get("SCINCL_LOG_LEVEL", "INFO"), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines name instruction sets it tried
-    prog = name or os.path.basename(sys.argv[0])
-    _MAIN_PID[0] = os.getpid()
-    try:
-        previous_sigterm = signal.signal(signal.SIGTERM, _raise_terminated)
+    prog = os.path.basename(sys.argv[0])
+    try:  # forked workers inherit the handler and just die
+        previous_sigterm = signal.signal(signal.SIGTERM, functools.partial(_raise_terminated, os.getpid()))
     except ValueError:  # not the main thread
         previous_sigterm = None
     try:
         argv = sys.argv[1:]
         asked = next((t for t in argv[:argv.index("--") if "--" in argv else len(argv)]
                       if t in ("--help", "-h", HELP_ALL)), None)
+        if argv and argv[0] not in commands and not (asked and argv[0].startswith("-")):
+            raise InputError(f"unknown command {argv[0]!r} (commands: {', '.join(commands)})")
         if asked or not argv:
             return print_help(commands, argv, prog, every=asked == HELP_ALL)
-        if argv[0] not in commands:  # fire's own error line and command list
-            return fire.Fire(library_functions(commands), command=argv, name=prog)
         command = commands[argv[0]]
         tokens, positional, names = read_argv(command, argv[1:])
         check_argv(argv[0], command, positional, names)
 
-        def call(*args: Any, **kwargs: Any) -> Any:
-            return command.run(args, kwargs)
-
-        functools.update_wrapper(call, command.function, ("__module__", "__name__", "__qualname__", "__doc__"), ())
+        call = functools.update_wrapper(lambda *args, **kwargs: command.run(args, kwargs), command, ("__doc__",), ())
         call.__signature__ = command.__signature__  # type: ignore[attr-defined]
         fire.Fire({argv[0]: call}, command=[argv[0], *tokens], name=prog)
-    except InputError as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        sys.exit(2)
     except (KeyboardInterrupt, Terminated) as exc:
         stop = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
         print(f"{prog}: {stop}; temporary files removed, rerun the command to resume", file=sys.stderr)
         sys.exit(130 if isinstance(exc, KeyboardInterrupt) else 143)
-    except Exception as exc:  # an OS error, or a write that failed inside a library (torch.save, h5py)
-        if isinstance(exc, BrokenPipeError):
-            sys.exit(1)
-        line = os_error_line(exc)
+    except BrokenPipeError:
+        sys.exit(1)
+    except Exception as exc:  # a user error, an OS error, or a write that failed inside a library (torch.save, h5py)
+        line = str(exc) if isinstance(exc, InputError) else os_error_line(exc)
         if line is None:
             raise
         print(f"{prog}: error: {line}", file=sys.stderr)

@@ -254,3 +254,16 @@ def write_edges_without(edges: Path, path: Path, hidden: Set[Tuple[str, str]]) -
             fh.write(f"{citing}\t{cited}\n")
             kept += 1
     return kept, removed
+
+
+def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Optional[Path],
+                   graph_edges: Optional[Path], triples_edges: Optional[Path],
+                   graph_leakage: bool = False) -> Dict[str, Any]:
+    """``model.train.train``'s leakage arguments (its :func:`guard_training`): the evaluation papers in ``excluded``
+    against the graph's nodes (kNN triplets) and the edges the run learnt from (its graph's, SPECTER-like triplets')."""
+    knn = triples_source == "knn"
+    edges = [path for path in (graph_edges, None if knn else triples_edges) if path is not None]
+    return {"excluded_paper_ids": str(excluded) if excluded else None,
+            "graph_paper_ids_path": str(graph_ids) if knn and graph_ids else None,
+            "citations_path": ",".join(dict.fromkeys(str(path) for path in edges)) or None,
+            "graph_leakage": graph_leakage}

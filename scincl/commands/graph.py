@@ -2,8 +2,6 @@
 FAISS kNN index, in the order `--help` lists them."""
 from __future__ import annotations
 
-from typing import Any, Dict
-
 from scincl.cli import Command
 from scincl.eval.graph_retrieval import evaluate_graph_retrieval
 from scincl.graph.biggraph import export_checkpoint, import_edge_files, train_biggraph
@@ -13,7 +11,7 @@ from scincl.graph.memory_plan import plan_memory
 from scincl.knn.papers import build_faiss, get_knn
 
 
-def _outputs(result: Dict[str, Any]) -> Dict[str, Any]:
+def _outputs(result: dict) -> dict:
     """A graph run's result without its metric rows (those are in link_prediction.json/.md): what it prints."""
     return {k: v for k, v in result.items() if k != "metrics"}
 

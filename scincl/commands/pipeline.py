@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Dict
 
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
@@ -14,15 +13,13 @@ from scincl.eval.compare import compare_results
 from scincl.eval.evaluate import embed_papers as embed, results_table, run_evaluation as evaluate
 from scincl.eval.scirepeval.evaluate import evaluate_scirepeval
 from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
-from scincl.model.pretrain import PRETRAIN_TRAINING_DEFAULTS, pretrain
+from scincl.model.pretrain import pretrain
 from scincl.model.train import train
-from scincl.pipeline.experiment_kinds import collect_runs, reproduce, run_experiment_definition
+from scincl.pipeline.experiment_kinds import KINDS, collect_runs, reproduce, run_experiment_definition
 from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
 from scincl.settings.recipe import RECIPE_FIELDS
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"
-RUN = ("--skip_<stage> / --override_<stage>, every other settings field, the miner's other flags, "
-       + TRAINER + " and the original command's flags without effect")
 # the flags a run usually sets: `run_specter --help` shows these, `--help_all` every one
 RUN_MAIN = ("preset", "corpus_dir", "corpus_format", "scidocs_dir", "base_model_name_or_path", "graph_method",
             "easy_positives_k_max", "hard_negatives_k_max", "triples_per_query", "max_sequence_length",
@@ -33,37 +30,33 @@ EXPERIMENT_MAIN = ("output_dir", "data_dir", "workers", "corpus", "seeds", "spli
                    "max_sequence_length", "base_model_name_or_path", "dry_run")
 
 
-def run_summary(result: Dict[str, Any]) -> str:
+def run_summary(result: dict) -> str:
     """What ``run_specter`` prints at its end: the output dir, each run's model folder, the first run's stage times
     (their statuses say what was reused) and the table; with ``--dry_run``, each run's plan."""
     runs = result["runs"]
     if any(one.get("dry_run") for one in runs):
         return "\n\n".join(one["plan"] for one in runs) + "\n(--dry_run: nothing was run)"
     models = [getattr(one.get("paths"), "model", None) for one in runs]
-    lines = [f"\nOutputs: {result['output_dir']}", *(f"Model: {m}" for m in models if m and Path(m).is_dir())]
-    lines.append("Stage times" + (f" (the first of {len(runs)} runs)" if len(runs) > 1 else "") + ":")
     stages = runs[0]["manifest"]["stages"]
-    for name in runs[0]["manifest"].get("stage_order", stages):
-        lines.append(f"  {name:<12} {stages[name]['status']:<8} {stages[name].get('seconds', 0.0):8.1f} s")
-    return "\n".join(lines) + (f"\n\n{result['table']}" if result["table"] else "")
+    return "\n".join([f"\nOutputs: {result['output_dir']}", *(f"Model: {m}" for m in models if m and Path(m).is_dir()),
+                      "Stage times" + (f" (the first of {len(runs)} runs)" if len(runs) > 1 else "") + ":",
+                      *(f"  {name:<12} {stages[name]['status']:<8} {stages[name].get('seconds', 0.0):8.1f} s"
+                        for name in runs[0]["manifest"].get("stage_order", stages))]) + (
+        f"\n\n{result['table']}" if result["table"] else "")
 
 
-def _run(function, show):
-    """A ``run_specter``-like row: its library converts and checks its settings."""
-    return Command(function, flags=run_specter_flag_info, main=RUN_MAIN, passes=RUN, library_checks=True, show=show)
-
-
-def _experiment(function, **options):
-    """A ``reproduce``-like row: the experiment's and the recipe's fields as flags (the recipe's checked when the
-    library builds its Recipe)."""
-    return Command(function, flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
-                   library_checks=RECIPE_FIELDS, **options)
-
+# a run_specter-like row: its library converts and checks its settings
+RUN_ROW = dict(flags=run_specter_flag_info, main=RUN_MAIN, library_checks=True, passes=(
+    f"--skip_<stage> / --override_<stage>, every other settings field, the miner's other flags, {TRAINER} and the "
+    "original command's flags without effect"))
+# a reproduce-like row: the experiment's and the recipe's fields (the recipe's checked when the library builds it)
+EXPERIMENT_ROW = dict(flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="every other recipe field",
+                      library_checks=RECIPE_FIELDS)
 
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
-    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER, flags=lambda:
-                        training_flags(PRETRAIN_TRAINING_DEFAULTS, "scincl/model/pretrain.py:PRETRAIN_TRAINING_DEFAULTS")),
+    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
+                        flags=lambda: training_flags("scincl.model.pretrain:PRETRAIN_TRAINING_DEFAULTS")),
     "embed": Command(embed, flags=lambda: flag_rows(import_module("scincl.model.embed").embed),  # loads torch
                      passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
@@ -71,13 +64,12 @@ COMMANDS = {
                         show=results_table),
     "compare_results": compare_results,
     "evaluate_scirepeval": Command(evaluate_scirepeval, show=scirepeval_table),
-    "run_specter": _run(run_specter, run_summary),
-    "run_specter_like": _run(run_specter_like, run_summary),
-    "sweep": _run(sweep, lambda result: "\n".join(map(str, result["plots"]))),  # the plots' paths
-    "reproduce": _experiment(reproduce, doc_fills={
-        "kinds": lambda: " | ".join(import_module("scincl.pipeline.experiment_kinds").KINDS)}),
-    "run_experiment": _experiment(run_experiment_definition),
-    "collect_runs": _experiment(collect_runs, show=str),  # TO/runs.csv
+    "run_specter": Command(run_specter, show=run_summary, **RUN_ROW),
+    "run_specter_like": Command(run_specter_like, show=run_summary, **RUN_ROW),
+    "sweep": Command(sweep, show=lambda result: "\n".join(map(str, result["plots"])), **RUN_ROW),  # the plots' paths
+    "reproduce": Command(reproduce, doc=reproduce.__doc__.replace("{kinds}", " | ".join(KINDS)), **EXPERIMENT_ROW),
+    "run_experiment": Command(run_experiment_definition, **EXPERIMENT_ROW),
+    "collect_runs": Command(collect_runs, show=str, **EXPERIMENT_ROW),  # TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,
     "finetune_citation_recommender": finetune_citation_recommender,
     "evaluate_citation_recommendation": evaluate_citation_recommendation}

@@ -1,6 +1,5 @@
 """Commands of `cli_triples.py`: triplet mining (SciNCL kNN, SPECTER-like, co-citation, pairs, oracle SciDocs), the
-triplets' metadata and dataset, and MP-BERT4CR's citation-context sampling (:mod:`scincl.citrec.samples`); the two
-collision commands print their table."""
+triplets' metadata and dataset, and MP-BERT4CR's citation-context sampling (:mod:`scincl.citrec.samples`)."""
 from __future__ import annotations
 
 import functools

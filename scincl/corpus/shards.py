@@ -10,6 +10,7 @@ results in shard order, so outputs do not depend on scheduling.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import re
@@ -387,11 +388,32 @@ def _pool_context() -> Any:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-def _ignore_interrupts() -> None:
+def _init_worker(initializer: Optional[Callable[..., None]], initargs: Tuple[Any, ...]) -> None:
     """Pool workers leave Ctrl-C (sent to the whole process group) and SIGTERM to their parent, which
-    stops the pool and reports it in one line (issue 29: each worker printed a KeyboardInterrupt traceback)."""
+    stops the pool and reports it in one line (issue 29: each worker printed a KeyboardInterrupt traceback);
+    then ``initializer(*initargs)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+@contextlib.contextmanager
+def process_pool(workers: int, initializer: Optional[Callable[..., None]] = None,
+                 initargs: Tuple[Any, ...] = ()) -> Iterator[Any]:
+    """A process pool of ``workers`` (:func:`_pool_context`), closed and joined when the block ends: workers exit on
+    their own, leaving no pool threads behind (so the next pool can fork). ``Pool.__exit__`` terminates them instead,
+    which once left the parent waiting for a worker blocked on the task queue's lock; here only an error terminates."""
+    pool = _pool_context().Pool(workers, initializer=_init_worker, initargs=(initializer, initargs))
+    try:
+        yield pool
+    except BaseException:
+        pool.terminate()
+        raise
+    else:
+        pool.close()
+    finally:
+        pool.join()
 
 
 def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: int = 1,
@@ -411,14 +433,12 @@ def map_shards(fn: Callable[[Path], Any], shards: Sequence[PathLike], workers: i
                 results.append(fn(shard))
                 bar.update(1)
             return results
-    with _pool_context().Pool(workers, initializer=_ignore_interrupts) as pool:
+    with process_pool(workers) as pool:
         with tqdm(total=len(shards), desc=desc, unit="shard", disable=None) as bar:
             results = []
             for result in pool.imap(fn, shards, chunksize=1):
                 results.append(result)
                 bar.update(1)
-        pool.close()
-        pool.join()  # a clean shutdown leaves no pool threads behind (so the next pool can fork)
     return results
 
 

@@ -360,3 +360,40 @@ def run_evaluation(
     record.write()  # last: complete
     logger.info("wrote %s and %s", out / "results.json", out / "results.md")
     return results
+
+
+def score_embeddings(scidocs_dir: PathLike, results_dir: PathLike, split: str, embeddings: Path) -> None:
+    """SciDocs scores of one embeddings file on ``split`` into ``results_dir`` (MAG/MeSH too when labelled)."""
+    has_classes = any(Path(scidocs_dir).glob("*/train.csv"))
+    run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(embeddings)],
+                   cls_embeddings=str(embeddings) if has_classes else None)
+
+
+def scratch_embeddings(results_dir: PathLike, split: str) -> List[Path]:
+    """The embeddings :func:`evaluate_encoder` writes below ``results_dir``: the evaluator's folder, a subset's file."""
+    return [Path(results_dir) / "embeddings", Path(results_dir) / f"embeddings.{split}.jsonl"]
+
+
+def evaluate_encoder(model: str, scidocs_dir: PathLike, results_dir: PathLike, split: str,
+                     pooling_strategy: Optional[str], max_sequence_length: Optional[int],
+                     papers: Optional[PathLike] = None, bf16: str = "false", device: Optional[str] = None) -> None:
+    """SciDocs scores of ``model`` on ``split`` into ``results_dir``: the ``papers`` embedded (``bf16``) and deleted
+    afterwards, else every SciDocs paper by the evaluator (cut to ``max_sequence_length`` when given)."""
+    embeddings_dir, embeddings = scratch_embeddings(results_dir, split)
+    if papers is not None:
+        from scincl.model.embed import embed
+
+        embed(model, str(papers), str(embeddings), max_sequence_length=max_sequence_length,
+              pooling_strategy=pooling_strategy, bf16=bf16)
+        score_embeddings(scidocs_dir, results_dir, split, embeddings)
+        embeddings.unlink()  # large and cheap to recompute; results.json keeps the scores
+    elif max_sequence_length is None:
+        run_evaluation(scidocs_dir, results_dir, val_or_test=split, model_dirs=[model],
+                       pooling_strategy=pooling_strategy, device=device)
+    else:
+        files = embed_scidocs_metadata(model, scidocs_dir, embeddings_dir / "model", batch_size=32, device=device,
+                                       override=False, max_sequence_length=max_sequence_length,
+                                       pooling_strategy=pooling_strategy, val_or_test=split)
+        run_evaluation(scidocs_dir, results_dir, val_or_test=split, embeddings=[str(files.main)],
+                       cls_embeddings=str(files.classification) if files.classification else None,
+                       recomm_embeddings=str(files.recomm) if files.recomm else None, device=device)

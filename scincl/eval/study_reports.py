@@ -110,13 +110,15 @@ def graph_report(link_prediction: Sequence[Tuple[str, Path]], retrieval: Sequenc
                             [(name, read_json(path)) for name, path in retrieval], rows, split), []
 
 
-def graph_alone_embeddings(ids: Path, embeddings: Path, papers: Path, output: Path) -> Path:
-    """The graph's embeddings (``ids``, ``embeddings``) of the SciDocs papers it has among ``papers`` (a JSON list) as
-    the SciDocs embeddings file ``output``: the graph alone as a retriever."""
-    graph_ids, wanted = read_id_list(ids), set(read_json(papers))
+def score_graph_alone(ids: Path, embeddings: Path, papers: Path, scidocs_dir: Path, run_dir: Path, split: str) -> None:
+    """The graph alone as a retriever: its embeddings (``ids``, ``embeddings``) of the SciDocs papers it has among
+    ``papers`` (a JSON list), written to ``run_dir/embeddings.jsonl`` and scored on ``split`` into ``run_dir``."""
+    from scincl.eval.evaluate import score_embeddings
+
+    graph_ids, wanted, output = read_id_list(ids), set(read_json(papers)), Path(run_dir) / "embeddings.jsonl"
     keep = [i for i, pid in enumerate(graph_ids) if pid in wanted]
     write_embeddings_jsonl(output, [graph_ids[i] for i in keep], read_embeddings_matrix(embeddings)[keep])
-    return output
+    score_embeddings(scidocs_dir, run_dir, split, output)
 
 
 def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp_dir: Path,

@@ -68,6 +68,11 @@ def resolve_base_model(base_model_name_or_path: Optional[str] = None) -> str:
     return path
 
 
+def encoder_path(name: Optional[str], packaged: bool = True) -> str:
+    """The encoder a run fine-tunes: ``name``, else the packaged MiniLM (``packaged``) or :func:`resolve_base_model`'s."""
+    return name or (packaged_minilm_path() if packaged else resolve_base_model(None))
+
+
 def _local_files_only(name_or_path: str) -> bool:
     """Load without network for local dirs and when ``HF_HUB_OFFLINE``/``TRANSFORMERS_OFFLINE`` is set."""
     offline = os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes") or \

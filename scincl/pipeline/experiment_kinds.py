@@ -11,12 +11,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
-from scincl.eval.study_reports import (budget_report, collision_report, graph_alone_embeddings, graph_report, main_page,
+from scincl.eval.study_reports import (budget_report, collision_report, graph_report, main_page, score_graph_alone,
                                        sweep_report)
 from scincl.io import PathLike
 from scincl.output_lock import writes
 from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
-from scincl.pipeline.layout import recipe_key, score_embeddings
+from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, TUNING_ARMS, corpus_spec
 from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAPH_COMPARATORS, Experiment,
@@ -139,8 +139,8 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
         dim = recipe.graph_dim
         graph = timed(rep, timings, "biggraph transductive", rep.built, rep.graph("transductive", dim, "dot"))
         papers, run = rep.eval_papers(split), exp_dir / f"scidocs_transductive_{dim}d" / split
-        rep.built(rep.stage(run / "results.json", lambda: score_embeddings(rep.corpus.scidocs_dir, run, split, (
-            graph_alone_embeddings(graph["ids"], graph["embeddings"], papers, run / "embeddings.jsonl"))),
+        rep.built(rep.stage(run / "results.json", functools.partial(
+            score_graph_alone, graph["ids"], graph["embeddings"], papers, rep.corpus.scidocs_dir, run, split),
             inputs=[graph["embeddings"]], output_dir=run, description=f"graph embeddings alone on the SciDocs {split} "
             "queries"))
         alone = (f"graph embeddings alone ({dim}d dot, transductive graph)", run)

@@ -4,7 +4,7 @@ A method plans a stage (its inputs' stages first) and returns the path it writes
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -12,10 +12,9 @@ from scincl.corpus.shards import papers_with_text
 from scincl.errors import InputError
 from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
-from scincl.leakage import write_edges_without
-from scincl.pipeline.layout import (Planner, citation_files, citations_stage, encoder_path, evaluate_stage, graph_files,
-                                    graph_stage, index_stage, leakage_inputs, precision_key, queries_stage, recipe_key,
-                                    run_files, texts_stage, train_stage, triples_stage)
+from scincl.leakage import leakage_inputs, write_edges_without
+from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
+                                    index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
 from scincl.scidocs_io import query_candidate_pairs, split_papers
@@ -23,8 +22,8 @@ from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting
 from scincl.settings.recipe import Recipe, recipe_record
 from scincl.settings.schema import SCINCL
 from scincl.triples.knn_miner import KnnSearch
-from scincl.triples.queries import eligible_for_every_arm
-from scincl.triples.sources import SPECTER_LIKE
+from scincl.triples.queries import eligible_for_every_arm, select_eligible_for_all_arms
+from scincl.triples.sources import SPECTER_LIKE, sampler
 
 logger = logging.getLogger(__name__)
 
@@ -35,26 +34,16 @@ BIGGRAPH_WORKERS = 1
 REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddings=True, faiss_string_factory="Flat")
 
 
-@dataclass(frozen=True)
-class ArmRun:
-    """One arm x seed x recipe, evaluated on ``split`` in ``run_dir`` (the ``run`` of :meth:`Planner.plan`)."""
-
-    arm: str
-    seed: int
-    recipe: Recipe
-    split: str
-    run_dir: Path
-
-
-class CorpusPlan(Planner):
+class CorpusPlan:
     """The plan of one corpus' shared stages and arm runs (see the module docstring)."""
 
     def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
                  workers: Optional[int] = None, cocitation_min_count: int = 2, create: bool = True) -> None:
         self.corpus, self.out, self.workers = corpus, Path(output_dir), workers
+        self.shared = self.out / "shared"
         self.eval_max_sequence_length = eval_max_sequence_length
         self.ran = 0  # stages run (not reused) so far: what a step's wall time measures (grid.Timings)
-        super().__init__(self.out, self.out / "shared")
+        self.planned: Dict[str, Stage] = {}  # the stages planned and not run yet, by name, in running order
         self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
                                             "workers": workers, "cocitation_min_count": cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
@@ -63,15 +52,26 @@ class CorpusPlan(Planner):
         if create:  # not for a dry run, which writes nothing
             self.shared.mkdir(parents=True, exist_ok=True)
 
-    def built(self, value: Any) -> Any:
-        """``value`` (what the plan writes) once the planned stages have run or been reused; the plan is empty."""
-        self.execute(self.take())
-        return value
+    def add(self, stage: Stage) -> None:
+        """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
+        self.planned.setdefault(stage.name, stage)
 
-    def execute(self, stages: List[Stage]) -> None:
-        """Run (or reuse) ``stages`` in order (the runner of ``run_specter``), counting those it ran."""
+    def take(self) -> List[Stage]:
+        """The planned stages in running order; the plan is empty afterwards."""
+        stages, self.planned = list(self.planned.values()), {}
+        return stages
+
+    def stage_name(self, output: Path) -> str:
+        """A stage named by its output: the path below OUTPUT_DIR (the name its completion marker records)."""
+        return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
+
+    def built(self, value: Any, stages: Optional[List[Stage]] = None) -> Any:
+        """``value`` (what the plan writes) once ``stages`` (default: those planned; the plan is empty afterwards) have
+        run or been reused by ``run_specter``'s runner, counting those it ran."""
+        stages = self.take() if stages is None else stages
         if stages:
             self.ran += sum(result.status == STATUS_RAN for result in run_stages(stages, self.manifest).values())
+        return value
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
         """Plan one step named by its ``output`` below OUTPUT_DIR (``stage``: the other :class:`Stage` fields);
@@ -114,7 +114,7 @@ class CorpusPlan(Planner):
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
         """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
-        graph, result = GRAPHS[kind], self.graph_paths(kind, dim, comparator)
+        graph, result = GRAPHS[kind], graph_files(self.shared / f"graph_{kind}_{dim}d_{comparator}")
         if comparator not in graph.get("comparators", (comparator,)):
             raise InputError(f"the {kind} graph is trained with the {', '.join(graph['comparators'])} comparator only")
         edges = {"citations": self.citations, "cocitations": self.cocitations,
@@ -128,10 +128,6 @@ class CorpusPlan(Planner):
         self.add(graph_stage(self.stage_name(result["embeddings"]), train, test, result["dir"], embed=embed,
                              description=description))
         return result
-
-    def graph_paths(self, kind: str, dim: int, comparator: str = "dot") -> Dict[str, Path]:
-        """Where :meth:`graph` writes the embeddings of one graph (:func:`graph_files`)."""
-        return graph_files(self.shared / f"graph_{kind}_{dim}d_{comparator}")
 
     def ann_index(self, kind: str, dim: int) -> Path:
         """FAISS Flat inner-product index over the normalised graph embeddings (papers with text only)."""
@@ -189,78 +185,10 @@ class CorpusPlan(Planner):
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
         eligible = self.eligible_queries_file(graph_dim)
-        self.add(queries_stage(self.stage_name(path), path, selection="eligible_for_all_arms",
-                               select={"eligible": eligible, "count": count, "seed": seed, "where": self.corpus.name},
-                               outputs=[path], inputs=[eligible], description=f"{count} query papers, seed {seed}"))
+        self.add(Stage(self.stage_name(path), [path], partial(select_eligible_for_all_arms, path, eligible=eligible,
+                                                              count=count, seed=seed, where=self.corpus.name),
+                       inputs=[eligible], description=f"{count} query papers, seed {seed}"))
         return path
-
-    # ------------------------------------------------------------------ one arm x seed: the steps of Planner.plan
-    def plan_inputs(self, run: ArmRun) -> None:
-        """The papers every arm can use (:meth:`eligible_queries_file`) and what decides them."""
-        self.eligible_queries_file(run.recipe.graph_dim)
-
-    def plan_queries(self, run: ArmRun) -> None:
-        """The seed's query papers, shared by every arm (:meth:`queries`)."""
-        self.queries(run.seed, query_count(run.recipe), run.recipe.graph_dim)
-
-    def plan_index(self, run: ArmRun) -> None:
-        """The kNN index of the arm's graph (kNN arms only; :meth:`ann_index`)."""
-        setting = arm_setting(run.arm)
-        if setting.triples_source != SPECTER_LIKE:
-            self.ann_index(setting.graph, run.recipe.graph_dim)
-
-    def plan_triples(self, run: ArmRun) -> None:
-        """The arm's triplets: SPECTER-like's exactly the recipe's number, the kNN miner's with the recipe's miner
-        settings (:attr:`Recipe.miner`) searching :data:`REAL_CORPUS_SEARCH`."""
-        setting, dim, path = arm_setting(run.arm), run.recipe.graph_dim, run_files(run.run_dir)[0]
-        queries = self.queries(run.seed, query_count(run.recipe), dim)
-        if setting.triples_source == SPECTER_LIKE:
-            citations = self.citations()
-            sampling: Dict[str, Any] = {"citations_input_path": citations, "triples_count": run.recipe.triplets,
-                                        "bidirectional": self.corpus.bidirectional}
-            inputs = [citations, queries]
-        else:
-            graph, index = self.graph(setting.graph, dim), self.ann_index(setting.graph, dim)
-            sampling = {"graph_paper_ids_path": graph["ids"], "graph_embeddings_path": graph["embeddings"],
-                        "config": run.recipe.miner, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
-                        "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),
-                        "workers": self.workers, "show_progress": False}
-            inputs = [graph["embeddings"], index, queries]
-        self.add(triples_stage(self.stage_name(path), setting.triples_source, path, queries,
-                               sampling={**sampling, "seed": run.seed}, inputs=inputs,
-                               description=f"{run.arm} triplets, seed {run.seed}"))
-
-    def plan_texts(self, run: ArmRun) -> None:
-        """The texts of the arm's triplets' papers."""
-        triples, metadata = run_files(run.run_dir)
-        self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
-                             workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
-
-    def plan_train(self, run: ArmRun) -> None:
-        """The fine-tuning of the recipe's encoder on the arm's triplets and texts."""
-        model, (triples, metadata), recipe = run.run_dir / "model", run_files(run.run_dir), run.recipe
-        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
-                             base_model=encoder_path(recipe.base_model_name_or_path), loss=recipe.loss,
-                             pooling_strategy=recipe.pooling_strategy, max_sequence_length=recipe.max_sequence_length,
-                             bitfit=False, training={**recipe.training_arguments(), "seed": run.seed,
-                                                     "save_strategy": "no"},
-                             leakage=lambda: self.leakage_inputs(run.arm, recipe),
-                             outputs=[model / "train_args.json"], inputs=[triples, metadata],
-                             description=f"train {run.arm} seed {run.seed}"))
-
-    def plan_evaluate(self, run: ArmRun) -> None:
-        """The trained encoder's SciDocs evaluation on the arm's split (:meth:`evaluate`)."""
-        self.evaluate(str(run.run_dir / "model"), run.run_dir, run.split, bf16=run.recipe.eval_bf16)
-
-    def leakage_inputs(self, arm: str, recipe: Recipe) -> Dict[str, Any]:
-        """The leakage guard's inputs for an arm: the SciDocs query papers against its graph's nodes and edges."""
-        setting, graph_ids, graph_edges = arm_setting(arm), None, None
-        if setting.triples_source != SPECTER_LIKE:  # paths only: called when the training runs, the graph exists
-            graph_ids = self.graph_paths(setting.graph, recipe.graph_dim)["ids"]
-            graph_edges = (self.cocitations_file if GRAPHS[setting.graph]["edges"] == "cocitations"
-                           else self.citations_train)
-        return leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
-                              self.citations_train)
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
                  bf16: str = "false") -> Path:
@@ -274,9 +202,8 @@ class CorpusPlan(Planner):
 
         self.add(evaluate_stage(
             self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
-            max_sequence_length=self.eval_max_sequence_length, papers=lambda: papers, bf16=bf16,
-            outputs=[results], inputs=[Path(model)], output_dir=run_dir, reusable=reusable,
-            description=f"evaluate {run_dir} ({split})"))
+            max_sequence_length=self.eval_max_sequence_length, papers=papers, bf16=bf16, inputs=[Path(model)],
+            reusable=reusable, description=f"evaluate {run_dir} ({split})"))
         return results
 
     # ------------------------------------------------------------------ the cells of an experiment
@@ -285,17 +212,58 @@ class CorpusPlan(Planner):
         return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
 
     def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Tuple[Path, List[Stage]]:
-        """The run dir and whole plan of one cell: an arm x seed (:meth:`Planner.plan`) or the untuned encoder's
-        evaluation (``arm`` :data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
+        """The run dir and whole plan of one cell: an arm x seed (:meth:`arm`) or the untuned encoder's evaluation
+        (``arm`` :data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
+        from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
+
+        base_model = encoder_path(recipe.base_model_name_or_path)
         if arm != BASE:
             run_dir = self.run_dir(arm, seed, recipe, split)
-            return run_dir, self.plan(ArmRun(arm, seed, recipe, split, run_dir))
-        embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
-        run_dir = (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}{embedding}"
-                   f"{recipe.encoder_key()}" / split)
-        self.evaluate(encoder_path(recipe.base_model_name_or_path), run_dir, split, pooling=recipe.pooling_strategy,
-                      bf16=recipe.eval_bf16)
+            self.arm(arm, seed, recipe, split, run_dir, base_model)
+        else:
+            embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
+            run_dir = (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}"
+                       f"{embedding}{recipe.encoder_key()}" / split)
+            self.evaluate(base_model, run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
         return run_dir, self.take()
+
+    def arm(self, arm: str, seed: int, recipe: Recipe, split: str, run_dir: Path, base_model: str) -> None:
+        """Plan one arm x seed in ``run_dir`` after the shared stages it needs: the seed's queries, the arm's triplets
+        (SPECTER-like: the recipe's number; kNN: the recipe's miner searching :data:`REAL_CORPUS_SEARCH`), their
+        texts, the fine-tuning of ``base_model``, its evaluation on ``split``."""
+        setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
+        triples, metadata = run_files(run_dir)
+        self.eligible_queries_file(dim)
+        # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
+        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)
+        if setting.triples_source == SPECTER_LIKE:
+            graph_ids = graph_edges = None
+            sampling: Dict[str, Any] = {"citations_input_path": self.citations(), "triples_count": recipe.triplets,
+                                        "bidirectional": self.corpus.bidirectional}
+            inputs = [self.citations_train, queries]
+        else:
+            graph, index = self.graph(setting.graph, dim), self.ann_index(setting.graph, dim)
+            graph_ids, cocited = graph["ids"], GRAPHS[setting.graph]["edges"] == "cocitations"
+            graph_edges = self.cocitations_file if cocited else self.citations_train
+            sampling = {"graph_paper_ids_path": graph_ids, "graph_embeddings_path": graph["embeddings"],
+                        "config": recipe.miner, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
+                        "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),
+                        "workers": self.workers, "show_progress": False}
+            inputs = [graph["embeddings"], index, queries]
+        sample = partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries), seed=seed,
+                         **sampling)
+        self.add(Stage(self.stage_name(triples), [triples], sample, inputs=inputs,
+                       description=f"{arm} triplets, seed {seed}"))
+        self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
+                             workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
+        leakage = leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
+                                 self.citations_train)
+        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model,
+                             base_model=base_model, loss=recipe.loss, pooling_strategy=recipe.pooling_strategy,
+                             max_sequence_length=recipe.max_sequence_length, leakage=leakage,
+                             training={**recipe.training_arguments(), "seed": seed, "save_strategy": "no"},
+                             outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
+        self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
 
     def run_cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
         """Run (or reuse) one cell (:meth:`cell`), a trained arm's ``recipe.json`` first; returns its run dir."""
@@ -305,10 +273,5 @@ class CorpusPlan(Planner):
             write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
                                                  "eval_max_sequence_length": self.eval_max_sequence_length,
                                                  **recipe_record(recipe)})
-        self.execute(stages)
-        return run_dir
+        return self.built(run_dir, stages)
 
-
-def query_count(recipe: Recipe) -> int:
-    """The query papers a recipe's triplets are drawn for (its triplets over SciNCL's triplets per query)."""
-    return -(-recipe.triplets // SCINCL.triples_per_query)

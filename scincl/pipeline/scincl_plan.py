@@ -1,12 +1,12 @@
-"""``run_specter``'s plan: the stages (:data:`ALL_STAGE_NAMES`) of one :class:`~scincl.settings.run.RunSettings`, in
-the order of :class:`~scincl.pipeline.layout.Planner`, and where their files go (:func:`plan_paths`).
-"""
+"""``run_specter``'s plan: the stages (:data:`ALL_STAGE_NAMES`) of one :class:`~scincl.settings.run.RunSettings`, and
+where their files go (:func:`plan_paths`)."""
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from scincl.corpus.selection import read_id_mapping, scidocs_graph_ids
 from scincl.demo import make_demo
@@ -16,18 +16,20 @@ from scincl.graph import stage as corpus_stage
 from scincl.graph.embed import RUN_RECORD
 from scincl.io import write_id_list
 from scincl.knn.ann import index_config_path, index_ids_path
-from scincl.leakage import model_report
+from scincl.leakage import leakage_inputs, model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
-from scincl.pipeline.layout import (Planner, citation_files, citations_stage, encoder_path, evaluate_stage, graph_files,
-                                    graph_stage, index_stage, leakage_inputs, queries_stage, run_files, texts_stage,
-                                    train_stage, triples_stage)
+from scincl.model.device import torch_threads
+from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
+                                    index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
-from scincl.model.device import torch_threads
 from scincl.provenance import local_path
 from scincl.settings.run import RunSettings
 from scincl.settings.spec import section_leaves
+from scincl.triples.knn_miner import KnnSearch
+from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
+from scincl.triples.sources import sampler
 from scincl.workload import cpu_warning, format_workload, run_workload
 
 logger = logging.getLogger(__name__)
@@ -99,16 +101,17 @@ def plan_paths(s: RunSettings, shared_dir: Optional[Path] = None, base_model: Op
         citations_train=train, citations_test=test)
 
 
-class SciNCLPlan(Planner):
+class SciNCLPlan:
     """The stages of one ``run_specter`` run (:meth:`stages`) and their run (:meth:`run`)."""
 
     def __init__(self, settings: RunSettings, shared_dir: Optional[Path] = None) -> None:
+        from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
+
         s = self.s = settings
         if s.demo and s.scidocs_paper_ids is None:  # the demo's held-out SciDocs papers (scincl/demo_scidocs.py)
             s.scidocs_paper_ids = str(Path(shared_dir or s.output_dir) / "demo_corpus" / "scidocs_paper_ids.json")
         self.base_model = encoder_path(s.base_model_name_or_path, packaged=s.demo)  # the demo: the packaged MiniLM
         p = self.p = plan_paths(s, shared_dir, self.base_model)
-        super().__init__(p.run, p.shared)
         self.torch_threads = torch_threads()
         self.metadata_dir = p.demo / "s2orc" / "metadata" if s.demo else Path(s.corpus_dir) if s.corpus_dir else None
         self.corpus_format = "s2orc" if s.demo else s.corpus_format  # None: detected from the folder
@@ -118,59 +121,48 @@ class SciNCLPlan(Planner):
         self.evaluation_ids = p.scidocs_ids if self.scidocs_dir is not None or s.scidocs_paper_ids else None
         self.excluded = None if s.graph_leakage else self.evaluation_ids
         self.citations = Path(s.citations_path) if s.citations_path else p.citations_train
-        self.miner = self.search = None  # kNN triplets: the miner's spec the settings built and checked, the search
-        if s.triples_source == "knn":
-            from scincl.triples.knn_miner import KnnSearch
+        self.search = KnnSearch(  # kNN triplets: how the miner searches (None: SPECTER-like triplets)
+            ann_metric=s.ann_metric, ann_backend=s.ann_backend, ann_normalize_embeddings=s.ann_do_normalize,
+            ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory,
+            k_scale=s.k_scale) if s.triples_source == "knn" else None
 
-            self.miner, self.search = s.miner, KnnSearch(
-                ann_metric=s.ann_metric, ann_backend=s.ann_backend, ann_normalize_embeddings=s.ann_do_normalize,
-                ann_device=s.ann_device, faiss_string_factory=s.faiss_string_factory, k_scale=s.k_scale)
-
-    stages = Planner.plan
+    def stages(self) -> List[Stage]:
+        """Every stage of the run, in running order."""
+        return [*self.plan_inputs(), *self.plan_queries(), *self.plan_index(), *self.plan_triples(),
+                *self.plan_texts(), *self.plan_train(), *self.plan_evaluate()]
 
     def recorded(self, *names: str) -> Dict[str, Any]:
         """The flags ``names`` as a stage records them (its completion marker's settings)."""
         return {name: getattr(self.s, name) for name in names}
 
     def training_leakage_inputs(self) -> Dict[str, Any]:
-        """The leakage guard's inputs (scincl/pipeline/layout.py:leakage_inputs)."""
+        """The leakage guard's arguments (scincl/leakage.py:leakage_inputs)."""
         graph_edges = self.p.citations_train if self.builds_graph and self.s.citations_path is None else None
         return leakage_inputs(self.evaluation_ids, self.s.triples_source, self.p.graph_ids, graph_edges,
                               self.citations, self.s.graph_leakage)
 
-    def sampling(self) -> Dict[str, Any]:
-        """The arguments of the ``--triples_source`` sampler besides the output and the queries (kNN: the spec)."""
-        s, p = self.s, self.p
-        if s.triples_source == "specter_like":
-            return dict(citations_input_path=self.citations, **self.recorded("seed", "gzip", *COUNT_LEAVES))
-        return dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=self.miner,
-                    search=self.search, strategy_options=s.miner_options, seed=s.seed, gzip=s.gzip,
-                    ann_index_path=p.ann_index, workers=s.workers,
-                    include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
-                    show_progress=True)
-
-    # ------------------------------------------------------------------ the steps of Planner.plan
-    def plan_inputs(self, run: Any = None) -> None:
+    # ------------------------------------------------------------------ the steps of stages()
+    def plan_inputs(self) -> Iterator[Stage]:
         """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the papers'
         text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
-            self.add(Stage("demo", [p.demo / "demo_manifest.json"],
-                           lambda: make_demo(p.demo, papers=s.demo_papers, seed=DEMO_CORPUS_SEED), output_dir=p.demo,
-                           description=f"bundled demo corpus ({s.demo_papers} papers)",
-                           settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}))
+            yield Stage("demo", [p.demo / "demo_manifest.json"],
+                        lambda: make_demo(p.demo, papers=s.demo_papers, seed=DEMO_CORPUS_SEED), output_dir=p.demo,
+                        description=f"bundled demo corpus ({s.demo_papers} papers)",
+                        settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED})
         if self.scidocs_dir is not None and not s.scidocs_paper_ids:  # named for the leakage report too
-            self.add(Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(
+            yield Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(
                 scidocs_graph_ids(self.scidocs_dir, read_id_mapping(s.s2id_to_s2orc_input_path)))),
-                           inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
-                           description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)"))
+                        inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
+                        description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)")
         if (self.builds_graph or s.triples_source == "specter_like") and s.citations_path is None:
             # the corpus' edge split and graph (--corpus_seed): every seed of --seeds shares them in OUTPUT_DIR
-            self.add(citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
-                                     seed=s.corpus_seed, excluded=self.excluded, workers=s.workers,
-                                     corpus_format=self.corpus_format, description="citation edges from the corpus",
-                                     settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
-                                               "corpus_format": self.corpus_format, **excludes}))
+            yield citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
+                                  seed=s.corpus_seed, excluded=self.excluded, workers=s.workers,
+                                  corpus_format=self.corpus_format, description="citation edges from the corpus",
+                                  settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
+                                            "corpus_format": self.corpus_format, **excludes})
         if self.builds_graph:
             pbg = s.graph_method == "pbg"
             records = [p.graph_dir / ("biggraph_run.json" if pbg else RUN_RECORD)]
@@ -178,53 +170,50 @@ class SciNCLPlan(Planner):
                 s.graph_test_ratio)
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.corpus_seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
-            self.add(graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
-                                 outputs=[p.graph_embeddings, p.graph_ids, *records], inputs=[Path(s.biggraph_config)],
-                                 description=f"BigGraph embeddings ({Path(s.biggraph_config).name})" if pbg
-                                 else f"{s.graph_method} graph embeddings",
-                                 settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
-                                           **({} if pbg else self.recorded("graph_method", "graph_method_settings"))}))
+            yield graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
+                              outputs=[p.graph_embeddings, p.graph_ids, *records], inputs=[Path(s.biggraph_config)],
+                              description=f"BigGraph embeddings ({Path(s.biggraph_config).name})" if pbg
+                              else f"{s.graph_method} graph embeddings",
+                              settings={"biggraph_overrides": s.biggraph_overrides, "seed": s.corpus_seed,
+                                        **({} if pbg else self.recorded("graph_method", "graph_method_settings"))})
         if self.metadata_dir is not None:
-            self.add(Stage("metadata_ids", [p.metadata_ids], lambda: corpus_stage.get_metadata_id_mapping(
+            yield Stage("metadata_ids", [p.metadata_ids], lambda: corpus_stage.get_metadata_id_mapping(
                 str(self.metadata_dir), str(p.metadata_ids), workers=s.workers, corpus_format=self.corpus_format),
                 inputs=[self.metadata_dir], description="which papers have texts in the corpus",
-                settings={"corpus_format": self.corpus_format}))
+                settings={"corpus_format": self.corpus_format})
 
-    def plan_queries(self, run: Any = None) -> None:
+    def plan_queries(self) -> Iterator[Stage]:
         """The training corpus and its query papers. A given --train_s2orc_paper_ids / --train_query_s2orc_paper_ids
         that exists is an input, never rewritten: both given, no stage; only the corpus, queries sampled from it."""
         s, p = self.s, self.p
         corpus_given = bool(s.train_s2orc_paper_ids) and p.corpus_ids.exists()
         queries_given = bool(s.train_query_s2orc_paper_ids) and p.query_ids.exists()
-        if corpus_given and queries_given:
-            return
         settings = self.recorded("sample_queries_ratio", "corpus_seed")
         sample = {"corpus": p.corpus_ids, "ratio": s.sample_queries_ratio, "seed": s.corpus_seed}
         if corpus_given:
-            return self.add(queries_stage("queries", p.query_ids, selection="ratio_of_corpus", select=sample,
-                                          outputs=[p.query_ids], inputs=[p.corpus_ids], settings=settings,
-                                          description="query papers sampled from --train_s2orc_paper_ids"))
+            if not queries_given:
+                yield Stage("queries", [p.query_ids], partial(select_ratio_of_corpus, p.query_ids, **sample),
+                            inputs=[p.corpus_ids], settings=settings,
+                            description="query papers sampled from --train_s2orc_paper_ids")
+            return
         if queries_given:
             raise InputError(f"--train_query_s2orc_paper_ids {p.query_ids} exists but the corpus its queries "
                              "come from does not: pass that corpus as --train_s2orc_paper_ids")
         with_text = p.metadata_ids if self.metadata_dir is not None else None
-        specter = s.specter_triples_path and Path(s.specter_triples_path)
         select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit, "with_text": with_text,
                   "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
                   "excluded": self.excluded}
-        self.add(queries_stage("queries", p.query_ids, selection="graph_limit_and_ratio", select=select,
-                               outputs=[p.corpus_ids, p.query_ids],
-                               inputs=[p.graph_ids, with_text, specter or None, self.excluded,
-                                       local_path(s.s2id_to_s2orc_input_path)],
-                               description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
-                               settings={**settings, "graph_limit": s.graph_limit,
-                                         "excludes_scidocs": self.excluded is not None}))
+        specter = Path(s.specter_triples_path) if s.specter_triples_path else None
+        yield Stage("queries", [p.corpus_ids, p.query_ids], partial(select_graph_limit_and_ratio, p.query_ids, **select),
+                    inputs=[p.graph_ids, with_text, specter, self.excluded, local_path(s.s2id_to_s2orc_input_path)],
+                    description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
+                    settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excluded is not None})
 
-    def plan_index(self, run: Any = None) -> None:
+    def plan_index(self) -> Iterator[Stage]:
         """The kNN index over the corpus' graph embeddings (kNN triplets). An existing --ann_index_path this stage did
         not make is an input, never rebuilt unless --override_ann: the miner uses it when it fits."""
         p, s = self.p, self.s
-        if self.miner is None:
+        if self.search is None:
             return
         ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index, p.corpus_ids,
                           search=self.search, workers=s.workers, seed=s.seed,
@@ -234,31 +223,40 @@ class SciNCLPlan(Planner):
                           settings={"string_factory": s.faiss_string_factory, "metric": s.ann_metric,
                                     "do_normalize": s.ann_do_normalize, "seed": s.seed})
         if not (s.ann_index_path and p.ann_index.exists()) or "ann" in s.override or reuse_decision(ann) is None:
-            self.add(ann)
+            yield ann
 
-    def plan_triples(self, run: Any = None) -> None:
-        """The triplets of ``--triples_source`` (:meth:`sampling`), recorded with every flag they depend on."""
+    def plan_triples(self) -> Iterator[Stage]:
+        """The triplets of ``--triples_source`` (the sampler of scincl/triples/sources.py), recorded with every flag
+        they depend on (a kNN index among its inputs is used when it fits, never rebuilt here)."""
         p, s = self.p, self.s
         names = ["triples_source", *COUNT_LEAVES, "seed", "gzip"]
-        if self.miner is not None:  # the slots' strategies and bands, the index and search
+        if self.search is None:
+            inputs = [self.citations, p.query_ids]
+            sampling = dict(citations_input_path=self.citations, **self.recorded("seed", "gzip", *COUNT_LEAVES))
+        else:  # the slots' strategies and bands, the index and search
             names += [name for name in MINER_LEAVES if name not in COUNT_LEAVES]
             names += ["ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory", "k_scale",
                       "miner_options"]
-        inputs = ([p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
-                  if self.miner is not None else [self.citations, p.query_ids])
-        self.add(triples_stage("triples", s.triples_source, p.triples, p.query_ids, sampling=self.sampling(),
-                               inputs=inputs, description=f"{s.triples_source} triplets",
-                               settings=self.recorded(*names)))
+            inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
+            sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings,
+                            config=s.miner, search=self.search, strategy_options=s.miner_options, seed=s.seed,
+                            gzip=s.gzip, ann_index_path=p.ann_index, workers=s.workers,
+                            include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
+                            show_progress=True)
+        plain = p.triples.with_suffix("") if s.gzip else p.triples  # the sampler adds .gz
+        yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain,
+                                                    query_papers=str(p.query_ids), **sampling),
+                    inputs=inputs, description=f"{s.triples_source} triplets", settings=self.recorded(*names))
 
-    def plan_texts(self, run: Any = None) -> None:
+    def plan_texts(self) -> Iterator[Stage]:
         """The titles and abstracts of the triplets' papers."""
         p = self.p
-        self.add(texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=self.s.workers,
-                             corpus_format=self.corpus_format, keep_counts=False,
-                             inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
-                             description="titles and abstracts of the triplets' papers"))
+        yield texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=self.s.workers,
+                          corpus_format=self.corpus_format, keep_counts=False,
+                          inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
+                          description="titles and abstracts of the triplets' papers")
 
-    def plan_train(self, run: Any = None) -> None:
+    def plan_train(self) -> Iterator[Stage]:
         """Fine-tuning the base encoder on the triplets; recorded with every Trainer argument but logging's."""
         s, p = self.s, self.p
         # checkpoints of this run (an interrupted stage) are resumed from; another run's are discarded
@@ -267,14 +265,14 @@ class SciNCLPlan(Planner):
         # the saved model's length = the one its scores are measured at (issue 42)
         length = self.recorded("eval_max_sequence_length") if s.eval_max_sequence_length else {}
         model = self.recorded("loss", "pooling_strategy", "max_sequence_length", "bitfit")
-        self.add(train_stage("train", p.triples, p.metadata, p.model, base_model=self.base_model, **model,
-                             training=options, leakage=self.training_leakage_inputs, threads=self.torch_threads,
-                             eval_max_sequence_length=s.eval_max_sequence_length,
-                             outputs=[p.model], inputs=[p.triples, p.metadata, local_path(self.base_model)],
-                             settings={"base_model": self.base_model, **model, "training": recorded, **length},
-                             description=f"fine-tune {self.base_model}"))
+        yield train_stage("train", p.triples, p.metadata, p.model, base_model=self.base_model, **model,
+                          training=options, leakage=self.training_leakage_inputs(), threads=self.torch_threads,
+                          eval_max_sequence_length=s.eval_max_sequence_length,
+                          inputs=[p.triples, p.metadata, local_path(self.base_model)],
+                          settings={"base_model": self.base_model, **model, "training": recorded, **length},
+                          description=f"fine-tune {self.base_model}")
 
-    def plan_evaluate(self, run: Any = None) -> None:
+    def plan_evaluate(self) -> Iterator[Stage]:
         """SciDocs evaluations of the base and the trained encoder, and their comparison (with a SciDocs folder)."""
         p, s = self.p, self.s
         if self.scidocs_dir is None:
@@ -284,20 +282,19 @@ class SciNCLPlan(Planner):
                    max_sequence_length=s.eval_max_sequence_length, threads=self.torch_threads)  # cut when given
         recorded = self.recorded("val_or_test_or_both", "pooling_strategy", "eval_max_sequence_length")
         if s.evaluate_base_model:
-            self.add(evaluate_stage("eval_base", self.base_model, self.scidocs_dir, p.base_eval, **how,
-                                    outputs=[p.base_eval / "results.json"], output_dir=p.base_eval,
-                                    inputs=[self.scidocs_dir, local_path(self.base_model)],
-                                    settings={"base_model": self.base_model, **recorded},
-                                    description=f"SciDocs evaluation of the base encoder {short}"))
-        self.add(evaluate_stage("eval", str(p.model), self.scidocs_dir, p.eval, **how, settings=recorded,
-                                outputs=[p.eval / "results.json"], inputs=[p.model, self.scidocs_dir], output_dir=p.run,
-                                description="SciDocs evaluation of the trained encoder"))
+            yield evaluate_stage("eval_base", self.base_model, self.scidocs_dir, p.base_eval, **how,
+                                 inputs=[self.scidocs_dir, local_path(self.base_model)],
+                                 settings={"base_model": self.base_model, **recorded},
+                                 description=f"SciDocs evaluation of the base encoder {short}")
+        yield evaluate_stage("eval", str(p.model), self.scidocs_dir, p.eval, **how, settings=recorded,
+                             inputs=[p.model, self.scidocs_dir],
+                             description="SciDocs evaluation of the trained encoder")
         name = "SciNCL" if s.triples_source == "knn" else "SPECTER-like"
-        self.add(Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
+        yield Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
             p.base_eval, p.eval / "results.json", name, p.comparison, s.split, f"base: {short}"),
             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
             description="results table: base vs trained", settings={**self.recorded("split", "triples_source"),
-                                                                     "base_model": short}))
+                                                                     "base_model": short})
 
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage

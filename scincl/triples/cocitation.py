@@ -34,7 +34,6 @@ co-citation-graph embeddings (``biggraph_configs/cocitations_768d_dot.py``).
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +42,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 import numpy as np
 from tqdm.auto import tqdm
 
+from scincl.corpus.shards import process_pool
 from scincl.errors import InputError
 from scincl.io import PathLike, write_json, write_jsonl, write_triples_csv
 from scincl.triples.citation_graph import CitationGraph, Csr, build_citation_graph, padded, sample_segments
@@ -147,9 +147,7 @@ def sample_groups(sampler: GroupSampler, sources: np.ndarray, targets: np.ndarra
             _init_worker(sampler, sources, targets, seed)
             results = [_sample_block(b) for b in tqdm(blocks, **bar)]
         else:
-            context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods()
-                                                  else "spawn")
-            with context.Pool(workers, initializer=_init_worker, initargs=(sampler, sources, targets, seed)) as pool:
+            with process_pool(workers, _init_worker, (sampler, sources, targets, seed)) as pool:
                 results = list(tqdm(pool.imap(_sample_block, blocks), **bar))
     except NotEnoughCandidates as exc:
         raise InputError(f"negatives: {exc}") from None

@@ -6,7 +6,7 @@
 - :func:`is_eligible_query`: a paper can make SPECTER's 5 triplets (>= 5 cited papers and >= 2
   citations of citations that it does not cite), the rule of the real-corpus experiments;
 - :func:`sample_query_ids` (``--sample_queries_ratio``) and :func:`sample_eligible_queries`: the
-  pipelines' seeded samples of query ids; :data:`QUERY_SELECTIONS`: how a plan's queries stage writes them.
+  pipelines' seeded samples of query ids; ``select_*``: how a plan's queries stage writes them.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 from collections import defaultdict
-from typing import AbstractSet, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 
@@ -230,10 +230,3 @@ def select_eligible_for_all_arms(queries: Path, *, eligible: Path, count: int, s
     ``seed`` (``where``: the corpus, named in the error when too few are eligible)."""
     write_id_list(queries, sample_eligible_queries(read_id_list(eligible), count, seed, where))
 
-
-# how a planner selects its query papers: run_specter's training corpus (--graph_limit) and --sample_queries_ratio
-# of its queries, or that ratio of a given corpus; the real-corpus experiments' fixed count of papers every arm can
-# build its triplets for (shared by all arms of a seed)
-QUERY_SELECTIONS: Dict[str, Callable[..., Optional[Dict[str, int]]]] = {
-    "graph_limit_and_ratio": select_graph_limit_and_ratio, "ratio_of_corpus": select_ratio_of_corpus,
-    "eligible_for_all_arms": select_eligible_for_all_arms}

@@ -12,6 +12,7 @@ import pytest
 import cli_s2orc
 from scincl.corpus.shards import (
     ReadStats,
+    process_pool,
     iter_numbered_papers,
     iter_paper_references,
     iter_papers,
@@ -93,6 +94,28 @@ def test_map_shards_keeps_shard_order_with_workers(hand_corpus):
     shards = list_metadata_shards(hand_corpus)
     assert map_shards(_shard_ids, shards, workers=2) == map_shards(_shard_ids, shards, workers=1) == [
         ["a", "b", "c", "d"], ["e", "f", "g"], ["h"]]
+
+
+def _square_or_fail(value: int) -> int:
+    if value == 3:
+        raise ValueError("three")
+    return value * value
+
+
+def test_process_pool_workers_exit_after_each_pool_and_on_an_error():
+    """Pools in a row each leave no worker behind (closed and joined, never terminated while idle: a terminated
+    pool once left the co-citation sampler's parent waiting for a worker forever); a worker's error reaches the
+    caller and the pool is gone afterwards too."""
+    import multiprocessing
+
+    for _ in range(10):
+        with process_pool(2) as pool:
+            assert list(pool.imap(_square_or_fail, [1, 2, 4])) == [1, 4, 16]
+        assert multiprocessing.active_children() == []
+    with pytest.raises(ValueError, match="three"):
+        with process_pool(2) as pool:
+            list(pool.imap(_square_or_fail, range(5)))
+    assert multiprocessing.active_children() == []
 
 
 # ------------------------------------------------------------------------------ id mappings

@@ -4,7 +4,8 @@ running anything heavy, so the one-spec redesign keeps every stage, its outputs 
 For each plan below a JSON file in ``tests/pipeline/golden/`` holds its stages in running order: the name (the
 completion marker's, ``--skip_<name>``), the outputs and inputs (paths with ``<out>``, ``<data>``, ``<repo>``,
 ``<minilm>`` for the machine-dependent prefixes), the settings its completion marker records and, for a stage
-built by ``scincl/pipeline/layout.py``, the arguments of its builder (``call``: what the stage would do).
+built by ``scincl/pipeline/layout.py``, the arguments of its builder (``call``: what the stage would do; for the
+triplets and the queries, the library call's arguments).
 
 - ``run_specter`` plans (``SciNCLPlan.stages()``): the demo (``make demo``), the demo with SPECTER-like triplets,
   with ``--seeds 0,1`` (one plan per seed) and the original README's paper command;
@@ -19,6 +20,8 @@ message.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 import json
 import os
 from pathlib import Path
@@ -31,11 +34,10 @@ from tests.conftest import REPO_ROOT
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("SCINCL_UPDATE_GOLDEN") == "1"
-# arguments of a stage builder that are functions the stage calls when it runs: called while recording (in the
-# order a run calls them), so the stages they run are recorded and their values shown
-CALLED_ARGUMENTS = ("papers", "leakage", "override")
-STAGE_BUILDERS = ("train_stage", "texts_stage", "triples_stage", "index_stage", "citations_stage", "graph_stage",
-                  "evaluate_stage", "queries_stage")
+# the library calls a planner hands its triplets and queries stages (a functools.partial): the samplers and the
+# query selections, recorded with their arguments as a builder's
+PLANNED_CALLS = ("scincl.triples.knn_miner", "scincl.triples.specter_like", "scincl.triples.queries")
+STAGE_BUILDERS = ("train_stage", "texts_stage", "index_stage", "citations_stage", "graph_stage", "evaluate_stage")
 
 
 class PlanRecorder:
@@ -67,20 +69,18 @@ class PlanRecorder:
         return text
 
     def record(self, stage: Any) -> None:
-        """Record one stage (calling the functions its builder was given first); a stage met again must be the
-        same stage (the real runner reuses it)."""
+        """Record one stage; a stage met again must be the same stage (the real runner reuses it)."""
         call = getattr(stage, "golden_call", None)
+        run = stage.run
+        if call is None and isinstance(run, functools.partial) and run.func.__module__ in PLANNED_CALLS:
+            call = (run.func.__name__, inspect.signature(run.func).bind_partial(*run.args, **run.keywords).arguments)
         entry: Dict[str, Any] = {"name": self.plain(stage.name), "outputs": self.plain(list(stage.outputs)),
                                  "inputs": self.plain(list(stage.inputs)),
                                  "output_dir": self.plain(stage.manifest_dir), "settings": self.plain(stage.settings)}
         if call is not None:
             builder, arguments = call
-            values = {}
-            for name in CALLED_ARGUMENTS:
-                if callable(arguments.get(name)):
-                    values[name] = arguments[name]()
             entry["call"] = {"builder": builder,
-                             "arguments": self.plain({k: values.get(k, v) for k, v in arguments.items()
+                             "arguments": self.plain({k: v for k, v in arguments.items()
                                                       if k not in ("name", "outputs", "inputs", "settings",
                                                                    "output_dir", "description")})}
         previous = self.seen.get(entry["name"])
@@ -100,8 +100,6 @@ class PlanRecorder:
 
 def _wrap_builder(name: str, builder: Callable[..., Any]) -> Callable[..., Any]:
     """A stage builder of ``scincl/pipeline/layout.py`` that keeps its arguments on the stage it returns."""
-    import inspect
-
     signature = inspect.signature(builder)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:

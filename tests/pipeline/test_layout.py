@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scincl.pipeline.layout import citation_files, encoder_path, graph_files, leakage_inputs, run_files
+from scincl.leakage import leakage_inputs
+from scincl.model.encoder import encoder_path
+from scincl.pipeline.layout import citation_files, graph_files, run_files
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import ARM_SETTINGS, GRAPHS, CorpusSpec
 from scincl.settings.recipe import Recipe
@@ -31,7 +33,7 @@ def test_both_planners_name_their_files_the_same_way(tmp_path):
     plan = SciNCLPlan(settings_from_flags(str(tmp_path / "run"), {
         "s2orc_metadata_dir": str(tmp_path), "base_model_name_or_path": "bert", "gzip": True}))
     rep = CorpusPlan(CorpusSpec("hepth", tmp_path / "data"), tmp_path / "out")
-    assert (plan.p.citations_train, plan.p.citations_test) == citation_files(plan.shared)
+    assert (plan.p.citations_train, plan.p.citations_test) == citation_files(plan.p.shared)
     assert (rep.citations_train, rep.citations_test) == citation_files(rep.out / "shared")
     assert (plan.p.graph_embeddings, plan.p.graph_ids) == (graph_files(plan.p.graph_dir)["embeddings"],
                                                            graph_files(plan.p.graph_dir)["ids"])

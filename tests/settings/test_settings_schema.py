@@ -186,7 +186,8 @@ def test_a_run_builds_its_miner_settings_once_and_hands_that_object_to_the_tripl
     check_slots = spec.check_slots
     monkeypatch.setattr(spec, "check_slots", lambda miner: (built.append(miner), check_slots(miner)))
     settings = settings_from_flags(str(tmp_path / "out"), {"hard_negatives_k_max": 150})
-    sampling = SciNCLPlan(settings).sampling()
+    triples = {stage.name: stage for stage in SciNCLPlan(settings).stages()}["triples"]
+    sampling = triples.run.keywords  # the sampler's arguments (the stage runs a functools.partial)
     assert sampling["config"] is settings.miner and isinstance(settings.miner, spec.MinerSpec)
     assert (settings.miner.slot("hard_negatives").k_min, settings.miner.slot("hard_negatives").k_max) == (148, 150)
     assert [miner for miner in built if miner.slot("hard_negatives").k_max == 150] == [settings.miner]
