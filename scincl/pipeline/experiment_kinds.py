@@ -189,11 +189,9 @@ def load_experiments(definitions: Union[PathLike, List[Dict[str, Any]]], changes
     from scincl.model.losses import check_loss_name
 
     experiments = make_experiments(definitions, changes or {}, command)
-    for exp in experiments:
-        for loss in exp.losses:
-            check_loss_name(loss, "--losses")
-        if "loss" in exp.recipe:
-            check_loss_name(str(exp.recipe["loss"]))
+    for exp in experiments:  # the registry's names (the settings do not import it)
+        for loss, flag in [*((name, "--losses") for name in exp.losses), (exp.full_recipe().loss, "--loss")]:
+            check_loss_name(loss, flag)
     return experiments
 
 
