@@ -17,7 +17,7 @@ from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, labelled, mean_std_runs, partial_note, run_scores
 from scincl.eval.study_tables import (budget_plot, budget_tables, collision_plot, collision_table, graph_study_text,
                                       triplet_relations_table)
-from scincl.io import iter_tsv, read_json
+from scincl.io import iter_tsv, read_embeddings_matrix, read_id_list, read_json, write_embeddings_jsonl
 from scincl.settings.arms import ARM_NAMES
 
 logger = logging.getLogger(__name__)
@@ -99,14 +99,26 @@ def graph_report(link_prediction: Sequence[Tuple[str, Path]], retrieval: Sequenc
                  graph_alone: Tuple[str, Path], text_runs: Mapping[str, Path], split: str) -> Page:
     """The graph study's page: per graph variant its link-prediction metrics and held-out-citation retrieval (name,
     JSON), then the graph alone (label, its run folder) vs the text encoders (name -> a run, or a folder of
-    ``seed_*`` runs; those finished) on the SciDocs ``split`` queries."""
+    ``seed_*`` runs; those not run left out) on the SciDocs ``split`` queries."""
     label, alone = graph_alone
     rows = [(label, [run_scores(alone, split)])]
     for name, run_group in text_runs.items():
         runs = sorted(Path(run_group).glob("seed_*/results.json")) or [Path(run_group) / "results.json"]
-        rows.append((name, [run_scores(r.parent, split) for r in runs if r.exists()]))
+        if any(r.exists() for r in runs):
+            rows.append((name, [run_scores(r.parent, split) for r in runs if r.exists()]))
     return graph_study_text([(name, read_json(path)) for name, path in link_prediction],
                             [(name, read_json(path)) for name, path in retrieval], rows, split), []
+
+
+def score_graph_alone(ids: Path, embeddings: Path, papers: Path, scidocs_dir: Path, run_dir: Path, split: str) -> None:
+    """The graph alone as a retriever: its embeddings (``ids``, ``embeddings``) of the SciDocs papers it has among
+    ``papers`` (a JSON list), written to ``run_dir/embeddings.jsonl`` and scored on ``split`` into ``run_dir``."""
+    from scincl.eval.evaluate import score_embeddings
+
+    graph_ids, wanted, output = read_id_list(ids), set(read_json(papers)), Path(run_dir) / "embeddings.jsonl"
+    keep = [i for i, pid in enumerate(graph_ids) if pid in wanted]
+    write_embeddings_jsonl(output, [graph_ids[i] for i in keep], read_embeddings_matrix(embeddings)[keep])
+    score_embeddings(scidocs_dir, run_dir, split, output)
 
 
 def budget_report(budgets: Sequence[int], seeds: Sequence[int], arms: Sequence[str], exp_dir: Path,

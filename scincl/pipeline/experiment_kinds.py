@@ -5,37 +5,30 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import logging
-import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
-from scincl.eval.evaluate import score_embeddings
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
-from scincl.eval.study_reports import budget_report, collision_report, graph_report, main_page, sweep_report
-from scincl.io import PathLike, read_id_list, read_json, write_json
+from scincl.eval.study_reports import (budget_report, collision_report, graph_report, main_page, score_graph_alone,
+                                       sweep_report)
+from scincl.io import PathLike
 from scincl.output_lock import writes
-from scincl.pipeline.grid import Grid, Row, Timings, plan_text, row_runs, run_grid
+from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import CorpusPlan
-from scincl.settings.arms import (ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS,
-                                  TUNING_ARMS, corpus_spec)
+from scincl.settings.arms import ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, TUNING_ARMS, corpus_spec
 from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAPH_COMPARATORS, Experiment,
-                                        load_definitions, make_experiment, variant_changes, with_changes)
+                                        make_experiments, variant_recipes)
 from scincl.settings.recipe import Recipe, recipe_fields
-from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
+from scincl.triples.config import HARD_NEGATIVES_BAND
 from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
-
-logger = logging.getLogger(__name__)
-RETRIEVAL_METRIC = {"cos": "cosine", "dot": "dot"}  # the graph study ranks as the BigGraph comparator scores
 
 
 def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage"), seed by seed."""
-    rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [Row(ARM_NAMES[arm], arm, recipe, timing=arm, group="arms")
-                                                   for arm in exp.arms or DEFAULT_ARMS]
+    rows = [Row(ARM_NAMES[arm], arm, recipe, timing=arm, group="arms") for arm in (BASE, *(exp.arms or DEFAULT_ARMS))]
     return Grid(f"main_{split}/{recipe_key(recipe)}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
                 functools.partial(main_page, rep.citations_train))
 
@@ -43,8 +36,7 @@ def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Recipe variants (``pooling=cls``) of the trained arms; a variant with another pooling gets its base row."""
     rows = [Row(f"{ARM_NAMES[BASE]} ({recipe.pooling_strategy} pooling)", BASE, recipe)]
-    for variant in ("default",) + tuple(exp.variants):
-        changed = dataclasses.replace(recipe, **({} if variant == "default" else variant_changes(recipe, variant)))
+    for variant, changed in variant_recipes(recipe, exp.variants):
         if changed.pooling_strategy != recipe.pooling_strategy:
             rows.append(Row(f"{ARM_NAMES[BASE]} ({changed.pooling_strategy} pooling)", BASE, changed,
                             timing=f"base_{changed.pooling_strategy}"))
@@ -56,13 +48,9 @@ def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed."""
-    family, rows = exp.kind, []
-    for value in exp.values:
-        changed = dataclasses.replace(recipe, **recipe_fields({family: value}))  # k_pos: easy_positives_k_max
-        if changed.k_pos + POSITIVES_BAND > changed.k_hard - HARD_NEGATIVES_BAND:
-            logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", family, value,
-                           changed.k_pos, changed.k_hard)
-        rows.append(Row(f"{family} = {value}", "scincl", changed, timing=f"{family}={value}"))
+    family = exp.kind  # k_pos: easy_positives_k_max
+    rows = [Row(f"{family} = {value}", "scincl", dataclasses.replace(recipe, **recipe_fields({family: value})),
+                timing=f"{family}={value}") for value in exp.values]
     return Grid(f"sweep_{split}", f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", rows,
                 functools.partial(sweep_report, family, exp.values), name=f"results_{family}.md",
                 timings=f"timings_{family}.json")
@@ -79,11 +67,9 @@ def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Two arms at each triplet budget (runs shared with the other kinds'), each budget's seeds before the next."""
     budgets, arms = sorted(exp.values), exp.arms or BUDGET_ARMS
-    if len(arms) != 2:
-        raise InputError(f"the budget curve compares two arms, got {', '.join(arms)}")
     rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [
-        Row(ARM_NAMES.get(arm, arm), arm, dataclasses.replace(recipe, triplets=budget), timing=f"t{budget}/{arm}",
-            group=budget) for budget in budgets for arm in arms]
+        Row(ARM_NAMES[arm], arm, dataclasses.replace(recipe, triplets=budget), timing=f"t{budget}/{arm}", group=budget)
+        for budget in budgets for arm in arms]
     return Grid(f"budget_{split}/" + recipe_key(recipe).split("_", 1)[1],  # the recipe without its budget
                 f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in exp.values)} "
                 "triplets", rows, functools.partial(budget_report, exp.values, exp.seeds, arms),
@@ -92,16 +78,12 @@ def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference),
-    every row of a seed before the next seed; a run is named by its :func:`arm_id`."""
-    arms = exp.arms or BUDGET_ARMS
-    if len(arms) < 2:
-        raise InputError(f"a paired experiment compares at least two arms, got {', '.join(arms)}")
-    rows = [Row(ARM_NAMES[BASE], BASE, recipe)]
-    for changes in [{}, *(variant_changes(recipe, variant) for variant in exp.variants)]:
-        for arm in arms if not changes else arms[1:]:
-            changed = dataclasses.replace(recipe, **changes)
-            name = arm_id(arm, recipe, changed)
-            label = ARM_NAMES.get(arm, arm) + (f", {name[len(arm) + 1:]}" if name != arm else "")
+    seed by seed; a run is named by its arm and its recipe key's parts the experiment's lacks (``scincl_kp25``)."""
+    arms, own, rows = exp.arms or BUDGET_ARMS, set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
+    for variant, changed in variant_recipes(recipe, exp.variants):
+        extra = "_".join(part for part in recipe_key(changed).split("_") if part not in own)
+        for arm in arms if variant == "default" else arms[1:]:
+            name, label = (f"{arm}_{extra}", f"{ARM_NAMES[arm]}, {extra}") if extra else (arm, ARM_NAMES[arm])
             rows.append(Row(label, arm, changed, timing=f"t{recipe.triplets}/{name}", group="paired", id=name))
     return Grid(f"paired_{split}/{recipe_key(recipe)}",
                 f"Arms on the same query papers, seed by seed, on {rep.corpus.name} ({split} queries)", rows,
@@ -109,80 +91,60 @@ def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
                 rewrite_after_each_run=True)
 
 
-def arm_id(arm: str, recipe: Recipe, row_recipe: Recipe) -> str:
-    """``arm``, plus the parts of the row's recipe key that the experiment's recipe key lacks (``scincl_kp25``)."""
-    own = set(recipe_key(recipe).split("_"))
-    return "_".join([arm, *(part for part in recipe_key(row_recipe).split("_") if part not in own)])
-
-
 def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Collisions vs k-hard (``--values``) for each k+ of COLLISION_K_POS and the recipe's (paper Fig. 5): one margin
     search per k+ on at most COLLISION_QUERIES query papers of seed 0, no trained rows."""
     from scincl.triples.margins import sweep_collision_margins
 
-    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(recipe.graph_dim)))
-    k_hard, dim = list(exp.values or DEFAULT_HARD_NEGATIVES_K), recipe.graph_dim
+    dim, k_hard = recipe.graph_dim, list(exp.values or DEFAULT_HARD_NEGATIVES_K)
+    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(dim)))
 
-    def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
-        graph, query_ids, start = rep.graph("cite", dim), rep.queries(0, queries, dim), time.time()
-        index, corpus, searches = rep.ann_index("cite", dim), rep.graph_papers_with_text("cite", dim), []
+    def searches(exp_dir: Path) -> List[Tuple[int, Path]]:
+        graph, query_ids = rep.graph("cite", dim), rep.queries(0, queries, dim)
+        index, corpus, found = rep.ann_index("cite", dim), rep.graph_papers_with_text("cite", dim), []
         for kp in sorted({*COLLISION_K_POS, recipe.easy_positives_k_max}):
             out = exp_dir / f"k_pos_{kp}.json"
-            rep.built(rep.stage(out, functools.partial(
+            found.append((kp, rep.built(rep.stage(out, functools.partial(
                 sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
                 query_papers=str(query_ids), positives_k=[kp],
                 hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out),
                 ann_normalize_embeddings=True, seed=0, include_paper_ids=str(corpus), workers=rep.workers),
-                inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))
-            searches.append((kp, out))
-        page = collision_report(exp_dir, searches)
-        write_json(exp_dir / "timings.json", {"collisions": round(time.time() - start, 1)})
-        return page
+                inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))))
+        return found
 
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
-                report, seeds=(0,))
+                lambda exp_dir, rows, split: collision_report(exp_dir, timed(rep, exp_dir / "timings.json",
+                                                                             "collisions", searches, exp_dir)),
+                seeds=(0,))
 
 
 def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Link prediction and citation retrieval per graph (``--graph_dims`` x GRAPH_COMPARATORS) and a transductive
     graph alone on the SciDocs queries, beside the base encoder and the main comparison's runs that exist."""
     from scincl.eval.graph_retrieval import evaluate_graph_retrieval
-    from scincl.io import read_embeddings_matrix, write_embeddings_jsonl
 
-    text_runs = {"base encoder (text only)": rep.run_cell(BASE, None, recipe, split)}
-    for arm in ARMS:
-        group = rep.run_dir(arm, 0, recipe, split).parent
-        if any(group.glob("seed_*/results.json")):
-            text_runs[f"{arm} (text encoder)"] = group
+    text_runs = {"base encoder (text only)": rep.run_cell(BASE, None, recipe, split),
+                 **{f"{arm} (text encoder)": rep.run_dir(arm, 0, recipe, split).parent for arm in ARMS}}
 
     def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
-        timings, link_prediction, retrieval = Timings(exp_dir / "timings.json", rep), [], []
+        timings, link_prediction, retrieval = exp_dir / "timings.json", [], []
         for dim, comparator in itertools.product(exp.graph_dims, GRAPH_COMPARATORS):
             name, out = f"{dim}d {comparator}", exp_dir / f"retrieval_{dim}d_{comparator}.json"
-            graph = timings.run(f"biggraph {name}", lambda: rep.built(rep.graph("cite", dim, comparator)))
+            graph = timed(rep, timings, f"biggraph {name}", rep.built, rep.graph("cite", dim, comparator))
             link_prediction.append((name, graph["metrics"]))
-            rep.built(rep.stage(out, functools.partial(
+            retrieval.append((name, rep.built(rep.stage(out, functools.partial(
                 evaluate_graph_retrieval, str(graph["embeddings"]), str(rep.citations_test), output_path=str(out),
-                paper_ids_path=str(graph["ids"]), metric=RETRIEVAL_METRIC[comparator]),
-                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}"))
-            retrieval.append((name, out))
+                paper_ids_path=str(graph["ids"]), metric=GRAPH_COMPARATORS[comparator]),
+                inputs=[graph["embeddings"], rep.citations_test], description=f"graph retrieval {name}"))))
         dim = recipe.graph_dim
-        graph = timings.run("biggraph transductive", lambda: rep.built(rep.graph("transductive", dim, "dot")))
-        papers, scidocs_run = rep.eval_papers(split), exp_dir / f"scidocs_transductive_{dim}d" / split
-
-        def graph_alone() -> None:
-            ids, wanted = read_id_list(graph["ids"]), set(read_json(papers))
-            keep = [i for i, pid in enumerate(ids) if pid in wanted]
-            scidocs_run.mkdir(parents=True, exist_ok=True)
-            vectors = read_embeddings_matrix(graph["embeddings"])[keep]
-            write_embeddings_jsonl(scidocs_run / "embeddings.jsonl", [ids[i] for i in keep], vectors)
-            score_embeddings(rep.corpus.scidocs_dir, scidocs_run, split, scidocs_run / "embeddings.jsonl")
-
-        alone = f"graph embeddings alone on the SciDocs {split} queries"
-        rep.built(rep.stage(scidocs_run / "results.json", graph_alone, inputs=[graph["embeddings"]],
-                            output_dir=scidocs_run, description=alone))
-        return graph_report(link_prediction, retrieval, (f"graph embeddings alone ({dim}d dot, transductive graph)",
-                                                         scidocs_run), text_runs, split)
+        graph = timed(rep, timings, "biggraph transductive", rep.built, rep.graph("transductive", dim, "dot"))
+        papers, run = rep.eval_papers(split), exp_dir / f"scidocs_transductive_{dim}d" / split
+        rep.built(rep.stage(run / "results.json", functools.partial(
+            score_graph_alone, graph["ids"], graph["embeddings"], papers, rep.corpus.scidocs_dir, run, split),
+            inputs=[graph["embeddings"]], output_dir=run, description=f"graph embeddings alone on the SciDocs {split} "
+            "queries"))
+        alone = (f"graph embeddings alone ({dim}d dot, transductive graph)", run)
+        return graph_report(link_prediction, retrieval, alone, text_runs, split)
 
     return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report, seeds=(0,))
 
@@ -196,13 +158,12 @@ READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
 
 
 def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
-                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid, Recipe, str]:
-    """The corpus plan, grid, recipe and split of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
+                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid]:
+    """The corpus plan and grid of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
     rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                      eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
                      cocitation_min_count=exp.cocitation_min_count, create=create)
-    recipe, split = exp.full_recipe(), exp.split or DEFAULT_SPLITS.get(exp.kind, DEFAULT_SPLIT)
-    return rep, KINDS[exp.kind](rep, exp, recipe, split), recipe, split
+    return rep, KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split)
 
 
 def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
@@ -216,30 +177,22 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
                              f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
     plans = []
     for exp in experiments:
-        rep, grid, recipe, split = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
-        if dry_run:
-            plans.append(plan_text(rep, grid, exp.seeds, split))
-        else:
-            run_grid(rep, grid, recipe, exp.seeds, split)
+        rep, grid = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
+        plans.append(plan_text(rep, grid, exp) if dry_run else run_grid(rep, grid, exp))
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
-def make_experiments(definitions: Sequence[Dict[str, Any]], changes: Dict[str, Any], command: str) -> List[Experiment]:
-    """The :class:`Experiment` of each definition with ``command``'s flags ``changes``, its losses checked."""
+def load_experiments(definitions: Union[PathLike, List[Dict[str, Any]]], changes: Optional[Dict[str, Any]] = None,
+                     command: str = "run_experiment") -> List[Experiment]:
+    """:func:`~scincl.settings.experiment.make_experiments` (of experiments/<name>.py, a path to such a module, or a
+    list of definitions) with their loss names checked."""
     from scincl.model.losses import check_loss_name
 
-    result = [make_experiment(with_changes(definition, changes, command)) for definition in definitions]
-    for exp in result:
-        for loss in exp.losses:
-            check_loss_name(loss, "--losses")
-        if "loss" in exp.recipe:
-            check_loss_name(str(exp.recipe["loss"]))
-    return result
-
-
-def load_experiments(path_or_name: PathLike, changes: Optional[Dict[str, Any]] = None) -> List[Experiment]:
-    """The experiments of ``experiments/<name>.py`` (or a path to such a module), with ``changes`` applied."""
-    return make_experiments(load_definitions(path_or_name), changes or {}, "run_experiment")
+    experiments = make_experiments(definitions, changes or {}, command)
+    for exp in experiments:  # the registry's names (the settings do not import it)
+        for loss, flag in [*((name, "--losses") for name in exp.losses), (exp.full_recipe().loss, "--loss")]:
+            check_loss_name(loss, flag)
+    return experiments
 
 
 @writes("output_dir")
@@ -259,20 +212,17 @@ def reproduce(experiment: str, output_dir: str = "results", data_dir: str = "../
     Example: python cli_pipeline.py reproduce main --corpus hepth --output_dir results --seeds 0,1,2
     Args:
         experiment: {kinds}.
-        settings: the fields of scincl.settings.experiment.Experiment (--corpus, --seeds, --split, --values, ...)
-            and of scincl.settings.recipe.Recipe (--triplets, the k+ and k-hard band ends, --learning_rate, ...;
-            the former names --k_pos, --k_hard, --pooling, --batch_size, --epochs, --base_model too).
+        settings: the fields of Experiment and Recipe (the flags below, with their former names).
     """
-    experiments = make_experiments([{"kind": experiment}], settings, "reproduce")
-    return run_experiments(experiments, output_dir, data_dir, workers, dry_run)
+    return run_experiments(load_experiments([{"kind": experiment}], settings, "reproduce"), output_dir, data_dir,
+                           workers, dry_run)
 
 
 @writes("output_dir")
 def run_experiment_definition(definition: str, output_dir: str = "results", data_dir: str = "../shared/data",
                               workers: Optional[int] = None, dry_run: bool = False, **changes: Any) -> Optional[str]:
-    """Run the experiments of experiments/<name>.py (or a path to such a module): its get_experiment() returns the
-    fields of scincl.settings.experiment.Experiment (one dict, or a list run in order). Further flags change every
-    experiment of the module, as in `reproduce`; --dry_run prints their plans and runs nothing.
+    """Run the experiments of experiments/<name>.py (or a path to such a module; its get_experiment() returns
+    Experiment fields: one dict, or a list run in order), each changed by the further flags as in `reproduce`.
 
     Example: python cli_pipeline.py run_experiment hepth_main --output_dir results
     """
@@ -282,26 +232,22 @@ def run_experiment_definition(definition: str, output_dir: str = "results", data
 @writes("to")
 def collect_runs(definition: str, to: str, results_dir: str = "results", data_dir: str = "../shared/data",
                  **changes: Any) -> Path:
-    """Copy the finished runs of a paired experiment (experiments/<name>.py) into a folder of the docs; prints
-    TO/runs.csv.
-
-    Each run's results.json, per_query.json and recipe.json go to TO/<arm id>/t<triplets>/seed_<s>/ (byte copies,
-    earlier copies kept), each part's timings.json, results.md and relations.md to TO/<name>_t<triplets>.<ext>,
-    then TO/runs.csv is written from the copies. Give the flags and environment the experiment ran with (the encoder
-    path is part of a run's folder name); RESULTS_DIR, the experiment's --output_dir, is only read.
+    """Copy the finished runs of a paired experiment (experiments/<name>.py) and its pages into a folder of the docs
+    (TO/<arm id>/t<triplets>/seed_<s>/, earlier copies kept) and write TO/runs.csv from the copies; prints its path.
+    Give the flags and environment the experiment ran with; RESULTS_DIR (its --output_dir) is only read.
 
     Example: BASE_MODEL_NAME_OR_PATH=/work/runs/pretrain/hepth_citeseer_mini SCINCL_RESULTS=/work/runs/40/results
         bash experiments/run.sh collect_runs hepth_powered docs/results/hepth/pretrained/powered
     """
-    cells, part_files, splits = [], [], set()
-    for experiment in load_experiments(definition, changes):
-        if experiment.kind != "paired":
-            raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {experiment.kind}")
-        rep, grid, recipe, split = experiment_grid(experiment, results_dir, data_dir, create=False)  # only read
-        splits.add(split)
-        cells += paired_cells(row_runs(rep, grid, experiment.seeds, split), experiment.seeds)
-        part = rep.out / grid.folder  # its wall times, the runner's tables and the triplet relations, per budget
-        part_files += [(part / name, recipe.triplets) for name in (grid.timings, grid.name, RELATIONS)]
+    cells, parts, splits = [], [], set()
+    for exp in load_experiments(definition, changes):
+        if exp.kind != "paired":
+            raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {exp.kind}")
+        rep, grid = experiment_grid(exp, results_dir, data_dir, create=False)  # only read
+        splits.add(exp.split)
+        cells += paired_cells(row_runs(rep, grid, exp), exp.seeds)
+        parts += [(rep.out / grid.folder / name, exp.full_recipe().triplets) for name in (grid.timings, grid.name,
+                                                                                           RELATIONS)]
     if len(splits) != 1:
         raise InputError(f"{definition}: its parts score different splits ({', '.join(sorted(splits))})")
-    return collect_copies(Path(to), cells, part_files, splits.pop())
+    return collect_copies(Path(to), cells, parts, splits.pop())

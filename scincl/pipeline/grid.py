@@ -16,24 +16,18 @@ from scincl.settings.arms import BASE
 
 if TYPE_CHECKING:
     from scincl.pipeline.real_corpus import CorpusPlan
-    from scincl.settings.recipe import Recipe
+    from scincl.settings.experiment import Experiment
 
 
-class Timings:
-    """The wall seconds of each step of an experiment: ``timings.json`` beside its tables."""
-
-    def __init__(self, path: Path, rep: CorpusPlan) -> None:
-        self.path, self.rep = path, rep
-        self.data: Dict[str, float] = read_json(path) if path.exists() else {}
-
-    def run(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)``, timed when first run and whenever the plan ran a stage in it (not for a cached rerun)."""
-        start, ran = time.time(), self.rep.ran
-        result = fn(*args)
-        if name not in self.data or self.rep.ran > ran:
-            self.data[name] = round(time.time() - start, 1)
-            write_json(self.path, self.data)
-        return result
+def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``; its wall seconds go to ``path`` (``timings.json``) under ``name`` when first run and whenever the
+    plan ran one of its stages (a cached rerun keeps the time the work took)."""
+    start, ran = time.time(), rep.ran
+    result = fn(*args)
+    times = read_json(path) if path.exists() else {}
+    if name not in times or rep.ran > ran:
+        write_json(path, {**times, name: round(time.time() - start, 1)})
+    return result
 
 
 @dataclass(frozen=True)
@@ -59,73 +53,58 @@ class Grid:
     seeds: Optional[Tuple[int, ...]] = None  # the seeds the page names when not the experiment's (no trained rows)
 
 
-def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[int, Optional[int]]]:
-    """(row index, seed) in running order: group by group, its base rows (seed ``None``), then its trained rows seed
-    by seed."""
-    groups: Dict[Hashable, List[int]] = {}
-    for i, row in enumerate(rows):
-        groups.setdefault(("row", i) if row.group is None else ("group", row.group), []).append(i)
-    order: List[Tuple[int, Optional[int]]] = []
-    for members in groups.values():
-        order += [(i, None) for i in members if rows[i].arm == BASE]
-        order += [(i, seed) for seed in seeds for i in members if rows[i].arm != BASE]
-    return order
+def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Optional[int]]]:
+    """(row, seed) in running order: group by group (in the order they first appear), its base rows (seed ``None``),
+    then its trained rows seed by seed."""
+    first: Dict[Hashable, int] = {}
+    group = [first.setdefault(("row", i) if row.group is None else row.group, i) for i, row in enumerate(rows)]
+    cells = [(group[i], position, i, seed) for i, row in enumerate(rows)
+             for position, seed in (enumerate(seeds) if row.trained else [(-1, None)])]
+    return [(rows[i], seed) for *_, i, seed in sorted(cells)]
 
 
-def plan_text(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> str:
-    """What :func:`run_grid` would run (``--dry_run``): per cell, how many of the stages it adds are done and the next
-    to run with why; the totals first."""
-    seen: set = set()
-    lines, to_run, recipe_dirs, order = [], 0, {}, run_order(grid.rows, seeds)
-    for i, seed in order:
-        row = grid.rows[i]
-        where, stages = rep.cell(row.arm, seed, row.recipe, split)
+def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
+    """What :func:`run_grid` would run (``--dry_run``): the totals, each recipe folder once (numbered), then per cell
+    how many of the stages it adds are done and the next to run with why."""
+    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, exp.seeds)
+    for row, seed in order:
+        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split)
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
-        waiting = waiting_stages(new)
+        waiting, folder = waiting_stages(new), where.relative_to(rep.out)
         to_run += len(waiting)
-        folder = where.relative_to(rep.out)
-        if row.arm == BASE:
-            name = str(folder)
-        else:  # runs/<split>/<recipe>/<arm>/seed_<s>: the recipe's folder named once, by its number
-            number = recipe_dirs.setdefault(folder.parent.parent, len(recipe_dirs) + 1)
-            name = f"{folder.relative_to(folder.parent.parent)} [{number}]"
-        line = f"  {name}: {len(new) - len(waiting)} of {len(new)} stages done"
+        # a trained cell is runs/<split>/<recipe>/<arm>/seed_<s>: its recipe folder is listed once, by its number
+        name = (f"{row.arm}/seed_{seed} [{recipes.setdefault(folder.parents[1], len(recipes) + 1)}]" if row.trained
+                else folder)
+        lines.append(f"  {name}: {len(new) - len(waiting)} of {len(new)} stages done")
         if waiting:
-            stage, why = (text.replace(f"{where}/", "").replace(f"{folder}/", "").replace(f"{rep.out}/", "")
-                          for text in waiting[0])
-            line += f"; next: {stage} ({why})"
-        lines.append(line)
-    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({split}): {len(order)} cells "
-            f"({len(grid.rows)} rows x {len(seeds)} seeds, base rows once), {len(seen)} stages, "
+            lines[-1] += "; next: {} ({})".format(*(text.replace(f"{rep.out}/", "").replace(f"{folder}/", "")
+                                                    for text in waiting[0]))
+    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({exp.split}): {len(order)} cells "
+            f"({len(grid.rows)} rows x {len(exp.seeds)} seeds, base rows once), {len(seen)} stages, "
             f"{len(seen) - to_run} done, {to_run} to run")
-    recipes_text = [f"  [{number}] {folder}/" for folder, number in recipe_dirs.items()]
-    return "\n".join([head, *recipes_text, *lines])
+    return "\n".join([head, *(f"  [{number}] {folder}/" for folder, number in recipes.items()), *lines])
 
 
-def row_runs(rep: CorpusPlan, grid: Grid, seeds: Sequence[int], split: str) -> List[Row]:
-    """The rows of ``grid`` with their run dirs, one per seed (a base row's once it has run)."""
-    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, split) for seed in seeds]
-                                if row.trained else []) for row in grid.rows]
+def row_runs(rep: CorpusPlan, grid: Grid, exp: Experiment) -> List[Row]:
+    """The rows of ``grid`` with their run dirs: a trained row's one per seed, a base row's one evaluation."""
+    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split) for seed in exp.seeds]
+                                if row.trained else [rep.cell(BASE, None, row.recipe, exp.split)[0]])
+            for row in grid.rows]
 
 
-def run_grid(rep: CorpusPlan, grid: Grid, recipe: Recipe, seeds: Sequence[int], split: str) -> Path:
+def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:
     """Run (or reuse) every cell of ``grid``, then write its page; returns the page file."""
-    exp = rep.out / grid.folder
-    timings = Timings(exp / grid.timings, rep)
-    results = row_runs(rep, grid, seeds, split)
+    folder, rows, recipe = rep.out / grid.folder, row_runs(rep, grid, exp), exp.full_recipe()
 
     def write() -> Path:
-        table, plots = grid.report(exp, results, split)
-        return write_tables(exp, grid.title, recipe, table, grid.seeds or seeds, precision_key(recipe),
+        table, plots = grid.report(folder, rows, exp.split)
+        return write_tables(folder, grid.title, recipe, table, grid.seeds or exp.seeds, precision_key(recipe),
                             rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
-    for i, seed in run_order(grid.rows, seeds):
-        row = grid.rows[i]
-        name = row.timing if row.arm == BASE else f"{row.timing}/seed_{seed}"
-        run_dir = timings.run(name, rep.run_cell, row.arm, seed, results[i].recipe, split)
-        if row.arm == BASE:
-            results[i] = dataclasses.replace(results[i], runs=[run_dir])
-        elif grid.rewrite_after_each_run:
+    for row, seed in run_order(grid.rows, exp.seeds):
+        timed(rep, folder / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,
+              row.arm, seed, row.recipe, exp.split)
+        if grid.rewrite_after_each_run and row.trained:
             write()
     return write()

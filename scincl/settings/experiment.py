@@ -1,30 +1,34 @@
 """One real-corpus experiment of ``docs/results.md`` as data: :class:`Experiment` (``experiments/<name>.py``
-returns its fields; checked and normalised when built), how a definition module is read (:func:`load_definitions`,
-:func:`make_experiment`), the kinds' defaults (data of this module, not of ``experiments/``: issue 39) and how
-command-line flags change a definition (:func:`with_changes`, :func:`variant_changes`). The kinds that turn an
+returns its fields; checked and normalised when built), how definitions and flags make them (:func:`make_experiments`:
+:func:`load_definitions`, :func:`with_changes`), the kinds' defaults (data of this module, not of ``experiments/``:
+issue 39) and a recipe's ``--variants`` (:func:`variant_recipes`). The kinds that turn an
 experiment into a grid of runs (a base recipe x rows x seeds) are :mod:`scincl.pipeline.experiment_kinds`'.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.settings.arms import ARMS
+from scincl.settings.arms import ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS
 from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import EXPERIMENTS_DIR, load_module, parse_int_list, parse_seeds
 from scincl.settings.schema import setting
 from scincl.settings.values import check_value
 
+logger = logging.getLogger(__name__)
+
 # the experiment kinds, in the order of the docs (scincl/pipeline/experiment_kinds.py KINDS builds their rows)
 KIND_NAMES = ("main", "tuning", "k_pos", "k_hard", "losses", "collisions", "graph", "budget", "paired")
 LOSSES = ("triplet", "infonce", "cosent", "angle")  # the loss comparison of docs/results.md
 GRAPH_DIMS = (64, 128)  # the graph study's link-prediction dimensions (paper Table 4 ablation)
-GRAPH_COMPARATORS = ("dot", "cos")  # the BigGraph comparators the graph study trains (biggraph_configs/s2orc_128d_*)
+# the BigGraph comparators the graph study trains (biggraph_configs/s2orc_128d_*) -> the metric its retrieval ranks by
+GRAPH_COMPARATORS = {"dot": "dot", "cos": "cosine"}
 COLLISION_QUERIES = 2000  # query papers of the collision study, at most (docs/results.md §5)
 COLLISION_K_POS = (10, 50)  # k+ values the collision study searches besides the recipe's own (docs/results.md §5)
 # the kinds that need --values, with the line that says so
@@ -86,8 +90,9 @@ class Experiment:
         (:func:`scincl.pipeline.experiment_kinds.load_experiments`)."""
         if self.kind not in KIND_NAMES:
             raise InputError(f"unknown experiment {self.kind!r}: choose from {', '.join(KIND_NAMES)}")
-        arms, values = self.arms, self.values
+        arms, values, split = self.arms, self.values, self.split
         for name, value in (("seeds", tuple(parse_seeds(self.seeds))), ("losses", name_list(self.losses)),
+                            ("split", DEFAULT_SPLITS.get(self.kind, DEFAULT_SPLIT) if split is None else split),
                             ("variants", name_list(self.variants)), ("recipe", dict(self.recipe)),
                             ("graph_dims", tuple(parse_int_list(self.graph_dims, "graph_dims"))),
                             ("arms", None if arms is None else name_list(arms)),
@@ -96,17 +101,27 @@ class Experiment:
         for arm in self.arms or ():
             if arm not in ARMS:
                 raise InputError(f"unknown arm {arm!r}: choose from {', '.join(ARMS)}")
+        if self.kind == "budget" and self.arms and len(self.arms) != 2:
+            raise InputError(f"the budget curve compares two arms, got {', '.join(self.arms)}")
+        if self.kind == "paired" and self.arms and len(self.arms) < 2:
+            raise InputError(f"a paired experiment compares at least two arms, got {', '.join(self.arms)}")
         for name in ("values", "graph_dims"):  # issue 29: duplicates and non-positive values ran (or crashed) later
             values = getattr(self, name) or ()
             if any(v <= 0 for v in values) or len(set(values)) != len(values):
                 raise InputError(f"--{name} {','.join(map(str, values))}: expected distinct values > 0")
         if self.kind in NEEDS_VALUES and not self.values:
             raise InputError(NEEDS_VALUES[self.kind])
-        if self.split is not None and self.split not in ("val", "test"):
+        if self.split not in ("val", "test"):
             raise InputError(f"--split {self.split!r}: choose val or test")
         for name in ("cocitation_min_count", "eval_max_sequence_length"):
             check_value(name, getattr(self, name), int)
-        self.full_recipe()  # the recipe's fields checked before any work (the Recipe checks itself)
+        recipe = self.full_recipe()  # the recipe's fields checked before any work (the Recipe checks itself)
+        for value in self.values if self.kind in ("k_pos", "k_hard") else ():  # each swept recipe checks itself too
+            miner = dataclasses.replace(recipe, **recipe_fields({self.kind: value})).miner  # k_pos: k+
+            positives, negatives = miner.slot("easy_positives"), miner.slot("hard_negatives")
+            if positives.k_max + positives.count > negatives.k_max - negatives.count:
+                logger.warning("%s=%d: positives overlap the hard negatives (k+ %d, k-hard %d)", self.kind, value,
+                               positives.k_max, negatives.k_max)
 
     def full_recipe(self) -> Recipe:
         """The default :class:`Recipe` with this experiment's changes (unknown fields: one-line error)."""
@@ -147,6 +162,14 @@ def make_experiment(definition: Dict[str, Any]) -> Experiment:
     return Experiment(**definition)
 
 
+def make_experiments(definitions: Union[str, os.PathLike, List[Dict[str, Any]]], changes: Dict[str, Any],
+                     command: str) -> List[Experiment]:
+    """The :class:`Experiment` of each definition (a list, or :func:`load_definitions`' of a module) with
+    ``command``'s flags ``changes`` (:func:`with_changes`)."""
+    listed = definitions if isinstance(definitions, list) else load_definitions(definitions)
+    return [make_experiment(with_changes(definition, changes, command)) for definition in listed]
+
+
 def load_definitions(path_or_name: Union[str, os.PathLike]) -> List[Dict[str, Any]]:
     """The definitions of a module: ``experiments/<name>.py`` or a path to such a file.
 
@@ -175,6 +198,11 @@ def load_definitions(path_or_name: Union[str, os.PathLike]) -> List[Dict[str, An
         raise InputError(f"get_experiment() must return a dict of Experiment fields or a list of them, got "
                          f"{type(definitions).__name__}", path=path)
     return items
+
+
+def variant_recipes(recipe: Recipe, variants: Sequence[str]) -> List[Tuple[str, Recipe]]:
+    """``("default", recipe)``, then each variant ``field=value`` with the recipe it makes (:func:`variant_changes`)."""
+    return [("default", recipe), *((v, dataclasses.replace(recipe, **variant_changes(recipe, v))) for v in variants)]
 
 
 def variant_changes(recipe: Recipe, variant: str) -> Dict[str, Any]:

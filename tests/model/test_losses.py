@@ -394,12 +394,12 @@ def test_an_unknown_loss_name_is_one_line_naming_its_flag_wherever_it_is_given()
     three ways: "unknown --loss ...; choose one of", "unknown loss ...: choose from")."""
     from scincl.errors import InputError
     from scincl.model.losses import LOSS_NAMES, check_loss_name
-    from scincl.pipeline.experiment_kinds import make_experiments
+    from scincl.pipeline.experiment_kinds import load_experiments
 
     assert check_loss_name("infonce") == "infonce"
     with pytest.raises(InputError, match=rf"^unknown --loss 'hinge'; choose one of {', '.join(LOSS_NAMES)}$"):
         check_loss_name("hinge")
     with pytest.raises(InputError, match=r"^unknown --losses 'hinge'; choose one of triplet"):
-        make_experiments([{"kind": "losses", "losses": "triplet,hinge"}], {}, "reproduce")
+        load_experiments([{"kind": "losses", "losses": "triplet,hinge"}], {}, "reproduce")
     with pytest.raises(InputError, match=r"^unknown --loss 'hinge'; choose one of triplet"):
-        make_experiments([{"kind": "main"}], {"loss": "hinge"}, "reproduce")
+        load_experiments([{"kind": "main"}], {"loss": "hinge"}, "reproduce")

@@ -71,6 +71,10 @@ def test_an_experiment_is_checked_and_normalised_when_built():
         Experiment(kind="main", recipe={"learning_rate": -1})
     with pytest.raises(InputError, match="^the k_hard sweep needs --values, e.g. --values 10,25,50$"):
         Experiment(kind="k_hard")
+    with pytest.raises(InputError, match="^the budget curve compares two arms, got scincl$"):
+        Experiment(kind="budget", values=(1000,), arms="scincl")
+    with pytest.raises(InputError, match="^a paired experiment compares at least two arms, got scincl$"):
+        Experiment(kind="paired", arms=("scincl",))
 
 
 def test_a_recipe_miner_flag_is_range_checked_in_one_place_when_the_recipe_is_built(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import json
 import types
 
 from scincl.pipeline import grid
-from scincl.pipeline.grid import Timings
+from scincl.pipeline.grid import timed
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import CorpusSpec
 
@@ -18,16 +18,16 @@ def test_a_reused_step_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path,
     out = rep.shared / "step.txt"
     clock = iter([0.0, 300.0, 10.0, 20.0, 29.0])  # (start, end) of each call; a reuse is not timed
     monkeypatch.setattr(grid, "time", types.SimpleNamespace(time=lambda: next(clock)))
-    timings = Timings(tmp_path / "timings.json", rep)
+    path = tmp_path / "timings.json"
 
     def step():
         return rep.built(rep.stage(out, lambda: out.write_text("x")))
 
-    assert timings.run("step", step) == out and rep.ran == 1  # first time: recorded
-    timings.run("step", step)  # reused: the runner ran nothing
-    assert json.loads((tmp_path / "timings.json").read_text()) == {"step": 300.0} and rep.ran == 1
+    assert timed(rep, path, "step", step) == out and rep.ran == 1  # first time: recorded
+    timed(rep, path, "step", step)  # reused: the runner ran nothing
+    assert json.loads(path.read_text()) == {"step": 300.0} and rep.ran == 1
     out.unlink()
-    timings.run("step", step)  # made again
+    timed(rep, path, "step", step)  # made again
     assert json.loads((tmp_path / "timings.json").read_text()) == {"step": 9.0} and rep.ran == 2
 
 

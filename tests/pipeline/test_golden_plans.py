@@ -234,8 +234,7 @@ def _tables_not_drawn(monkeypatch: pytest.MonkeyPatch) -> None:
                                 (experiment_kinds, "budget_report", ("", [])),
                                 (experiment_kinds, "paired_report", ("", [])),  # the paired kind: no run has finished
                                 (experiment_kinds, "collision_report", ("", [])),
-                                (experiment_kinds, "graph_report", ("", [])), (experiment_kinds, "read_json", {}),
-                                (experiment_kinds, "read_id_list", []), (experiment_kinds, "write_json", None)):
+                                (experiment_kinds, "graph_report", ("", []))):
         monkeypatch.setattr(module, name, lambda *a, _value=value, **k: _value)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.pipeline.experiment_kinds import collect_runs
-from scincl.pipeline.experiment_kinds import arm_id, experiment_grid, load_experiments
+from scincl.pipeline.experiment_kinds import experiment_grid, load_experiments
 from scincl.eval.paired_runs import docs_text, read_runs_csv
 from scincl.pipeline.grid import BASE
 
@@ -41,14 +41,12 @@ def _cells(data, results):
     """{(arm id, triplets, seed): run dir} of every trained cell of hepth_powered, as the runner names them."""
     cells = {}
     for exp in load_experiments("hepth_powered", ENCODER):
-        rep, grid, recipe, split = experiment_grid(exp, results, data)
-        assert split == "test"
+        rep, grid = experiment_grid(exp, results, data)
+        assert exp.split == "test"
         for row in grid.rows:
             if row.arm != BASE:
-                changed = row.recipe
                 for seed in exp.seeds:
-                    cells[(arm_id(row.arm, recipe, changed), changed.triplets, seed)] = rep.run_dir(
-                        row.arm, seed, changed, split)
+                    cells[(row.id, row.recipe.triplets, seed)] = rep.run_dir(row.arm, seed, row.recipe, exp.split)
     return cells
 
 
@@ -69,7 +67,7 @@ def test_the_paired_rows_name_their_runs_and_the_pages_effect_is_the_pre_registe
     from scincl.settings.experiment import experiment_data
 
     data, results = folders
-    _, grid, _, _ = experiment_grid(load_experiments("hepth_powered", ENCODER)[0], results, data)
+    _, grid = experiment_grid(load_experiments("hepth_powered", ENCODER)[0], results, data)
     assert [(row.id, row.timing, row.group) for row in grid.rows[1:]] == [
         ("specter_like", "t1000/specter_like", "paired"), ("scincl", "t1000/scincl", "paired"),
         ("scincl_kp25", "t1000/scincl_kp25", "paired")]
@@ -88,7 +86,7 @@ def test_collect_runs_copies_finished_runs_and_writes_runs_csv_from_the_copies(f
         _finish(cells[(arm, triplets, seed)], seed, value)
     cells[("scincl", 6840, 3)].mkdir(parents=True)  # started, not finished: not collected
     exp = load_experiments("hepth_powered", ENCODER)[0]
-    rep, grid, _, _ = experiment_grid(exp, results, data)
+    rep, grid = experiment_grid(exp, results, data)
     (rep.out / grid.folder).mkdir(parents=True)
     (rep.out / grid.folder / "timings.json").write_text('{"t1000/scincl/seed_3": 100.0}')  # the runner's wall times
     docs = tmp_path / "docs" / "powered"

@@ -408,8 +408,8 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells(t
     assert "2,500" not in _table_rows(table.split("Paired differences")[1])  # no pair at 2,500 yet
     assert paired_test([1.0], [2.0])["diffs"] == [1.0]
     budget = make_experiment({"kind": "budget", "values": [2500, 1000], "seeds": [0, 1]})
-    _, grid, _, _ = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"), create=False)
-    order = [(grid.rows[i].recipe.triplets, seed, grid.rows[i].arm) for i, seed in run_order(grid.rows, [0, 1])
+    _, grid = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"), create=False)
+    order = [(row.recipe.triplets, seed, row.arm) for row, seed in run_order(grid.rows, [0, 1])
              if seed is not None]  # every seed and arm of the smallest budget first
     assert order[:4] == [(1000, 0, "specter_like"), (1000, 0, "scincl"), (1000, 1, "specter_like"), (1000, 1, "scincl")]
 
