@@ -42,7 +42,7 @@ class CorpusPlan:
         self.corpus, self.out, self.workers = corpus, Path(output_dir), workers
         self.shared = self.out / "shared"
         self.eval_max_sequence_length = eval_max_sequence_length
-        self.ran = 0  # stages run (not reused) so far: what a step's wall time measures (grid.Timings)
+        self.ran = 0  # stages run (not reused) so far: what a step's wall time measures (grid.timed)
         self.planned: Dict[str, Stage] = {}  # the stages planned and not run yet, by name, in running order
         self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
                                             "workers": workers, "cocitation_min_count": cocitation_min_count})
