@@ -16,16 +16,11 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.faults import kill_point
-from scincl.pipeline.manifest import Manifest
+from scincl.pipeline.manifest import STATUS_FAILED, STATUS_RAN, STATUS_REUSED, STATUS_SKIPPED, Manifest
 from scincl.provenance import (decided_by_runner, difference, made_by, marker_path, outputs_changed, outputs_record,
                                read_record, write_record)
 
 logger = logging.getLogger(__name__)
-
-STATUS_RAN = "ran"
-STATUS_REUSED = "reused"
-STATUS_SKIPPED = "skipped"
-STATUS_FAILED = "failed"
 
 
 @dataclass

@@ -75,8 +75,10 @@ def test_runs_in_order_and_writes_manifest(tmp_path):
     assert source_fp["sha256"] == hashlib.sha256(b"1\n2\n3\n").hexdigest()
     assert {"torch", "numpy", "transformers"} <= set(data["environment"]["packages"])
     assert "commit" in data["git"] and "dirty" in data["git"]
-    report_fp = data["stages"]["report"]["outputs"][0]
-    assert report_fp["files"] == 2 and [c["path"] for c in report_fp["contents"]] == ["part1.txt", "sum.txt"]
+    report_fp = data["stages"]["report"]["outputs"][0]  # what the completion marker records, with the path
+    assert [c["path"] for c in report_fp["files"]] == ["part1.txt", "sum.txt"]
+    marker = read_json(tmp_path / "report" / "stage_report.done.json")
+    assert report_fp == {"path": str(tmp_path / "report"), **marker["outputs"][0]}
 
     # each stage directory other than the run dir gets its own manifest with only its stages
     sub = read_json(tmp_path / "squares" / "manifest.json")
