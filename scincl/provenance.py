@@ -59,7 +59,7 @@ from scincl.settings.run import REPO_ROOT
 
 logger = logging.getLogger(__name__)
 
-FULL_HASH_LIMIT = 64 << 20  # files up to 64 MiB: content hash only (the manifest's HASH_BYTES_LIMIT)
+FULL_HASH_LIMIT = 64 << 20  # files up to 64 MiB: content hash only
 DIR_FILE_HASH_LIMIT = 8 << 20  # per file inside an input directory (model dirs, corpus shards)
 CONTENT_HASH_LIMIT = 1 << 30  # files up to 1 GiB: xxh3-128 of every byte too (issue 29)
 SAMPLED_BLOCKS = 64  # beyond 1 GiB: xxh3-128 of 64 evenly spread 1 MiB blocks

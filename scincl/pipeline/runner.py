@@ -16,16 +16,11 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from scincl.errors import InputError
 from scincl.faults import kill_point
-from scincl.pipeline.manifest import Manifest, fingerprint_paths
+from scincl.pipeline.manifest import STATUS_FAILED, STATUS_RAN, STATUS_REUSED, STATUS_SKIPPED, Manifest
 from scincl.provenance import (decided_by_runner, difference, made_by, marker_path, outputs_changed, outputs_record,
                                read_record, write_record)
 
 logger = logging.getLogger(__name__)
-
-STATUS_RAN = "ran"
-STATUS_REUSED = "reused"
-STATUS_SKIPPED = "skipped"
-STATUS_FAILED = "failed"
 
 
 @dataclass
@@ -76,7 +71,7 @@ class Stage:
 
 @dataclass
 class StageResult:
-    """What happened to one stage (also stored in the manifest)."""
+    """What happened to one stage: its status, seconds and what its ``run()`` returned."""
 
     name: str
     status: str
@@ -84,53 +79,27 @@ class StageResult:
     result: Any = None
 
 
-def _adopt_recorded_stage(stage: Stage, manifest: Manifest) -> bool:
-    """Outputs made before completion markers existed: write the marker (True) when the run's manifest records the
-    stage completed from the same inputs and it has no settings (they are in its output's name)."""
-    record = manifest.previous_stages.get(stage.name) or {}
-    if stage.settings or not record.get("completed") or record.get("inputs") != fingerprint_paths(stage.inputs):
-        return False
-    write_record(stage.marker, stage.made_by())
-    logger.info("stage %s: completed per %s with the same inputs; recorded as %s", stage.name,
-                manifest.run_dir / "manifest.json", stage.marker.name)
-    return True
-
-
-def reuse_decision(stage: Stage, manifest: Optional[Manifest] = None) -> Optional[str]:
+def reuse_decision(stage: Stage) -> Optional[str]:
     """``None`` when ``stage``'s outputs can be reused (see the module docstring), otherwise why it must run."""
     missing = [str(o) for o in stage.outputs if not o.exists()]
     if missing:
         return f"output {missing[0]} missing"
     stored = read_record(stage.marker)
-    if stored is None and manifest is not None and _adopt_recorded_stage(stage, manifest):
-        stored = read_record(stage.marker)
     if stored is None:
         return f"no completion marker {stage.marker.name} (interrupted run?)"
     why = difference(stored, stage.made_by())
-    if why is not None:
-        return why
-    if "outputs" not in stored:  # a marker from before issue 29: record what its outputs are now
+    if why is None and "outputs" not in stored:  # a marker from before issue 29: record its outputs as they are now
         write_record(stage.marker, {**stored, "outputs": outputs_record(stage.outputs)})
-        logger.info("stage %s: recorded the fingerprints of its outputs in %s", stage.name, stage.marker.name)
-    else:
+    elif why is None:
         why = outputs_changed(stored["outputs"], stage.outputs)
-        if why is not None:
-            return why
-    if stage.reusable is not None and not stage.reusable():
-        return "the existing output does not hold what is asked for"
-    return None
+    if why is None and stage.reusable is not None and not stage.reusable():
+        why = "the existing output does not hold what is asked for"
+    return why
 
 
 def waiting_stages(stages: Sequence[Stage]) -> List[tuple]:
     """``(name, why)`` of each of ``stages`` that would run now, nothing written: what a dry run reports."""
     return [(stage.name, why) for stage in stages if (why := reuse_decision(stage)) is not None]
-
-
-def remove_outputs(stage: Stage) -> None:
-    """Delete a stage's old outputs before rebuilding it."""
-    for out in (o for o in stage.outputs if o.exists()):
-        shutil.rmtree(out) if out.is_dir() else out.unlink()
-        logger.info("stage %s: removed old output %s", stage.name, out)
 
 
 def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] = (),
@@ -147,8 +116,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
     for position, stage in enumerate(stages, start=1):
         prefix = f"[{position}/{len(stages)}] {stage.name}"
         skipped = stage.name in skip
-        why = None if skipped else ("--override_" + stage.name if stage.name in override
-                                    else reuse_decision(stage, manifest))
+        why = None if skipped else (f"--override_{stage.name}" if stage.name in override else reuse_decision(stage))
         if why is None:
             if skipped:
                 logger.info("%s: skipped (--skip_%s)", prefix, stage.name)
@@ -160,10 +128,12 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             continue
         made = stage.marker.exists()
         stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete
-        if stage.name not in override and (made or any(o.exists() for o in stage.outputs)):
+        if made or any(o.exists() for o in stage.outputs):
             logger.info("%s: rebuilding: %s", prefix, why)
-        if stage.name in override or made:  # outputs made with other settings or inputs go first
-            remove_outputs(stage)
+        if made or stage.name in override:  # outputs made with other settings or inputs go first
+            for out in (o for o in stage.outputs if o.exists()):
+                shutil.rmtree(out) if out.is_dir() else out.unlink()
+                logger.info("stage %s: removed old output %s", stage.name, out)
         logger.info("%s: running%s", prefix, f" - {stage.description}" if stage.description else "")
         manifest.record_stage(stage, "running")
         kill_point(f"{stage.name}:before")

@@ -250,7 +250,7 @@ def test_manifest_records_arguments_inputs_versions_and_times(readme_run, readme
     assert list(read_json(model_dir / "manifest.json")["stages"]) == ["train"]
     assert list(read_json(Path(manifest["paths"]["base_eval"]) / "manifest.json")["stages"]) == ["eval_base"]
     train_outputs = manifest["stages"]["train"]["outputs"][0]
-    assert "config.json" in {c["path"] for c in train_outputs["contents"]}
+    assert "config.json" in {c["path"] for c in train_outputs["files"]}
 
 
 def test_the_model_card_holds_the_runs_scidocs_scores(readme_run):

@@ -75,8 +75,10 @@ def test_runs_in_order_and_writes_manifest(tmp_path):
     assert source_fp["sha256"] == hashlib.sha256(b"1\n2\n3\n").hexdigest()
     assert {"torch", "numpy", "transformers"} <= set(data["environment"]["packages"])
     assert "commit" in data["git"] and "dirty" in data["git"]
-    report_fp = data["stages"]["report"]["outputs"][0]
-    assert report_fp["files"] == 2 and [c["path"] for c in report_fp["contents"]] == ["part1.txt", "sum.txt"]
+    report_fp = data["stages"]["report"]["outputs"][0]  # what the completion marker records, with the path
+    assert [c["path"] for c in report_fp["files"]] == ["part1.txt", "sum.txt"]
+    marker = read_json(tmp_path / "report" / "stage_report.done.json")
+    assert report_fp == {"path": str(tmp_path / "report"), **marker["outputs"][0]}
 
     # each stage directory other than the run dir gets its own manifest with only its stages
     sub = read_json(tmp_path / "squares" / "manifest.json")
@@ -170,13 +172,18 @@ def test_file_outputs_without_completion_marker_are_rebuilt(tmp_path, caplog):
     assert marker.exists()
 
 
-def test_completed_stage_of_an_older_run_is_adopted_when_inputs_match(tmp_path):
+def test_only_the_completion_marker_vouches_for_a_stage_not_the_manifest(tmp_path, caplog):
+    """A manifest that says completed is a record, not a reuse decision: without its marker (outputs made before
+    markers existed, commit b4fcbf1) the stage runs again, and says why."""
     _run(tmp_path, [])
     marker = tmp_path / "squares" / "stage_squares.done.json"
-    marker.unlink()  # outputs made before markers existed; the manifest says completed
+    marker.unlink()
+    assert read_json(tmp_path / "manifest.json")["stages"]["squares"]["completed"] is True
     calls: list = []
-    _run(tmp_path, calls)
-    assert calls == [] and marker.exists()
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+        _run(tmp_path, calls)
+    assert calls == ["squares"] and marker.exists()
+    assert "squares: rebuilding: no completion marker stage_squares.done.json" in caplog.text
 
 
 def test_changed_input_rebuilds_the_stage_and_names_the_input(tmp_path, caplog):
