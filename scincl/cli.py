@@ -144,24 +144,25 @@ def run_specter_flag_info() -> List[FlagInfo]:
     from scincl.model.train import train
     from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter_flag_groups
 
-    groups, demo = run_specter_flag_groups(), preset_values("demo").get("training_options", {})
+    group = run_specter_flag_groups()
     settings = [dataclasses.replace(row, default=preset_defaults_text(row.name) or row.default)
-                for row in flag_rows(RunSettings) if row.name in groups["settings"]]
+                for row in flag_rows(RunSettings) if group.get(row.name) == "settings"]
     seeds = FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
                      "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")
     stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                        f"{name.split('_')[0].replace('override', 'rebuild')} the {name.split('_', 1)[1]} stage")
-              for name in groups["stages"]]
+              for name, kind in group.items() if kind == "stages"]
     ignored = [FlagInfo(name, "any", "None", "scincl/pipeline/run_command.py:ACCEPTED_WITHOUT_EFFECT",
                         f"accepted for the original command, no effect: {why}")
                for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
     rows: Dict[str, FlagInfo] = {}
-    for row in [*settings, *flag_rows(TrainingSpec), *loss_flags(), *flag_rows(train), *training_flags(),
-                *flag_rows(MinerSpec), seeds, *stages, *ignored]:
-        rows.setdefault(row.name, row)  # the first row of a name
-    for name in set(demo) & set(groups["training"]):
-        rows[name].default += f" (demo {demo[name]!r}: experiments/presets/demo.py)"
-    return [rows[name] for names in groups.values() for name in names]
+    for row in [*settings, seeds, *stages, *flag_rows(MinerSpec), *flag_rows(TrainingSpec), *training_flags(),
+                *flag_rows(train), *loss_flags(), *ignored]:
+        if row.name in group:
+            rows.setdefault(row.name, row)  # the first row of a name
+    for name, value in preset_values("demo").get("training_options", {}).items():
+        rows[name].default += f" (demo {value!r}: experiments/presets/demo.py)"
+    return list(rows.values())
 
 
 def reproduce_flag_info() -> List[FlagInfo]:

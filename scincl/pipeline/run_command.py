@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import itertools
 import logging
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -40,9 +39,9 @@ RESERVED_TRAINING_FLAGS = {"output_dir", "train_triples_path", "train_metadata_p
 ROUTED = ("miner_options", "training_options", "skip", "override", "output_dir", "demo")  # fields no flag names
 
 
-def run_specter_flag_groups() -> Dict[str, List[str]]:
-    """Every flag of ``run_specter`` beyond OUTPUT_DIR by where it goes (``settings``, ``seeds``, ``stages``, ``miner``,
-    ``training``, ``ignored``), in ``--help``'s order."""
+def run_specter_flag_groups() -> Dict[str, str]:
+    """Every flag of ``run_specter`` beyond OUTPUT_DIR, in ``--help``'s order -> where it goes (``settings``, ``seeds``,
+    ``stages``, ``miner``, ``training``, ``ignored``)."""
     from transformers import TrainingArguments
 
     from scincl.model.losses import loss_options
@@ -52,24 +51,24 @@ def run_specter_flag_groups() -> Dict[str, List[str]]:
     own = [n for n, p in inspect.signature(train).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     training = [*section_leaves("recipe", "training"), *(f.name for f in dataclasses.fields(TrainingArguments) if f.init),
                 *own, *loss_options()]
-    return {"settings": settings, "seeds": ["seeds"],
-            "stages": [f"{prefix}_{stage}" for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES],
-            "miner": [n for n in attrs.fields_dict(MinerSpec) if n not in settings],
-            "training": [n for n in dict.fromkeys(training) if n not in settings and n not in RESERVED_TRAINING_FLAGS],
-            "ignored": list(ACCEPTED_WITHOUT_EFFECT)}
+    groups = {"settings": settings, "seeds": ["seeds"],
+              "stages": [f"{prefix}_{stage}" for prefix in ("skip", "override") for stage in ALL_STAGE_NAMES],
+              "miner": [n for n in attrs.fields_dict(MinerSpec) if n not in settings],
+              "training": [n for n in training if n not in settings and n not in RESERVED_TRAINING_FLAGS],
+              "ignored": list(ACCEPTED_WITHOUT_EFFECT)}
+    return {name: group for group, names in groups.items() for name in names}
 
 
 def run_specter_flag_names() -> set:
     """Every flag ``run_specter`` takes (OUTPUT_DIR included): what ``--help_all`` lists and the CLI's signature."""
-    return {"output_dir", *itertools.chain(*run_specter_flag_groups().values())}
+    return {"output_dir", *run_specter_flag_groups()}
 
 
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
     """:class:`RunSettings` from run_specter's flags, each converted to its type and put in the field that holds it
     (an unknown flag or stage: :class:`InputError`), resolved from the run's preset and checked (:func:`check_run`)."""
-    groups, given = run_specter_flag_groups(), {"output_dir": output_dir, "miner_options": {}, "training_options": {},
-                                                "skip": [], "override": []}
-    group_of = {name: group for group, names in groups.items() for name in names}
+    group_of, given = run_specter_flag_groups(), {"output_dir": output_dir, "miner_options": {}, "training_options": {},
+                                                  "skip": [], "override": []}
     for name, value in flags.items():
         prefix, _, stage = name.partition("_")
         if group_of.get(name) == "settings":
