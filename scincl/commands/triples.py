@@ -9,26 +9,15 @@ from scincl.cli import Command, flag_rows
 from scincl.model.triplet_dataset import export_dataset
 from scincl.settings.run import MINER_FLAGS
 from scincl.settings.spec import MinerSpec
-from scincl.triples import margins
+from scincl.triples.margins import collision_margin_report
 from scincl.triples.cocitation import get_cocitation_triples
 from scincl.triples.collisions import count_collisions, format_collision_report
-from scincl.triples.config import HARD_NEGATIVES_BAND, POSITIVES_BAND
 from scincl.triples.continuous_cocitation import get_continuous_cocitation_triples
 from scincl.triples.knn_miner import get_knn_triples
 from scincl.triples.metadata import extract_ids_from_triples, get_metadata
 from scincl.triples.pairs import get_pairs
 from scincl.triples.scidocs_oracle import get_scidocs_triples
 from scincl.triples.specter_like import get_specter_like_triples
-
-
-@functools.wraps(margins.sweep_collision_margins)
-def sweep_collision_margins(*args, **kwargs) -> None:
-    """The library function, printing its table and the recommended margin as flags (``--help``: its docstring)."""
-    rows = margins.sweep_collision_margins(*args, **kwargs)
-    print(margins.format_sweep(rows))
-    print(margins.recommend_margin(rows, int(kwargs.get("easy_positives_count", POSITIVES_BAND)),
-                                   int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND))))
-
 
 MINER = "the triplet miner's other flags (medium_*, *_range, k_means_clusters, ...)"
 miner_flags = functools.partial(flag_rows, MinerSpec)  # the miner's flags: MinerSpec's fields
@@ -41,7 +30,7 @@ COMMANDS = {
         get_continuous_cocitation_triples, flags=lambda: flag_rows(get_knn_triples) + miner_flags(),
         passes="every flag of get_knn_triples", library_checks=MINER_FLAGS),
     "count_collisions": Command(count_collisions, show=format_collision_report),
-    "sweep_collision_margins": Command(sweep_collision_margins, flags=miner_flags, passes=MINER),
+    "sweep_collision_margins": Command(collision_margin_report, flags=miner_flags, passes=MINER),
     **{command.__name__: command for command in (
         get_specter_like_triples, get_cocitation_triples, get_pairs, get_scidocs_triples, get_metadata,
         extract_ids_from_triples, export_dataset, sample_citation_contexts)}}

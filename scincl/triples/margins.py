@@ -7,6 +7,7 @@ searched once, up to the largest k of the grid, and sliced for each setting.
 """
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -18,7 +19,8 @@ from scincl.errors import InputError
 from scincl.io import PathLike, write_json
 from scincl.settings.spec import band_flags
 from scincl.triples.collisions import collision_counts
-from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS, HARD_NEGATIVES_K, POSITIVES_K
+from scincl.triples.config import (DEFAULT_ANN_NORMALIZE_EMBEDDINGS, HARD_NEGATIVES_BAND, HARD_NEGATIVES_K,
+                                   POSITIVES_BAND, POSITIVES_K)
 from scincl.triples.knn_miner import KnnSearch, load_graph_corpus
 from scincl.triples.miner import Corpus, make_config, mine_knn_triples
 from scincl.triples.queries import QueryPapers, select_query_rows
@@ -159,3 +161,13 @@ def sweep_collision_margins(
     if output_path is not None:
         write_json(Path(output_path), rows)
     return rows
+
+
+@functools.wraps(sweep_collision_margins)
+def collision_margin_report(*args: Any, **kwargs: Any) -> str:
+    """:func:`sweep_collision_margins`, then its table (:func:`format_sweep`) and the recommended margin as
+    run_specter flags (:func:`recommend_margin`): what ``cli_triples.py sweep_collision_margins`` prints."""
+    rows = sweep_collision_margins(*args, **kwargs)
+    counts = (int(kwargs.get("easy_positives_count", POSITIVES_BAND)),
+              int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND)))
+    return format_sweep(rows) + "\n" + recommend_margin(rows, *counts)

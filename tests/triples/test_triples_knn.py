@@ -321,7 +321,7 @@ def test_continuous_cocitation_searches_as_the_thesis_and_scincl_search_is_the_o
         get_continuous_cocitation_triples(tmp_path / "x.csv", tmp_path / "ids.json", tmp_path / "e.h5", k_scale="corpus")
 
 
-def test_collision_advisor_recommends_a_collision_free_row_on_the_demo(demo_biggraph, tmp_path, capsys):
+def test_collision_advisor_recommends_a_collision_free_row_on_the_demo(demo_biggraph, tmp_path):
     """`sweep_collision_margins` on the demo graph: the recommended row has no collision of either kind
     (the table's symmetric ones included), while the smallest margin of the grid has some."""
     import cli_triples
@@ -332,10 +332,10 @@ def test_collision_advisor_recommends_a_collision_free_row_on_the_demo(demo_bigg
     build_faiss(str(graph / "embeddings.h5"), str(tmp_path / "index.faiss"), string_factory="Flat",
                 metric="inner_product", do_normalize=True, paper_ids=str(graph / "entity_names_paper_id_0.json"),
                 workers=1, override=True)
-    cli_triples.sweep_collision_margins(str(graph / "entity_names_paper_id_0.json"), str(graph / "embeddings.h5"),
-                                        str(tmp_path / "index.faiss"), query_papers="all", positives_k=[25],
-                                        hard_negatives_k=[27, 30, 50, 100, 250], output_path=str(tmp_path / "c.json"))
-    printed = capsys.readouterr().out
+    printed = cli_triples.sweep_collision_margins(  # the text the command prints
+        str(graph / "entity_names_paper_id_0.json"), str(graph / "embeddings.h5"), str(tmp_path / "index.faiss"),
+        query_papers="all", positives_k=[25], hard_negatives_k=[27, 30, 50, 100, 250],
+        output_path=str(tmp_path / "c.json"))
     rows = read_json(tmp_path / "c.json")
     assert rows[0]["symmetric_collisions"] > 0 and rows[0]["collisions"] == 0  # random_without_knn: only symmetric
     best = recommended_rows(rows)[25]
