@@ -222,6 +222,21 @@ def run_workload(plan: Any, encoder: str) -> Workload:
     return work
 
 
+def announce(plan: Any, encoder: str) -> str:
+    """The text of :func:`run_workload` (logged unless ``--dry_run``); logs the CPU warning of a long run under the
+    paper's recipe."""
+    from scincl.model.device import default_device
+
+    work, gpu = run_workload(plan, encoder), default_device() == "cuda"
+    text = format_workload(work, gpu)
+    if not plan.s.dry_run:
+        logger.info("%s", text)
+    warning = cpu_warning(work, gpu, "--preset cpu")  # a long run without a GPU: name the CPU preset
+    if warning and plan.s.preset in (None, "paper"):
+        logger.warning("%s", warning)
+    return text
+
+
 def eval_paper_count(scidocs: Optional[Path], split: str) -> Optional[int]:
     """How many SciDocs papers the evaluation embeds per encoder: every paper of the folder for both splits, else
     the papers one ``split`` needs (scincl/scidocs_io.py:split_papers, as the evaluate stage embeds them); ``None``

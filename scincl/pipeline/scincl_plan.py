@@ -20,7 +20,7 @@ from scincl.knn.ann import index_config_path, index_ids_path
 from scincl.leakage import leakage_inputs, model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
-from scincl.model.device import default_device, torch_threads
+from scincl.model.device import torch_threads
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
@@ -31,7 +31,7 @@ from scincl.settings.spec import section_leaves
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
 from scincl.triples.sources import sampler
-from scincl.workload import cpu_warning, format_workload, run_workload
+from scincl.workload import announce
 
 logger = logging.getLogger(__name__)
 
@@ -277,51 +277,23 @@ class SciNCLPlan:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
         results, the manifest and the comparison table (when evaluated)."""
         s, p = self.s, self.p
-        work, gpu = run_workload(self, base_model_short_name(self.base_model)), default_device() == "cuda"
-        plan = format_workload(work, gpu)
-        if not s.dry_run:
-            logger.info("%s", plan)
-        warning = cpu_warning(work, gpu, "--preset cpu")  # a long run without a GPU: name the CPU preset
-        if warning and s.preset in (None, "paper"):
-            logger.warning("%s", warning)
-        stages = self.stages()
+        plan, stages = announce(self, base_model_short_name(self.base_model)), self.stages()
         if s.dry_run:
             waiting = dict(waiting_stages(stages))
             plan += "\nstages:\n" + "\n".join(
                 f"  {st.name}: " + (f"to run ({waiting[st.name]})" if st.name in waiting else "done") for st in stages)
             return {"results": {}, "table": None, "paths": p, "manifest": {}, "dry_run": True, "plan": plan}
         p.run.mkdir(parents=True, exist_ok=True)
-        names = [st.name for st in stages]
-        for flag, chosen in (("skip_", s.skip), ("override_", s.override), ("stages ", s.stages or [])):
-            for name in chosen:
-                if name not in names:  # settings_from_flags and check_run refused unknown names
-                    logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
         manifest = Manifest(p.run, arguments)
-        manifest.set("paths", {k: str(v) for k, v in vars(p).items()})
-        manifest.set("base_model", self.base_model)
-        skip = [n for n in s.skip if n in names] + unselected_stages(stages, s.stages or [])
-        results = run_stages(stages, manifest, skip=skip, override=[n for n in s.override if n in names])
+        manifest.update(paths={k: str(v) for k, v in vars(p).items()}, base_model=self.base_model)
+        results = run_stages(stages, manifest, skip=s.skip, override=s.override, only=s.stages or (),
+                             known=ALL_STAGE_NAMES)
         if "train" not in s.skip and p.model.exists():
-            manifest.set("leakage", model_report(p.model, p.triples, **self.leakage))
-            manifest.set("embedding_check", recorded_embedding_check(p.model))  # issue 41: collapse warning
+            manifest.update(leakage=model_report(p.model, p.triples, **self.leakage),
+                            embedding_check=recorded_embedding_check(p.model))  # issue 41: collapse warning
         comparison = p.comparison / "comparison.md"
-        table = comparison.read_text() if comparison.exists() and "compare" in names else None
+        table = comparison.read_text() if comparison.exists() and "compare" in results else None
         if table is not None:
-            manifest.set("comparison", str(comparison))
+            manifest.update(comparison=str(comparison))
         manifest.write_all()
         return {"results": results, "table": table, "paths": p, "manifest": manifest.data}
-
-
-def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
-    """The stages ``--stages`` leaves out (none when nothing is selected), once those before a selected one are done
-    (else one :class:`InputError` line naming the stage to run first)."""
-    if not selected:
-        return []
-    names = [stage.name for stage in stages]
-    last = max((names.index(name) for name in selected if name in names), default=-1)
-    waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in selected])
-    if waiting:
-        name, why = waiting[0]
-        raise InputError(f"--stages {','.join(selected)}: stage {name} comes first and is not done ({why}); "
-                         f"run it first (--stages {name})")
-    return [name for name in names if name not in selected]

@@ -267,7 +267,7 @@ def test_run_summary_names_the_model_folders_and_the_stage_times(tmp_path):
 
 def test_stages_runs_part_of_the_plan_once_the_stages_before_it_are_done(tmp_path):
     """--stages: one plan split over jobs (sbin's steps); the stages before a selected one must be done."""
-    from scincl.pipeline.scincl_plan import unselected_stages
+    from scincl.pipeline.runner import unselected_stages
 
     with pytest.raises(InputError, match="--stages trian: unknown stage"):
         settings_from_flags(str(tmp_path), {"stages": "citations,trian"})
