@@ -1,9 +1,7 @@
-"""The stage runner: :func:`run_stages` runs :class:`Stage` objects, each skipped, reused or rebuilt as
-:func:`reuse_decision` says, and records each in the ``manifest.json`` files.
-
-A stage is reused when its outputs exist and its completion marker (``stage_<name>.done.json``, written last) records
-the same settings, input fingerprints and outputs; a marker with other settings or inputs rebuilds it (old outputs
-removed first); no marker (an interrupted run) runs it again over its partial outputs.
+"""The stage runner: :func:`run_stages` skips, reuses or rebuilds each :class:`Stage` as :func:`reuse_decision` says
+(reused when its outputs exist and its completion marker ``stage_<name>.done.json``, written last, records the same
+settings, input fingerprints and outputs; other settings or inputs: rebuilt, old outputs removed first; no marker: run
+again over its partial outputs) and records each in the ``manifest.json`` files.
 """
 from __future__ import annotations
 
@@ -25,14 +23,9 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Stage:
-    """One step of a plan: ``run()`` writes ``outputs`` (all must exist for a reuse) from ``inputs`` (fingerprinted).
-
-    ``name`` is what ``--skip_<name>`` / ``--override_<name>`` and the manifest use; ``output_dir`` receives the stage's
-    own manifest (default: the first output when it is a directory or has no extension, else its folder);
-    ``reusable``: a further condition for a reuse (e.g. the results hold the split asked for); ``settings``: every
-    setting that changes the outputs' bytes (recorded in the marker); ``writes``: what the command writes besides
-    the outputs and the files named after them (an evaluation's embeddings), not needed for a reuse.
-    """
+    """One step of a plan: ``run()`` writes ``outputs`` (all needed for a reuse) from ``inputs`` (fingerprinted) with
+    ``settings`` (recorded in its marker); ``output_dir`` gets its manifest (default: :attr:`manifest_dir`'s rule);
+    ``reusable``: a further condition for a reuse; ``writes``: what else it writes (an evaluation's embeddings)."""
 
     name: str
     outputs: Sequence[Path]
@@ -53,7 +46,8 @@ class Stage:
 
     @property
     def manifest_dir(self) -> Path:
-        """Where this stage's ``manifest.json`` goes."""
+        """Where this stage's ``manifest.json`` goes: ``output_dir``, else the first output when it is a directory or
+        has no extension, else its folder."""
         if self.output_dir is not None:
             return Path(self.output_dir)
         first = self.outputs[0]

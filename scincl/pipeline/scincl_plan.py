@@ -2,7 +2,6 @@
 where their files go (:func:`plan_paths`)."""
 from __future__ import annotations
 
-import logging
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
@@ -26,16 +25,13 @@ from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_st
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
 from scincl.provenance import local_path
+from scincl.settings.recipe import MINER_LEAVES  # the SciNCL slot settings a run records for its triplets
 from scincl.settings.run import RunSettings
-from scincl.settings.spec import section_leaves
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
 from scincl.triples.sources import sampler
 from scincl.workload import announce
 
-logger = logging.getLogger(__name__)
-
-MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings a run records for its triplets
 COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")  # in running order
@@ -137,10 +133,9 @@ class SciNCLPlan:
         """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
-            yield Stage("demo", [p.demo / "demo_manifest.json"],
-                        lambda: make_demo(p.demo, papers=s.demo_papers, seed=DEMO_CORPUS_SEED), output_dir=p.demo,
-                        description=f"bundled demo corpus ({s.demo_papers} papers)",
-                        settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED})
+            demo = {"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}
+            yield Stage("demo", [p.demo / "demo_manifest.json"], partial(make_demo, p.demo, **demo), output_dir=p.demo,
+                        description=f"bundled demo corpus ({s.demo_papers} papers)", settings=demo)
         if self.scidocs_dir is not None and not s.scidocs_paper_ids:  # named for the leakage report too
             yield Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(
                 scidocs_graph_ids(self.scidocs_dir, read_id_mapping(s.s2id_to_s2orc_input_path)))),
@@ -148,11 +143,10 @@ class SciNCLPlan:
                         description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)")
         if (self.builds_graph or s.triples_source == "specter_like") and s.citations_path is None:
             # the corpus' edge split and graph (--corpus_seed): every seed of --seeds shares them in OUTPUT_DIR
-            yield citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
-                                  seed=s.corpus_seed, excluded=self.excluded, workers=s.workers,
-                                  corpus_format=self.corpus_format, description="citation edges from the corpus",
-                                  settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
-                                            "corpus_format": self.corpus_format, **excludes})
+            split = {"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed, "corpus_format": self.corpus_format}
+            yield citations_stage("citations", self.metadata_dir, p.citations_dir, **split, excluded=self.excluded,
+                                  workers=s.workers, description="citation edges from the corpus",
+                                  settings={**split, **excludes})
         if self.builds_graph:
             pbg = s.graph_method == "pbg"
             records = [p.graph_dir / ("biggraph_run.json" if pbg else RUN_RECORD)]
@@ -277,7 +271,8 @@ class SciNCLPlan:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
         results, the manifest and the comparison table (when evaluated)."""
         s, p = self.s, self.p
-        plan, stages = announce(self, base_model_short_name(self.base_model)), self.stages()
+        plan = announce(self, base_model_short_name(self.base_model))
+        stages = self.stages()
         if s.dry_run:
             waiting = dict(waiting_stages(stages))
             plan += "\nstages:\n" + "\n".join(
@@ -285,7 +280,7 @@ class SciNCLPlan:
             return {"results": {}, "table": None, "paths": p, "manifest": {}, "dry_run": True, "plan": plan}
         p.run.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(p.run, arguments)
-        manifest.update(paths={k: str(v) for k, v in vars(p).items()}, base_model=self.base_model)
+        manifest.update(paths=vars(p), base_model=self.base_model)
         results = run_stages(stages, manifest, skip=s.skip, override=s.override, only=s.stages or (),
                              known=ALL_STAGE_NAMES)
         if "train" not in s.skip and p.model.exists():
@@ -294,6 +289,6 @@ class SciNCLPlan:
         comparison = p.comparison / "comparison.md"
         table = comparison.read_text() if comparison.exists() and "compare" in results else None
         if table is not None:
-            manifest.update(comparison=str(comparison))
+            manifest.update(comparison=comparison)
         manifest.write_all()
         return {"results": results, "table": table, "paths": p, "manifest": manifest.data}
