@@ -96,26 +96,11 @@ def waiting_stages(stages: Sequence[Stage]) -> List[tuple]:
     return [(stage.name, why) for stage in stages if (why := reuse_decision(stage)) is not None]
 
 
-def unselected_stages(stages: Sequence[Stage], selected: Sequence[str]) -> List[str]:
-    """The stages ``--stages`` leaves out (none when nothing is selected), once those before a selected one are done
-    (else one :class:`InputError` line naming the stage to run first)."""
-    if not selected:
-        return []
-    names = [stage.name for stage in stages]
-    last = max((names.index(name) for name in selected if name in names), default=-1)
-    waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in selected])
-    if waiting:
-        name, why = waiting[0]
-        raise InputError(f"--stages {','.join(selected)}: stage {name} comes first and is not done ({why}); "
-                         f"run it first (--stages {name})")
-    return [name for name in names if name not in selected]
-
-
 def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] = (), override: Iterable[str] = (),
                only: Sequence[str] = (), known: Iterable[str] = ()) -> Dict[str, StageResult]:
-    """Run ``stages`` in order (``only``: those, :func:`unselected_stages`), each skipped, reused or (re)built, recorded
-    in ``manifest`` as it goes; returns name -> result. A name in ``skip``/``override``/``only`` that is not planned is
-    an :class:`InputError` (a typo must not rebuild nothing), a note when it is ``known`` (another plan's stage)."""
+    """Run ``stages`` in order (``only``: those, once the stages before them are done), each skipped, reused or
+    (re)built, recorded in ``manifest`` as it goes; returns name -> result. A name in ``skip``/``override``/``only``
+    not planned is an :class:`InputError` (a typo must not rebuild nothing), a note when ``known`` (another plan's)."""
     names = [s.name for s in stages]
     skip, override = set(skip), set(override)
     for flag, chosen in (("skip_", skip), ("override_", override), ("stages ", only)):
@@ -123,7 +108,14 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             if name not in known:
                 raise InputError(f"--{flag}{name}: unknown stage (stages: {', '.join(names)})")
             logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
-    skip.update(unselected_stages(stages, only))
+    if only:  # --stages: the stages before the last one selected must be done (an earlier job of the same plan)
+        last = max((names.index(name) for name in only if name in names), default=-1)
+        waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in only])
+        if waiting:
+            name, why = waiting[0]
+            raise InputError(f"--stages {','.join(only)}: stage {name} comes first and is not done ({why}); "
+                             f"run it first (--stages {name})")
+        skip.update(name for name in names if name not in only)
     results: Dict[str, StageResult] = {}
     for position, stage in enumerate(stages, start=1):
         prefix = f"[{position}/{len(stages)}] {stage.name}"

@@ -128,7 +128,6 @@ class SciNCLPlan:
         """The flags ``names`` as a stage records them (its completion marker's settings)."""
         return {name: getattr(self.s, name) for name in names}
 
-    # ------------------------------------------------------------------ the steps of stages()
     def plan_inputs(self) -> Iterator[Stage]:
         """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
@@ -150,8 +149,8 @@ class SciNCLPlan:
         if self.builds_graph:
             pbg = s.graph_method == "pbg"
             records = [p.graph_dir / ("biggraph_run.json" if pbg else RUN_RECORD)]
-            records += [p.graph_dir / "link_prediction.json", p.graph_dir / "link_prediction.md"] * bool(
-                s.graph_test_ratio)
+            if s.graph_test_ratio:
+                records += [p.graph_dir / "link_prediction.json", p.graph_dir / "link_prediction.md"]
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.corpus_seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
             yield graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
@@ -199,7 +198,7 @@ class SciNCLPlan:
         names = ["triples_source", "seed", "gzip", *COUNT_LEAVES]
         if self.search is None:
             inputs = [self.citations, p.query_ids]
-            sampling = dict(citations_input_path=self.citations, **self.recorded(*names[1:]))
+            sampling = dict(citations_input_path=self.citations, **self.recorded(*COUNT_LEAVES))
         else:  # the index; the slots' strategies and bands, the search
             ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index,
                               p.corpus_ids, search=self.search, workers=s.workers, seed=s.seed,
@@ -215,17 +214,16 @@ class SciNCLPlan:
                       "k_scale", "miner_options"]
             inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
             sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings,
-                            config=s.miner, search=self.search, strategy_options=s.miner_options, seed=s.seed,
-                            gzip=s.gzip, ann_index_path=p.ann_index, workers=s.workers,
-                            include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
-                            show_progress=True)
+                            config=s.miner, search=self.search, strategy_options=s.miner_options,
+                            ann_index_path=p.ann_index, workers=s.workers, show_progress=True,
+                            include_paper_ids=str(p.corpus_ids))  # a reused index must cover this run's corpus
         plain = p.triples.with_suffix("") if s.gzip else p.triples  # the sampler adds .gz
-        yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain,
-                                                    query_papers=str(p.query_ids), **sampling),
+        yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain, seed=s.seed,
+                                                    gzip=s.gzip, query_papers=str(p.query_ids), **sampling),
                     inputs=inputs, description=f"{s.triples_source} triplets", settings=self.recorded(*names))
         yield texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
-                          corpus_format=self.corpus_format,
-                          inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
+                          corpus_format=self.corpus_format, settings={"corpus_format": self.corpus_format},
+                          inputs=[p.triples, self.metadata_dir],
                           description="titles and abstracts of the triplets' papers")
 
     def plan_train(self) -> Iterator[Stage]:
