@@ -1,19 +1,12 @@
-"""The plan before stage 1 (issue 42): what a ``run_specter`` run is about to do and how long it may take here.
+"""The plan before stage 1 (issue 42): what a ``run_specter`` run is about to do (corpus papers, counted from its
+files and extrapolated beyond :data:`COUNT_BYTES_LIMIT`; graph; queries, triplets and optimizer steps; papers
+evaluated) and an *estimate* of each heavy stage's time here, logged at the start of every run (``--dry_run``: printed).
 
-Printed at the start of every run (``--dry_run`` prints it and stops): the corpus (papers counted from its files,
-extrapolated from the first file beyond :data:`COUNT_BYTES_LIMIT`), the graph (method, dimension, epochs), the
-queries, triplets and optimizer steps at which length and batch, the papers evaluated, and an *estimate* of each
-heavy stage's time on this machine.
-
-The estimates come from the CPU seconds the scale benchmark measured on the project's 2-core machine
-(``docs/scale/results.json``, written by ``benchmarks/bench_scale.py``): one PyTorch-BigGraph epoch (CPU seconds
-per edge and dimension), ``train`` and ``embed`` with the packaged MiniLM-L6 encoder at 256 tokens (CPU seconds
-per triplet and per paper). A transformer's cost is scaled by its layers x hidden size² and by the input length,
-relative to MiniLM-L6 (6 layers, 384 hidden); CPU seconds become wall seconds over this machine's cores. They
-are orders of magnitude, not promises: a GPU, another CPU or another load changes them. The benchmark's ``train``
-row (12 steps, process start-up included, measured at load ~10) gives about 0.9 CPU s per triplet at 64 tokens,
-where the hep-th runs of docs/results.md trained ~10 triplets/s on 2 threads (0.2 CPU s): short runs are
-overestimated up to ~4x, which errs on the side of the warning.
+The estimates scale the CPU seconds ``benchmarks/bench_scale.py`` measured on the project's 2-core machine
+(``docs/scale/results.json``: a PyTorch-BigGraph epoch per edge and dimension; ``train`` and ``embed`` of MiniLM-L6 at
+256 tokens per triplet and paper) by layers x hidden size² x length and by this machine's cores: orders of magnitude.
+The ``train`` row (0.9 CPU s per triplet at 64 tokens, start-up included) overestimates short runs up to ~4x against
+the hep-th runs of docs/results.md (0.2 CPU s), which errs on the side of the warning.
 """
 from __future__ import annotations
 
@@ -115,12 +108,11 @@ def estimate_hours(workload: Workload, size: Optional[Dict[str, int]], edges: Op
         hours["graph"] = per_edge_dim * edges * dimension * epochs / cores / 3600
     if size is not None:
         train, embed = rows.get("train"), rows.get("embed")
+        factor = transformer_factor(size, workload.max_sequence_length)
         if train and workload.triplets:
-            factor = transformer_factor(size, workload.max_sequence_length)
             hours["train"] = (train["cpu_s"] / train["units"] * factor * workload.triplets * workload.epochs
                               / cores / 3600)
         if embed and workload.eval_papers:
-            factor = transformer_factor(size, workload.max_sequence_length)
             hours["eval"] = embed["cpu_s"] / embed["units"] * factor * workload.eval_papers * 2 / cores / 3600
     return hours
 
@@ -210,16 +202,29 @@ def run_workload(plan: Any, encoder: str) -> Workload:
     batch, accumulation = int(training["per_device_train_batch_size"]), int(training["gradient_accumulation_steps"])
     epochs_trained = float(training["num_train_epochs"])
     steps = (int(-(-triplets // (batch * accumulation)) * epochs_trained) if triplets is not None else None)
-    eval_papers = eval_paper_count(plan.scidocs_dir, s.val_or_test_or_both)
     if queries is not None:
         notes.append(f"queries: up to {ratio:g} x the papers, before the graph and leakage filters")
     work = Workload(papers=papers, graph=graph, queries=queries, triplets=triplets, steps=steps,
-                    max_sequence_length=int(s.max_sequence_length),
+                    max_sequence_length=int(s.max_sequence_length), encoder=encoder, notes=notes,
                     batch=f"batch {batch} x {accumulation} accumulation, {epochs_trained:g} epoch(s)",
-                    eval_papers=eval_papers, encoder=encoder, notes=notes,
-                    epochs=epochs_trained)
+                    eval_papers=eval_paper_count(plan.scidocs_dir, s.val_or_test_or_both), epochs=epochs_trained)
     work.hours = estimate_hours(work, encoder_size(plan.base_model), edges, dimension, epochs)
     return work
+
+
+def announce(plan: Any, encoder: str) -> str:
+    """The text of :func:`run_workload` (logged unless ``--dry_run``); logs the CPU warning of a long run under the
+    paper's recipe."""
+    from scincl.model.device import default_device
+
+    work, gpu = run_workload(plan, encoder), default_device() == "cuda"
+    text = format_workload(work, gpu)
+    if not plan.s.dry_run:
+        logger.info("%s", text)
+    warning = cpu_warning(work, gpu, "--preset cpu")  # a long run without a GPU: name the CPU preset
+    if warning and plan.s.preset in (None, "paper"):
+        logger.warning("%s", warning)
+    return text
 
 
 def eval_paper_count(scidocs: Optional[Path], split: str) -> Optional[int]:

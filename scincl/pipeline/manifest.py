@@ -48,9 +48,9 @@ class Manifest:
         self.stage_dirs[stage.name] = stage.manifest_dir
         self.write_all()
 
-    def set(self, key: str, value: Any) -> None:
-        """Add a top-level entry (e.g. ``results``)."""
-        self.data[key] = plain(value)
+    def update(self, **entries: Any) -> None:
+        """Add top-level entries (e.g. ``paths``)."""
+        self.data.update(plain(entries))
 
     def write_all(self) -> None:
         """Write the run manifest, and each completed stage's manifest into its output directory."""

@@ -1,9 +1,7 @@
-"""The stage runner: :func:`run_stages` runs :class:`Stage` objects, each skipped, reused or rebuilt as
-:func:`reuse_decision` says, and records each in the ``manifest.json`` files.
-
-A stage is reused when its outputs exist and its completion marker (``stage_<name>.done.json``, written last) records
-the same settings, input fingerprints and outputs; a marker with other settings or inputs rebuilds it (old outputs
-removed first); no marker (an interrupted run) runs it again over its partial outputs.
+"""The stage runner: :func:`run_stages` skips, reuses or rebuilds each :class:`Stage` as :func:`reuse_decision` says
+(reused when its outputs exist and its completion marker ``stage_<name>.done.json``, written last, records the same
+settings, input fingerprints and outputs; other settings or inputs: rebuilt, old outputs removed first; no marker: run
+again over its partial outputs) and records each in the ``manifest.json`` files.
 """
 from __future__ import annotations
 
@@ -25,14 +23,9 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class Stage:
-    """One step of a plan: ``run()`` writes ``outputs`` (all must exist for a reuse) from ``inputs`` (fingerprinted).
-
-    ``name`` is what ``--skip_<name>`` / ``--override_<name>`` and the manifest use; ``output_dir`` receives the stage's
-    own manifest (default: the first output when it is a directory or has no extension, else its folder);
-    ``reusable``: a further condition for a reuse (e.g. the results hold the split asked for); ``settings``: every
-    setting that changes the outputs' bytes (recorded in the marker); ``writes``: what the command writes besides
-    the outputs and the files named after them (an evaluation's embeddings), not needed for a reuse.
-    """
+    """One step of a plan: ``run()`` writes ``outputs`` (all needed for a reuse) from ``inputs`` (fingerprinted) with
+    ``settings`` (recorded in its marker); ``output_dir`` gets its manifest (default: :attr:`manifest_dir`'s rule);
+    ``reusable``: a further condition for a reuse; ``writes``: what else it writes (an evaluation's embeddings)."""
 
     name: str
     outputs: Sequence[Path]
@@ -53,7 +46,8 @@ class Stage:
 
     @property
     def manifest_dir(self) -> Path:
-        """Where this stage's ``manifest.json`` goes."""
+        """Where this stage's ``manifest.json`` goes: ``output_dir``, else the first output when it is a directory or
+        has no extension, else its folder."""
         if self.output_dir is not None:
             return Path(self.output_dir)
         first = self.outputs[0]
@@ -102,16 +96,26 @@ def waiting_stages(stages: Sequence[Stage]) -> List[tuple]:
     return [(stage.name, why) for stage in stages if (why := reuse_decision(stage)) is not None]
 
 
-def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] = (),
-               override: Iterable[str] = ()) -> Dict[str, StageResult]:
-    """Run ``stages`` in order, each skipped, reused or (re)built, recorded in ``manifest`` as it goes; returns name ->
-    result. An unknown name in ``skip``/``override`` is an :class:`InputError` (a typo must not rebuild nothing)."""
+def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] = (), override: Iterable[str] = (),
+               only: Sequence[str] = (), known: Iterable[str] = ()) -> Dict[str, StageResult]:
+    """Run ``stages`` in order (``only``: those, once the stages before them are done), each skipped, reused or
+    (re)built, recorded in ``manifest`` as it goes; returns name -> result. A name in ``skip``/``override``/``only``
+    not planned is an :class:`InputError` (a typo must not rebuild nothing), a note when ``known`` (another plan's)."""
     names = [s.name for s in stages]
     skip, override = set(skip), set(override)
-    for flag, chosen in (("skip", skip), ("override", override)):
-        unknown = sorted(chosen - set(names))
-        if unknown:
-            raise InputError(f"--{flag}_{unknown[0]}: unknown stage (stages: {', '.join(names)})")
+    for flag, chosen in (("skip_", skip), ("override_", override), ("stages ", only)):
+        for name in sorted(set(chosen) - set(names)):
+            if name not in known:
+                raise InputError(f"--{flag}{name}: unknown stage (stages: {', '.join(names)})")
+            logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
+    if only:  # --stages: the stages before the last one selected must be done (an earlier job of the same plan)
+        last = max((names.index(name) for name in only if name in names), default=-1)
+        waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in only])
+        if waiting:
+            name, why = waiting[0]
+            raise InputError(f"--stages {','.join(only)}: stage {name} comes first and is not done ({why}); "
+                             f"run it first (--stages {name})")
+        skip.update(name for name in names if name not in only)
     results: Dict[str, StageResult] = {}
     for position, stage in enumerate(stages, start=1):
         prefix = f"[{position}/{len(stages)}] {stage.name}"

@@ -2,7 +2,6 @@
 where their files go (:func:`plan_paths`)."""
 from __future__ import annotations
 
-import logging
 from dataclasses import fields
 from functools import partial
 from pathlib import Path
@@ -20,22 +19,19 @@ from scincl.knn.ann import index_config_path, index_ids_path
 from scincl.leakage import leakage_inputs, model_report
 from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.model.collapse import recorded_embedding_check
-from scincl.model.device import default_device, torch_threads
+from scincl.model.device import torch_threads
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
 from scincl.provenance import local_path
+from scincl.settings.recipe import MINER_LEAVES  # the SciNCL slot settings a run records for its triplets
 from scincl.settings.run import RunSettings
-from scincl.settings.spec import section_leaves
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
 from scincl.triples.sources import sampler
-from scincl.workload import cpu_warning, format_workload, run_workload
+from scincl.workload import announce
 
-logger = logging.getLogger(__name__)
-
-MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings a run records for its triplets
 COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")  # in running order
@@ -132,15 +128,13 @@ class SciNCLPlan:
         """The flags ``names`` as a stage records them (its completion marker's settings)."""
         return {name: getattr(self.s, name) for name in names}
 
-    # ------------------------------------------------------------------ the steps of stages()
     def plan_inputs(self) -> Iterator[Stage]:
         """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
-            yield Stage("demo", [p.demo / "demo_manifest.json"],
-                        lambda: make_demo(p.demo, papers=s.demo_papers, seed=DEMO_CORPUS_SEED), output_dir=p.demo,
-                        description=f"bundled demo corpus ({s.demo_papers} papers)",
-                        settings={"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED})
+            demo = {"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}
+            yield Stage("demo", [p.demo / "demo_manifest.json"], partial(make_demo, p.demo, **demo), output_dir=p.demo,
+                        description=f"bundled demo corpus ({s.demo_papers} papers)", settings=demo)
         if self.scidocs_dir is not None and not s.scidocs_paper_ids:  # named for the leakage report too
             yield Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(
                 scidocs_graph_ids(self.scidocs_dir, read_id_mapping(s.s2id_to_s2orc_input_path)))),
@@ -148,16 +142,15 @@ class SciNCLPlan:
                         description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)")
         if (self.builds_graph or s.triples_source == "specter_like") and s.citations_path is None:
             # the corpus' edge split and graph (--corpus_seed): every seed of --seeds shares them in OUTPUT_DIR
-            yield citations_stage("citations", self.metadata_dir, p.citations_dir, test_ratio=s.graph_test_ratio,
-                                  seed=s.corpus_seed, excluded=self.excluded, workers=s.workers,
-                                  corpus_format=self.corpus_format, description="citation edges from the corpus",
-                                  settings={"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed,
-                                            "corpus_format": self.corpus_format, **excludes})
+            split = {"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed, "corpus_format": self.corpus_format}
+            yield citations_stage("citations", self.metadata_dir, p.citations_dir, **split, excluded=self.excluded,
+                                  workers=s.workers, description="citation edges from the corpus",
+                                  settings={**split, **excludes})
         if self.builds_graph:
             pbg = s.graph_method == "pbg"
             records = [p.graph_dir / ("biggraph_run.json" if pbg else RUN_RECORD)]
-            records += [p.graph_dir / "link_prediction.json", p.graph_dir / "link_prediction.md"] * bool(
-                s.graph_test_ratio)
+            if s.graph_test_ratio:
+                records += [p.graph_dir / "link_prediction.json", p.graph_dir / "link_prediction.md"]
             embed = {"method": s.graph_method, "config": s.biggraph_config, "seed": s.corpus_seed,
                      "settings": s.graph_method_settings, "overrides": s.biggraph_overrides}
             yield graph_stage("graph", p.citations_train, p.citations_test, p.graph_dir, embed=embed,
@@ -205,7 +198,7 @@ class SciNCLPlan:
         names = ["triples_source", "seed", "gzip", *COUNT_LEAVES]
         if self.search is None:
             inputs = [self.citations, p.query_ids]
-            sampling = dict(citations_input_path=self.citations, **self.recorded(*names[1:]))
+            sampling = dict(citations_input_path=self.citations, **self.recorded(*COUNT_LEAVES))
         else:  # the index; the slots' strategies and bands, the search
             ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index,
                               p.corpus_ids, search=self.search, workers=s.workers, seed=s.seed,
@@ -221,17 +214,16 @@ class SciNCLPlan:
                       "k_scale", "miner_options"]
             inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
             sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings,
-                            config=s.miner, search=self.search, strategy_options=s.miner_options, seed=s.seed,
-                            gzip=s.gzip, ann_index_path=p.ann_index, workers=s.workers,
-                            include_paper_ids=str(p.corpus_ids),  # a reused index must cover this run's corpus
-                            show_progress=True)
+                            config=s.miner, search=self.search, strategy_options=s.miner_options,
+                            ann_index_path=p.ann_index, workers=s.workers, show_progress=True,
+                            include_paper_ids=str(p.corpus_ids))  # a reused index must cover this run's corpus
         plain = p.triples.with_suffix("") if s.gzip else p.triples  # the sampler adds .gz
-        yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain,
-                                                    query_papers=str(p.query_ids), **sampling),
+        yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain, seed=s.seed,
+                                                    gzip=s.gzip, query_papers=str(p.query_ids), **sampling),
                     inputs=inputs, description=f"{s.triples_source} triplets", settings=self.recorded(*names))
         yield texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
-                          corpus_format=self.corpus_format,
-                          inputs=[p.triples, self.metadata_dir], settings={"corpus_format": self.corpus_format},
+                          corpus_format=self.corpus_format, settings={"corpus_format": self.corpus_format},
+                          inputs=[p.triples, self.metadata_dir],
                           description="titles and abstracts of the triplets' papers")
 
     def plan_train(self) -> Iterator[Stage]:
@@ -277,13 +269,7 @@ class SciNCLPlan:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
         results, the manifest and the comparison table (when evaluated)."""
         s, p = self.s, self.p
-        work, gpu = run_workload(self, base_model_short_name(self.base_model)), default_device() == "cuda"
-        plan = format_workload(work, gpu)
-        if not s.dry_run:
-            logger.info("%s", plan)
-        warning = cpu_warning(work, gpu, "--preset cpu")  # a long run without a GPU: name the CPU preset
-        if warning and s.preset in (None, "paper"):
-            logger.warning("%s", warning)
+        plan = announce(self, base_model_short_name(self.base_model))
         stages = self.stages()
         if s.dry_run:
             waiting = dict(waiting_stages(stages))
@@ -291,37 +277,16 @@ class SciNCLPlan:
                 f"  {st.name}: " + (f"to run ({waiting[st.name]})" if st.name in waiting else "done") for st in stages)
             return {"results": {}, "table": None, "paths": p, "manifest": {}, "dry_run": True, "plan": plan}
         p.run.mkdir(parents=True, exist_ok=True)
-        names = [st.name for st in stages]
-        for flag, chosen in (("skip_", s.skip), ("override_", s.override), ("stages ", s.stages or [])):
-            for name in chosen:
-                if name not in names:  # settings_from_flags and check_run refused unknown names
-                    logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
         manifest = Manifest(p.run, arguments)
-        manifest.set("paths", {k: str(v) for k, v in vars(p).items()})
-        manifest.set("base_model", self.base_model)
-        skip = [n for n in s.skip if n in names] + unselected_stages(stages, s.stages or [])
-        results = run_stages(stages, manifest, skip=skip, override=[n for n in s.override if n in names])
+        manifest.update(paths=vars(p), base_model=self.base_model)
+        results = run_stages(stages, manifest, skip=s.skip, override=s.override, only=s.stages or (),
+                             known=ALL_STAGE_NAMES)
         if "train" not in s.skip and p.model.exists():
-            manifest.set("leakage", model_report(p.model, p.triples, **self.leakage))
-            manifest.set("embedding_check", recorded_embedding_check(p.model))  # issue 41: collapse warning
+            manifest.update(leakage=model_report(p.model, p.triples, **self.leakage),
+                            embedding_check=recorded_embedding_check(p.model))  # issue 41: collapse warning
         comparison = p.comparison / "comparison.md"
-        table = comparison.read_text() if comparison.exists() and "compare" in names else None
+        table = comparison.read_text() if comparison.exists() and "compare" in results else None
         if table is not None:
-            manifest.set("comparison", str(comparison))
+            manifest.update(comparison=comparison)
         manifest.write_all()
         return {"results": results, "table": table, "paths": p, "manifest": manifest.data}
-
-
-def unselected_stages(stages: List[Stage], selected: List[str]) -> List[str]:
-    """The stages ``--stages`` leaves out (none when nothing is selected), once those before a selected one are done
-    (else one :class:`InputError` line naming the stage to run first)."""
-    if not selected:
-        return []
-    names = [stage.name for stage in stages]
-    last = max((names.index(name) for name in selected if name in names), default=-1)
-    waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in selected])
-    if waiting:
-        name, why = waiting[0]
-        raise InputError(f"--stages {','.join(selected)}: stage {name} comes first and is not done ({why}); "
-                         f"run it first (--stages {name})")
-    return [name for name in names if name not in selected]

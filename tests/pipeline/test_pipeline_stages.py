@@ -118,6 +118,23 @@ def test_unknown_stage_name_is_a_clear_error(tmp_path):
         _run(tmp_path, [], skip=["tripels"])
 
 
+def test_a_known_stage_this_plan_does_not_run_is_a_note_and_only_runs_the_selection(tmp_path, caplog):
+    """``only`` (``--stages``) runs the selected stages once those before them are done; a name of another plan
+    (``known``) in any of the three selections is a note, not an error."""
+    calls: list = []
+    _run(tmp_path, calls)
+    calls.clear()
+    stages = _build(tmp_path, calls)
+    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+        results = run_stages(stages, Manifest(tmp_path, {}, command=["test"]), skip=["graph"], override=["squares"],
+                             only=["squares", "train"], known=["graph", "train"])
+    assert calls == ["squares"] and results["report"].status == "skipped" and results["numbers"].status == "skipped"
+    assert "--skip_graph: stage graph does not run in this configuration" in caplog.text
+    assert "--stages train: stage train does not run in this configuration" in caplog.text
+    with pytest.raises(InputError, match=r"^--stages trian: unknown stage \(stages: numbers, squares, report\)$"):
+        run_stages(stages, Manifest(tmp_path, {}, command=["test"]), only=["trian"], known=["train"])
+
+
 def test_failed_stage_leaves_no_partial_file_and_is_recorded(tmp_path):
     with pytest.raises(RuntimeError, match="boom"):
         _run(tmp_path, [], fail_in="squares")
