@@ -13,7 +13,7 @@ from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
 from scincl.eval.study_reports import (budget_report, collision_report, graph_report, main_page, score_graph_alone,
                                        sweep_report)
-from scincl.io import PathLike
+from scincl.io import PathLike, read_id_list
 from scincl.output_lock import writes
 from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key
@@ -97,7 +97,7 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
     from scincl.triples.margins import sweep_collision_margins
 
     dim, k_hard = recipe.graph_dim, list(exp.values or DEFAULT_HARD_NEGATIVES_K)
-    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(dim)))
+    queries = min(COLLISION_QUERIES, len(read_id_list(rep.built(rep.eligible_queries_file(dim)))))
 
     def searches(exp_dir: Path) -> List[Tuple[int, Path]]:
         graph, query_ids = rep.graph("cite", dim), rep.queries(0, queries, dim)
@@ -158,11 +158,11 @@ READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
 
 
 def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
-                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid]:
+                    workers: Optional[int] = None) -> Tuple[CorpusPlan, Grid]:
     """The corpus plan and grid of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
     rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
                      eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
-                     cocitation_min_count=exp.cocitation_min_count, create=create)
+                     cocitation_min_count=exp.cocitation_min_count)
     return rep, KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split)
 
 
@@ -177,7 +177,7 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
                              f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
     plans = []
     for exp in experiments:
-        rep, grid = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
+        rep, grid = experiment_grid(exp, output_dir, data_dir, workers)
         plans.append(plan_text(rep, grid, exp) if dry_run else run_grid(rep, grid, exp))
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
@@ -243,7 +243,7 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     for exp in load_experiments(definition, changes):
         if exp.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {exp.kind}")
-        rep, grid = experiment_grid(exp, results_dir, data_dir, create=False)  # only read
+        rep, grid = experiment_grid(exp, results_dir, data_dir)  # only read
         splits.add(exp.split)
         cells += paired_cells(row_runs(rep, grid, exp), exp.seeds)
         parts += [(rep.out / grid.folder / name, exp.full_recipe().triplets) for name in (grid.timings, grid.name,

@@ -88,9 +88,8 @@ def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
 
 def row_runs(rep: CorpusPlan, grid: Grid, exp: Experiment) -> List[Row]:
     """The rows of ``grid`` with their run dirs: a trained row's one per seed, a base row's one evaluation."""
-    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split) for seed in exp.seeds]
-                                if row.trained else [rep.cell(BASE, None, row.recipe, exp.split)[0]])
-            for row in grid.rows]
+    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split)
+                                           for seed in (exp.seeds if row.trained else [None])]) for row in grid.rows]
 
 
 def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:

@@ -38,7 +38,7 @@ class CorpusPlan:
     """The plan of one corpus' shared stages and arm runs (see the module docstring)."""
 
     def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
-                 workers: Optional[int] = None, cocitation_min_count: int = 2, create: bool = True) -> None:
+                 workers: Optional[int] = None, cocitation_min_count: int = 2) -> None:
         self.corpus, self.out, self.workers = corpus, Path(output_dir), workers
         self.shared = self.out / "shared"
         self.eval_max_sequence_length = eval_max_sequence_length
@@ -48,8 +48,6 @@ class CorpusPlan:
                                             "workers": workers, "cocitation_min_count": cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
         self.cocitation_min_count = cocitation_min_count
-        if create:  # not for a dry run, which writes nothing
-            self.shared.mkdir(parents=True, exist_ok=True)
 
     def add(self, stage: Stage) -> None:
         """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
@@ -176,10 +174,6 @@ class CorpusPlan:
 
         return self.stage(path, write, inputs=inputs, description="queries every arm can build 5 triplets for")
 
-    def eligible_queries(self, graph_dim: int) -> List[str]:
-        """The papers every arm can build 5 triplets for (:meth:`eligible_queries_file`, run first)."""
-        return read_id_list(self.built(self.eligible_queries_file(graph_dim)))
-
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
         path = self.shared / "queries" / f"seed_{seed}.n{count}.g{graph_dim}.json"
@@ -189,9 +183,9 @@ class CorpusPlan:
                           description=f"{count} query papers, seed {seed}")
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
-                 bf16: str = "false") -> Path:
-        """Plan the SciDocs scores of ``model`` on ``split`` (``eval_max_sequence_length`` tokens, fp32 unless
-        ``bf16``); returns ``results.json``, which holds every split evaluated."""
+                 bf16: str = "false") -> None:
+        """Plan the SciDocs scores of ``model`` on ``split`` into ``results.json`` (which holds every split
+        evaluated; ``eval_max_sequence_length`` tokens, fp32 unless ``bf16``)."""
         results, papers = run_dir / "results.json", self.eval_papers(split)
 
         def reusable() -> bool:  # results.json holds this split's scores
@@ -202,27 +196,28 @@ class CorpusPlan:
             self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
             max_sequence_length=self.eval_max_sequence_length, papers=papers, bf16=bf16, inputs=[Path(model)],
             reusable=reusable, description=f"evaluate {run_dir} ({split})"))
-        return results
 
     # ------------------------------------------------------------------ the cells of an experiment
-    def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
-        """Where one arm x seed x recipe lives (every experiment reads it: a run two experiments share trains once)."""
-        return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
+    def run_dir(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
+        """Where one cell lives: an arm x seed x recipe (every experiment reads it: a run two experiments share trains
+        once) or the untuned encoder's evaluation (``arm`` :data:`BASE`, shared by every seed and recipe with its
+        pooling, lengths and precision)."""
+        if arm != BASE:
+            return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
+        embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
+        return (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}"
+                f"{embedding}{recipe.encoder_key()}" / split)
 
     def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Tuple[Path, List[Stage]]:
-        """The run dir and whole plan of one cell: an arm x seed (:meth:`arm`) or the untuned encoder's evaluation
-        (``arm`` :data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
+        """The run dir (:meth:`run_dir`) and whole plan of one cell: an arm x seed (:meth:`arm`) or the untuned
+        encoder's evaluation."""
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
-        base_model = encoder_path(recipe.base_model_name_or_path)
-        if arm != BASE:
-            run_dir = self.run_dir(arm, seed, recipe, split)
-            self.arm(arm, seed, recipe, split, run_dir, base_model)
-        else:
-            embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
-            run_dir = (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}"
-                       f"{embedding}{recipe.encoder_key()}" / split)
+        run_dir, base_model = self.run_dir(arm, seed, recipe, split), encoder_path(recipe.base_model_name_or_path)
+        if arm == BASE:
             self.evaluate(base_model, run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
+        else:
+            self.arm(arm, seed, recipe, split, run_dir, base_model)
         return run_dir, self.take()
 
     def arm(self, arm: str, seed: int, recipe: Recipe, split: str, run_dir: Path, base_model: str) -> None:
@@ -253,10 +248,10 @@ class CorpusPlan:
                        description=f"{arm} triplets, seed {seed}"))
         self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                              workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
-        leakage = leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
-                                 self.citations_train)
         arguments = {"base_model_name_or_path": base_model, "loss": recipe.loss, "max_sequence_length":
-                     recipe.max_sequence_length, "pooling_strategy": recipe.pooling_strategy, **leakage,
+                     recipe.max_sequence_length, "pooling_strategy": recipe.pooling_strategy,
+                     **leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
+                                      self.citations_train),
                      **recipe.training_arguments(), "seed": seed, "save_strategy": "no"}
         self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
                              outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
@@ -265,7 +260,6 @@ class CorpusPlan:
     def run_cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
         """Run (or reuse) one cell (:meth:`cell`), a trained arm's ``recipe.json`` first; returns its run dir."""
         run_dir, stages = self.cell(arm, seed, recipe, split)
-        run_dir.mkdir(parents=True, exist_ok=True)
         if arm != BASE:
             write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
                                                  "eval_max_sequence_length": self.eval_max_sequence_length,

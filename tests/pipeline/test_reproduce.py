@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from scincl.errors import InputError
+from scincl.io import read_id_list
 from scincl.eval import study_tables
 from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.pipeline.layout import precision_key, recipe_key
@@ -144,7 +145,7 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
 def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
     data = reproduced["data"]
     rep = CorpusPlan(corpus_spec("hepth", data), reproduced["out"] / "hepth")
-    eligible = rep.eligible_queries(16)
+    eligible = read_id_list(rep.built(rep.eligible_queries_file(16)))
     excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
     cites = {}
     for line in rep.citations_train.read_text().splitlines():
@@ -408,7 +409,7 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells(t
     assert "2,500" not in _table_rows(table.split("Paired differences")[1])  # no pair at 2,500 yet
     assert paired_test([1.0], [2.0])["diffs"] == [1.0]
     budget = make_experiment({"kind": "budget", "values": [2500, 1000], "seeds": [0, 1]})
-    _, grid = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"), create=False)
+    _, grid = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"))
     order = [(row.recipe.triplets, seed, row.arm) for row, seed in run_order(grid.rows, [0, 1])
              if seed is not None]  # every seed and arm of the smallest budget first
     assert order[:4] == [(1000, 0, "specter_like"), (1000, 0, "scincl"), (1000, 1, "specter_like"), (1000, 1, "scincl")]
