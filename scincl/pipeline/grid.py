@@ -68,7 +68,7 @@ def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
     how many of the stages it adds are done and the next to run with why."""
     seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, exp.seeds)
     for row, seed in order:
-        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split)
+        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split), rep.take()
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)

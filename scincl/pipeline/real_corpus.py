@@ -6,10 +6,9 @@ from __future__ import annotations
 import logging
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from scincl.corpus.shards import papers_with_text
-from scincl.errors import InputError
 from scincl.graph import stage as corpus_stage
 from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
 from scincl.leakage import leakage_inputs, write_edges_without
@@ -62,12 +61,11 @@ class CorpusPlan:
         """A stage named by its output: the path below OUTPUT_DIR (the name its completion marker records)."""
         return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
 
-    def built(self, value: Any, stages: Optional[List[Stage]] = None) -> Any:
-        """``value`` (what the plan writes) once ``stages`` (default: those planned; the plan is empty afterwards) have
-        run or been reused by ``run_specter``'s runner, counting those it ran."""
-        stages = self.take() if stages is None else stages
-        if stages:
-            self.ran += sum(result.status == STATUS_RAN for result in run_stages(stages, self.manifest).values())
+    def built(self, value: Any) -> Any:
+        """``value`` (what the plan writes) once the planned stages have run or been reused by ``run_specter``'s
+        runner (the plan is empty afterwards), counting those it ran."""
+        self.shared.mkdir(parents=True, exist_ok=True)  # made when something runs: a dry run writes nothing
+        self.ran += sum(result.status == STATUS_RAN for result in run_stages(self.take(), self.manifest).values())
         return value
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
@@ -112,8 +110,6 @@ class CorpusPlan:
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
         """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
         graph, result = GRAPHS[kind], graph_files(self.shared / f"graph_{kind}_{dim}d_{comparator}")
-        if comparator not in graph.get("comparators", (comparator,)):
-            raise InputError(f"the {kind} graph is trained with the {', '.join(graph['comparators'])} comparator only")
         edges = {"citations": self.citations, "cocitations": self.cocitations,
                  "transductive": self.transductive_citations}[graph["edges"]]
         train, test = edges(), self.citations_test if graph["edges"] == "citations" else None  # held-out edges
@@ -208,9 +204,9 @@ class CorpusPlan:
         return (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}"
                 f"{embedding}{recipe.encoder_key()}" / split)
 
-    def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Tuple[Path, List[Stage]]:
-        """The run dir (:meth:`run_dir`) and whole plan of one cell: an arm x seed (:meth:`arm`) or the untuned
-        encoder's evaluation."""
+    def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
+        """Plan one whole cell, an arm x seed (:meth:`arm`) or the untuned encoder's evaluation; returns its
+        :meth:`run_dir`."""
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
         run_dir, base_model = self.run_dir(arm, seed, recipe, split), encoder_path(recipe.base_model_name_or_path)
@@ -218,7 +214,7 @@ class CorpusPlan:
             self.evaluate(base_model, run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
         else:
             self.arm(arm, seed, recipe, split, run_dir, base_model)
-        return run_dir, self.take()
+        return run_dir
 
     def arm(self, arm: str, seed: int, recipe: Recipe, split: str, run_dir: Path, base_model: str) -> None:
         """Plan one arm x seed in ``run_dir`` after the shared stages it needs: the seed's queries, the arm's triplets
@@ -242,10 +238,8 @@ class CorpusPlan:
                         "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),
                         "workers": self.workers, "show_progress": False}
             inputs = [graph["embeddings"], index, queries]
-        sample = partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries), seed=seed,
-                         **sampling)
-        self.add(Stage(self.stage_name(triples), [triples], sample, inputs=inputs,
-                       description=f"{arm} triplets, seed {seed}"))
+        self.stage(triples, partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries),
+                                    seed=seed, **sampling), inputs=inputs, description=f"{arm} triplets, seed {seed}")
         self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                              workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
         arguments = {"base_model_name_or_path": base_model, "loss": recipe.loss, "max_sequence_length":
@@ -259,10 +253,10 @@ class CorpusPlan:
 
     def run_cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
         """Run (or reuse) one cell (:meth:`cell`), a trained arm's ``recipe.json`` first; returns its run dir."""
-        run_dir, stages = self.cell(arm, seed, recipe, split)
+        run_dir = self.cell(arm, seed, recipe, split)
         if arm != BASE:
             write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
                                                  "eval_max_sequence_length": self.eval_max_sequence_length,
                                                  **recipe_record(recipe)})
-        return self.built(run_dir, stages)
+        return self.built(run_dir)
 

@@ -334,7 +334,7 @@ def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
 
     rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
     recipe = Recipe()
-    run_dir, stages = rep.cell("scincl", 1, recipe, "test")
+    run_dir, stages = rep.cell("scincl", 1, recipe, "test"), rep.take()
     assert run_dir == rep.run_dir("scincl", 1, recipe, "test")
     stage = next(planned for planned in stages if planned.name.endswith("/model/train_args.json"))
     assert stage.name == f"runs/test/{recipe_key(recipe)}/scincl/seed_1/model/train_args.json"
