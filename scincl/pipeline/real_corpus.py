@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from scincl.corpus.shards import papers_with_text
+from scincl.eval.experiment_pages import run_scores
 from scincl.graph import stage as corpus_stage
-from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
+from scincl.io import PathLike, iter_tsv, read_id_list, write_id_list, write_json
 from scincl.leakage import leakage_inputs, write_edges_without
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
@@ -182,16 +183,11 @@ class CorpusPlan:
                  bf16: str = "false") -> None:
         """Plan the SciDocs scores of ``model`` on ``split`` into ``results.json`` (which holds every split
         evaluated; ``eval_max_sequence_length`` tokens, fp32 unless ``bf16``)."""
-        results, papers = run_dir / "results.json", self.eval_papers(split)
-
-        def reusable() -> bool:  # results.json holds this split's scores
-            data = read_json(results)
-            return isinstance(data, dict) and split in data.get("scores", {})
-
         self.add(evaluate_stage(
-            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
-            max_sequence_length=self.eval_max_sequence_length, papers=papers, bf16=bf16, inputs=[Path(model)],
-            reusable=reusable, description=f"evaluate {run_dir} ({split})"))
+            self.stage_name(run_dir / "results.json"), model, self.corpus.scidocs_dir, run_dir, split=split,
+            pooling_strategy=pooling, max_sequence_length=self.eval_max_sequence_length, papers=self.eval_papers(split),
+            bf16=bf16, inputs=[Path(model)], description=f"evaluate {run_dir} ({split})",
+            reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None))  # holds this split's scores
 
     # ------------------------------------------------------------------ the cells of an experiment
     def run_dir(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
@@ -205,21 +201,16 @@ class CorpusPlan:
                 f"{embedding}{recipe.encoder_key()}" / split)
 
     def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
-        """Plan one whole cell, an arm x seed (:meth:`arm`) or the untuned encoder's evaluation; returns its
-        :meth:`run_dir`."""
+        """Plan one cell, returning its :meth:`run_dir`: the untuned encoder's evaluation (``arm`` :data:`BASE`), or an
+        arm x seed after the shared stages it needs: the seed's queries, the arm's triplets (SPECTER-like: the recipe's
+        number; kNN: the recipe's miner searching :data:`REAL_CORPUS_SEARCH`), their texts, the fine-tuning of the
+        recipe's encoder and its evaluation on ``split``."""
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
         run_dir, base_model = self.run_dir(arm, seed, recipe, split), encoder_path(recipe.base_model_name_or_path)
         if arm == BASE:
             self.evaluate(base_model, run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
-        else:
-            self.arm(arm, seed, recipe, split, run_dir, base_model)
-        return run_dir
-
-    def arm(self, arm: str, seed: int, recipe: Recipe, split: str, run_dir: Path, base_model: str) -> None:
-        """Plan one arm x seed in ``run_dir`` after the shared stages it needs: the seed's queries, the arm's triplets
-        (SPECTER-like: the recipe's number; kNN: the recipe's miner searching :data:`REAL_CORPUS_SEARCH`), their
-        texts, the fine-tuning of ``base_model``, its evaluation on ``split``."""
+            return run_dir
         setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
         triples, metadata = run_files(run_dir)
         # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
@@ -250,6 +241,7 @@ class CorpusPlan:
         self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
                              outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
+        return run_dir
 
     def run_cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
         """Run (or reuse) one cell (:meth:`cell`), a trained arm's ``recipe.json`` first; returns its run dir."""
