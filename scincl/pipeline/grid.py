@@ -6,17 +6,15 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from scincl.eval.experiment_pages import Report, RowRuns, write_tables
 from scincl.io import read_json, write_json
 from scincl.pipeline.layout import precision_key
+from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.pipeline.runner import waiting_stages
 from scincl.settings.arms import BASE
-
-if TYPE_CHECKING:
-    from scincl.pipeline.real_corpus import CorpusPlan
-    from scincl.settings.experiment import Experiment
+from scincl.settings.experiment import Experiment
 
 
 def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args: Any) -> Any:

@@ -3,7 +3,6 @@ arms share once under ``OUTPUT_DIR/shared``, each arm x seed under ``OUTPUT_DIR/
 A method plans a stage (its inputs' stages first) and returns the path it writes; ``run_specter``'s runner runs them."""
 from __future__ import annotations
 
-import logging
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
@@ -11,7 +10,7 @@ from typing import Any, Callable, Dict, List, Optional
 from scincl.corpus.shards import papers_with_text
 from scincl.eval.experiment_pages import run_scores
 from scincl.graph import stage as corpus_stage
-from scincl.io import PathLike, iter_tsv, read_id_list, write_id_list, write_json
+from scincl.io import PathLike, read_id_list, write_id_list, write_json
 from scincl.leakage import leakage_inputs, write_edges_without
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
@@ -22,10 +21,8 @@ from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting
 from scincl.settings.recipe import Recipe, recipe_record
 from scincl.settings.schema import SCINCL
 from scincl.triples.knn_miner import KnnSearch
-from scincl.triples.queries import eligible_for_every_arm, select_eligible_for_all_arms
+from scincl.triples.queries import select_eligible_for_all_arms, select_eligible_for_every_arm
 from scincl.triples.sources import SPECTER_LIKE, sampler
-
-logger = logging.getLogger(__name__)
 
 # BigGraph training workers (PBG's ``workers``; unset: one Hogwild! worker per core, interleaved differently each run):
 # one makes the graph, and so SciNCL's triplets, byte-reproducible (its cost: docs/results.md "Reproducibility")
@@ -100,13 +97,9 @@ class CorpusPlan:
         self.stage(everything, lambda: corpus_stage.get_citations(
             str(self.corpus.metadata_dir), str(everything), workers=self.workers),
             inputs=[self.corpus.metadata_dir], description="every citation edge")
-
-        def hide() -> None:
-            kept, removed = write_edges_without(everything, path, query_candidate_pairs(self.corpus.scidocs_dir))
-            logger.info("transductive citations: %d edges kept, %d query-candidate edges hidden", kept, removed)
-
-        return self.stage(path, hide, inputs=[everything],
-                          description="citations minus the SciDocs query-candidate edges")
+        return self.stage(path, lambda: write_edges_without(everything, path,
+                                                            query_candidate_pairs(self.corpus.scidocs_dir)),
+                          inputs=[everything], description="citations minus the SciDocs query-candidate edges")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
         """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
@@ -160,16 +153,10 @@ class CorpusPlan:
         """The papers every arm can build 5 triplets for (scincl/triples/queries.py:eligible_for_every_arm)."""
         path = self.shared / f"eligible_queries_g{graph_dim}.json"
         inputs = [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
-                  self.papers_with_text(), self.corpus.excluded_ids]
-
-        def write() -> None:
-            edges = ((citing, cited) for _, (citing, cited, *_rest) in iter_tsv(inputs[0]))
-            cite, cocite, with_text, excluded = (set(read_id_list(ids)) for ids in inputs[1:])
-            eligible = eligible_for_every_arm(edges, self.corpus.bidirectional, cite & cocite, with_text, excluded)
-            write_id_list(path, eligible)
-            logger.info("%d papers are eligible queries for every arm", len(eligible))
-
-        return self.stage(path, write, inputs=inputs, description="queries every arm can build 5 triplets for")
+                  self.papers_with_text(), self.corpus.excluded_ids]  # the arguments after path, in their order
+        return self.stage(path, partial(select_eligible_for_every_arm, path, *inputs,
+                                        bidirectional=self.corpus.bidirectional),
+                          inputs=inputs, description="queries every arm can build 5 triplets for")
 
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
