@@ -157,18 +157,15 @@ READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
                         "graph": "the base encoder's evaluation"}
 
 
-def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
+def experiment_grid(exp: Experiment, output_dir: PathLike, data_dir: PathLike,
                     workers: Optional[int] = None) -> Tuple[CorpusPlan, Grid]:
     """The corpus plan and grid of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
-    rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
-                     eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
-                     cocitation_min_count=exp.cocitation_min_count)
+    rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus, exp, workers)
     return rep, KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split)
 
 
-def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
-                    data_dir: PathLike = "../shared/data", workers: Optional[int] = None,
-                    dry_run: bool = False) -> Optional[str]:
+def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike, data_dir: PathLike,
+                    workers: Optional[int] = None, dry_run: bool = False) -> Optional[str]:
     """Run experiments in order and write their pages, every corpus checked first; ``dry_run``: their plans."""
     for exp in experiments:
         corpus_spec(exp.corpus, data_dir)

@@ -97,7 +97,7 @@ def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:
     def write() -> Path:
         table, plots = grid.report(folder, rows, exp.split)
         return write_tables(folder, grid.title, recipe, table, grid.seeds or exp.seeds, precision_key(recipe),
-                            rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
+                            exp.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
     for row, seed in run_order(grid.rows, exp.seeds):
         timed(rep, folder / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,

@@ -18,6 +18,7 @@ from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
 from scincl.scidocs_io import query_candidate_pairs, split_papers
 from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting
+from scincl.settings.experiment import Experiment
 from scincl.settings.recipe import Recipe, recipe_record
 from scincl.settings.schema import SCINCL
 from scincl.triples.knn_miner import KnnSearch
@@ -32,19 +33,18 @@ REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddi
 
 
 class CorpusPlan:
-    """The plan of one corpus' shared stages and arm runs (see the module docstring)."""
+    """The plan of one corpus' shared stages and of the arm runs of ``exp`` (see the module docstring)."""
 
-    def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
-                 workers: Optional[int] = None, cocitation_min_count: int = 2) -> None:
-        self.corpus, self.out, self.workers = corpus, Path(output_dir), workers
+    def __init__(self, corpus: CorpusSpec, output_dir: PathLike, exp: Experiment,
+                 workers: Optional[int] = None) -> None:
+        self.corpus, self.out, self.exp, self.workers = corpus, Path(output_dir), exp, workers
         self.shared = self.out / "shared"
-        self.eval_max_sequence_length = eval_max_sequence_length
         self.ran = 0  # stages run (not reused) so far: what a step's wall time measures (grid.timed)
         self.planned: Dict[str, Stage] = {}  # the stages planned and not run yet, by name, in running order
-        self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
-                                            "workers": workers, "cocitation_min_count": cocitation_min_count})
+        self.manifest = Manifest(self.out, {"corpus": corpus.name,
+                                            "eval_max_sequence_length": exp.eval_max_sequence_length,
+                                            "workers": workers, "cocitation_min_count": exp.cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
-        self.cocitation_min_count = cocitation_min_count
 
     def add(self, stage: Stage) -> None:
         """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
@@ -84,10 +84,10 @@ class CorpusPlan:
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
-        path = self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
+        path = self.shared / f"cocitations.min{self.exp.cocitation_min_count}.tsv"
         return self.stage(path, lambda: corpus_stage.get_cocitations(
             str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
-            min_count=self.cocitation_min_count, workers=self.workers),
+            min_count=self.exp.cocitation_min_count, workers=self.workers),
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def transductive_citations(self) -> Path:
@@ -172,26 +172,24 @@ class CorpusPlan:
         evaluated; ``eval_max_sequence_length`` tokens, fp32 unless ``bf16``)."""
         self.add(evaluate_stage(
             self.stage_name(run_dir / "results.json"), model, self.corpus.scidocs_dir, run_dir, split=split,
-            pooling_strategy=pooling, max_sequence_length=self.eval_max_sequence_length, papers=self.eval_papers(split),
-            bf16=bf16, inputs=[Path(model)], description=f"evaluate {run_dir} ({split})",
-            reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None))  # holds this split's scores
+            pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
+            papers=self.eval_papers(split), bf16=bf16, inputs=[Path(model)],
+            reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None,  # holds this split's scores
+            description=f"evaluate {run_dir} ({split})"))
 
     # ------------------------------------------------------------------ the cells of an experiment
     def run_dir(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
-        """Where one cell lives: an arm x seed x recipe (every experiment reads it: a run two experiments share trains
-        once) or the untuned encoder's evaluation (``arm`` :data:`BASE`, shared by every seed and recipe with its
-        pooling, lengths and precision)."""
+        """Where one cell lives: an arm x seed x recipe (a run two experiments share trains once) or the untuned
+        encoder's evaluation (:data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
         if arm != BASE:
             return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
         embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
-        return (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}"
+        return (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.exp.eval_max_sequence_length}"
                 f"{embedding}{recipe.encoder_key()}" / split)
 
     def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
-        """Plan one cell, returning its :meth:`run_dir`: the untuned encoder's evaluation (``arm`` :data:`BASE`), or an
-        arm x seed after the shared stages it needs: the seed's queries, the arm's triplets (SPECTER-like: the recipe's
-        number; kNN: the recipe's miner searching :data:`REAL_CORPUS_SEARCH`), their texts, the fine-tuning of the
-        recipe's encoder and its evaluation on ``split``."""
+        """Plan one cell, the untuned encoder's evaluation (:data:`BASE`) or an arm x seed (its triplets, their texts,
+        the training and evaluation, after the shared stages they need); returns its :meth:`run_dir`."""
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
         run_dir, base_model = self.run_dir(arm, seed, recipe, split), encoder_path(recipe.base_model_name_or_path)
@@ -235,7 +233,7 @@ class CorpusPlan:
         run_dir = self.cell(arm, seed, recipe, split)
         if arm != BASE:
             write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
-                                                 "eval_max_sequence_length": self.eval_max_sequence_length,
+                                                 "eval_max_sequence_length": self.exp.eval_max_sequence_length,
                                                  **recipe_record(recipe)})
         return self.built(run_dir)
 
