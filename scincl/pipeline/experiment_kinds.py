@@ -10,6 +10,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
+from scincl.eval.graph_retrieval import evaluate_graph_retrieval
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
 from scincl.eval.study_reports import (budget_report, collision_report, graph_report, main_page, score_graph_alone,
                                        sweep_report)
@@ -23,7 +24,7 @@ from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAP
                                         make_experiments, variant_recipes)
 from scincl.settings.recipe import Recipe, recipe_fields
 from scincl.triples.config import HARD_NEGATIVES_BAND
-from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
+from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K, sweep_collision_margins
 
 
 def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -94,8 +95,6 @@ def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Collisions vs k-hard (``--values``) for each k+ of COLLISION_K_POS and the recipe's (paper Fig. 5): one margin
     search per k+ on at most COLLISION_QUERIES query papers of seed 0, no trained rows."""
-    from scincl.triples.margins import sweep_collision_margins
-
     dim, k_hard = recipe.graph_dim, list(exp.values or DEFAULT_HARD_NEGATIVES_K)
     queries = min(COLLISION_QUERIES, len(read_id_list(rep.built(rep.eligible_queries_file(dim)))))
 
@@ -121,8 +120,6 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
 def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Link prediction and citation retrieval per graph (``--graph_dims`` x GRAPH_COMPARATORS) and a transductive
     graph alone on the SciDocs queries, beside the base encoder and the main comparison's runs that exist."""
-    from scincl.eval.graph_retrieval import evaluate_graph_retrieval
-
     text_runs = {"base encoder (text only)": rep.run_cell(BASE, None, recipe, split),
                  **{f"{arm} (text encoder)": rep.run_dir(arm, 0, recipe, split).parent for arm in ARMS}}
 

@@ -60,15 +60,13 @@ class CorpusPlan:
         return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
 
     def built(self, value: Any) -> Any:
-        """``value`` (what the plan writes) once the planned stages have run or been reused by ``run_specter``'s
-        runner (the plan is empty afterwards), counting those it ran."""
+        """``value`` once the planned stages have run or been reused (counting those that ran); the plan is emptied."""
         self.shared.mkdir(parents=True, exist_ok=True)  # made when something runs: a dry run writes nothing
         self.ran += sum(result.status == STATUS_RAN for result in run_stages(self.take(), self.manifest).values())
         return value
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
-        """Plan one step named by its ``output`` below OUTPUT_DIR (``stage``: the other :class:`Stage` fields);
-        returns ``output``."""
+        """Plan a step named by its ``output`` (``stage``: the other :class:`Stage` fields); returns ``output``."""
         self.add(Stage(self.stage_name(output), [output], run, **stage))
         return output
 
@@ -218,11 +216,9 @@ class CorpusPlan:
                                     seed=seed, **sampling), inputs=inputs, description=f"{arm} triplets, seed {seed}")
         self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                              workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
-        arguments = {"base_model_name_or_path": base_model, "loss": recipe.loss, "max_sequence_length":
-                     recipe.max_sequence_length, "pooling_strategy": recipe.pooling_strategy,
-                     **leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
-                                      self.citations_train),
-                     **recipe.training_arguments(), "seed": seed, "save_strategy": "no"}
+        arguments = {"base_model_name_or_path": base_model, **recipe.training_arguments(), "seed": seed,
+                     "save_strategy": "no", **leakage_inputs(self.corpus.excluded_ids, setting.triples_source,
+                                                             graph_ids, graph_edges, self.citations_train)}
         self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
                              outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
