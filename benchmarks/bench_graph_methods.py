@@ -114,6 +114,7 @@ def main() -> None:
     from scincl.io import write_json
     from scincl.pipeline.real_corpus import CorpusPlan
     from scincl.settings.arms import corpus_spec
+    from scincl.settings.experiment import Experiment
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output_dir")
@@ -122,7 +123,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("torchbiggraph").setLevel(logging.WARNING)
     out = Path(args.output_dir)
-    rep = CorpusPlan(corpus_spec("hepth", args.data_dir), out, workers=1)
+    rep = CorpusPlan(corpus_spec("hepth", args.data_dir), out, Experiment(kind="graph"), workers=1)
     train, test = rep.built(rep.citations()), rep.citations_test
     fit, val = split_validation(train, out / "methods" / "val_split")
     results: Dict[str, Any] = {"validation": {}, "test": []}

@@ -253,6 +253,7 @@ def write_edges_without(edges: Path, path: Path, hidden: Set[Tuple[str, str]]) -
                 continue
             fh.write(f"{citing}\t{cited}\n")
             kept += 1
+    logger.info("%s: %d edges kept, %d hidden (query-candidate pairs)", path, kept, removed)
     return kept, removed
 
 

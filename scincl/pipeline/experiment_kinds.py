@@ -10,10 +10,11 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError
 from scincl.eval.experiment_pages import Page, RowRuns, mean_std_page
+from scincl.eval.graph_retrieval import evaluate_graph_retrieval
 from scincl.eval.paired_runs import RELATIONS, collect_copies, paired_cells, paired_report
 from scincl.eval.study_reports import (budget_report, collision_report, graph_report, main_page, score_graph_alone,
                                        sweep_report)
-from scincl.io import PathLike
+from scincl.io import PathLike, read_id_list
 from scincl.output_lock import writes
 from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key
@@ -23,7 +24,7 @@ from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAP
                                         make_experiments, variant_recipes)
 from scincl.settings.recipe import Recipe, recipe_fields
 from scincl.triples.config import HARD_NEGATIVES_BAND
-from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K
+from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K, sweep_collision_margins
 
 
 def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -94,10 +95,8 @@ def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Collisions vs k-hard (``--values``) for each k+ of COLLISION_K_POS and the recipe's (paper Fig. 5): one margin
     search per k+ on at most COLLISION_QUERIES query papers of seed 0, no trained rows."""
-    from scincl.triples.margins import sweep_collision_margins
-
     dim, k_hard = recipe.graph_dim, list(exp.values or DEFAULT_HARD_NEGATIVES_K)
-    queries = min(COLLISION_QUERIES, len(rep.eligible_queries(dim)))
+    queries = min(COLLISION_QUERIES, len(read_id_list(rep.built(rep.eligible_queries_file(dim)))))
 
     def searches(exp_dir: Path) -> List[Tuple[int, Path]]:
         graph, query_ids = rep.graph("cite", dim), rep.queries(0, queries, dim)
@@ -121,8 +120,6 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
 def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Link prediction and citation retrieval per graph (``--graph_dims`` x GRAPH_COMPARATORS) and a transductive
     graph alone on the SciDocs queries, beside the base encoder and the main comparison's runs that exist."""
-    from scincl.eval.graph_retrieval import evaluate_graph_retrieval
-
     text_runs = {"base encoder (text only)": rep.run_cell(BASE, None, recipe, split),
                  **{f"{arm} (text encoder)": rep.run_dir(arm, 0, recipe, split).parent for arm in ARMS}}
 
@@ -157,18 +154,15 @@ READS_WHILE_PLANNING = {"collisions": "the number of eligible query papers",
                         "graph": "the base encoder's evaluation"}
 
 
-def experiment_grid(exp: Experiment, output_dir: PathLike = "results", data_dir: PathLike = "../shared/data",
-                    workers: Optional[int] = None, create: bool = True) -> Tuple[CorpusPlan, Grid]:
+def experiment_grid(exp: Experiment, output_dir: PathLike, data_dir: PathLike,
+                    workers: Optional[int] = None) -> Tuple[CorpusPlan, Grid]:
     """The corpus plan and grid of one experiment (only what :data:`READS_WHILE_PLANNING` says runs)."""
-    rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus,
-                     eval_max_sequence_length=exp.eval_max_sequence_length, workers=workers,
-                     cocitation_min_count=exp.cocitation_min_count, create=create)
+    rep = CorpusPlan(corpus_spec(exp.corpus, data_dir), Path(output_dir) / exp.corpus, exp, workers)
     return rep, KINDS[exp.kind](rep, exp, exp.full_recipe(), exp.split)
 
 
-def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "results",
-                    data_dir: PathLike = "../shared/data", workers: Optional[int] = None,
-                    dry_run: bool = False) -> Optional[str]:
+def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike, data_dir: PathLike,
+                    workers: Optional[int] = None, dry_run: bool = False) -> Optional[str]:
     """Run experiments in order and write their pages, every corpus checked first; ``dry_run``: their plans."""
     for exp in experiments:
         corpus_spec(exp.corpus, data_dir)
@@ -177,7 +171,7 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike = "r
                              f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
     plans = []
     for exp in experiments:
-        rep, grid = experiment_grid(exp, output_dir, data_dir, workers, create=not dry_run)
+        rep, grid = experiment_grid(exp, output_dir, data_dir, workers)
         plans.append(plan_text(rep, grid, exp) if dry_run else run_grid(rep, grid, exp))
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
@@ -243,7 +237,7 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
     for exp in load_experiments(definition, changes):
         if exp.kind != "paired":
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {exp.kind}")
-        rep, grid = experiment_grid(exp, results_dir, data_dir, create=False)  # only read
+        rep, grid = experiment_grid(exp, results_dir, data_dir)  # only read
         splits.add(exp.split)
         cells += paired_cells(row_runs(rep, grid, exp), exp.seeds)
         parts += [(rep.out / grid.folder / name, exp.full_recipe().triplets) for name in (grid.timings, grid.name,

@@ -6,17 +6,15 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from scincl.eval.experiment_pages import Report, RowRuns, write_tables
 from scincl.io import read_json, write_json
 from scincl.pipeline.layout import precision_key
+from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.pipeline.runner import waiting_stages
 from scincl.settings.arms import BASE
-
-if TYPE_CHECKING:
-    from scincl.pipeline.real_corpus import CorpusPlan
-    from scincl.settings.experiment import Experiment
+from scincl.settings.experiment import Experiment
 
 
 def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -68,7 +66,7 @@ def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
     how many of the stages it adds are done and the next to run with why."""
     seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, exp.seeds)
     for row, seed in order:
-        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split)
+        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split), rep.take()
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)
@@ -88,9 +86,8 @@ def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
 
 def row_runs(rep: CorpusPlan, grid: Grid, exp: Experiment) -> List[Row]:
     """The rows of ``grid`` with their run dirs: a trained row's one per seed, a base row's one evaluation."""
-    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split) for seed in exp.seeds]
-                                if row.trained else [rep.cell(BASE, None, row.recipe, exp.split)[0]])
-            for row in grid.rows]
+    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split)
+                                           for seed in (exp.seeds if row.trained else [None])]) for row in grid.rows]
 
 
 def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:
@@ -100,7 +97,7 @@ def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:
     def write() -> Path:
         table, plots = grid.report(folder, rows, exp.split)
         return write_tables(folder, grid.title, recipe, table, grid.seeds or exp.seeds, precision_key(recipe),
-                            rep.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
+                            exp.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
     for row, seed in run_order(grid.rows, exp.seeds):
         timed(rep, folder / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,

@@ -13,7 +13,7 @@ from scincl.graph.stage import get_citations
 from scincl.knn.papers import build_faiss
 from scincl.leakage import recorded_report
 from scincl.model.card import update_model_card
-from scincl.model.device import default_device, reset_torch_threads
+from scincl.model.device import default_device, reset_torch_threads, resolve_bf16
 from scincl.pipeline.runner import Stage
 from scincl.settings.recipe import Recipe
 from scincl.triples.knn_miner import KnnSearch
@@ -39,8 +39,6 @@ def run_files(run: Path, gzip: bool = False) -> Tuple[Path, Path]:
 
 def precision_key(recipe: Recipe) -> str:
     """``""`` for fp32, else ``_bf16`` (training) / ``_ebf16`` (embedding), as this machine resolves the request."""
-    from scincl.model.device import resolve_bf16
-
     device = default_device()
     return ("_bf16" if resolve_bf16(recipe.bf16, device) else "") + (
         "_ebf16" if resolve_bf16(recipe.eval_bf16, device) else "")

@@ -3,15 +3,14 @@ arms share once under ``OUTPUT_DIR/shared``, each arm x seed under ``OUTPUT_DIR/
 A method plans a stage (its inputs' stages first) and returns the path it writes; ``run_specter``'s runner runs them."""
 from __future__ import annotations
 
-import logging
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from scincl.corpus.shards import papers_with_text
-from scincl.errors import InputError
+from scincl.eval.experiment_pages import run_scores
 from scincl.graph import stage as corpus_stage
-from scincl.io import PathLike, iter_tsv, read_id_list, read_json, write_id_list, write_json
+from scincl.io import PathLike, read_id_list, write_id_list, write_json
 from scincl.leakage import leakage_inputs, write_edges_without
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
@@ -19,13 +18,12 @@ from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
 from scincl.scidocs_io import query_candidate_pairs, split_papers
 from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting
+from scincl.settings.experiment import Experiment
 from scincl.settings.recipe import Recipe, recipe_record
 from scincl.settings.schema import SCINCL
 from scincl.triples.knn_miner import KnnSearch
-from scincl.triples.queries import eligible_for_every_arm, select_eligible_for_all_arms
+from scincl.triples.queries import select_eligible_for_all_arms, select_eligible_for_every_arm
 from scincl.triples.sources import SPECTER_LIKE, sampler
-
-logger = logging.getLogger(__name__)
 
 # BigGraph training workers (PBG's ``workers``; unset: one Hogwild! worker per core, interleaved differently each run):
 # one makes the graph, and so SciNCL's triplets, byte-reproducible (its cost: docs/results.md "Reproducibility")
@@ -35,21 +33,18 @@ REAL_CORPUS_SEARCH = KnnSearch(ann_metric="inner_product", ann_normalize_embeddi
 
 
 class CorpusPlan:
-    """The plan of one corpus' shared stages and arm runs (see the module docstring)."""
+    """The plan of one corpus' shared stages and of the arm runs of ``exp`` (see the module docstring)."""
 
-    def __init__(self, corpus: CorpusSpec, output_dir: PathLike, eval_max_sequence_length: int = 128,
-                 workers: Optional[int] = None, cocitation_min_count: int = 2, create: bool = True) -> None:
-        self.corpus, self.out, self.workers = corpus, Path(output_dir), workers
+    def __init__(self, corpus: CorpusSpec, output_dir: PathLike, exp: Experiment,
+                 workers: Optional[int] = None) -> None:
+        self.corpus, self.out, self.exp, self.workers = corpus, Path(output_dir), exp, workers
         self.shared = self.out / "shared"
-        self.eval_max_sequence_length = eval_max_sequence_length
         self.ran = 0  # stages run (not reused) so far: what a step's wall time measures (grid.timed)
         self.planned: Dict[str, Stage] = {}  # the stages planned and not run yet, by name, in running order
-        self.manifest = Manifest(self.out, {"corpus": corpus.name, "eval_max_sequence_length": eval_max_sequence_length,
-                                            "workers": workers, "cocitation_min_count": cocitation_min_count})
+        self.manifest = Manifest(self.out, {"corpus": corpus.name,
+                                            "eval_max_sequence_length": exp.eval_max_sequence_length,
+                                            "workers": workers, "cocitation_min_count": exp.cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
-        self.cocitation_min_count = cocitation_min_count
-        if create:  # not for a dry run, which writes nothing
-            self.shared.mkdir(parents=True, exist_ok=True)
 
     def add(self, stage: Stage) -> None:
         """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
@@ -64,17 +59,14 @@ class CorpusPlan:
         """A stage named by its output: the path below OUTPUT_DIR (the name its completion marker records)."""
         return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
 
-    def built(self, value: Any, stages: Optional[List[Stage]] = None) -> Any:
-        """``value`` (what the plan writes) once ``stages`` (default: those planned; the plan is empty afterwards) have
-        run or been reused by ``run_specter``'s runner, counting those it ran."""
-        stages = self.take() if stages is None else stages
-        if stages:
-            self.ran += sum(result.status == STATUS_RAN for result in run_stages(stages, self.manifest).values())
+    def built(self, value: Any) -> Any:
+        """``value`` once the planned stages have run or been reused (counting those that ran); the plan is emptied."""
+        self.shared.mkdir(parents=True, exist_ok=True)  # made when something runs: a dry run writes nothing
+        self.ran += sum(result.status == STATUS_RAN for result in run_stages(self.take(), self.manifest).values())
         return value
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
-        """Plan one step named by its ``output`` below OUTPUT_DIR (``stage``: the other :class:`Stage` fields);
-        returns ``output``."""
+        """Plan a step named by its ``output`` (``stage``: the other :class:`Stage` fields); returns ``output``."""
         self.add(Stage(self.stage_name(output), [output], run, **stage))
         return output
 
@@ -90,10 +82,10 @@ class CorpusPlan:
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
-        path = self.shared / f"cocitations.min{self.cocitation_min_count}.tsv"
+        path = self.shared / f"cocitations.min{self.exp.cocitation_min_count}.tsv"
         return self.stage(path, lambda: corpus_stage.get_cocitations(
             str(self.corpus.metadata_dir), str(path), excluded_paper_ids=str(self.corpus.excluded_ids),
-            min_count=self.cocitation_min_count, workers=self.workers),
+            min_count=self.exp.cocitation_min_count, workers=self.workers),
             inputs=[self.corpus.metadata_dir, self.corpus.excluded_ids], description="co-citation pairs")
 
     def transductive_citations(self) -> Path:
@@ -103,19 +95,13 @@ class CorpusPlan:
         self.stage(everything, lambda: corpus_stage.get_citations(
             str(self.corpus.metadata_dir), str(everything), workers=self.workers),
             inputs=[self.corpus.metadata_dir], description="every citation edge")
-
-        def hide() -> None:
-            kept, removed = write_edges_without(everything, path, query_candidate_pairs(self.corpus.scidocs_dir))
-            logger.info("transductive citations: %d edges kept, %d query-candidate edges hidden", kept, removed)
-
-        return self.stage(path, hide, inputs=[everything],
-                          description="citations minus the SciDocs query-candidate edges")
+        return self.stage(path, lambda: write_edges_without(everything, path,
+                                                            query_candidate_pairs(self.corpus.scidocs_dir)),
+                          inputs=[everything], description="citations minus the SciDocs query-candidate edges")
 
     def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
         """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
         graph, result = GRAPHS[kind], graph_files(self.shared / f"graph_{kind}_{dim}d_{comparator}")
-        if comparator not in graph.get("comparators", (comparator,)):
-            raise InputError(f"the {kind} graph is trained with the {', '.join(graph['comparators'])} comparator only")
         edges = {"citations": self.citations, "cocitations": self.cocitations,
                  "transductive": self.transductive_citations}[graph["edges"]]
         train, test = edges(), self.citations_test if graph["edges"] == "citations" else None  # held-out edges
@@ -165,20 +151,10 @@ class CorpusPlan:
         """The papers every arm can build 5 triplets for (scincl/triples/queries.py:eligible_for_every_arm)."""
         path = self.shared / f"eligible_queries_g{graph_dim}.json"
         inputs = [self.citations(), self.graph("cite", graph_dim)["ids"], self.graph("cocite", graph_dim)["ids"],
-                  self.papers_with_text(), self.corpus.excluded_ids]
-
-        def write() -> None:
-            edges = ((citing, cited) for _, (citing, cited, *_rest) in iter_tsv(inputs[0]))
-            cite, cocite, with_text, excluded = (set(read_id_list(ids)) for ids in inputs[1:])
-            eligible = eligible_for_every_arm(edges, self.corpus.bidirectional, cite & cocite, with_text, excluded)
-            write_id_list(path, eligible)
-            logger.info("%d papers are eligible queries for every arm", len(eligible))
-
-        return self.stage(path, write, inputs=inputs, description="queries every arm can build 5 triplets for")
-
-    def eligible_queries(self, graph_dim: int) -> List[str]:
-        """The papers every arm can build 5 triplets for (:meth:`eligible_queries_file`, run first)."""
-        return read_id_list(self.built(self.eligible_queries_file(graph_dim)))
+                  self.papers_with_text(), self.corpus.excluded_ids]  # the arguments after path, in their order
+        return self.stage(path, partial(select_eligible_for_every_arm, path, *inputs,
+                                        bidirectional=self.corpus.bidirectional),
+                          inputs=inputs, description="queries every arm can build 5 triplets for")
 
     def queries(self, seed: int, count: int, graph_dim: int) -> Path:
         """``count`` query papers sampled with ``seed`` from the eligible ones (shared by all arms)."""
@@ -189,46 +165,35 @@ class CorpusPlan:
                           description=f"{count} query papers, seed {seed}")
 
     def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
-                 bf16: str = "false") -> Path:
-        """Plan the SciDocs scores of ``model`` on ``split`` (``eval_max_sequence_length`` tokens, fp32 unless
-        ``bf16``); returns ``results.json``, which holds every split evaluated."""
-        results, papers = run_dir / "results.json", self.eval_papers(split)
-
-        def reusable() -> bool:  # results.json holds this split's scores
-            data = read_json(results)
-            return isinstance(data, dict) and split in data.get("scores", {})
-
+                 bf16: str = "false") -> None:
+        """Plan the SciDocs scores of ``model`` on ``split`` into ``results.json`` (which holds every split
+        evaluated; ``eval_max_sequence_length`` tokens, fp32 unless ``bf16``)."""
         self.add(evaluate_stage(
-            self.stage_name(results), model, self.corpus.scidocs_dir, run_dir, split=split, pooling_strategy=pooling,
-            max_sequence_length=self.eval_max_sequence_length, papers=papers, bf16=bf16, inputs=[Path(model)],
-            reusable=reusable, description=f"evaluate {run_dir} ({split})"))
-        return results
+            self.stage_name(run_dir / "results.json"), model, self.corpus.scidocs_dir, run_dir, split=split,
+            pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
+            papers=self.eval_papers(split), bf16=bf16, inputs=[Path(model)],
+            reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None,  # holds this split's scores
+            description=f"evaluate {run_dir} ({split})"))
 
     # ------------------------------------------------------------------ the cells of an experiment
-    def run_dir(self, arm: str, seed: int, recipe: Recipe, split: str) -> Path:
-        """Where one arm x seed x recipe lives (every experiment reads it: a run two experiments share trains once)."""
-        return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
+    def run_dir(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
+        """Where one cell lives: an arm x seed x recipe (a run two experiments share trains once) or the untuned
+        encoder's evaluation (:data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
+        if arm != BASE:
+            return self.out / "runs" / split / recipe_key(recipe) / arm / f"seed_{seed}"
+        embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
+        return (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.exp.eval_max_sequence_length}"
+                f"{embedding}{recipe.encoder_key()}" / split)
 
-    def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Tuple[Path, List[Stage]]:
-        """The run dir and whole plan of one cell: an arm x seed (:meth:`arm`) or the untuned encoder's evaluation
-        (``arm`` :data:`BASE`, shared by every seed and recipe with its pooling, lengths and precision)."""
+    def cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
+        """Plan one cell, the untuned encoder's evaluation (:data:`BASE`) or an arm x seed (its triplets, their texts,
+        the training and evaluation, after the shared stages they need); returns its :meth:`run_dir`."""
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
-        base_model = encoder_path(recipe.base_model_name_or_path)
-        if arm != BASE:
-            run_dir = self.run_dir(arm, seed, recipe, split)
-            self.arm(arm, seed, recipe, split, run_dir, base_model)
-        else:
-            embedding = "_ebf16" if precision_key(recipe).endswith("_ebf16") else ""
-            run_dir = (self.shared / "base" / f"{recipe.pooling_strategy}_len{self.eval_max_sequence_length}"
-                       f"{embedding}{recipe.encoder_key()}" / split)
+        run_dir, base_model = self.run_dir(arm, seed, recipe, split), encoder_path(recipe.base_model_name_or_path)
+        if arm == BASE:
             self.evaluate(base_model, run_dir, split, pooling=recipe.pooling_strategy, bf16=recipe.eval_bf16)
-        return run_dir, self.take()
-
-    def arm(self, arm: str, seed: int, recipe: Recipe, split: str, run_dir: Path, base_model: str) -> None:
-        """Plan one arm x seed in ``run_dir`` after the shared stages it needs: the seed's queries, the arm's triplets
-        (SPECTER-like: the recipe's number; kNN: the recipe's miner searching :data:`REAL_CORPUS_SEARCH`), their
-        texts, the fine-tuning of ``base_model``, its evaluation on ``split``."""
+            return run_dir
         setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
         triples, metadata = run_files(run_dir)
         # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
@@ -247,28 +212,24 @@ class CorpusPlan:
                         "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),
                         "workers": self.workers, "show_progress": False}
             inputs = [graph["embeddings"], index, queries]
-        sample = partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries), seed=seed,
-                         **sampling)
-        self.add(Stage(self.stage_name(triples), [triples], sample, inputs=inputs,
-                       description=f"{arm} triplets, seed {seed}"))
+        self.stage(triples, partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries),
+                                    seed=seed, **sampling), inputs=inputs, description=f"{arm} triplets, seed {seed}")
         self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
                              workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
-        leakage = leakage_inputs(self.corpus.excluded_ids, setting.triples_source, graph_ids, graph_edges,
-                                 self.citations_train)
-        arguments = {"base_model_name_or_path": base_model, "loss": recipe.loss, "max_sequence_length":
-                     recipe.max_sequence_length, "pooling_strategy": recipe.pooling_strategy, **leakage,
-                     **recipe.training_arguments(), "seed": seed, "save_strategy": "no"}
+        arguments = {"base_model_name_or_path": base_model, **recipe.training_arguments(), "seed": seed,
+                     "save_strategy": "no", **leakage_inputs(self.corpus.excluded_ids, setting.triples_source,
+                                                             graph_ids, graph_edges, self.citations_train)}
         self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
                              outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
+        return run_dir
 
     def run_cell(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
         """Run (or reuse) one cell (:meth:`cell`), a trained arm's ``recipe.json`` first; returns its run dir."""
-        run_dir, stages = self.cell(arm, seed, recipe, split)
-        run_dir.mkdir(parents=True, exist_ok=True)
+        run_dir = self.cell(arm, seed, recipe, split)
         if arm != BASE:
             write_json(run_dir / "recipe.json", {"arm": arm, "seed": seed, "corpus": self.corpus.name,
-                                                 "eval_max_sequence_length": self.eval_max_sequence_length,
+                                                 "eval_max_sequence_length": self.exp.eval_max_sequence_length,
                                                  **recipe_record(recipe)})
-        return self.built(run_dir, stages)
+        return self.built(run_dir)
 

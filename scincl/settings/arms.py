@@ -11,7 +11,7 @@ An arm is a setting, not a code path (:class:`Arm`: where its triplets come from
   :data:`DEFAULT_SPLITS`: the SciDocs split each experiment kind scores unless ``--split`` says otherwise;
 - :data:`GRAPHS`: graph kind -> its edges (citations | cocitations | transductive), the embedding method
   (``embed_graph --method``; ``pbg``: PyTorch-BigGraph with ``config`` from ``biggraph_configs/``, where
-  ``{comparator}`` is the run's) and, when not any, the comparators it is trained with;
+  ``{comparator}`` is the run's);
 - :data:`CORPORA`: corpus (a folder of ``--data_dir``) -> whether SPECTER-like positives are the papers a query
   cites (hep-th) or is linked to either way (CiteSeer, whose cite task counts both directions and whose papers
   cite ~1.3 others on average).
@@ -56,7 +56,7 @@ ARM_NAMES = {BASE: "base encoder (no fine-tuning)", **{arm.name: arm.label for a
 _CITE = {"edges": "citations", "config": "s2orc_128d_{comparator}"}
 GRAPHS: Dict[str, Dict[str, object]] = {
     "cite": {**_CITE, "method": "pbg"},
-    "cocite": {"edges": "cocitations", "method": "pbg", "config": "cocitations_768d_dot", "comparators": ["dot"]},
+    "cocite": {"edges": "cocitations", "method": "pbg", "config": "cocitations_768d_dot"},  # dot only
     "transductive": {"edges": "transductive", "method": "pbg", "config": "s2orc_128d_{comparator}"},
     "cite_fastrp": {**_CITE, "method": "fastrp"},
     "cite_prone": {**_CITE, "method": "prone"},

@@ -20,7 +20,7 @@ from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Sequenc
 import numpy as np
 
 from scincl.errors import InputError
-from scincl.io import read_id_list, write_id_list
+from scincl.io import iter_tsv, read_id_list, write_id_list
 
 logger = logging.getLogger(__name__)
 
@@ -223,6 +223,18 @@ def select_ratio_of_corpus(queries: Path, *, corpus: Path, ratio: float, seed: i
     sampled = sample_query_ids(papers, ratio, seed=seed)
     write_id_list(queries, sampled)
     return {"corpus_papers": len(papers), "sampled_query_papers": len(sampled)}
+
+
+def select_eligible_for_every_arm(eligible: Path, citations: Path, cite_ids: Path, cocite_ids: Path, with_text: Path,
+                                  excluded: Path, *, bidirectional: bool) -> None:
+    """Write to ``eligible`` the papers :func:`eligible_for_every_arm` finds from the files of the ``citations`` (TSV),
+    the cite and cocite graphs' paper ids, the papers with a text and the ``excluded`` ones."""
+    edges = ((citing, cited) for _, (citing, cited, *_rest) in iter_tsv(citations))
+    cite, cocite, text_ids, excluded_ids = (set(read_id_list(path))
+                                            for path in (cite_ids, cocite_ids, with_text, excluded))
+    papers = eligible_for_every_arm(edges, bidirectional, cite & cocite, text_ids, excluded_ids)
+    write_id_list(eligible, papers)
+    logger.info("%d papers are eligible queries for every arm", len(papers))
 
 
 def select_eligible_for_all_arms(queries: Path, *, eligible: Path, count: int, seed: int, where: str) -> None:

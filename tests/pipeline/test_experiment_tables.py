@@ -9,12 +9,13 @@ from scincl.pipeline import grid
 from scincl.pipeline.grid import timed
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import CorpusSpec
+from scincl.settings.experiment import Experiment
 
 
 def test_a_reused_step_keeps_its_recorded_time_and_a_rerun_replaces_it(tmp_path, monkeypatch):
     """A step's wall time is replaced only when the runner ran one of its stages: a cached rerun (3 s on a loaded
     machine) keeps the time the work took."""
-    rep = CorpusPlan(CorpusSpec("hepth", tmp_path / "data"), tmp_path / "out")
+    rep = CorpusPlan(CorpusSpec("hepth", tmp_path / "data"), tmp_path / "out", Experiment(kind="main"))
     out = rep.shared / "step.txt"
     clock = iter([0.0, 300.0, 10.0, 20.0, 29.0])  # (start, end) of each call; a reuse is not timed
     monkeypatch.setattr(grid, "time", types.SimpleNamespace(time=lambda: next(clock)))

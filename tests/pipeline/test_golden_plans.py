@@ -123,7 +123,9 @@ def recorder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PlanRecorder:
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(scincl_plan, "torch_threads", lambda: 2)
     monkeypatch.setattr(layout, "default_device", lambda: "cpu")
-    monkeypatch.setattr(device, "resolve_bf16", lambda request, device_name: str(request).lower() in ("auto", "true"))
+    for module in (device, layout):
+        monkeypatch.setattr(module, "resolve_bf16",
+                            lambda request, device_name: str(request).lower() in ("auto", "true"))
     for module in (layout, real_corpus, scincl_plan):
         for name in STAGE_BUILDERS:
             if hasattr(module, name):

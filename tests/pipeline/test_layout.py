@@ -8,6 +8,7 @@ from scincl.model.encoder import encoder_path
 from scincl.pipeline.layout import citation_files, graph_files, run_files
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import ARM_SETTINGS, GRAPHS, CorpusSpec
+from scincl.settings.experiment import Experiment
 from scincl.settings.recipe import Recipe
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from scincl.pipeline.run_command import settings_from_flags
@@ -32,7 +33,7 @@ def test_leakage_rule_for_each_kind_of_run():
 def test_both_planners_name_their_files_the_same_way(tmp_path):
     plan = SciNCLPlan(settings_from_flags(str(tmp_path / "run"), {
         "s2orc_metadata_dir": str(tmp_path), "base_model_name_or_path": "bert", "gzip": True}))
-    rep = CorpusPlan(CorpusSpec("hepth", tmp_path / "data"), tmp_path / "out")
+    rep = CorpusPlan(CorpusSpec("hepth", tmp_path / "data"), tmp_path / "out", Experiment(kind="main"))
     assert (plan.p.citations_train, plan.p.citations_test) == citation_files(plan.p.shared)
     assert (rep.citations_train, rep.citations_test) == citation_files(rep.out / "shared")
     assert (plan.p.graph_embeddings, plan.p.graph_ids) == (graph_files(plan.p.graph_dir)["embeddings"],

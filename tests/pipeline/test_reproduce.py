@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from scincl.errors import InputError
+from scincl.io import read_id_list
 from scincl.eval import study_tables
 from scincl.settings.run import parse_int_list, parse_seeds
 from scincl.pipeline.layout import precision_key, recipe_key
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.settings.arms import corpus_spec
-from scincl.settings.experiment import variant_changes
+from scincl.settings.experiment import Experiment, variant_changes
 from scincl.settings.recipe import Recipe
 from tests.conftest import REPO_ROOT, run_command
 
@@ -143,8 +144,8 @@ def test_reproduce_main_runs_every_arm_on_the_same_queries(reproduced, caplog):
 
 def test_eligible_queries_have_five_citations_and_are_not_excluded(reproduced):
     data = reproduced["data"]
-    rep = CorpusPlan(corpus_spec("hepth", data), reproduced["out"] / "hepth")
-    eligible = rep.eligible_queries(16)
+    rep = CorpusPlan(corpus_spec("hepth", data), reproduced["out"] / "hepth", Experiment(kind="main"))
+    eligible = read_id_list(rep.built(rep.eligible_queries_file(16)))
     excluded = set(json.loads((data / "hepth" / "scidocs_paper_ids.json").read_text()))
     cites = {}
     for line in rep.citations_train.read_text().splitlines():
@@ -311,7 +312,7 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
     from scincl.eval.study_reports import triplet_relations
     from scincl.settings.arms import ARM_NAMES, CorpusSpec
 
-    rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
+    rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out", Experiment(kind="main"))
     rep.citations_train.parent.mkdir(parents=True)
     # A->B, B->C, D->B, D->E, F->G: B and E are co-cited (by D); C is two hops from A (via B)
     rep.citations_train.write_text("A\tB\nB\tC\nD\tB\nD\tE\nF\tG\n")
@@ -331,9 +332,9 @@ def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
     arm's plan holds its triplets and texts before it and the evaluation after it."""
     from scincl.settings.arms import CorpusSpec
 
-    rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out")
+    rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out", Experiment(kind="main"))
     recipe = Recipe()
-    run_dir, stages = rep.cell("scincl", 1, recipe, "test")
+    run_dir, stages = rep.cell("scincl", 1, recipe, "test"), rep.take()
     assert run_dir == rep.run_dir("scincl", 1, recipe, "test")
     stage = next(planned for planned in stages if planned.name.endswith("/model/train_args.json"))
     assert stage.name == f"runs/test/{recipe_key(recipe)}/scincl/seed_1/model/train_args.json"
@@ -408,7 +409,7 @@ def test_budget_tables_give_mean_std_paired_differences_and_mark_partial_cells(t
     assert "2,500" not in _table_rows(table.split("Paired differences")[1])  # no pair at 2,500 yet
     assert paired_test([1.0], [2.0])["diffs"] == [1.0]
     budget = make_experiment({"kind": "budget", "values": [2500, 1000], "seeds": [0, 1]})
-    _, grid = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"), create=False)
+    _, grid = experiment_grid(budget, tmp_path / "out", _data_dir(tmp_path / "data"))
     order = [(row.recipe.triplets, seed, row.arm) for row, seed in run_order(grid.rows, [0, 1])
              if seed is not None]  # every seed and arm of the smallest budget first
     assert order[:4] == [(1000, 0, "specter_like"), (1000, 0, "scincl"), (1000, 1, "specter_like"), (1000, 1, "scincl")]
