@@ -60,9 +60,9 @@ def recipe_key(recipe: Recipe) -> str:
 # ``stage``: the Stage's ``outputs``, ``inputs``, ``output_dir``, ``settings``, ``description`` as the planner records
 # them (its completion marker); the other arguments say what the stage does.
 def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, arguments: Mapping[str, Any],
-                threads: Optional[int] = None, **stage: Any) -> Stage:
+                threads: Optional[int] = None, inputs: Sequence[Optional[Path]] = (), **stage: Any) -> Stage:
     """``model.train.train`` on ``triples`` into ``model`` with its other ``arguments`` (the base model, the loss, the
-    leakage guard's, the Trainer's); its result is the model's leakage report."""
+    leakage guard's, the Trainer's); ``inputs``: beside the triplets and texts; its result: the leakage report."""
     def run() -> Optional[Dict[str, Any]]:
         from scincl.model.train import train
 
@@ -71,21 +71,21 @@ def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, argume
         train(str(triples), str(metadata), str(model), **arguments)
         return recorded_report(model)
 
-    stage.setdefault("inputs", [triples, metadata])
-    return Stage(name, stage.pop("outputs", [model]), run, output_dir=model, **stage)
+    return Stage(name, stage.pop("outputs", [model]), run, inputs=[triples, metadata, *inputs], output_dir=model,
+                 **stage)
 
 
 def texts_stage(name: str, triples: Path, metadata: Path, metadata_dir: Optional[Path], *, workers: int,
-                corpus_format: Optional[str] = None, **stage: Any) -> Stage:
-    """``triples.metadata.get_metadata``: the texts of the papers of ``triples`` into ``metadata`` (its result: their
-    counts)."""
+                corpus_format: Optional[str] = None, inputs: Sequence[Optional[Path]] = (), **stage: Any) -> Stage:
+    """``triples.metadata.get_metadata``: the texts of the papers of ``triples`` into ``metadata`` (``inputs``: beside
+    the triplets; its result: their counts)."""
     def run() -> Dict[str, int]:
         if metadata_dir is None:
             raise InputError(f"the metadata stage needs --corpus_dir (or --skip_metadata with an existing "
                              f"{metadata.name})")
         return get_metadata(triples, metadata, metadata_dir, workers, corpus_format=corpus_format)
 
-    return Stage(name, [metadata], run, **stage)
+    return Stage(name, [metadata], run, inputs=[triples, *inputs], **stage)
 
 
 def index_stage(name: str, graph: Mapping[str, Path], index: Path, corpus: Path, *, search: KnnSearch,
@@ -137,8 +137,8 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
             reset_torch_threads(threads)
         evaluate_encoder(model, scidocs_dir, results_dir, split, pooling_strategy, max_sequence_length, papers=papers,
                          bf16=bf16, device=device)
-        update_model_card(model, Path(results_dir) / "results.json")
+        update_model_card(model, results_dir / "results.json")
 
-    return Stage(name, stage.pop("outputs", [Path(results_dir) / "results.json"]), run, output_dir=results_dir,
+    return Stage(name, [results_dir / "results.json"], run, output_dir=results_dir,
                  writes=scratch_embeddings(results_dir, split), **stage)
 

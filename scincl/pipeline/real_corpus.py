@@ -215,7 +215,7 @@ class CorpusPlan:
         self.stage(triples, partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries),
                                     seed=seed, **sampling), inputs=inputs, description=f"{arm} triplets, seed {seed}")
         self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
-                             workers=self.workers or 1, inputs=[triples], description="texts of the triplets' papers"))
+                             workers=self.workers or 1, description="texts of the triplets' papers"))
         arguments = {"base_model_name_or_path": base_model, **recipe.training_arguments(), "seed": seed,
                      "save_strategy": "no", **leakage_inputs(self.corpus.excluded_ids, setting.triples_source,
                                                              graph_ids, graph_edges, self.citations_train)}

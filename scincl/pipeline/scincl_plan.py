@@ -29,13 +29,13 @@ from scincl.settings.recipe import MINER_LEAVES  # the SciNCL slot settings a ru
 from scincl.settings.run import RunSettings
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
-from scincl.triples.sources import sampler
+from scincl.triples.sources import KNN, SPECTER_LIKE, sampler
 from scincl.workload import announce
 
 COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")  # in running order
-DEMO_CORPUS_SEED = 0  # the demo data itself is fixed; --corpus_seed picks the training corpus from it
+SOURCE_LABELS = {KNN: "SciNCL", SPECTER_LIKE: "SPECTER-like"}  # a --triples_source's name in the comparison tables
 
 
 # ---------------------------------------------------------------------- where a run's files go (the original layout)
@@ -132,7 +132,7 @@ class SciNCLPlan:
         """The demo corpus, the SciDocs ids, the citation edges and graph (when this run makes them), the text ids."""
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
-            demo = {"papers": s.demo_papers, "seed": DEMO_CORPUS_SEED}
+            demo = {"papers": s.demo_papers, "seed": 0}  # fixed data; --corpus_seed picks the corpus from it
             yield Stage("demo", [p.demo / "demo_manifest.json"], partial(make_demo, p.demo, **demo), output_dir=p.demo,
                         description=f"bundled demo corpus ({s.demo_papers} papers)", settings=demo)
         if self.scidocs_dir is not None and not s.scidocs_paper_ids:  # named for the leakage report too
@@ -223,8 +223,7 @@ class SciNCLPlan:
                     inputs=inputs, description=f"{s.triples_source} triplets", settings=self.recorded(*names))
         yield texts_stage("metadata", p.triples, p.metadata, self.metadata_dir, workers=s.workers,
                           corpus_format=self.corpus_format, settings={"corpus_format": self.corpus_format},
-                          inputs=[p.triples, self.metadata_dir],
-                          description="titles and abstracts of the triplets' papers")
+                          inputs=[self.metadata_dir], description="titles and abstracts of the triplets' papers")
 
     def plan_train(self) -> Iterator[Stage]:
         """Fine-tuning the base encoder on the triplets; recorded with every Trainer argument but logging's."""
@@ -237,7 +236,7 @@ class SciNCLPlan:
         arguments = {"base_model_name_or_path": self.base_model, **model, **length, **self.leakage,
                      "seed": s.seed, "other_run": "restart", **s.training_options}
         yield train_stage("train", p.triples, p.metadata, p.model, arguments=arguments, threads=torch_threads(),
-                          inputs=[p.triples, p.metadata, local_path(self.base_model)],
+                          inputs=[local_path(self.base_model)],
                           settings={"base_model": self.base_model, **model, "training": recorded, **length},
                           description=f"fine-tune {self.base_model}")
 
@@ -258,9 +257,9 @@ class SciNCLPlan:
         yield evaluate_stage("eval", str(p.model), self.scidocs_dir, p.eval, **how, settings=recorded,
                              inputs=[p.model, self.scidocs_dir],
                              description="SciDocs evaluation of the trained encoder")
-        name = "SciNCL" if s.triples_source == "knn" else "SPECTER-like"
         yield Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
-            p.base_eval, p.eval / "results.json", name, p.comparison, s.split, f"base: {short}"),
+            p.base_eval, p.eval / "results.json", SOURCE_LABELS[s.triples_source], p.comparison, s.split,
+            f"base: {short}"),
             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
             description="results table: base vs trained", settings={**self.recorded("split", "triples_source"),
                                                                      "base_model": short})
