@@ -127,16 +127,13 @@ def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_
 
 
 def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, *, split: str,
-                   pooling_strategy: Optional[str], max_sequence_length: Optional[int], papers: Optional[Path] = None,
-                   bf16: str = "false", device: Optional[str] = None, threads: Optional[int] = None,
-                   **stage: Any) -> Stage:
-    """``eval.evaluate.evaluate_encoder`` of ``model`` on ``split`` into ``results_dir``'s ``results.json``; a trained
-    model's card gets the scores."""
+                   encoding: Mapping[str, Any], threads: Optional[int] = None, **stage: Any) -> Stage:
+    """``eval.evaluate.evaluate_encoder`` of ``model`` on ``split`` into ``results_dir``'s ``results.json`` with its
+    other arguments ``encoding`` (pooling, length, papers, bf16, device); a trained model's card gets the scores."""
     def run() -> None:
         if threads is not None:
             reset_torch_threads(threads)
-        evaluate_encoder(model, scidocs_dir, results_dir, split, pooling_strategy, max_sequence_length, papers=papers,
-                         bf16=bf16, device=device)
+        evaluate_encoder(model, scidocs_dir, results_dir, split, **encoding)
         update_model_card(model, results_dir / "results.json")
 
     return Stage(name, [results_dir / "results.json"], run, output_dir=results_dir,

@@ -170,8 +170,8 @@ class CorpusPlan:
         evaluated; ``eval_max_sequence_length`` tokens, fp32 unless ``bf16``)."""
         self.add(evaluate_stage(
             self.stage_name(run_dir / "results.json"), model, self.corpus.scidocs_dir, run_dir, split=split,
-            pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
-            papers=self.eval_papers(split), bf16=bf16, inputs=[Path(model)],
+            encoding=dict(pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
+                          papers=self.eval_papers(split), bf16=bf16), inputs=[Path(model)],
             reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None,  # holds this split's scores
             description=f"evaluate {run_dir} ({split})"))
 

@@ -246,8 +246,8 @@ class SciNCLPlan:
         if self.scidocs_dir is None:
             return
         short = base_model_short_name(self.base_model)
-        how = dict(split=s.val_or_test_or_both, pooling_strategy=s.pooling_strategy, device=s.device,
-                   max_sequence_length=s.eval_max_sequence_length, threads=torch_threads())  # cut when given
+        how = dict(split=s.val_or_test_or_both, threads=torch_threads(), encoding=dict(
+            pooling_strategy=s.pooling_strategy, max_sequence_length=s.eval_max_sequence_length, device=s.device))
         recorded = self.recorded("val_or_test_or_both", "pooling_strategy", "eval_max_sequence_length")
         if s.evaluate_base_model:
             yield evaluate_stage("eval_base", self.base_model, self.scidocs_dir, p.base_eval, **how,
