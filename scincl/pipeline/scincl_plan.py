@@ -192,8 +192,7 @@ class SciNCLPlan:
                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excluded is not None})
 
     def plan_triples(self) -> Iterator[Stage]:
-        """The triplets of ``--triples_source`` (the sampler of scincl/triples/sources.py; kNN: from the index over the
-        corpus' graph embeddings), recorded with every flag they depend on, and their papers' titles and abstracts."""
+        """The triplets of ``--triples_source`` (kNN: and their index), recorded with every flag; their texts."""
         p, s = self.p, self.s
         names = ["triples_source", "seed", "gzip", *COUNT_LEAVES]
         if self.search is None:
