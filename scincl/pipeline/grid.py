@@ -62,10 +62,9 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Opti
 def plan_text(rep: CorpusPlan, grid: Grid) -> str:
     """What :func:`run_grid` would run (``--dry_run``): the totals, each recipe folder once (numbered), then per cell
     how many of the stages it adds are done and the next to run with why."""
-    exp, seen, recipes, lines, to_run = rep.exp, set(), {}, [], 0
-    order = run_order(grid.rows, exp.seeds)
+    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, rep.exp.seeds)
     for row, seed in order:
-        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split), rep.take()
+        where, stages = rep.cell(row.arm, seed, row.recipe, rep.exp.split), rep.take()
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)
@@ -77,8 +76,8 @@ def plan_text(rep: CorpusPlan, grid: Grid) -> str:
         if waiting:
             lines[-1] += "; next: {} ({})".format(*(text.replace(f"{rep.out}/", "").replace(f"{folder}/", "")
                                                     for text in waiting[0]))
-    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({exp.split}): {len(order)} cells "
-            f"({len(grid.rows)} rows x {len(exp.seeds)} seeds, base rows once), {len(seen)} stages, "
+    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({rep.exp.split}): {len(order)} cells "
+            f"({len(grid.rows)} rows x {len(rep.exp.seeds)} seeds, base rows once), {len(seen)} stages, "
             f"{len(seen) - to_run} done, {to_run} to run")
     return "\n".join([head, *(f"  [{number}] {folder}/" for folder, number in recipes.items()), *lines])
 
@@ -86,7 +85,8 @@ def plan_text(rep: CorpusPlan, grid: Grid) -> str:
 def row_runs(rep: CorpusPlan, grid: Grid) -> List[Row]:
     """The rows of ``grid`` with their run dirs: a trained row's one per seed, a base row's one evaluation."""
     return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, rep.exp.split)
-                                           for seed in (rep.exp.seeds if row.trained else [None])]) for row in grid.rows]
+                                           for seed in (rep.exp.seeds if row.trained else [None])])
+            for row in grid.rows]
 
 
 def run_grid(rep: CorpusPlan, grid: Grid) -> Path:
