@@ -113,8 +113,7 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
 
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
                 lambda exp_dir, rows, split: collision_report(exp_dir, timed(rep, exp_dir / "timings.json",
-                                                                             "collisions", searches, exp_dir)),
-                seeds=(0,))
+                                                                             "collisions", searches, exp_dir)))
 
 
 def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
@@ -143,7 +142,7 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
         alone = (f"graph embeddings alone ({dim}d dot, transductive graph)", run)
         return graph_report(link_prediction, retrieval, alone, text_runs, split)
 
-    return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report, seeds=(0,))
+    return Grid("graph", f"Citation-graph embeddings on {rep.corpus.name}", [], report)
 
 
 KINDS: Dict[str, Callable[[CorpusPlan, Experiment, Recipe, str], Grid]] = {
@@ -169,10 +168,8 @@ def run_experiments(experiments: Sequence[Experiment], output_dir: PathLike, dat
         if dry_run and exp.kind in READS_WHILE_PLANNING:
             raise InputError(f"--dry_run: the {exp.kind} experiment needs finished stages to plan its rows "
                              f"({READS_WHILE_PLANNING[exp.kind]}); run it without --dry_run")
-    plans = []
-    for exp in experiments:
-        rep, grid = experiment_grid(exp, output_dir, data_dir, workers)
-        plans.append(plan_text(rep, grid, exp) if dry_run else run_grid(rep, grid, exp))
+    step = plan_text if dry_run else run_grid  # each takes the corpus plan and grid experiment_grid returns
+    plans = [step(*experiment_grid(exp, output_dir, data_dir, workers)) for exp in experiments]
     return "\n\n".join(plans) + "\n(--dry_run: nothing was run)" if dry_run else None
 
 
@@ -239,7 +236,7 @@ def collect_runs(definition: str, to: str, results_dir: str = "results", data_di
             raise InputError(f"collect_runs takes experiments of kind paired, {definition} has {exp.kind}")
         rep, grid = experiment_grid(exp, results_dir, data_dir)  # only read
         splits.add(exp.split)
-        cells += paired_cells(row_runs(rep, grid, exp), exp.seeds)
+        cells += paired_cells(row_runs(rep, grid), exp.seeds)
         parts += [(rep.out / grid.folder / name, exp.full_recipe().triplets) for name in (grid.timings, grid.name,
                                                                                            RELATIONS)]
     if len(splits) != 1:

@@ -14,7 +14,6 @@ from scincl.pipeline.layout import precision_key
 from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.pipeline.runner import waiting_stages
 from scincl.settings.arms import BASE
-from scincl.settings.experiment import Experiment
 
 
 def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -48,7 +47,6 @@ class Grid:
     timings: str = "timings.json"
     rewrite_after_each_run: bool = False  # a long grid's page is readable (marked partial) while it runs
     budget_varies: bool = False  # the rows differ in triplets: the page says "the table's triplets"
-    seeds: Optional[Tuple[int, ...]] = None  # the seeds the page names when not the experiment's (no trained rows)
 
 
 def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Optional[int]]]:
@@ -61,12 +59,12 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Opti
     return [(rows[i], seed) for *_, i, seed in sorted(cells)]
 
 
-def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
+def plan_text(rep: CorpusPlan, grid: Grid) -> str:
     """What :func:`run_grid` would run (``--dry_run``): the totals, each recipe folder once (numbered), then per cell
     how many of the stages it adds are done and the next to run with why."""
-    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, exp.seeds)
+    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, rep.exp.seeds)
     for row, seed in order:
-        where, stages = rep.cell(row.arm, seed, row.recipe, exp.split), rep.take()
+        where, stages = rep.cell(row.arm, seed, row.recipe, rep.exp.split), rep.take()
         new = [stage for stage in stages if stage.name not in seen]
         seen.update(stage.name for stage in new)
         waiting, folder = waiting_stages(new), where.relative_to(rep.out)
@@ -78,25 +76,27 @@ def plan_text(rep: CorpusPlan, grid: Grid, exp: Experiment) -> str:
         if waiting:
             lines[-1] += "; next: {} ({})".format(*(text.replace(f"{rep.out}/", "").replace(f"{folder}/", "")
                                                     for text in waiting[0]))
-    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({exp.split}): {len(order)} cells "
-            f"({len(grid.rows)} rows x {len(exp.seeds)} seeds, base rows once), {len(seen)} stages, "
+    head = (f"Plan of {grid.folder} on {rep.corpus.name} ({rep.exp.split}): {len(order)} cells "
+            f"({len(grid.rows)} rows x {len(rep.exp.seeds)} seeds, base rows once), {len(seen)} stages, "
             f"{len(seen) - to_run} done, {to_run} to run")
     return "\n".join([head, *(f"  [{number}] {folder}/" for folder, number in recipes.items()), *lines])
 
 
-def row_runs(rep: CorpusPlan, grid: Grid, exp: Experiment) -> List[Row]:
+def row_runs(rep: CorpusPlan, grid: Grid) -> List[Row]:
     """The rows of ``grid`` with their run dirs: a trained row's one per seed, a base row's one evaluation."""
-    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, exp.split)
-                                           for seed in (exp.seeds if row.trained else [None])]) for row in grid.rows]
+    return [dataclasses.replace(row, runs=[rep.run_dir(row.arm, seed, row.recipe, rep.exp.split)
+                                           for seed in (rep.exp.seeds if row.trained else [None])])
+            for row in grid.rows]
 
 
-def run_grid(rep: CorpusPlan, grid: Grid, exp: Experiment) -> Path:
+def run_grid(rep: CorpusPlan, grid: Grid) -> Path:
     """Run (or reuse) every cell of ``grid``, then write its page; returns the page file."""
-    folder, rows, recipe = rep.out / grid.folder, row_runs(rep, grid, exp), exp.full_recipe()
+    exp, folder, rows, recipe = rep.exp, rep.out / grid.folder, row_runs(rep, grid), rep.exp.full_recipe()
+    seeds = exp.seeds if grid.rows else (0,)  # a grid without rows (collisions, graph): its steps use seed 0
 
     def write() -> Path:
         table, plots = grid.report(folder, rows, exp.split)
-        return write_tables(folder, grid.title, recipe, table, grid.seeds or exp.seeds, precision_key(recipe),
+        return write_tables(folder, grid.title, recipe, table, seeds, precision_key(recipe),
                             exp.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
 
     for row, seed in run_order(grid.rows, exp.seeds):

@@ -99,7 +99,7 @@ class CorpusPlan:
                                                             query_candidate_pairs(self.corpus.scidocs_dir)),
                           inputs=[everything], description="citations minus the SciDocs query-candidate edges")
 
-    def graph(self, kind: str = "cite", dim: int = 64, comparator: str = "dot") -> Dict[str, Path]:
+    def graph(self, kind: str, dim: int, comparator: str = "dot") -> Dict[str, Path]:
         """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
         graph, result = GRAPHS[kind], graph_files(self.shared / f"graph_{kind}_{dim}d_{comparator}")
         edges = {"citations": self.citations, "cocitations": self.cocitations,
@@ -164,10 +164,8 @@ class CorpusPlan:
                                         where=self.corpus.name), inputs=[eligible],
                           description=f"{count} query papers, seed {seed}")
 
-    def evaluate(self, model: str, run_dir: Path, split: str, pooling: Optional[str] = None,
-                 bf16: str = "false") -> None:
-        """Plan the SciDocs scores of ``model`` on ``split`` into ``results.json`` (which holds every split
-        evaluated; ``eval_max_sequence_length`` tokens, fp32 unless ``bf16``)."""
+    def evaluate(self, model: str, run_dir: Path, split: str, bf16: str, pooling: Optional[str] = None) -> None:
+        """Plan the SciDocs scores of ``model`` on ``split`` into ``run_dir/results.json`` (it holds every split's)."""
         self.add(evaluate_stage(
             self.stage_name(run_dir / "results.json"), model, self.corpus.scidocs_dir, run_dir, split=split,
             encoding=dict(pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
