@@ -69,7 +69,8 @@ def resolve_base_model(base_model_name_or_path: Optional[str] = None) -> str:
 
 
 def encoder_path(name: Optional[str], packaged: bool = True) -> str:
-    """The encoder a run fine-tunes: ``name``, else the packaged MiniLM (``packaged``) or :func:`resolve_base_model`'s."""
+    """The encoder a run fine-tunes: ``name``, else the packaged MiniLM (``packaged``) or
+    :func:`resolve_base_model`'s."""
     return name or (packaged_minilm_path() if packaged else resolve_base_model(None))
 
 

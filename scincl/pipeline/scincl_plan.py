@@ -186,8 +186,10 @@ class SciNCLPlan:
         select = {**sample, "graph_ids": p.graph_ids, "graph_limit": s.graph_limit, "with_text": with_text,
                   "specter_triples": s.specter_triples_path, "id_mapping": s.s2id_to_s2orc_input_path,
                   "excluded": self.excluded}
-        yield Stage("queries", [p.corpus_ids, p.query_ids], partial(select_graph_limit_and_ratio, p.query_ids, **select),
-                    inputs=[p.graph_ids, with_text, s.specter_triples_path, self.excluded, local_path(s.s2id_to_s2orc_input_path)],
+        yield Stage("queries", [p.corpus_ids, p.query_ids],
+                    partial(select_graph_limit_and_ratio, p.query_ids, **select),
+                    inputs=[p.graph_ids, with_text, s.specter_triples_path, self.excluded,
+                            local_path(s.s2id_to_s2orc_input_path)],
                     description=f"training corpus and query papers (--graph_limit {s.graph_limit})",
                     settings={**settings, "graph_limit": s.graph_limit, "excludes_scidocs": self.excluded is not None})
 
