@@ -155,7 +155,8 @@ def test_run_specter_takes_exactly_the_flags_its_help_lists():
     signature (what fire routes by) name the same flags."""
     import cli_pipeline
     from scincl.cli import run_specter_flag_info
-    from scincl.pipeline.run_command import run_specter_flag_names
+    from scincl.pipeline.run_command import run_specter_flag_groups
 
-    assert {row.name for row in run_specter_flag_info()} | {"output_dir"} == run_specter_flag_names()
-    assert set(inspect.signature(cli_pipeline.COMMANDS["run_specter"]).parameters) == run_specter_flag_names() | {"wait"}
+    assert {row.name for row in run_specter_flag_info()} == set(run_specter_flag_groups())
+    assert set(inspect.signature(cli_pipeline.COMMANDS["run_specter"]).parameters) == {
+        "output_dir", *run_specter_flag_groups(), "wait"}

@@ -3,7 +3,6 @@ MP-BERT4CR's (:mod:`scincl.citrec`); what `run_specter` prints at its end (:func
 from __future__ import annotations
 
 from importlib import import_module
-from pathlib import Path
 
 from scincl.citrec.evaluate import evaluate_citation_recommendation
 from scincl.citrec.finetune import finetune_citation_recommender
@@ -34,14 +33,14 @@ def run_summary(result: dict) -> str:
     """What ``run_specter`` prints at its end: the output dir, each run's model folder, the first run's stage times
     (their statuses say what was reused) and the table; with ``--dry_run``, each run's plan."""
     runs = result["runs"]
-    if any(one.get("dry_run") for one in runs):
+    if runs[0].get("dry_run"):  # every run of a --dry_run is one
         return "\n\n".join(one["plan"] for one in runs) + "\n(--dry_run: nothing was run)"
-    models = [getattr(one.get("paths"), "model", None) for one in runs]
     stages = runs[0]["manifest"]["stages"]
-    return "\n".join([f"\nOutputs: {result['output_dir']}", *(f"Model: {m}" for m in models if m and Path(m).is_dir()),
+    models = [one["paths"].model for one in runs if one["paths"].model.is_dir()]
+    return "\n".join([f"\nOutputs: {result['output_dir']}", *(f"Model: {model}" for model in models),
                       "Stage times" + (f" (the first of {len(runs)} runs)" if len(runs) > 1 else "") + ":",
                       *(f"  {name:<12} {stages[name]['status']:<8} {stages[name].get('seconds', 0.0):8.1f} s"
-                        for name in runs[0]["manifest"].get("stage_order", stages))]) + (
+                        for name in runs[0]["manifest"]["stage_order"])]) + (
         f"\n\n{result['table']}" if result["table"] else "")
 
 

@@ -27,8 +27,7 @@ class Manifest:
         self.stage_dirs: Dict[str, Path] = {}
 
     def record_stage(self, stage: Any, status: str, seconds: float = 0.0, result: Any = None) -> None:
-        """Record ``stage``'s (a :class:`~scincl.pipeline.runner.Stage`) status, time, inputs and outputs (with its
-        marker's fingerprints once completed) and its dict result, then write the manifests."""
+        """Record a :class:`~scincl.pipeline.runner.Stage`'s status, time, inputs, outputs and dict result; write."""
         previous = self.previous_stages.get(stage.name, {}) if status == STATUS_REUSED else {}
         entry: Dict[str, Any] = {"status": status, "seconds": round(seconds, 3), "updated_at": now_iso(),
                                  "inputs": [str(p) for p in stage.inputs], "outputs": [str(p) for p in stage.outputs]}

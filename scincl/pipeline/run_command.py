@@ -23,6 +23,7 @@ from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg,
                                  parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value
+from scincl.triples.sources import METHOD_NAMES
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +60,6 @@ def run_specter_flag_groups() -> Dict[str, str]:
     return {name: group for group, names in groups.items() for name in names}
 
 
-def run_specter_flag_names() -> set:
-    """Every flag ``run_specter`` takes (OUTPUT_DIR included): what ``--help_all`` lists and the CLI's signature."""
-    return {"output_dir", *run_specter_flag_groups()}
-
-
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
     """:class:`RunSettings` from run_specter's flags, each converted to its type and put in the field that holds it
     (an unknown flag or stage: :class:`InputError`), resolved from the run's preset and checked (:func:`check_run`)."""
@@ -85,7 +81,7 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
             raise InputError(f"--{name} is set by run_specter itself (its value follows OUTPUT_DIR and the stage "
                              f"layout); run `cli_pipeline.py train` directly to choose it")
         else:
-            raise unknown_flag_error(name, "run_specter", run_specter_flag_names())
+            raise unknown_flag_error(name, "run_specter", {"output_dir", *group_of})
     return check_run(resolve(given))
 
 
@@ -163,9 +159,9 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     corpus_seed = 0 if flags.get("corpus_seed") is None else flags["corpus_seed"]  # one corpus: only sampling varies
     first, shared, runs = run_each(output_dir, flags, {f"seeds/seed_{seed}": {"seed": seed, "corpus_seed": corpus_seed}
                                                        for seed in seed_list})
-    paths, source = runs[0]["paths"], "SciNCL" if first.triples_source == "knn" else "SPECTER-like"
-    table = compare_with_base(paths.base_eval, shared / "seeds", f"{source} ({len(runs)} seeds)", shared / "comparison",
-                              first.split, "base encoder") if (paths.eval / "results.json").exists() else None
+    paths, name = runs[0]["paths"], f"{METHOD_NAMES[first.triples_source]} ({len(runs)} seeds)"
+    table = compare_with_base(paths.base_eval, shared / "seeds", name, shared / "comparison", first.split,
+                              "base encoder") if (paths.eval / "results.json").exists() else None
     return {"table": table, "runs": runs, "output_dir": shared}
 
 

@@ -1,8 +1,5 @@
 """The stage runner: :func:`run_stages` skips, reuses or rebuilds each :class:`Stage` as :func:`reuse_decision` says
-(reused when its outputs exist and its completion marker ``stage_<name>.done.json``, written last, records the same
-settings, input fingerprints and outputs; other settings or inputs: rebuilt, old outputs removed first; no marker: run
-again over its partial outputs) and records each in the ``manifest.json`` files.
-"""
+and records each in the ``manifest.json`` files."""
 from __future__ import annotations
 
 import logging
@@ -39,7 +36,6 @@ class Stage:
 
     def __post_init__(self) -> None:
         self.outputs = [Path(p) for p in self.outputs]
-        self.writes = [Path(p) for p in self.writes]
         self.inputs = [Path(p) for p in self.inputs if p is not None]
         if not self.outputs:
             raise ValueError(f"stage {self.name!r} declares no outputs")
@@ -74,7 +70,8 @@ class StageResult:
 
 
 def reuse_decision(stage: Stage) -> Optional[str]:
-    """``None`` when ``stage``'s outputs can be reused (see the module docstring), otherwise why it must run."""
+    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` (written last)
+    records the same settings, input fingerprints and outputs; otherwise why it must run."""
     missing = [str(o) for o in stage.outputs if not o.exists()]
     if missing:
         return f"output {missing[0]} missing"

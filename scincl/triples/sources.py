@@ -16,6 +16,7 @@ from scincl.settings.choices import TRIPLES_SOURCES
 # --triples_source values (scincl/settings/choices.py): KNN, SciNCL: kNN of the query in the graph embeddings
 # (paper §3.2); SPECTER_LIKE, SPECTER: cited papers, citations of citations (Cohan et al. 2020)
 KNN, SPECTER_LIKE = TRIPLES_SOURCES
+METHOD_NAMES = {KNN: "SciNCL", SPECTER_LIKE: "SPECTER-like"}  # a table's name for what a source's triplets train
 
 
 def sampler(triples_source: str) -> Callable[..., Path]:

@@ -372,7 +372,7 @@ def test_the_losses_declare_their_options_and_train_takes_them_from_there(tmp_pa
     from scincl.model.losses import loss_options
     from scincl.model.losses.triplet import TripletMarginLoss
     from scincl.model.train import train
-    from scincl.pipeline.run_command import run_specter_flag_names, settings_from_flags
+    from scincl.pipeline.run_command import run_specter_flag_groups, settings_from_flags
     import inspect
 
     options = loss_options()
@@ -386,7 +386,7 @@ def test_the_losses_declare_their_options_and_train_takes_them_from_there(tmp_pa
         train(str(tmp_path / "t.csv"), str(tmp_path / "m.jsonl"), str(tmp_path / "out"), loss="infonce",
               infonce_negatives="all")
     assert settings_from_flags(None, {"triplet_margin": 0.5}).training_options["triplet_margin"] == 0.5
-    assert {"triplet_margin", "angle_in_batch"} <= run_specter_flag_names()
+    assert {"triplet_margin", "angle_in_batch"} <= set(run_specter_flag_groups())
 
 
 def test_an_unknown_loss_name_is_one_line_naming_its_flag_wherever_it_is_given():
