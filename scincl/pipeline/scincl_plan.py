@@ -29,13 +29,12 @@ from scincl.settings.recipe import MINER_LEAVES  # the SciNCL slot settings a ru
 from scincl.settings.run import RunSettings
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
-from scincl.triples.sources import KNN, SPECTER_LIKE, sampler
+from scincl.triples.sources import METHOD_NAMES, sampler
 from scincl.workload import announce
 
 COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")  # in running order
-SOURCE_LABELS = {KNN: "SciNCL", SPECTER_LIKE: "SPECTER-like"}  # a --triples_source's name in the comparison tables
 
 
 # ---------------------------------------------------------------------- where a run's files go (the original layout)
@@ -259,7 +258,7 @@ class SciNCLPlan:
                              inputs=[p.model, self.scidocs_dir],
                              description="SciDocs evaluation of the trained encoder")
         yield Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
-            p.base_eval, p.eval / "results.json", SOURCE_LABELS[s.triples_source], p.comparison, s.split,
+            p.base_eval, p.eval / "results.json", METHOD_NAMES[s.triples_source], p.comparison, s.split,
             f"base: {short}"),
             inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
             description="results table: base vs trained", settings={**self.recorded("split", "triples_source"),
