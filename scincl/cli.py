@@ -216,9 +216,14 @@ class Command:
                                            *self.aliases, WAIT]) if n not in self.own]
         return inspect.Signature(sorted(params + keyword, key=lambda p: p.kind))
 
+    @functools.cached_property
+    def hints(self) -> Dict[str, Any]:
+        """The function's type hints, read once."""
+        return typing.get_type_hints(self.function)
+
     def flag_type(self, name: str) -> Optional[type]:
         """The type ``--name`` is converted to (its parameter's type hint); ``None``: its rule's kind."""
-        hint = typing.get_type_hints(self.function).get(self.aliases.get(name, name))
+        hint = self.hints.get(self.aliases.get(name, name))
         return bool if name == WAIT else simple_type(hint)
 
     def renamed(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
@@ -353,11 +358,14 @@ def format_command_help(prog: str, name: str, command: Command, every: bool = Fa
 
 def print_help(commands: Mapping[str, Command], argv: Sequence[str], prog: str, every: bool) -> None:
     """``prog --help`` (each subcommand with its docstring's first line) or ``prog COMMAND --help`` / ``--help_all``."""
+    if argv and argv[0] in commands:
+        sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every))
+        return
     width = max(map(len, commands), default=0)
-    sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every) if argv and argv[0] in commands else
-                     "\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "",
-                                "Commands:", *(f"  {n.ljust(width)}  {c.doc.partition(chr(10))[0]}"
-                                               for n, c in commands.items())]) + "\n")
+    firsts = {name: (command.doc.splitlines() or [""])[0] for name, command in commands.items()}
+    summaries = [f"  {name.ljust(width)}  {first}" for name, first in firsts.items()]
+    sys.stdout.write("\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "",
+                                "Commands:", *summaries]) + "\n")
 
 
 # ---------------------------------------------------------------- SIGTERM and the one error line

@@ -49,8 +49,8 @@ from scincl.model.losses.graph_distillation import GraphDistillationLoss
 from scincl.model.losses.functional import (
     angle_similarity, cosine_distance, l2_distance, pairwise_cosine, pairwise_dot,
 )
-from scincl.model.losses.registry import (LOSSES, LossOption, build_loss, check_loss_name, loss_names, loss_options, loss_revision,
-                                           loss_settings, take_loss_options)
+from scincl.model.losses.registry import (LOSSES, LossOption, build_loss, check_loss_name, loss_names, loss_options,
+                                           loss_revision, loss_settings, take_loss_options)
 
 LOSS_NAMES = tuple(loss_names())
 
