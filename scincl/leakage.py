@@ -33,6 +33,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Un
 from scincl.errors import InputError
 from scincl.ids import FEW_IDS_MATCHED_SHARE, canonical_id, canonical_ids
 from scincl.io import iter_tsv, read_json
+from scincl.triples.sources import KNN
 
 logger = logging.getLogger(__name__)
 
@@ -262,7 +263,7 @@ def leakage_inputs(excluded: Optional[Path], triples_source: str, graph_ids: Opt
                    graph_leakage: bool = False) -> Dict[str, Any]:
     """``model.train.train``'s leakage arguments (its :func:`guard_training`): the evaluation papers in ``excluded``
     against the graph's nodes (kNN triplets) and the edges the run learnt from (its graph's, SPECTER-like triplets')."""
-    knn = triples_source == "knn"
+    knn = triples_source == KNN
     edges = [path for path in (graph_edges, None if knn else triples_edges) if path is not None]
     return {"excluded_paper_ids": str(excluded) if excluded else None,
             "graph_paper_ids_path": str(graph_ids) if knn and graph_ids else None,

@@ -111,8 +111,7 @@ def citations_stage(name: str, metadata_dir: Optional[Path], citations_dir: Path
         get_citations(str(metadata_dir), str(citations_dir), workers=workers, test_ratio=test_ratio, seed=seed,
                       excluded_paper_ids=str(excluded) if excluded else None, corpus_format=corpus_format)
 
-    return Stage(name, list(citation_files(citations_dir.parent)), run, inputs=[metadata_dir, excluded],
-                 output_dir=citations_dir, **stage)
+    return Stage(name, list(citation_files(citations_dir.parent)), run, inputs=[metadata_dir, excluded], **stage)
 
 
 def graph_stage(name: str, train_edges: Path, test_edges: Optional[Path], graph_dir: Path, *,
@@ -136,6 +135,5 @@ def evaluate_stage(name: str, model: str, scidocs_dir: Path, results_dir: Path, 
         evaluate_encoder(model, scidocs_dir, results_dir, split, **encoding)
         update_model_card(model, results_dir / "results.json")
 
-    return Stage(name, [results_dir / "results.json"], run, output_dir=results_dir,
-                 writes=scratch_embeddings(results_dir, split), **stage)
+    return Stage(name, [results_dir / "results.json"], run, writes=scratch_embeddings(results_dir, split), **stage)
 

@@ -23,7 +23,7 @@ from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg,
                                  parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value
-from scincl.triples.sources import METHOD_NAMES
+from scincl.triples.sources import METHOD_NAMES, SPECTER_LIKE
 
 logger = logging.getLogger(__name__)
 
@@ -63,16 +63,15 @@ def run_specter_flag_groups() -> Dict[str, str]:
 def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> RunSettings:
     """:class:`RunSettings` from run_specter's flags, each converted to its type and put in the field that holds it
     (an unknown flag or stage: :class:`InputError`), resolved from the run's preset and checked (:func:`check_run`)."""
-    group_of, given = run_specter_flag_groups(), {"output_dir": output_dir, "miner_options": {}, "training_options": {},
-                                                  "skip": [], "override": []}
+    group_of, given = run_specter_flag_groups(), {"output_dir": output_dir}  # the other fields: RunSettings' defaults
     for name, value in flags.items():
         prefix, _, stage = name.partition("_")
         if group_of.get(name) == "settings":
             given[name] = value
         elif group_of.get(name) == "stages":
-            given[prefix] = sorted(given[prefix] + [stage] * check_value(name, value, bool, check_range=False))
+            given[prefix] = sorted(given.get(prefix, []) + [stage] * check_value(name, value, bool, check_range=False))
         elif group_of.get(name) in ("miner", "training"):
-            given[f"{group_of[name]}_options"][name] = check_value(name, value, None, check_range=False)
+            given.setdefault(f"{group_of[name]}_options", {})[name] = check_value(name, value, None, check_range=False)
         elif name in ACCEPTED_WITHOUT_EFFECT:
             logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value, ACCEPTED_WITHOUT_EFFECT[name])
         elif name.startswith(("skip_", "override_")):
@@ -169,7 +168,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
 def run_specter_like(output_dir: Optional[str] = None, **flags: Any) -> Dict[str, Any]:
     """run_specter with SPECTER-like triplets (positives cited, hard negatives citations of citations, easy negatives
     random) on the same corpus and queries as SciNCL; same flags as run_specter."""
-    if flags.setdefault("triples_source", "specter_like") != "specter_like":
+    if flags.setdefault("triples_source", SPECTER_LIKE) != SPECTER_LIKE:
         raise InputError(f"run_specter_like samples --triples_source specter_like, not {flags['triples_source']!r} "
                          "(run_specter takes --triples_source)")
     return run_specter(output_dir, **flags)

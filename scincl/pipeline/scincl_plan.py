@@ -23,13 +23,13 @@ from scincl.model.device import torch_threads
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, reuse_decision, run_stages, waiting_stages
+from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.provenance import local_path
 from scincl.settings.recipe import MINER_LEAVES  # the SciNCL slot settings a run records for its triplets
 from scincl.settings.run import RunSettings
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
-from scincl.triples.sources import METHOD_NAMES, sampler
+from scincl.triples.sources import KNN, METHOD_NAMES, SPECTER_LIKE, sampler
 from scincl.workload import announce
 
 COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
@@ -40,7 +40,7 @@ ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", 
 # ---------------------------------------------------------------------- where a run's files go (the original layout)
 def miner_signature(s: RunSettings) -> str:
     """Short name of the sampling settings, e.g. ``pos_knn_20_25_5__easyneg_random_without_knn_3__hardneg_knn_3998_4000_2``."""
-    if s.triples_source != "knn":
+    if s.triples_source != KNN:
         return f"{s.triples_source}_{s.triples_per_query}"
     pos, easy, hard = (s.miner.slot(name) for name in ("easy_positives", "easy_negatives", "hard_negatives"))
     parts = [f"pos_{pos.strategy}_{pos.k_min}_{pos.k_max}_{pos.count}", f"easyneg_{easy.strategy}_{easy.count}",
@@ -115,8 +115,6 @@ class SciNCLPlan:
         graph_edges = p.citations_train if self.builds_graph and s.citations_path is None else None
         self.leakage = leakage_inputs(evaluation_ids, s.triples_source, p.graph_ids, graph_edges, self.citations,
                                       s.graph_leakage)  # the leakage guard's arguments
-        search = {f.name: getattr(s, f.name) for f in fields(KnnSearch) if hasattr(s, f.name)}  # its flags
-        self.search = KnnSearch(**search) if s.triples_source == "knn" else None  # None: SPECTER-like triplets
 
     def stages(self) -> List[Stage]:
         """Every stage of the run, in running order."""
@@ -132,14 +130,14 @@ class SciNCLPlan:
         p, s, excludes = self.p, self.s, {"excludes_scidocs": self.excluded is not None}
         if s.demo:
             demo = {"papers": s.demo_papers, "seed": 0}  # fixed data; --corpus_seed picks the corpus from it
-            yield Stage("demo", [p.demo / "demo_manifest.json"], partial(make_demo, p.demo, **demo), output_dir=p.demo,
+            yield Stage("demo", [p.demo / "demo_manifest.json"], partial(make_demo, p.demo, **demo),
                         description=f"bundled demo corpus ({s.demo_papers} papers)", settings=demo)
         if self.scidocs_dir is not None and not s.scidocs_paper_ids:  # named for the leakage report too
             yield Stage("scidocs_ids", [p.scidocs_ids], lambda: write_id_list(p.scidocs_ids, sorted(
                 scidocs_graph_ids(self.scidocs_dir, read_id_mapping(s.s2id_to_s2orc_input_path)))),
                         inputs=[self.scidocs_dir, local_path(s.s2id_to_s2orc_input_path)],
                         description="SciDocs papers (excluded from graph and corpus unless --graph_leakage)")
-        if (self.builds_graph or s.triples_source == "specter_like") and s.citations_path is None:
+        if (self.builds_graph or s.triples_source == SPECTER_LIKE) and s.citations_path is None:
             # the corpus' edge split and graph (--corpus_seed): every seed of --seeds shares them in OUTPUT_DIR
             split = {"test_ratio": s.graph_test_ratio, "seed": s.corpus_seed, "corpus_format": self.corpus_format}
             yield citations_stage("citations", self.metadata_dir, p.citations_dir, **split, excluded=self.excluded,
@@ -196,12 +194,13 @@ class SciNCLPlan:
         """The triplets of ``--triples_source`` (kNN: and their index), recorded with every flag; their texts."""
         p, s = self.p, self.s
         names = ["triples_source", "seed", "gzip", *COUNT_LEAVES]
-        if self.search is None:
+        if s.triples_source == SPECTER_LIKE:
             inputs = [self.citations, p.query_ids]
             sampling = dict(citations_input_path=self.citations, **self.recorded(*COUNT_LEAVES))
-        else:  # the index; the slots' strategies and bands, the search
+        else:  # the index; the slots' strategies and bands, the search (its flags: KnnSearch's fields)
+            search = KnnSearch(**{f.name: getattr(s, f.name) for f in fields(KnnSearch) if hasattr(s, f.name)})
             ann = index_stage("ann", {"embeddings": p.graph_embeddings, "ids": p.graph_ids}, p.ann_index,
-                              p.corpus_ids, search=self.search, workers=s.workers, seed=s.seed,
+                              p.corpus_ids, search=search, workers=s.workers, seed=s.seed,
                               outputs=[p.ann_index, index_ids_path(p.ann_index), index_config_path(p.ann_index)],
                               inputs=[p.graph_embeddings, p.graph_ids, p.corpus_ids],
                               description=f"FAISS {s.faiss_string_factory} index ({s.ann_metric})",
@@ -214,7 +213,7 @@ class SciNCLPlan:
                       "k_scale", "miner_options"]
             inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
             sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings,
-                            config=s.miner, search=self.search, strategy_options=s.miner_options,
+                            config=s.miner, search=search, strategy_options=s.miner_options,
                             ann_index_path=p.ann_index, workers=s.workers, show_progress=True,
                             include_paper_ids=str(p.corpus_ids))  # a reused index must cover this run's corpus
         plain = p.triples.with_suffix("") if s.gzip else p.triples  # the sampler adds .gz
@@ -259,10 +258,9 @@ class SciNCLPlan:
                              description="SciDocs evaluation of the trained encoder")
         yield Stage("compare", [p.comparison / "comparison.md"], lambda: compare_with_base(
             p.base_eval, p.eval / "results.json", METHOD_NAMES[s.triples_source], p.comparison, s.split,
-            f"base: {short}"),
-            inputs=[p.eval / "results.json", p.base_eval / "results.json"], output_dir=p.comparison,
-            description="results table: base vs trained", settings={**self.recorded("split", "triples_source"),
-                                                                     "base_model": short})
+            f"base: {short}"), inputs=[p.eval / "results.json", p.base_eval / "results.json"],
+            description="results table: base vs trained",
+            settings={**self.recorded("split", "triples_source"), "base_model": short})
 
     def run(self, arguments: Dict[str, Any]) -> Dict[str, Any]:
         """Log the plan (``--dry_run``: return it, with what each stage would do), run every stage; returns the stage
@@ -271,9 +269,8 @@ class SciNCLPlan:
         plan = announce(self, base_model_short_name(self.base_model))
         stages = self.stages()
         if s.dry_run:
-            waiting = dict(waiting_stages(stages))
             plan += "\nstages:\n" + "\n".join(
-                f"  {st.name}: " + (f"to run ({waiting[st.name]})" if st.name in waiting else "done") for st in stages)
+                f"  {st.name}: " + (f"to run ({why})" if (why := reuse_decision(st)) else "done") for st in stages)
             return {"results": {}, "table": None, "paths": p, "manifest": {}, "dry_run": True, "plan": plan}
         p.run.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(p.run, arguments)
