@@ -212,10 +212,9 @@ class SciNCLPlan:
             names += [*MINER_LEAVES, "ann_metric", "ann_backend", "ann_do_normalize", "faiss_string_factory",
                       "k_scale", "miner_options"]
             inputs = [p.ann_index, p.graph_embeddings, p.graph_ids, p.query_ids, p.corpus_ids]
-            sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings,
-                            config=s.miner, search=search, strategy_options=s.miner_options,
-                            ann_index_path=p.ann_index, workers=s.workers, show_progress=True,
-                            include_paper_ids=str(p.corpus_ids))  # a reused index must cover this run's corpus
+            sampling = dict(graph_paper_ids_path=p.graph_ids, graph_embeddings_path=p.graph_embeddings, config=s.miner,
+                            search=search, strategy_options=s.miner_options, ann_index_path=p.ann_index,
+                            workers=s.workers, include_paper_ids=str(p.corpus_ids))  # a reused index must cover them
         plain = p.triples.with_suffix("") if s.gzip else p.triples  # the sampler adds .gz
         yield Stage("triples", [p.triples], partial(sampler(s.triples_source), output_path=plain, seed=s.seed,
                                                     gzip=s.gzip, query_papers=str(p.query_ids), **sampling),
