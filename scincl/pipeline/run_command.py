@@ -136,9 +136,9 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     """The whole SciNCL pipeline; with no data arguments, the embedded demo on the bundled corpus.
 
     Stages, in order (each reuses its output when it exists, logged; --override_<stage> rebuilds,
-    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> BigGraph, only when
-    --graph_embeddings_path is not given), queries, ann, triples, metadata, train, eval_base, eval,
-    compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
+    --skip_<stage> skips): demo, scidocs_ids, citations, graph (citations -> graph embeddings, only when
+    --graph_embeddings_path is not given), metadata_ids, queries, ann, triples, metadata, train, eval_base,
+    eval, compare. Every output dir gets a manifest.json (arguments, input hashes, versions, git commit,
     seconds per stage). Prints the SciDocs table: base encoder vs SciNCL-tuned.
 
     Demo (make demo):  python cli_pipeline.py run_specter
