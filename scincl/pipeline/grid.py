@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -27,7 +26,7 @@ def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args:
     return result
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Row(RowRuns):
     """One row of an experiment's table (its label, arm or ``base``, recipe and, once planned, runs) and how it runs."""
 
@@ -35,7 +34,7 @@ class Row(RowRuns):
     group: Optional[Hashable] = None  # rows of one group run seed by seed (every row's seed 0 first); None: alone
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Grid:
     """One experiment as data: where its page goes, its rows and how they are reported."""
 

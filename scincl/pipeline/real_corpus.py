@@ -46,11 +46,12 @@ class CorpusPlan:
                                             "workers": workers, "cocitation_min_count": exp.cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
 
-    def add(self, build: Callable[..., Stage], output: Path, /, *args: Any, **kwargs: Any) -> None:
+    def add(self, build: Callable[..., Stage], output: Path, /, *args: Any, **kwargs: Any) -> Path:
         """Plan the stage ``build`` makes, named by its ``output`` below OUTPUT_DIR (once: a stage asked for again, as
-        every arm asks for the shared ones, keeps its place)."""
+        every arm asks for the shared ones, keeps its place); returns ``output``."""
         stage = build(str(Path(output).relative_to(self.out)), *args, **kwargs)
         self.planned.setdefault(stage.name, stage)
+        return output
 
     def built(self, value: Any) -> Any:
         """``value`` once the planned stages have run or been reused (counting those that ran); the plan is emptied."""
@@ -61,16 +62,14 @@ class CorpusPlan:
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
         """Plan a step named by its ``output`` (``stage``: the other :class:`Stage` fields); returns ``output``."""
-        self.add(Stage, output, [output], run, **stage)
-        return output
+        return self.add(Stage, output, [output], run, **stage)
 
     # ------------------------------------------------------------------ shared inputs
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.add(citations_stage, self.citations_train, self.corpus.metadata_dir, self.citations_train.parent,
-                 test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed, workers=self.workers,
-                 excluded=self.corpus.excluded_ids, description="citation edges w/o the SciDocs queries")
-        return self.citations_train
+        return self.add(citations_stage, self.citations_train, self.corpus.metadata_dir, self.citations_train.parent,
+                        test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed, workers=self.workers,
+                        excluded=self.corpus.excluded_ids, description="citation edges w/o the SciDocs queries")
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
@@ -109,9 +108,8 @@ class CorpusPlan:
         """FAISS Flat inner-product index over the normalised graph embeddings (papers with text only)."""
         graph, path = self.graph(kind, dim), self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
-        self.add(index_stage, path, graph, path, corpus, search=REAL_CORPUS_SEARCH, workers=self.workers,
-                 inputs=[graph["embeddings"], corpus], description=f"FAISS index of the {kind} graph ({dim}d)")
-        return path
+        return self.add(index_stage, path, graph, path, corpus, search=REAL_CORPUS_SEARCH, workers=self.workers,
+                        inputs=[graph["embeddings"], corpus], description=f"FAISS index of the {kind} graph ({dim}d)")
 
     def graph_papers_with_text(self, kind: str, dim: int) -> Path:
         """The graph's papers that have a text: the kNN arms' corpus (index, positives, negatives)."""
