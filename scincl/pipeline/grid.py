@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
@@ -27,7 +26,7 @@ def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args:
     return result
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Row(RowRuns):
     """One row of an experiment's table (its label, arm or ``base``, recipe and, once planned, runs) and how it runs."""
 
@@ -35,7 +34,7 @@ class Row(RowRuns):
     group: Optional[Hashable] = None  # rows of one group run seed by seed (every row's seed 0 first); None: alone
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Grid:
     """One experiment as data: where its page goes, its rows and how they are reported."""
 
@@ -62,12 +61,12 @@ def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Opti
 def plan_text(rep: CorpusPlan, grid: Grid) -> str:
     """What :func:`run_grid` would run (``--dry_run``): the totals, each recipe folder once (numbered), then per cell
     how many of the stages it adds are done and the next to run with why."""
-    seen, recipes, lines, to_run, order = set(), {}, [], 0, run_order(grid.rows, rep.exp.seeds)
+    recipes, lines, to_run, order = {}, [], 0, run_order(grid.rows, rep.exp.seeds)
     for row, seed in order:
-        where, stages = rep.cell(row.arm, seed, row.recipe, rep.exp.split), rep.take()
-        new = [stage for stage in stages if stage.name not in seen]
-        seen.update(stage.name for stage in new)
-        waiting, folder = waiting_stages(new), where.relative_to(rep.out)
+        planned = len(rep.planned)  # a stage asked for again keeps its place: a cell's new stages come last
+        folder = rep.cell(row.arm, seed, row.recipe, rep.exp.split).relative_to(rep.out)
+        new = list(rep.planned.values())[planned:]
+        waiting = waiting_stages(new)
         to_run += len(waiting)
         # a trained cell is runs/<split>/<recipe>/<arm>/seed_<s>: its recipe folder is listed once, by its number
         name = (f"{row.arm}/seed_{seed} [{recipes.setdefault(folder.parents[1], len(recipes) + 1)}]" if row.trained
@@ -77,8 +76,8 @@ def plan_text(rep: CorpusPlan, grid: Grid) -> str:
             lines[-1] += "; next: {} ({})".format(*(text.replace(f"{rep.out}/", "").replace(f"{folder}/", "")
                                                     for text in waiting[0]))
     head = (f"Plan of {grid.folder} on {rep.corpus.name} ({rep.exp.split}): {len(order)} cells "
-            f"({len(grid.rows)} rows x {len(rep.exp.seeds)} seeds, base rows once), {len(seen)} stages, "
-            f"{len(seen) - to_run} done, {to_run} to run")
+            f"({len(grid.rows)} rows x {len(rep.exp.seeds)} seeds, base rows once), {len(rep.planned)} stages, "
+            f"{len(rep.planned) - to_run} done, {to_run} to run")
     return "\n".join([head, *(f"  [{number}] {folder}/" for folder, number in recipes.items()), *lines])
 
 

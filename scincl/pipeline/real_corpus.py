@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 from scincl.corpus.shards import papers_with_text
 from scincl.eval.experiment_pages import run_scores
@@ -46,39 +46,30 @@ class CorpusPlan:
                                             "workers": workers, "cocitation_min_count": exp.cocitation_min_count})
         self.citations_train, self.citations_test = citation_files(self.shared)  # w/o the SciDocs query papers
 
-    def add(self, stage: Stage) -> None:
-        """Plan ``stage`` (once: a stage asked for again, as every arm asks for the shared ones, keeps its place)."""
+    def add(self, build: Callable[..., Stage], output: Path, /, *args: Any, **kwargs: Any) -> Path:
+        """Plan the stage ``build`` makes, named by its ``output`` below OUTPUT_DIR (once: a stage asked for again, as
+        every arm asks for the shared ones, keeps its place); returns ``output``."""
+        stage = build(str(Path(output).relative_to(self.out)), *args, **kwargs)
         self.planned.setdefault(stage.name, stage)
-
-    def take(self) -> List[Stage]:
-        """The planned stages in running order; the plan is empty afterwards."""
-        stages, self.planned = list(self.planned.values()), {}
-        return stages
-
-    def stage_name(self, output: Path) -> str:
-        """A stage named by its output: the path below OUTPUT_DIR (the name its completion marker records)."""
-        return str(Path(output).relative_to(self.out)) if Path(output).is_relative_to(self.out) else str(output)
+        return output
 
     def built(self, value: Any) -> Any:
         """``value`` once the planned stages have run or been reused (counting those that ran); the plan is emptied."""
         self.shared.mkdir(parents=True, exist_ok=True)  # made when something runs: a dry run writes nothing
-        self.ran += sum(result.status == STATUS_RAN for result in run_stages(self.take(), self.manifest).values())
+        stages, self.planned = list(self.planned.values()), {}
+        self.ran += sum(result.status == STATUS_RAN for result in run_stages(stages, self.manifest).values())
         return value
 
     def stage(self, output: Path, run: Callable[[], Any], **stage: Any) -> Path:
         """Plan a step named by its ``output`` (``stage``: the other :class:`Stage` fields); returns ``output``."""
-        self.add(Stage(self.stage_name(output), [output], run, **stage))
-        return output
+        return self.add(Stage, output, [output], run, **stage)
 
     # ------------------------------------------------------------------ shared inputs
     def citations(self) -> Path:
         """Citation edges without the SciDocs query papers (w/o leakage), 5 % held out for link prediction."""
-        self.add(citations_stage(
-            self.stage_name(self.citations_train), self.corpus.metadata_dir, self.citations_train.parent,
-            test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed,
-            excluded=self.corpus.excluded_ids, workers=self.workers,
-            description="citation edges w/o the SciDocs queries"))
-        return self.citations_train
+        return self.add(citations_stage, self.citations_train, self.corpus.metadata_dir, self.citations_train.parent,
+                        test_ratio=SCINCL.shared_graph_test_ratio, seed=SCINCL.shared_graph_seed, workers=self.workers,
+                        excluded=self.corpus.excluded_ids, description="citation edges w/o the SciDocs queries")
 
     def cocitations(self) -> Path:
         """Co-citation pairs (both directions, with counts) without the SciDocs query papers."""
@@ -100,7 +91,7 @@ class CorpusPlan:
                           inputs=[everything], description="citations minus the SciDocs query-candidate edges")
 
     def graph(self, kind: str, dim: int, comparator: str = "dot") -> Dict[str, Path]:
-        """The files (:func:`graph_files`) of a :data:`GRAPHS` graph's embeddings, its edges staged first."""
+        """A :data:`GRAPHS` graph's files (:func:`graph_files`) and the ``edges`` it learns from, staged."""
         graph, result = GRAPHS[kind], graph_files(self.shared / f"graph_{kind}_{dim}d_{comparator}")
         edges = {"citations": self.citations, "cocitations": self.cocitations,
                  "transductive": self.transductive_citations}[graph["edges"]]
@@ -110,18 +101,15 @@ class CorpusPlan:
                  "seed": SCINCL.shared_graph_seed,
                  **({"overrides": f"dimension={dim} workers={BIGGRAPH_WORKERS}"} if pbg else {"dimension": dim})}
         description = f"BigGraph {kind} {dim}d {comparator}" if pbg else f"{method} {kind} {dim}d"
-        self.add(graph_stage(self.stage_name(result["embeddings"]), train, test, result["dir"], embed=embed,
-                             description=description))
-        return result
+        self.add(graph_stage, result["embeddings"], train, test, result["dir"], embed=embed, description=description)
+        return {**result, "edges": train}
 
     def ann_index(self, kind: str, dim: int) -> Path:
         """FAISS Flat inner-product index over the normalised graph embeddings (papers with text only)."""
         graph, path = self.graph(kind, dim), self.shared / f"graph_{kind}_{dim}d_dot.Flat.faiss"
         corpus = self.graph_papers_with_text(kind, dim)
-        self.add(index_stage(self.stage_name(path), graph, path, corpus, search=REAL_CORPUS_SEARCH,
-                             workers=self.workers, inputs=[graph["embeddings"], corpus],
-                             description=f"FAISS index of the {kind} graph ({dim}d)"))
-        return path
+        return self.add(index_stage, path, graph, path, corpus, search=REAL_CORPUS_SEARCH, workers=self.workers,
+                        inputs=[graph["embeddings"], corpus], description=f"FAISS index of the {kind} graph ({dim}d)")
 
     def graph_papers_with_text(self, kind: str, dim: int) -> Path:
         """The graph's papers that have a text: the kNN arms' corpus (index, positives, negatives)."""
@@ -166,12 +154,11 @@ class CorpusPlan:
 
     def evaluate(self, model: str, run_dir: Path, split: str, bf16: str, pooling: Optional[str] = None) -> None:
         """Plan the SciDocs scores of ``model`` on ``split`` into ``run_dir/results.json`` (it holds every split's)."""
-        self.add(evaluate_stage(
-            self.stage_name(run_dir / "results.json"), model, self.corpus.scidocs_dir, run_dir, split=split,
-            encoding=dict(pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
-                          papers=self.eval_papers(split), bf16=bf16), inputs=[Path(model)],
-            reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None,  # holds this split's scores
-            description=f"evaluate {run_dir} ({split})"))
+        self.add(evaluate_stage, run_dir / "results.json", model, self.corpus.scidocs_dir, run_dir, split=split,
+                 encoding=dict(pooling_strategy=pooling, max_sequence_length=self.exp.eval_max_sequence_length,
+                               papers=self.eval_papers(split), bf16=bf16), inputs=[Path(model)],
+                 reusable=lambda: run_scores(run_dir, split, missing_ok=True) is not None,  # holds this split's scores
+                 description=f"evaluate {run_dir} ({split})")
 
     # ------------------------------------------------------------------ the cells of an experiment
     def run_dir(self, arm: str, seed: Optional[int], recipe: Recipe, split: str) -> Path:
@@ -203,8 +190,7 @@ class CorpusPlan:
             inputs = [self.citations_train, queries]
         else:
             graph, index = self.graph(setting.graph, dim), self.ann_index(setting.graph, dim)
-            graph_ids, cocited = graph["ids"], GRAPHS[setting.graph]["edges"] == "cocitations"
-            graph_edges = self.cocitations() if cocited else self.citations_train
+            graph_ids, graph_edges = graph["ids"], graph["edges"]
             sampling = {"graph_paper_ids_path": graph_ids, "graph_embeddings_path": graph["embeddings"],
                         "config": recipe.miner, "search": REAL_CORPUS_SEARCH, "ann_index_path": index,
                         "include_paper_ids": str(self.graph_papers_with_text(setting.graph, dim)),
@@ -212,13 +198,13 @@ class CorpusPlan:
             inputs = [graph["embeddings"], index, queries]
         self.stage(triples, partial(sampler(setting.triples_source), output_path=triples, query_papers=str(queries),
                                     seed=seed, **sampling), inputs=inputs, description=f"{arm} triplets, seed {seed}")
-        self.add(texts_stage(self.stage_name(metadata), triples, metadata, self.corpus.metadata_dir,
-                             workers=self.workers or 1, description="texts of the triplets' papers"))
+        self.add(texts_stage, metadata, triples, metadata, self.corpus.metadata_dir, workers=self.workers or 1,
+                 description="texts of the triplets' papers")
         arguments = {"base_model_name_or_path": base_model, **recipe.training_arguments(), "seed": seed,
                      "save_strategy": "no", **leakage_inputs(self.corpus.excluded_ids, setting.triples_source,
                                                              graph_ids, graph_edges, self.citations_train)}
-        self.add(train_stage(self.stage_name(model / "train_args.json"), triples, metadata, model, arguments=arguments,
-                             outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}"))
+        self.add(train_stage, model / "train_args.json", triples, metadata, model, arguments=arguments,
+                 outputs=[model / "train_args.json"], description=f"train {arm} seed {seed}")
         self.evaluate(str(model), run_dir, split, bf16=recipe.eval_bf16)
         return run_dir
 

@@ -40,7 +40,8 @@ def test_both_planners_name_their_files_the_same_way(tmp_path):
                                                            graph_files(plan.p.graph_dir)["ids"])
     assert (plan.p.triples, plan.p.metadata) == run_files(plan.p.run, gzip=True)
     assert plan.p.triples.name == "train_triples.csv.gz" and run_files(tmp_path)[1].name == "train_metadata.jsonl"
-    assert rep.stage_name(rep.out / "shared" / "x.json") == "shared/x.json"
+    assert rep.papers_with_text() == rep.out / "shared" / "papers_with_text.json"
+    assert list(rep.planned) == ["shared/papers_with_text.json"]  # a stage is named by its output below OUTPUT_DIR
 
 
 def test_one_encoder_rule(tmp_path):
