@@ -16,9 +16,9 @@ from scincl.eval.study_reports import (budget_report, collision_report, graph_re
                                        sweep_report)
 from scincl.io import PathLike, read_id_list
 from scincl.output_lock import writes
-from scincl.pipeline.grid import Grid, Row, plan_text, row_runs, run_grid, timed
+from scincl.pipeline.grid import TIMINGS, Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key
-from scincl.pipeline.real_corpus import CorpusPlan
+from scincl.pipeline.real_corpus import REAL_CORPUS_SEARCH, CorpusPlan
 from scincl.settings.arms import ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, TUNING_ARMS, corpus_spec
 from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAPH_COMPARATORS, Experiment,
                                         make_experiments, variant_recipes)
@@ -106,13 +106,14 @@ def collision_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str)
             found.append((kp, rep.built(rep.stage(out, functools.partial(
                 sweep_collision_margins, str(graph["ids"]), str(graph["embeddings"]), str(index),
                 query_papers=str(query_ids), positives_k=[kp],
-                hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out),
-                ann_normalize_embeddings=True, seed=0, include_paper_ids=str(corpus), workers=rep.workers),
+                hard_negatives_k=[k for k in k_hard if k - HARD_NEGATIVES_BAND > kp], output_path=str(out), seed=0,
+                ann_normalize_embeddings=REAL_CORPUS_SEARCH.ann_normalize_embeddings, include_paper_ids=str(corpus),
+                workers=rep.workers),
                 inputs=[index, query_ids], description=f"collisions vs margin, k+ = {kp}"))))
         return found
 
     return Grid("collisions", f"Collisions vs margin on {rep.corpus.name} ({queries} queries x 5 triplets)", [],
-                lambda exp_dir, rows, split: collision_report(exp_dir, timed(rep, exp_dir / "timings.json",
+                lambda exp_dir, rows, split: collision_report(exp_dir, timed(rep, exp_dir / TIMINGS,
                                                                              "collisions", searches, exp_dir)))
 
 
@@ -123,7 +124,7 @@ def graph_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> 
                  **{f"{arm} (text encoder)": rep.run_dir(arm, 0, recipe, split).parent for arm in ARMS}}
 
     def report(exp_dir: Path, rows: Sequence[RowRuns], split: str) -> Page:
-        timings, link_prediction, retrieval = exp_dir / "timings.json", [], []
+        timings, link_prediction, retrieval = exp_dir / TIMINGS, [], []
         for dim, comparator in itertools.product(exp.graph_dims, GRAPH_COMPARATORS):
             name, out = f"{dim}d {comparator}", exp_dir / f"retrieval_{dim}d_{comparator}.json"
             graph = timed(rep, timings, f"biggraph {name}", rep.built, rep.graph("cite", dim, comparator))

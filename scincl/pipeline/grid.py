@@ -14,6 +14,8 @@ from scincl.pipeline.real_corpus import CorpusPlan
 from scincl.pipeline.runner import waiting_stages
 from scincl.settings.arms import BASE
 
+TIMINGS = "timings.json"  # a grid's wall seconds per row and run, beside its page
+
 
 def timed(rep: CorpusPlan, path: Path, name: str, fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)``; its wall seconds go to ``path`` (``timings.json``) under ``name`` when first run and whenever the
@@ -43,7 +45,7 @@ class Grid:
     rows: Sequence[Row]
     report: Report  # the page from the rows' runs
     name: str = "results.md"
-    timings: str = "timings.json"
+    timings: str = TIMINGS
     rewrite_after_each_run: bool = False  # a long grid's page is readable (marked partial) while it runs
     budget_varies: bool = False  # the rows differ in triplets: the page says "the table's triplets"
 
