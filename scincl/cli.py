@@ -130,11 +130,10 @@ def loss_flags() -> List[FlagInfo]:
             for option in loss_options().values()]
 
 
-def training_flags(defaults: str = "scincl.model.train:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
-    """``transformers.TrainingArguments``' rows with the defaults a command sets (``module:NAME``; ``train``'s)."""
+def training_flags(module: str = "scincl.model.train", name: str = "PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
+    """``transformers.TrainingArguments``' rows with the defaults a command sets (``module.name``; ``train``'s)."""
     from transformers import TrainingArguments
 
-    module, name = defaults.split(":")
     values = getattr(importlib.import_module(module), name)
     return flag_rows(TrainingArguments, values, f"{module.replace('.', '/')}.py:{name}")
 
@@ -202,29 +201,19 @@ class Command:
     def __attrs_post_init__(self) -> None:
         self.doc = self.__doc__ = inspect.cleandoc(self.doc or self.function.__doc__ or "")  # inspect.getdoc reads it
         self.own = {n: p for n, p in inspect.signature(self.function).parameters.items() if p.kind is not p.VAR_KEYWORD}
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """The library function itself (old flag names accepted)."""
-        return self.function(*args, **self.renamed(kwargs))
+        self.hints = {**typing.get_type_hints(self.function), WAIT: bool}  # read once
 
     @functools.cached_property
     def __signature__(self) -> inspect.Signature:
         """The function's parameters, its ``**kwargs`` replaced by its flags, then its old names and ``--wait``."""
-        params = list(self.own.values() if self.flags else inspect.signature(self.function).parameters.values())
         keyword = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == WAIT else None)
                    for n in dict.fromkeys([*(row.name for row in (self.flags() if self.flags else ())),
                                            *self.aliases, WAIT]) if n not in self.own]
-        return inspect.Signature(sorted(params + keyword, key=lambda p: p.kind))
-
-    @functools.cached_property
-    def hints(self) -> Dict[str, Any]:
-        """The function's type hints, read once."""
-        return typing.get_type_hints(self.function)
+        return inspect.Signature(sorted([*self.own.values(), *keyword], key=lambda p: p.kind))
 
     def flag_type(self, name: str) -> Optional[type]:
         """The type ``--name`` is converted to (its parameter's type hint); ``None``: its rule's kind."""
-        hint = self.hints.get(self.aliases.get(name, name))
-        return bool if name == WAIT else simple_type(hint)
+        return simple_type(self.hints.get(self.aliases.get(name, name)))
 
     def renamed(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """``kwargs`` with old flag names under their flag's name; both given is an :class:`InputError`."""
@@ -233,7 +222,7 @@ class Command:
             raise InputError(f"--{both[0]} is the old name of --{self.aliases[both[0]]}: give one")
         return {self.aliases.get(name, name): value for name, value in kwargs.items()}
 
-    def run(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """One call from fire: values converted and checked where the library does not, with ``--wait``, shown."""
         kwargs = self.renamed(kwargs)
         wait = check_value(WAIT, kwargs.pop(WAIT, False), bool)
@@ -309,9 +298,9 @@ def check_argv(name: str, command: Command, positional: Sequence[str], names: Se
                  else "no positional argument")
         raise InputError(f"{name}: unexpected argument {positional[len(places)]!r}: it takes {takes}; flags are "
                          f"--name value (`{name} --help` lists them)")
-    params = command.__signature__.parameters  # a **kwargs function takes any flag
+    params = command.__signature__.parameters  # every command's is full: no **kwargs
     unknown = [n for n in names if n not in params and not (n[:2] == "no" and n[2:] in params)]
-    if unknown and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+    if unknown:
         raise unknown_flag_error(unknown[0], name, params)
     command.renamed(dict.fromkeys([*names, *places[:len(positional)]]))
 
@@ -402,8 +391,8 @@ def run_cli(commands: Mapping[str, Command]) -> None:
         tokens, positional, names = read_argv(command, argv[1:])
         check_argv(argv[0], command, positional, names)
 
-        call = functools.update_wrapper(lambda *args, **kwargs: command.run(args, kwargs), command, ("__doc__",), ())
-        call.__signature__ = command.__signature__  # type: ignore[attr-defined]
+        # a function: fire would read a word of argv as an attribute of a callable object
+        call = functools.update_wrapper(lambda *a, **k: command(*a, **k), command, ("__doc__", "__signature__"), ())
         fire.Fire({argv[0]: call}, command=[argv[0], *tokens], name=prog)
     except (KeyboardInterrupt, Terminated) as exc:
         stop = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"

@@ -86,7 +86,7 @@ def test_a_flag_renamed_to_the_library_parameter_keeps_its_old_name_as_an_alias(
     assert command.renamed({"model_dir": "m1,m2", "classifier": "sklearn", "n_jobs": 1}) == {
         "model_dirs": "m1,m2", "classifier_backend": "sklearn", "n_jobs": 1}
     with pytest.raises(InputError, match="^--model_dir is the old name of --model_dirs: give one$"):
-        command.run(("sd", str(tmp_path / "out")), {"model_dir": "a", "model_dirs": "b"})
+        command("sd", str(tmp_path / "out"), model_dir="a", model_dirs="b")
     out = _help(monkeypatch, capsys, ["cli_pipeline.py", "evaluate", "--help"])
     assert "(also --model_dir, its old name)" in out and "(also --classifier, its old name)" in out
 

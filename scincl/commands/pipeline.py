@@ -55,7 +55,7 @@ EXPERIMENT_ROW = dict(flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="e
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
     "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
-                        flags=lambda: training_flags("scincl.model.pretrain:PRETRAIN_TRAINING_DEFAULTS")),
+                        flags=lambda: training_flags("scincl.model.pretrain", "PRETRAIN_TRAINING_DEFAULTS")),
     "embed": Command(embed, flags=lambda: flag_rows(import_module("scincl.model.embed").embed),  # loads torch
                      passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
