@@ -175,7 +175,7 @@ def reproduce_flag_info() -> List[FlagInfo]:
 def command_flags_info(command: Command, every: bool = True) -> List[FlagInfo]:
     """A command's rows: its function's, then (``every``, or the ones its ``main`` names) its ``flags``' rows."""
     rows = {row.name: row for row in flag_rows(command.function, doc=command.doc)}
-    for row in command.flags() if command.flags and (every or command.main) else ():
+    for row in command.flags() if every or command.main else ():
         own = rows.setdefault(row.name, row)
         own.help = own.help or row.help  # e.g. run_specter's --seeds: its help is where it is parsed
     for old, new in command.aliases.items():
@@ -189,7 +189,7 @@ class Command:
     """One subcommand (a row of a commands table): a library function and what the command line adds to it."""
 
     function: Callable
-    flags: Optional[Callable[[], List[FlagInfo]]] = None  # the rows of its **kwargs
+    flags: Callable[[], List[FlagInfo]] = list  # the rows of its **kwargs
     main: Tuple[str, ...] = ()  # the flags --help shows (empty: the function's own)
     passes: str = ""  # --help: a phrase naming the other flags
     aliases: Mapping[str, str] = attrs.field(factory=dict)  # {old name: flag}
@@ -207,9 +207,8 @@ class Command:
     def __signature__(self) -> inspect.Signature:
         """The function's parameters, its ``**kwargs`` replaced by its flags, then its old names and ``--wait``."""
         keyword = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == WAIT else None)
-                   for n in dict.fromkeys([*(row.name for row in (self.flags() if self.flags else ())),
-                                           *self.aliases, WAIT]) if n not in self.own]
-        return inspect.Signature(sorted([*self.own.values(), *keyword], key=lambda p: p.kind))
+                   for n in dict.fromkeys([*(row.name for row in self.flags()), *self.aliases, WAIT])]
+        return inspect.Signature([*self.own.values(), *(p for p in keyword if p.name not in self.own)])
 
     def flag_type(self, name: str) -> Optional[type]:
         """The type ``--name`` is converted to (its parameter's type hint); ``None``: its rule's kind."""
@@ -240,10 +239,9 @@ class Command:
         return self.show(result) if self.show else result
 
 
-def commands_of(source: Any) -> Dict[str, Command]:
-    """The ``COMMANDS`` of a module or namespace as rows (a bare function is a row of its own)."""
-    namespace = vars(source) if inspect.ismodule(source) else source
-    return {name: row if isinstance(row, Command) else Command(row) for name, row in namespace["COMMANDS"].items()}
+def commands_of(module: Any) -> Dict[str, Command]:
+    """The ``COMMANDS`` of a module as rows (a bare function is a row of its own)."""
+    return {name: row if isinstance(row, Command) else Command(row) for name, row in module.COMMANDS.items()}
 
 
 def front_end(namespace: Dict[str, Any], table: Any) -> Dict[str, Command]:
@@ -264,26 +262,23 @@ def _is_flag(token: str) -> bool:
 def read_argv(command: Command, tokens: Sequence[str]) -> Tuple[List[str], List[str], List[str]]:
     """``(tokens for fire, positional values, --flag names)``, read as fire reads them, with PBG's ``-p key=value
     [key=value ...]`` gathered into one ``--overrides`` and a repeatable flag's values into one list."""
-    i, end = 0, list(tokens).index("--") if "--" in tokens else len(tokens)
-    out, positional, overrides, repeated = [], [], [], {}  # type: List[str], List[str], List[str], Dict[str, List[str]]
-    while i < end:
-        flag, eq, value = tokens[i].partition("=")
+    end = list(tokens).index("--") if "--" in tokens else len(tokens)
+    rest, out, positional, overrides, repeated = list(tokens[:end]), [], [], [], {}  # repeated: {flag: [value, ...]}
+    while rest:
+        token = rest.pop(0)
+        flag, eq, value = token.partition("=")
         if flag in PBG_OVERRIDE_FLAGS and "overrides" in command.own:
             overrides += [value] if eq else []
-            while not eq and i + 1 < end and "=" in tokens[i + 1] and not tokens[i + 1].startswith("-"):
-                i += 1
-                overrides.append(tokens[i])
-        elif flag[2:].replace("-", "_") in command.repeatable and flag.startswith("--") and (eq or i + 1 < end):
-            repeated.setdefault(flag[2:].replace("-", "_"), []).append(value if eq else tokens[i + 1])
-            i += not eq
+            while not eq and rest and "=" in rest[0] and not rest[0].startswith("-"):
+                overrides.append(rest.pop(0))
+        elif flag[2:].replace("-", "_") in command.repeatable and flag.startswith("--") and (eq or rest):
+            repeated.setdefault(flag[2:].replace("-", "_"), []).append(value if eq else rest.pop(0))
         else:
-            out.append(tokens[i])
-            if not _is_flag(tokens[i]):
-                positional.append(tokens[i])
-            elif not eq and i + 1 < end and not _is_flag(tokens[i + 1]):
-                i += 1
-                out.append(tokens[i])
-        i += 1
+            out.append(token)
+            if not _is_flag(token):
+                positional.append(token)
+            elif not eq and rest and not _is_flag(rest[0]):
+                out.append(rest.pop(0))
     out += [f"--{n}={given[0]}" if len(given) == 1 else f"--{n}={given!r}" for n, given in repeated.items()]
     out += ["--overrides", " ".join(overrides)] if overrides else []
     names = [token.partition("=")[0].lstrip("-").replace("-", "_") for token in out if token.startswith("--")]
