@@ -76,18 +76,12 @@ def source_of(obj: Any) -> str:
 
 
 def documented(function: Any, doc: Optional[str] = None) -> Dict[str, str]:
-    """``{parameter: its help}`` from the ``:param x:`` or ``Args:`` entries of ``doc`` (else the docstring)."""
-    names, out, current, indent = set(inspect.signature(function).parameters), {}, None, 0
-    for line in inspect.cleandoc(doc or function.__doc__ or "").splitlines():
-        depth, match = len(line) - len(line.lstrip()), re.match(r"\s*(?::param\s+)?(\w+):\s*(\S.*)", line)
-        if current and line.strip() and depth > indent:
-            out[current] += " " + line.strip()
-        elif match and match.group(1) in names and match.group(1) not in out:
-            (current, text), indent = match.groups(), depth
-            out[current] = text.strip()
-        else:
-            current = None
-    return out
+    """``{parameter: its help}`` from the ``:param x:`` or ``Args:`` entries of ``doc`` (else the docstring): an entry
+    is ``x: text`` and the lines below it indented deeper; the first entry of a name counts."""
+    names = "|".join(inspect.signature(function).parameters)
+    entries = re.findall(rf"^( *)(?::param\s+)?\b({names}):[ \t]*(\S.*(?:\n\1 +\S.*)*)",
+                         inspect.cleandoc(doc or function.__doc__ or ""), re.M)
+    return {name: " ".join(line.strip() for line in text.splitlines()) for _, name, text in reversed(entries)}
 
 
 def flag_rows(owner: Any, defaults: Optional[Mapping[str, Any]] = None, source: str = "",
