@@ -76,18 +76,12 @@ def source_of(obj: Any) -> str:
 
 
 def documented(function: Any, doc: Optional[str] = None) -> Dict[str, str]:
-    """``{parameter: its help}`` from the ``:param x:`` or ``Args:`` entries of ``doc`` (else the docstring)."""
-    names, out, current, indent = set(inspect.signature(function).parameters), {}, None, 0
-    for line in inspect.cleandoc(doc or function.__doc__ or "").splitlines():
-        depth, match = len(line) - len(line.lstrip()), re.match(r"\s*(?::param\s+)?(\w+):\s*(\S.*)", line)
-        if current and line.strip() and depth > indent:
-            out[current] += " " + line.strip()
-        elif match and match.group(1) in names and match.group(1) not in out:
-            (current, text), indent = match.groups(), depth
-            out[current] = text.strip()
-        else:
-            current = None
-    return out
+    """``{parameter: its help}`` from the ``:param x:`` or ``Args:`` entries of ``doc`` (else the docstring): an entry
+    is ``x: text`` and the lines below it indented deeper; the first entry of a name counts."""
+    names = "|".join(inspect.signature(function).parameters)
+    entries = re.findall(rf"^( *)(?::param\s+)?\b({names}):[ \t]*(\S.*(?:\n\1 +\S.*)*)",
+                         inspect.cleandoc(doc or function.__doc__ or ""), re.M)
+    return {name: " ".join(line.strip() for line in text.splitlines()) for _, name, text in reversed(entries)}
 
 
 def flag_rows(owner: Any, defaults: Optional[Mapping[str, Any]] = None, source: str = "",
@@ -130,11 +124,10 @@ def loss_flags() -> List[FlagInfo]:
             for option in loss_options().values()]
 
 
-def training_flags(defaults: str = "scincl.model.train:PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
-    """``transformers.TrainingArguments``' rows with the defaults a command sets (``module:NAME``; ``train``'s)."""
+def training_flags(module: str = "scincl.model.train", name: str = "PAPER_TRAINING_DEFAULTS") -> List[FlagInfo]:
+    """``transformers.TrainingArguments``' rows with the defaults a command sets (``module.name``; ``train``'s)."""
     from transformers import TrainingArguments
 
-    module, name = defaults.split(":")
     values = getattr(importlib.import_module(module), name)
     return flag_rows(TrainingArguments, values, f"{module.replace('.', '/')}.py:{name}")
 
@@ -176,7 +169,7 @@ def reproduce_flag_info() -> List[FlagInfo]:
 def command_flags_info(command: Command, every: bool = True) -> List[FlagInfo]:
     """A command's rows: its function's, then (``every``, or the ones its ``main`` names) its ``flags``' rows."""
     rows = {row.name: row for row in flag_rows(command.function, doc=command.doc)}
-    for row in command.flags() if command.flags and (every or command.main) else ():
+    for row in command.flags() if every or command.main else ():
         own = rows.setdefault(row.name, row)
         own.help = own.help or row.help  # e.g. run_specter's --seeds: its help is where it is parsed
     for old, new in command.aliases.items():
@@ -190,7 +183,7 @@ class Command:
     """One subcommand (a row of a commands table): a library function and what the command line adds to it."""
 
     function: Callable
-    flags: Optional[Callable[[], List[FlagInfo]]] = None  # the rows of its **kwargs
+    flags: Callable[[], List[FlagInfo]] = list  # the rows of its **kwargs
     main: Tuple[str, ...] = ()  # the flags --help shows (empty: the function's own)
     passes: str = ""  # --help: a phrase naming the other flags
     aliases: Mapping[str, str] = attrs.field(factory=dict)  # {old name: flag}
@@ -202,29 +195,18 @@ class Command:
     def __attrs_post_init__(self) -> None:
         self.doc = self.__doc__ = inspect.cleandoc(self.doc or self.function.__doc__ or "")  # inspect.getdoc reads it
         self.own = {n: p for n, p in inspect.signature(self.function).parameters.items() if p.kind is not p.VAR_KEYWORD}
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        """The library function itself (old flag names accepted)."""
-        return self.function(*args, **self.renamed(kwargs))
+        self.hints = {**typing.get_type_hints(self.function), WAIT: bool}  # read once
 
     @functools.cached_property
     def __signature__(self) -> inspect.Signature:
         """The function's parameters, its ``**kwargs`` replaced by its flags, then its old names and ``--wait``."""
-        params = list(self.own.values() if self.flags else inspect.signature(self.function).parameters.values())
         keyword = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=False if n == WAIT else None)
-                   for n in dict.fromkeys([*(row.name for row in (self.flags() if self.flags else ())),
-                                           *self.aliases, WAIT]) if n not in self.own]
-        return inspect.Signature(sorted(params + keyword, key=lambda p: p.kind))
-
-    @functools.cached_property
-    def hints(self) -> Dict[str, Any]:
-        """The function's type hints, read once."""
-        return typing.get_type_hints(self.function)
+                   for n in dict.fromkeys([*(row.name for row in self.flags()), *self.aliases, WAIT])]
+        return inspect.Signature([*self.own.values(), *(p for p in keyword if p.name not in self.own)])
 
     def flag_type(self, name: str) -> Optional[type]:
         """The type ``--name`` is converted to (its parameter's type hint); ``None``: its rule's kind."""
-        hint = self.hints.get(self.aliases.get(name, name))
-        return bool if name == WAIT else simple_type(hint)
+        return simple_type(self.hints.get(self.aliases.get(name, name)))
 
     def renamed(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """``kwargs`` with old flag names under their flag's name; both given is an :class:`InputError`."""
@@ -233,7 +215,7 @@ class Command:
             raise InputError(f"--{both[0]} is the old name of --{self.aliases[both[0]]}: give one")
         return {self.aliases.get(name, name): value for name, value in kwargs.items()}
 
-    def run(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """One call from fire: values converted and checked where the library does not, with ``--wait``, shown."""
         kwargs = self.renamed(kwargs)
         wait = check_value(WAIT, kwargs.pop(WAIT, False), bool)
@@ -251,10 +233,9 @@ class Command:
         return self.show(result) if self.show else result
 
 
-def commands_of(source: Any) -> Dict[str, Command]:
-    """The ``COMMANDS`` of a module or namespace as rows (a bare function is a row of its own)."""
-    namespace = vars(source) if inspect.ismodule(source) else source
-    return {name: row if isinstance(row, Command) else Command(row) for name, row in namespace["COMMANDS"].items()}
+def commands_of(module: Any) -> Dict[str, Command]:
+    """The ``COMMANDS`` of a module as rows (a bare function is a row of its own)."""
+    return {name: row if isinstance(row, Command) else Command(row) for name, row in module.COMMANDS.items()}
 
 
 def front_end(namespace: Dict[str, Any], table: Any) -> Dict[str, Command]:
@@ -275,26 +256,23 @@ def _is_flag(token: str) -> bool:
 def read_argv(command: Command, tokens: Sequence[str]) -> Tuple[List[str], List[str], List[str]]:
     """``(tokens for fire, positional values, --flag names)``, read as fire reads them, with PBG's ``-p key=value
     [key=value ...]`` gathered into one ``--overrides`` and a repeatable flag's values into one list."""
-    i, end = 0, list(tokens).index("--") if "--" in tokens else len(tokens)
-    out, positional, overrides, repeated = [], [], [], {}  # type: List[str], List[str], List[str], Dict[str, List[str]]
-    while i < end:
-        flag, eq, value = tokens[i].partition("=")
+    end = list(tokens).index("--") if "--" in tokens else len(tokens)
+    rest, out, positional, overrides, repeated = list(tokens[:end]), [], [], [], {}  # repeated: {flag: [value, ...]}
+    while rest:
+        token = rest.pop(0)
+        flag, eq, value = token.partition("=")
         if flag in PBG_OVERRIDE_FLAGS and "overrides" in command.own:
             overrides += [value] if eq else []
-            while not eq and i + 1 < end and "=" in tokens[i + 1] and not tokens[i + 1].startswith("-"):
-                i += 1
-                overrides.append(tokens[i])
-        elif flag[2:].replace("-", "_") in command.repeatable and flag.startswith("--") and (eq or i + 1 < end):
-            repeated.setdefault(flag[2:].replace("-", "_"), []).append(value if eq else tokens[i + 1])
-            i += not eq
+            while not eq and rest and "=" in rest[0] and not rest[0].startswith("-"):
+                overrides.append(rest.pop(0))
+        elif flag[2:].replace("-", "_") in command.repeatable and flag.startswith("--") and (eq or rest):
+            repeated.setdefault(flag[2:].replace("-", "_"), []).append(value if eq else rest.pop(0))
         else:
-            out.append(tokens[i])
-            if not _is_flag(tokens[i]):
-                positional.append(tokens[i])
-            elif not eq and i + 1 < end and not _is_flag(tokens[i + 1]):
-                i += 1
-                out.append(tokens[i])
-        i += 1
+            out.append(token)
+            if not _is_flag(token):
+                positional.append(token)
+            elif not eq and rest and not _is_flag(rest[0]):
+                out.append(rest.pop(0))
     out += [f"--{n}={given[0]}" if len(given) == 1 else f"--{n}={given!r}" for n, given in repeated.items()]
     out += ["--overrides", " ".join(overrides)] if overrides else []
     names = [token.partition("=")[0].lstrip("-").replace("-", "_") for token in out if token.startswith("--")]
@@ -309,9 +287,9 @@ def check_argv(name: str, command: Command, positional: Sequence[str], names: Se
                  else "no positional argument")
         raise InputError(f"{name}: unexpected argument {positional[len(places)]!r}: it takes {takes}; flags are "
                          f"--name value (`{name} --help` lists them)")
-    params = command.__signature__.parameters  # a **kwargs function takes any flag
+    params = command.__signature__.parameters  # every command's is full: no **kwargs
     unknown = [n for n in names if n not in params and not (n[:2] == "no" and n[2:] in params)]
-    if unknown and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+    if unknown:
         raise unknown_flag_error(unknown[0], name, params)
     command.renamed(dict.fromkeys([*names, *places[:len(positional)]]))
 
@@ -402,8 +380,8 @@ def run_cli(commands: Mapping[str, Command]) -> None:
         tokens, positional, names = read_argv(command, argv[1:])
         check_argv(argv[0], command, positional, names)
 
-        call = functools.update_wrapper(lambda *args, **kwargs: command.run(args, kwargs), command, ("__doc__",), ())
-        call.__signature__ = command.__signature__  # type: ignore[attr-defined]
+        # a function: fire would read a word of argv as an attribute of a callable object
+        call = functools.update_wrapper(lambda *a, **k: command(*a, **k), command, ("__doc__", "__signature__"), ())
         fire.Fire({argv[0]: call}, command=[argv[0], *tokens], name=prog)
     except (KeyboardInterrupt, Terminated) as exc:
         stop = "interrupted (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"

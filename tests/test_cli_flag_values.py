@@ -116,9 +116,9 @@ def test_a_miner_flag_is_range_checked_once_when_its_spec_is_built(commands, tmp
         return {entry.name for entry in err.traceback}
 
     knn = commands["cli_triples"]["get_knn_triples"]
-    cli = checked_where(lambda: knn.run((str(tmp_path / "t.csv"), "ids.json", "e.h5"), {"hard_negatives_k_max": -1}))
+    cli = checked_where(lambda: knn(str(tmp_path / "t.csv"), "ids.json", "e.h5", hard_negatives_k_max=-1))
     run = checked_where(lambda: settings_from_flags(str(tmp_path / "run"), {"hard_negatives_k_max": -1}))
     for frames in (cli, run):
         assert "_validate" in frames and "check_settings" not in frames
-    assert {"run", "make_config"} <= cli and "resolve" in run  # the spec is built where the settings are resolved
+    assert {"__call__", "make_config"} <= cli and "resolve" in run  # the spec is built where the settings are resolved
     assert not (tmp_path / "t.csv").exists()

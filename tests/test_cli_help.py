@@ -14,12 +14,12 @@ from scincl.cli import commands_of, run_cli
 from tests.conftest import REPO_ROOT as REPO
 
 FRONT_ENDS = ("cli_s2orc", "cli_graph", "cli_triples", "cli_pipeline")
-SUBCOMMANDS = [(m, name) for m in FRONT_ENDS for name in commands_of(vars(importlib.import_module(m)))]
+SUBCOMMANDS = [(m, name) for m in FRONT_ENDS for name in commands_of(importlib.import_module(m))]
 
 
 def _help(monkeypatch, capsys, argv):
     monkeypatch.setattr(sys, "argv", argv)
-    run_cli(commands_of(vars(importlib.import_module(argv[0][:-3]))))  # returns (exit code 0), never runs the command
+    run_cli(commands_of(importlib.import_module(argv[0][:-3])))  # returns (exit code 0), never runs the command
     out, err = capsys.readouterr()
     return out
 
@@ -28,7 +28,7 @@ def _help(monkeypatch, capsys, argv):
 def test_every_subcommand_help_all_lists_every_flag_with_type_default_and_source(module, name, monkeypatch, capsys):
     out = _help(monkeypatch, capsys, [f"{module}.py", name, "--help_all"])
     assert out.startswith(f"usage: {module}.py {name}")
-    command = commands_of(vars(importlib.import_module(module)))[name]
+    command = commands_of(importlib.import_module(module))[name]
     flags = set(inspect.signature(command).parameters) - {"wait"} - set(command.aliases)  # the full signature
     assert not any(p.kind is p.VAR_KEYWORD for p in inspect.signature(command).parameters.values())
     listed = {line.split()[0].lstrip("-"): line for line in out.splitlines()
@@ -43,7 +43,7 @@ def test_every_subcommand_help_all_lists_every_flag_with_type_default_and_source
 def test_command_lists_have_no_spurious_commands(monkeypatch, capsys):
     out = _help(monkeypatch, capsys, ["cli_pipeline.py", "--help"])
     names = [line.split()[0] for line in out.split("Commands:\n")[1].splitlines() if line.strip()]
-    assert names == list(commands_of(vars(importlib.import_module("cli_pipeline"))))
+    assert names == list(commands_of(importlib.import_module("cli_pipeline")))
     detail = _help(monkeypatch, capsys, ["cli_pipeline.py", "run_specter", "--help"])
     assert "extra_flags" not in out + detail and "COMMAND" not in detail
     from scincl.pipeline.experiment_kinds import KINDS  # reproduce --help: the kinds of the registry, every one
@@ -81,12 +81,12 @@ def test_a_flag_renamed_to_the_library_parameter_keeps_its_old_name_as_an_alias(
     parameters of its signature (no argv rewriting)."""
     from scincl.errors import InputError
 
-    command = commands_of(vars(importlib.import_module("cli_pipeline")))["evaluate"]
+    command = commands_of(importlib.import_module("cli_pipeline"))["evaluate"]
     assert {"model_dir", "classifier", "model_dirs"} <= set(inspect.signature(command).parameters)
     assert command.renamed({"model_dir": "m1,m2", "classifier": "sklearn", "n_jobs": 1}) == {
         "model_dirs": "m1,m2", "classifier_backend": "sklearn", "n_jobs": 1}
     with pytest.raises(InputError, match="^--model_dir is the old name of --model_dirs: give one$"):
-        command.run(("sd", str(tmp_path / "out")), {"model_dir": "a", "model_dirs": "b"})
+        command("sd", str(tmp_path / "out"), model_dir="a", model_dirs="b")
     out = _help(monkeypatch, capsys, ["cli_pipeline.py", "evaluate", "--help"])
     assert "(also --model_dir, its old name)" in out and "(also --classifier, its old name)" in out
 

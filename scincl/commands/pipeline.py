@@ -54,8 +54,8 @@ EXPERIMENT_ROW = dict(flags=reproduce_flag_info, main=EXPERIMENT_MAIN, passes="e
 
 COMMANDS = {
     "train": Command(train, flags=lambda: training_flags() + loss_flags(), passes=TRAINER + " and the losses' options"),
-    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), show=str, passes=TRAINER,
-                        flags=lambda: training_flags("scincl.model.pretrain:PRETRAIN_TRAINING_DEFAULTS")),
+    "pretrain": Command(pretrain, repeatable=("corpus_dir", "corpus_format"), passes=TRAINER,
+                        flags=lambda: training_flags("scincl.model.pretrain", "PRETRAIN_TRAINING_DEFAULTS")),
     "embed": Command(embed, flags=lambda: flag_rows(import_module("scincl.model.embed").embed),  # loads torch
                      passes="every flag of scincl.model.embed.embed"),
     # the table of OUTPUT_DIR/results.md (results.json holds every number)
@@ -68,7 +68,7 @@ COMMANDS = {
     "sweep": Command(sweep, show=lambda result: "\n".join(map(str, result["plots"])), **RUN_ROW),  # the plots' paths
     "reproduce": Command(reproduce, doc=reproduce.__doc__.replace("{kinds}", " | ".join(KINDS)), **EXPERIMENT_ROW),
     "run_experiment": Command(run_experiment_definition, **EXPERIMENT_ROW),
-    "collect_runs": Command(collect_runs, show=str, **EXPERIMENT_ROW),  # TO/runs.csv
+    "collect_runs": Command(collect_runs, **EXPERIMENT_ROW),  # prints TO/runs.csv
     "pretrain_hierarchical": pretrain_hierarchical,
     "finetune_citation_recommender": finetune_citation_recommender,
     "evaluate_citation_recommendation": evaluate_citation_recommendation}

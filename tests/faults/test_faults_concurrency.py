@@ -96,7 +96,7 @@ def test_wait_is_a_flag_of_every_command_and_a_bad_value_is_an_error():
             assert inspect.signature(command).parameters["wait"].default is False
     command = commands_of(importlib.import_module("cli_s2orc"))["get_s2orc_paper_ids_from_mapping"]
     with pytest.raises(InputError, match="^--wait: expected true or false, got 'maybe'$"):
-        command.run((), {"mapping_path": "m.json", "output_path": "ids.json", "wait": "maybe"})
+        command(mapping_path="m.json", output_path="ids.json", wait="maybe")
 
 
 def test_secondary_ranks_take_no_lock(monkeypatch):

@@ -100,10 +100,10 @@ def test_a_recipe_miner_flag_is_range_checked_in_one_place_when_the_recipe_is_bu
         monkeypatch.setattr(module, "check_rule", check_rule)
     reproduce = commands_of(cli_pipeline)["reproduce"]
     flags = {"data_dir": str(_data_dir(tmp_path / "data")), "output_dir": str(tmp_path / "out"), "dry_run": True}
-    plan = reproduce.run(("main",), {**flags, "hard_negatives_k_max": 300, "seeds": "0"})
+    plan = reproduce("main", **flags, hard_negatives_k_max=300, seeds="0")
     assert "scincl/seed_0" in plan and "_kh300_" in plan  # planned: the kNN arms' triplets use the recipe's MinerSpec
     assert checked_by == {"_validate"}
     checked_by.clear()
     with pytest.raises(InputError, match=r"^--hard_negatives_k_max -1: must be >= 0$"):
-        reproduce.run(("main",), {**flags, "hard_negatives_k_max": -1})
+        reproduce("main", **flags, hard_negatives_k_max=-1)
     assert checked_by == {"_validate"} and not (tmp_path / "out").exists()

@@ -92,7 +92,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
         def command(**flags):
             return flags
         with pytest.raises(InputError) as err:
-            Command(command).run((), dict(values))
+            Command(command)(**values)
         assert message in str(err.value)
     if values.keys() <= {"hard_negatives_k_min", "hard_negatives_k_max", "triples_per_query"}:
         with pytest.raises(InputError) as err:  # the miner's settings: the same line (one check, when built)

@@ -127,7 +127,7 @@ def check_cli_call(argv: list[str]) -> None:
     module = importlib.import_module(module_name)
     from scincl.cli import commands_of
 
-    commands = commands_of(vars(module))
+    commands = commands_of(module)
     assert sub in commands, f"{module_name}.py has no subcommand {sub!r} (has {sorted(commands)})"
     signature = inspect.signature(commands[sub])
     params = signature.parameters
