@@ -1,6 +1,5 @@
 """``manifest.json``: how an output was made (arguments, inputs, versions, git commit, timings), in the run directory
-(all stages) and in each stage's output directory (that stage only, so a copied model dir still says what made it).
-A completed stage's inputs and outputs are recorded with the fingerprints of its completion marker."""
+(all stages) and in each stage's output directory (that stage only, so a copied model dir still says what made it)."""
 from __future__ import annotations
 
 import sys
@@ -26,18 +25,19 @@ class Manifest:
                                      "environment": environment_info(), "stages": {}}
         self.stage_dirs: Dict[str, Path] = {}
 
-    def record_stage(self, stage: Any, status: str, seconds: float = 0.0, result: Any = None) -> None:
-        """Record a :class:`~scincl.pipeline.runner.Stage`'s status, time, inputs, outputs and dict result; write."""
+    def record_stage(self, stage: Any, status: str, seconds: float = 0.0, result: Any = None,
+                     made: Optional[Mapping[str, Any]] = None) -> None:
+        """Record a :class:`~scincl.pipeline.runner.Stage`'s status, time, inputs, outputs (``made``: with the
+        fingerprints of its completion marker, once completed) and dict result; write."""
         previous = self.previous_stages.get(stage.name, {}) if status == STATUS_REUSED else {}
         entry: Dict[str, Any] = {"status": status, "seconds": round(seconds, 3), "updated_at": now_iso(),
                                  "inputs": [str(p) for p in stage.inputs], "outputs": [str(p) for p in stage.outputs]}
         if stage.description:
             entry["description"] = stage.description
-        if status in (STATUS_RAN, STATUS_REUSED):
-            marker = read_record(stage.marker) or {}
+        if made is not None:
             entry["completed"] = True
             for key in ("inputs", "outputs"):
-                entry[key] = [{"path": path, **fp} for path, fp in zip(entry[key], marker.get(key, []))]
+                entry[key] = [{"path": path, **fp} for path, fp in zip(entry[key], made[key])]
         result = previous.get("result", result)
         if isinstance(result, dict):
             entry["result"] = plain(result)
