@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from scincl.io import write_json
-from scincl.provenance import environment_info, git_info, now_iso, plain, read_record
+from scincl.provenance import MANIFEST_NAME, environment_info, git_info, now_iso, plain, read_record
 
-MANIFEST_NAME = "manifest.json"
 STATUS_RAN, STATUS_REUSED, STATUS_SKIPPED, STATUS_FAILED = "ran", "reused", "skipped", "failed"
 
 
@@ -17,10 +16,10 @@ class Manifest:
     """The record of one pipeline run, ``manifest.json``; an earlier run's records in the same directory are read, so a
     reused stage keeps what it returned and how long it took when it was built."""
 
-    def __init__(self, run_dir: Path, arguments: Mapping[str, Any], command: Optional[List[str]] = None) -> None:
+    def __init__(self, run_dir: Path, arguments: Mapping[str, Any]) -> None:
         self.run_dir = Path(run_dir)
         self.previous_stages: Dict[str, Any] = (read_record(self.run_dir / MANIFEST_NAME) or {}).get("stages", {})
-        self.data: Dict[str, Any] = {"command": list(command if command is not None else sys.argv),
+        self.data: Dict[str, Any] = {"command": list(sys.argv),
                                      "arguments": plain(dict(arguments)), "started_at": now_iso(), "git": git_info(),
                                      "environment": environment_info(), "stages": {}}
         self.stage_dirs: Dict[str, Path] = {}

@@ -63,18 +63,15 @@ class Stage:
 class StageResult:
     """What happened to one stage: its status, seconds and what its ``run()`` returned."""
 
-    name: str
     status: str
     seconds: float = 0.0
     result: Any = None
 
 
 def reuse_decision(stage: Stage, wanted: Optional[Dict[str, Any]] = None) -> Optional[str]:
-    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` (written last)
-    records the same settings, input fingerprints (``wanted``: ``stage.made_by()`` when the caller has it) and
-    outputs; otherwise why it must run. Writes nothing (a dry run calls it)."""
-    missing = [str(o) for o in stage.outputs if not o.exists()]
-    if missing:
+    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` records the same
+    settings, input fingerprints (``wanted``: ``stage.made_by()``, if known) and outputs; else why it must run."""
+    if missing := [str(o) for o in stage.outputs if not o.exists()]:
         return f"output {missing[0]} missing"
     stored = read_record(stage.marker)
     if stored is None:
@@ -106,8 +103,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
     if only:  # --stages: the stages before the last one selected must be done (an earlier job of the same plan)
         last = max((names.index(name) for name in only if name in names), default=-1)
-        waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in only])
-        if waiting:
+        if waiting := waiting_stages([stage for stage in stages[:last] if stage.name not in only]):
             name, why = waiting[0]
             raise InputError(f"--stages {','.join(only)}: stage {name} comes first and is not done ({why}); "
                              f"run it first (--stages {name})")
@@ -117,7 +113,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
         prefix = f"[{position}/{len(stages)}] {stage.name}"
         if stage.name in skip:
             logger.info("%s: skipped (--skip_%s)", prefix, stage.name)
-            results[stage.name] = StageResult(stage.name, STATUS_SKIPPED)
+            results[stage.name] = StageResult(STATUS_SKIPPED)
             manifest.record_stage(stage, STATUS_SKIPPED)
             continue
         wanted = stage.made_by()  # once: a stage's inputs are earlier stages' outputs or user files, unchanged by it
@@ -125,7 +121,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
         if why is None:
             logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
                         ", ".join(str(o) for o in stage.outputs), stage.name)
-            result, record = StageResult(stage.name, STATUS_REUSED), read_record(stage.marker)
+            result, record = StageResult(STATUS_REUSED), read_record(stage.marker)
         else:
             made = stage.marker.exists()
             stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete
@@ -142,8 +138,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             try:
                 with decided_by_runner([*stage.outputs, *stage.writes]):  # the one reuse decision: this one
                     value = stage.run()
-                missing = [str(o) for o in stage.outputs if not o.exists()]
-                if missing:
+                if missing := [str(o) for o in stage.outputs if not o.exists()]:
                     raise RuntimeError(f"stage {stage.name} finished without writing {', '.join(missing)}")
             except BaseException as exc:
                 if isinstance(exc, OSError) and not exc.filename:  # e.g. ENOSPC from a write(): say where
@@ -153,7 +148,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
                 except OSError as manifest_error:  # a full disk also fails the manifest: keep the first error
                     logger.warning("could not record the failure in the manifest: %s", manifest_error)
                 raise
-            result, record = StageResult(stage.name, STATUS_RAN, time.perf_counter() - start, value), wanted
+            result, record = StageResult(STATUS_RAN, time.perf_counter() - start, value), wanted
             kill_point(f"{stage.name}:after")
             logger.info("%s: done in %.1f s", prefix, result.seconds)
         if "outputs" not in record:  # just built, or a marker from before issue 29: its outputs as they are now

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def _build(tmp_path: Path, calls: list, fail_in: str | None = None):
 
 
 def _run(tmp_path, calls, skip=(), override=(), fail_in=None):
-    manifest = Manifest(tmp_path, {"seed": 0, "path": tmp_path / "x"}, command=["test"])
+    manifest = Manifest(tmp_path, {"seed": 0, "path": tmp_path / "x"})
     return run_stages(_build(tmp_path, calls, fail_in), manifest, skip=skip, override=override), manifest
 
 
@@ -64,7 +65,7 @@ def test_runs_in_order_and_writes_manifest(tmp_path):
     assert (tmp_path / "report" / "sum.txt").read_text() == "14\n"
 
     data = read_json(tmp_path / "manifest.json")
-    assert data["command"] == ["test"]
+    assert data["command"] == sys.argv
     assert data["arguments"] == {"seed": 0, "path": str(tmp_path / "x")}
     assert set(data["stages"]) == {"numbers", "squares", "report"}
     assert all(s["status"] == "ran" and s["completed"] for s in data["stages"].values())
@@ -126,13 +127,13 @@ def test_a_known_stage_this_plan_does_not_run_is_a_note_and_only_runs_the_select
     calls.clear()
     stages = _build(tmp_path, calls)
     with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
-        results = run_stages(stages, Manifest(tmp_path, {}, command=["test"]), skip=["graph"], override=["squares"],
+        results = run_stages(stages, Manifest(tmp_path, {}), skip=["graph"], override=["squares"],
                              only=["squares", "train"], known=["graph", "train"])
     assert calls == ["squares"] and results["report"].status == "skipped" and results["numbers"].status == "skipped"
     assert "--skip_graph: stage graph does not run in this configuration" in caplog.text
     assert "--stages train: stage train does not run in this configuration" in caplog.text
     with pytest.raises(InputError, match=r"^--stages trian: unknown stage \(stages: numbers, squares, report\)$"):
-        run_stages(stages, Manifest(tmp_path, {}, command=["test"]), only=["trian"], known=["train"])
+        run_stages(stages, Manifest(tmp_path, {}), only=["trian"], known=["train"])
 
 
 def test_failed_stage_leaves_no_partial_file_and_is_recorded(tmp_path):
@@ -219,11 +220,11 @@ def test_changed_setting_rebuilds_the_stage_and_names_the_setting(tmp_path, capl
     stages = _build(tmp_path, calls := [])
     stages[1].settings = {"power": 2}
     with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
-        run_stages(stages, Manifest(tmp_path, {}, command=["test"]))
+        run_stages(stages, Manifest(tmp_path, {}))
     assert calls == ["squares"]
     assert "squares: rebuilding: setting power differs (made with \"<unset>\", now 2)" in caplog.text
     calls.clear()
-    run_stages(_build(tmp_path, calls), Manifest(tmp_path, {}, command=["test"]))
+    run_stages(_build(tmp_path, calls), Manifest(tmp_path, {}))
     assert calls == ["squares"]  # and back: the record says power=2 now
 
 
