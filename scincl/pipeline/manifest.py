@@ -1,16 +1,14 @@
 """``manifest.json``: how an output was made (arguments, inputs, versions, git commit, timings), in the run directory
-(all stages) and in each stage's output directory (that stage only, so a copied model dir still says what made it).
-A completed stage's inputs and outputs are recorded with the fingerprints of its completion marker."""
+(all stages) and in each stage's output directory (that stage only, so a copied model dir still says what made it)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from scincl.io import write_json
-from scincl.provenance import environment_info, git_info, now_iso, plain, read_record
+from scincl.provenance import MANIFEST_NAME, environment_info, git_info, now_iso, plain, read_record
 
-MANIFEST_NAME = "manifest.json"
 STATUS_RAN, STATUS_REUSED, STATUS_SKIPPED, STATUS_FAILED = "ran", "reused", "skipped", "failed"
 
 
@@ -18,26 +16,27 @@ class Manifest:
     """The record of one pipeline run, ``manifest.json``; an earlier run's records in the same directory are read, so a
     reused stage keeps what it returned and how long it took when it was built."""
 
-    def __init__(self, run_dir: Path, arguments: Mapping[str, Any], command: Optional[List[str]] = None) -> None:
+    def __init__(self, run_dir: Path, arguments: Mapping[str, Any]) -> None:
         self.run_dir = Path(run_dir)
         self.previous_stages: Dict[str, Any] = (read_record(self.run_dir / MANIFEST_NAME) or {}).get("stages", {})
-        self.data: Dict[str, Any] = {"command": list(command if command is not None else sys.argv),
+        self.data: Dict[str, Any] = {"command": list(sys.argv),
                                      "arguments": plain(dict(arguments)), "started_at": now_iso(), "git": git_info(),
                                      "environment": environment_info(), "stages": {}}
         self.stage_dirs: Dict[str, Path] = {}
 
-    def record_stage(self, stage: Any, status: str, seconds: float = 0.0, result: Any = None) -> None:
-        """Record a :class:`~scincl.pipeline.runner.Stage`'s status, time, inputs, outputs and dict result; write."""
+    def record_stage(self, stage: Any, status: str, seconds: float = 0.0, result: Any = None,
+                     made: Optional[Mapping[str, Any]] = None) -> None:
+        """Record a :class:`~scincl.pipeline.runner.Stage`'s status, time, inputs, outputs (``made``: with the
+        fingerprints of its completion marker, once completed) and dict result; write."""
         previous = self.previous_stages.get(stage.name, {}) if status == STATUS_REUSED else {}
         entry: Dict[str, Any] = {"status": status, "seconds": round(seconds, 3), "updated_at": now_iso(),
                                  "inputs": [str(p) for p in stage.inputs], "outputs": [str(p) for p in stage.outputs]}
         if stage.description:
             entry["description"] = stage.description
-        if status in (STATUS_RAN, STATUS_REUSED):
-            marker = read_record(stage.marker) or {}
+        if made is not None:
             entry["completed"] = True
             for key in ("inputs", "outputs"):
-                entry[key] = [{"path": path, **fp} for path, fp in zip(entry[key], marker.get(key, []))]
+                entry[key] = [{"path": path, **fp} for path, fp in zip(entry[key], made[key])]
         result = previous.get("result", result)
         if isinstance(result, dict):
             entry["result"] = plain(result)

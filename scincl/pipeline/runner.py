@@ -63,25 +63,21 @@ class Stage:
 class StageResult:
     """What happened to one stage: its status, seconds and what its ``run()`` returned."""
 
-    name: str
     status: str
     seconds: float = 0.0
     result: Any = None
 
 
-def reuse_decision(stage: Stage) -> Optional[str]:
-    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` (written last)
-    records the same settings, input fingerprints and outputs; otherwise why it must run."""
-    missing = [str(o) for o in stage.outputs if not o.exists()]
-    if missing:
+def reuse_decision(stage: Stage, wanted: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` records the same
+    settings, input fingerprints (``wanted``: ``stage.made_by()``, if known) and outputs; else why it must run."""
+    if missing := [str(o) for o in stage.outputs if not o.exists()]:
         return f"output {missing[0]} missing"
     stored = read_record(stage.marker)
     if stored is None:
         return f"no completion marker {stage.marker.name} (interrupted run?)"
-    why = difference(stored, stage.made_by())
-    if why is None and "outputs" not in stored:  # a marker from before issue 29: record its outputs as they are now
-        write_record(stage.marker, {**stored, "outputs": outputs_record(stage.outputs)})
-    elif why is None:
+    why = difference(stored, wanted or stage.made_by())
+    if why is None and "outputs" in stored:  # a marker from before issue 29 has none: adopted when reused
         why = outputs_changed(stored["outputs"], stage.outputs)
     if why is None and stage.reusable is not None and not stage.reusable():
         why = "the existing output does not hold what is asked for"
@@ -107,8 +103,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             logger.info("--%s%s: stage %s does not run in this configuration", flag, name, name)
     if only:  # --stages: the stages before the last one selected must be done (an earlier job of the same plan)
         last = max((names.index(name) for name in only if name in names), default=-1)
-        waiting = waiting_stages([stage for stage in stages[:last] if stage.name not in only])
-        if waiting:
+        if waiting := waiting_stages([stage for stage in stages[:last] if stage.name not in only]):
             name, why = waiting[0]
             raise InputError(f"--stages {','.join(only)}: stage {name} comes first and is not done ({why}); "
                              f"run it first (--stages {name})")
@@ -116,47 +111,48 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
     results: Dict[str, StageResult] = {}
     for position, stage in enumerate(stages, start=1):
         prefix = f"[{position}/{len(stages)}] {stage.name}"
-        skipped = stage.name in skip
-        why = None if skipped else (f"--override_{stage.name}" if stage.name in override else reuse_decision(stage))
-        if why is None:
-            if skipped:
-                logger.info("%s: skipped (--skip_%s)", prefix, stage.name)
-            else:
-                logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
-                            ", ".join(str(o) for o in stage.outputs), stage.name)
-            results[stage.name] = StageResult(stage.name, STATUS_SKIPPED if skipped else STATUS_REUSED)
-            manifest.record_stage(stage, results[stage.name].status)
+        if stage.name in skip:
+            logger.info("%s: skipped (--skip_%s)", prefix, stage.name)
+            results[stage.name] = StageResult(STATUS_SKIPPED)
+            manifest.record_stage(stage, STATUS_SKIPPED)
             continue
-        made = stage.marker.exists()
-        stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete
-        if made or any(o.exists() for o in stage.outputs):
-            logger.info("%s: rebuilding: %s", prefix, why)
-        if made or stage.name in override:  # outputs made with other settings or inputs go first
-            for out in (o for o in stage.outputs if o.exists()):
-                shutil.rmtree(out) if out.is_dir() else out.unlink()
-                logger.info("stage %s: removed old output %s", stage.name, out)
-        logger.info("%s: running%s", prefix, f" - {stage.description}" if stage.description else "")
-        manifest.record_stage(stage, "running")
-        kill_point(f"{stage.name}:before")
-        start = time.perf_counter()
-        try:
-            with decided_by_runner([*stage.outputs, *stage.writes]):  # the one reuse decision: this one
-                value = stage.run()
-            missing = [str(o) for o in stage.outputs if not o.exists()]
-            if missing:
-                raise RuntimeError(f"stage {stage.name} finished without writing {', '.join(missing)}")
-        except BaseException as exc:
-            if isinstance(exc, OSError) and not exc.filename:  # e.g. ENOSPC from a write(): say where
-                exc.filename = f"{stage.manifest_dir} (stage {stage.name})"
+        wanted = stage.made_by()  # once: a stage's inputs are earlier stages' outputs or user files, unchanged by it
+        why = f"--override_{stage.name}" if stage.name in override else reuse_decision(stage, wanted)
+        if why is None:
+            logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
+                        ", ".join(str(o) for o in stage.outputs), stage.name)
+            result, record = StageResult(STATUS_REUSED), read_record(stage.marker)
+        else:
+            made = stage.marker.exists()
+            stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete
+            if made or any(o.exists() for o in stage.outputs):
+                logger.info("%s: rebuilding: %s", prefix, why)
+            if made or stage.name in override:  # outputs made with other settings or inputs go first
+                for out in (o for o in stage.outputs if o.exists()):
+                    shutil.rmtree(out) if out.is_dir() else out.unlink()
+                    logger.info("stage %s: removed old output %s", stage.name, out)
+            logger.info("%s: running%s", prefix, f" - {stage.description}" if stage.description else "")
+            manifest.record_stage(stage, "running")
+            kill_point(f"{stage.name}:before")
+            start = time.perf_counter()
             try:
-                manifest.record_stage(stage, STATUS_FAILED, time.perf_counter() - start)
-            except OSError as manifest_error:  # a full disk also fails the manifest: keep the first error
-                logger.warning("could not record the failure in the manifest: %s", manifest_error)
-            raise
-        seconds = time.perf_counter() - start
-        kill_point(f"{stage.name}:after")
-        write_record(stage.marker, {**stage.made_by(), "outputs": outputs_record(stage.outputs)})
-        results[stage.name] = StageResult(stage.name, STATUS_RAN, seconds, value)
-        manifest.record_stage(stage, STATUS_RAN, seconds, result=value)
-        logger.info("%s: done in %.1f s", prefix, seconds)
+                with decided_by_runner([*stage.outputs, *stage.writes]):  # the one reuse decision: this one
+                    value = stage.run()
+                if missing := [str(o) for o in stage.outputs if not o.exists()]:
+                    raise RuntimeError(f"stage {stage.name} finished without writing {', '.join(missing)}")
+            except BaseException as exc:
+                if isinstance(exc, OSError) and not exc.filename:  # e.g. ENOSPC from a write(): say where
+                    exc.filename = f"{stage.manifest_dir} (stage {stage.name})"
+                try:
+                    manifest.record_stage(stage, STATUS_FAILED, time.perf_counter() - start)
+                except OSError as manifest_error:  # a full disk also fails the manifest: keep the first error
+                    logger.warning("could not record the failure in the manifest: %s", manifest_error)
+                raise
+            result, record = StageResult(STATUS_RAN, time.perf_counter() - start, value), wanted
+            kill_point(f"{stage.name}:after")
+            logger.info("%s: done in %.1f s", prefix, result.seconds)
+        if "outputs" not in record:  # just built, or a marker from before issue 29: its outputs as they are now
+            write_record(stage.marker, record := {**record, "outputs": outputs_record(stage.outputs)})
+        results[stage.name] = result
+        manifest.record_stage(stage, result.status, result.seconds, result.result, made=record)
     return results

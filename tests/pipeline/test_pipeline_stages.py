@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,7 @@ def _build(tmp_path: Path, calls: list, fail_in: str | None = None):
 
 
 def _run(tmp_path, calls, skip=(), override=(), fail_in=None):
-    manifest = Manifest(tmp_path, {"seed": 0, "path": tmp_path / "x"}, command=["test"])
+    manifest = Manifest(tmp_path, {"seed": 0, "path": tmp_path / "x"})
     return run_stages(_build(tmp_path, calls, fail_in), manifest, skip=skip, override=override), manifest
 
 
@@ -64,7 +65,7 @@ def test_runs_in_order_and_writes_manifest(tmp_path):
     assert (tmp_path / "report" / "sum.txt").read_text() == "14\n"
 
     data = read_json(tmp_path / "manifest.json")
-    assert data["command"] == ["test"]
+    assert data["command"] == sys.argv
     assert data["arguments"] == {"seed": 0, "path": str(tmp_path / "x")}
     assert set(data["stages"]) == {"numbers", "squares", "report"}
     assert all(s["status"] == "ran" and s["completed"] for s in data["stages"].values())
@@ -126,13 +127,13 @@ def test_a_known_stage_this_plan_does_not_run_is_a_note_and_only_runs_the_select
     calls.clear()
     stages = _build(tmp_path, calls)
     with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
-        results = run_stages(stages, Manifest(tmp_path, {}, command=["test"]), skip=["graph"], override=["squares"],
+        results = run_stages(stages, Manifest(tmp_path, {}), skip=["graph"], override=["squares"],
                              only=["squares", "train"], known=["graph", "train"])
     assert calls == ["squares"] and results["report"].status == "skipped" and results["numbers"].status == "skipped"
     assert "--skip_graph: stage graph does not run in this configuration" in caplog.text
     assert "--stages train: stage train does not run in this configuration" in caplog.text
     with pytest.raises(InputError, match=r"^--stages trian: unknown stage \(stages: numbers, squares, report\)$"):
-        run_stages(stages, Manifest(tmp_path, {}, command=["test"]), only=["trian"], known=["train"])
+        run_stages(stages, Manifest(tmp_path, {}), only=["trian"], known=["train"])
 
 
 def test_failed_stage_leaves_no_partial_file_and_is_recorded(tmp_path):
@@ -219,11 +220,11 @@ def test_changed_setting_rebuilds_the_stage_and_names_the_setting(tmp_path, capl
     stages = _build(tmp_path, calls := [])
     stages[1].settings = {"power": 2}
     with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
-        run_stages(stages, Manifest(tmp_path, {}, command=["test"]))
+        run_stages(stages, Manifest(tmp_path, {}))
     assert calls == ["squares"]
     assert "squares: rebuilding: setting power differs (made with \"<unset>\", now 2)" in caplog.text
     calls.clear()
-    run_stages(_build(tmp_path, calls), Manifest(tmp_path, {}, command=["test"]))
+    run_stages(_build(tmp_path, calls), Manifest(tmp_path, {}))
     assert calls == ["squares"]  # and back: the record says power=2 now
 
 
@@ -293,3 +294,84 @@ def test_the_runner_decides_only_for_a_stages_own_files_not_its_whole_folder(tmp
     writer = Stage("writer", [own], lambda: command(declared, "b"), settings={"text": "d"}, writes=[declared])
     run_stages([writer], Manifest(tmp_path, {}))
     assert declared.read_text() == "b"
+
+
+def _file_states(root: Path) -> dict:
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+
+
+# The completion marker af520b1's runner wrote for the stage of the test below (its content is the contract: cached runs
+# made by earlier code are reused)
+MARKER_OF_AF520B1 = {
+    "inputs": [{"name": "source.txt", "sha256": "14c5e74c4b96ccef41cd94db73a9ec3348038ac094feca4fd897cecffa07cdae",
+                "size": 6}],
+    "outputs": [{"name": "squares.txt", "sha256": "0b43c77967f32e969096a3fbbc4676be206bcc1d6591c0bd1f7f0b63dfd76ce4",
+                 "size": 6}],
+    "settings": {"columns": ["n", "n2"], "power": 2},
+    "stage": "squares",
+}
+
+
+def test_a_marker_written_by_earlier_code_is_reused_untouched_and_rewritten_the_same(tmp_path):
+    source, out = tmp_path / "source.txt", tmp_path / "squares" / "squares.txt"
+    calls = []
+
+    def square() -> None:
+        calls.append("squares")
+        out.write_text("".join(f"{int(n) ** 2}\n" for n in source.read_text().split()))
+
+    def stage(power: int = 2) -> Stage:
+        return Stage("squares", [out], square, inputs=[source], settings={"power": power, "columns": ["n", "n2"]})
+
+    source.write_text("1\n2\n3\n")
+    out.parent.mkdir()
+    out.write_text("1\n4\n9\n")
+    write_json(out.parent / "stage_squares.done.json", MARKER_OF_AF520B1)
+    before = _file_states(tmp_path)
+    assert run_stages([stage()], Manifest(tmp_path, {}))["squares"].status == "reused" and calls == []
+    after = _file_states(tmp_path)
+    assert {p: after[p] for p in before if p.name != "manifest.json"} == {
+        p: state for p, state in before.items() if p.name != "manifest.json"}
+    # the manifest records the marker's fingerprints; a rebuild writes a marker of the same content
+    stage_entry = read_json(tmp_path / "manifest.json")["stages"]["squares"]
+    assert stage_entry["inputs"] == [{"path": str(source), **MARKER_OF_AF520B1["inputs"][0]}]
+    assert stage_entry["outputs"] == [{"path": str(out), **MARKER_OF_AF520B1["outputs"][0]}]
+    run_stages([stage(3)], Manifest(tmp_path, {}))
+    run_stages([stage(2)], Manifest(tmp_path, {}))
+    assert calls == ["squares", "squares"]
+    assert read_json(out.parent / "stage_squares.done.json") == MARKER_OF_AF520B1
+
+
+def test_a_dry_run_over_markers_from_before_issue_29_writes_nothing(tmp_path):
+    """Deciding what would run (``--dry_run``, ``--stages``) reads markers; a marker without ``outputs`` is upgraded
+    only when the runner reuses its stage."""
+    from scincl.pipeline.runner import reuse_decision, waiting_stages
+
+    _run(tmp_path, [])
+    for marker in tmp_path.rglob("stage_*.done.json"):
+        write_json(marker, {k: v for k, v in read_json(marker).items() if k != "outputs"})
+    before = _file_states(tmp_path)
+    stages = _build(tmp_path, [])
+    assert waiting_stages(stages) == [] and [reuse_decision(stage) for stage in stages] == [None] * 3
+    assert _file_states(tmp_path) == before
+    results, _ = _run(tmp_path, [])
+    assert {r.status for r in results.values()} == {"reused"}
+    assert all("outputs" in read_json(marker) for marker in tmp_path.rglob("stage_*.done.json"))
+
+
+@pytest.mark.slow  # two run_specter processes: ~15 s
+def test_run_specter_dry_run_over_a_cached_run_writes_nothing(tmp_path):
+    """``run_specter --dry_run`` over a run whose completed stage has a marker from before issue 29 (no ``outputs``):
+    every file keeps its bytes and mtime, and none is added."""
+    from tests.conftest import run_front_end
+    from tests.pipeline.test_workload import _plain_corpus
+
+    out = tmp_path / "out"
+    flags = [out, "--corpus_dir", _plain_corpus(tmp_path / "corpus", 40), "--biggraph_config", "demo.py"]
+    run_front_end("cli_pipeline.py", "run_specter", *flags, "--stages", "citations", timeout=300, check=True)
+    marker = out / "citations" / "stage_citations.done.json"
+    write_json(marker, {k: v for k, v in read_json(marker).items() if k != "outputs"})
+    before = _file_states(tmp_path)
+    done = run_front_end("cli_pipeline.py", "run_specter", *flags, "--dry_run", timeout=300, check=True)
+    assert "  citations: done" in done.stdout and "  graph: to run (output" in done.stdout
+    assert _file_states(tmp_path) == before
