@@ -73,7 +73,7 @@ def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
     return Grid(f"budget_{split}/" + recipe_key(recipe).split("_", 1)[1],  # the recipe without its budget
                 f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in exp.values)} "
                 "triplets", rows, functools.partial(budget_report, exp.values, exp.seeds, exp.arms),
-                rewrite_after_each_run=True, budget_varies=True)
+                rewrite_after_each_run=True)
 
 
 def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
