@@ -72,6 +72,8 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
             given[prefix] = sorted(given.get(prefix, []) + [stage] * check_value(name, value, bool, check_range=False))
         elif group_of.get(name) in ("miner", "training"):
             given.setdefault(f"{group_of[name]}_options", {})[name] = check_value(name, value, None, check_range=False)
+        elif group_of.get(name) == "seeds":  # sweep lists run_specter's flags; run_specter takes --seeds itself
+            raise InputError("--seeds: only run_specter and run_specter_like run several seeds (one --seed here)")
         elif name in ACCEPTED_WITHOUT_EFFECT:
             logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value, ACCEPTED_WITHOUT_EFFECT[name])
         elif name.startswith(("skip_", "override_")):
