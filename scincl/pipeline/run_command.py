@@ -147,6 +147,7 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
 
     A band's *_k_min not given is its *_k_max minus its count.
+
     Args:
         seeds: 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
