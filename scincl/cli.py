@@ -135,13 +135,11 @@ def training_flags(module: str = "scincl.model.train", name: str = "PAPER_TRAINI
 def run_specter_flag_info() -> List[FlagInfo]:
     """``run_specter``'s rows in ``run_specter_flag_groups``' order, a setting with each preset's default."""
     from scincl.model.train import train
-    from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter_flag_groups
+    from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter, run_specter_flag_groups
 
     group = run_specter_flag_groups()
     settings = [dataclasses.replace(row, default=preset_defaults_text(row.name) or row.default)
                 for row in flag_rows(RunSettings) if group.get(row.name) == "settings"]
-    seeds = FlagInfo("seeds", "str", "None", "scincl/settings/run.py:parse_seeds",
-                     "e.g. 0..9 or 0,1,2: one run per seed on the same corpus")
     stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                        f"{name.split('_')[0].replace('override', 'rebuild')} the {name.split('_', 1)[1]} stage")
               for name, kind in group.items() if kind == "stages"]
@@ -149,13 +147,12 @@ def run_specter_flag_info() -> List[FlagInfo]:
                         f"accepted for the original command, no effect: {why}")
                for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
     rows: Dict[str, FlagInfo] = {}
-    for row in [*settings, seeds, *stages, *flag_rows(MinerSpec), *flag_rows(TrainingSpec), *training_flags(),
-                *flag_rows(train), *loss_flags(), *ignored]:
-        if row.name in group:
-            rows.setdefault(row.name, row)  # the first row of a name
+    for row in [*settings, *flag_rows(run_specter), *stages, *flag_rows(MinerSpec), *flag_rows(TrainingSpec),
+                *training_flags(), *flag_rows(train), *loss_flags(), *ignored]:
+        rows.setdefault(row.name, row)  # the first row of a name
     for name, value in preset_values("demo").get("training_options", {}).items():
         rows[name].default += f" (demo {value!r}: experiments/presets/demo.py)"
-    return list(rows.values())
+    return [rows[name] for name in group]
 
 
 def reproduce_flag_info() -> List[FlagInfo]:
@@ -171,7 +168,7 @@ def command_flags_info(command: Command, every: bool = True) -> List[FlagInfo]:
     rows = {row.name: row for row in flag_rows(command.function, doc=command.doc)}
     for row in command.flags() if every or command.main else ():
         own = rows.setdefault(row.name, row)
-        own.help = own.help or row.help  # e.g. run_specter's --seeds: its help is where it is parsed
+        own.help = own.help or row.help  # e.g. get_knn_triples' bands: MinerSpec's help
     for old, new in command.aliases.items():
         rows[new].help = f"(also --{old}, its old name) {rows[new].help}".strip()
     return list(rows.values())

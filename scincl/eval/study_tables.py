@@ -80,7 +80,7 @@ def paired_test(first: Sequence[float], second: Sequence[float]) -> Dict[str, An
 def budget_tables(cells: Dict[Tuple[str, int], Dict[int, Scores]], base: Optional[Scores], seeds: Sequence[int],
                   budgets: Sequence[int], labels: Dict[str, str], arms: Sequence[str]) -> str:
     """Markdown: mean ± std per arm and budget, then the paired differences per budget (``arms``: the pair,
-    second minus first; ``scincl/settings/arms.py`` BUDGET_ARMS by default).
+    second minus first; ``scincl/settings/arms.py`` DEFAULT_ARMS['budget'] by default).
 
     ``cells[(arm, budget)]`` maps seed -> scores of the finished runs; a cell with fewer runs than
     ``seeds`` is marked partial, a cell without runs is left out.

@@ -1,6 +1,2 @@
 """Orchestration: plans of stages (``scincl_plan``: run_specter, ``real_corpus``: the experiments) run by
 :func:`~scincl.pipeline.runner.run_stages`, which decides reuse and writes each ``manifest.json``."""
-from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, StageResult, run_stages
-
-__all__ = ["Manifest", "Stage", "StageResult", "run_stages"]

@@ -19,7 +19,7 @@ from scincl.output_lock import writes
 from scincl.pipeline.grid import TIMINGS, Grid, Row, plan_text, row_runs, run_grid, timed
 from scincl.pipeline.layout import recipe_key
 from scincl.pipeline.real_corpus import REAL_CORPUS_SEARCH, CorpusPlan
-from scincl.settings.arms import ARM_NAMES, ARMS, BASE, BUDGET_ARMS, DEFAULT_ARMS, TUNING_ARMS, corpus_spec
+from scincl.settings.arms import ARM_NAMES, ARMS, BASE, corpus_spec
 from scincl.settings.experiment import (COLLISION_K_POS, COLLISION_QUERIES, GRAPH_COMPARATORS, Experiment,
                                         make_experiments, variant_recipes)
 from scincl.settings.recipe import Recipe, recipe_fields
@@ -29,7 +29,7 @@ from scincl.triples.margins import DEFAULT_HARD_NEGATIVES_K, sweep_collision_mar
 
 def main_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Base vs the trained arms at equal budget (paper Table 1 rows, "w/o leakage"), seed by seed."""
-    rows = [Row(ARM_NAMES[arm], arm, recipe, timing=arm, group="arms") for arm in (BASE, *(exp.arms or DEFAULT_ARMS))]
+    rows = [Row(ARM_NAMES[arm], arm, recipe, timing=arm, group="arms") for arm in (BASE, *exp.arms)]
     return Grid(f"main_{split}/{recipe_key(recipe)}", f"Main comparison on {rep.corpus.name} ({split} queries)", rows,
                 functools.partial(main_page, rep.citations_train))
 
@@ -42,7 +42,7 @@ def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
             rows.append(Row(f"{ARM_NAMES[BASE]} ({changed.pooling_strategy} pooling)", BASE, changed,
                             timing=f"base_{changed.pooling_strategy}"))
         rows += [Row(f"{arm}: {variant}", arm, changed, timing=f"{recipe_key(changed)}/{arm}")
-                 for arm in exp.arms or TUNING_ARMS]
+                 for arm in exp.arms]
     return Grid(f"tuning_{split}", f"Recipe variants on {rep.corpus.name} ({split} queries)", rows,
                 functools.partial(mean_std_page, "arm: variant"))
 
@@ -67,20 +67,19 @@ def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> G
 
 def budget_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """Two arms at each triplet budget (runs shared with the other kinds'), each budget's seeds before the next."""
-    budgets, arms = sorted(exp.values), exp.arms or BUDGET_ARMS
     rows = [Row(ARM_NAMES[BASE], BASE, recipe)] + [
         Row(ARM_NAMES[arm], arm, dataclasses.replace(recipe, triplets=budget), timing=f"t{budget}/{arm}", group=budget)
-        for budget in budgets for arm in arms]
+        for budget in sorted(exp.values) for arm in exp.arms]
     return Grid(f"budget_{split}/" + recipe_key(recipe).split("_", 1)[1],  # the recipe without its budget
                 f"Budget curve on {rep.corpus.name} ({split} queries): {', '.join(f'{b:,}' for b in exp.values)} "
-                "triplets", rows, functools.partial(budget_report, exp.values, exp.seeds, arms),
-                rewrite_after_each_run=True, budget_varies=True)
+                "triplets", rows, functools.partial(budget_report, exp.values, exp.seeds, exp.arms),
+                rewrite_after_each_run=True)
 
 
 def paired_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """The arms on the same query papers, then each ``--variants`` change of every arm but the first (the reference),
     seed by seed; a run is named by its arm and its recipe key's parts the experiment's lacks (``scincl_kp25``)."""
-    arms, own, rows = exp.arms or BUDGET_ARMS, set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
+    arms, own, rows = exp.arms, set(recipe_key(recipe).split("_")), [Row(ARM_NAMES[BASE], BASE, recipe)]
     for variant, changed in variant_recipes(recipe, exp.variants):
         extra = "_".join(part for part in recipe_key(changed).split("_") if part not in own)
         for arm in arms if variant == "default" else arms[1:]:

@@ -47,7 +47,6 @@ class Grid:
     name: str = "results.md"
     timings: str = TIMINGS
     rewrite_after_each_run: bool = False  # a long grid's page is readable (marked partial) while it runs
-    budget_varies: bool = False  # the rows differ in triplets: the page says "the table's triplets"
 
 
 def run_order(rows: Sequence[Row], seeds: Sequence[int]) -> List[Tuple[Row, Optional[int]]]:
@@ -94,11 +93,12 @@ def run_grid(rep: CorpusPlan, grid: Grid) -> Path:
     """Run (or reuse) every cell of ``grid``, then write its page; returns the page file."""
     exp, folder, rows, recipe = rep.exp, rep.out / grid.folder, row_runs(rep, grid), rep.exp.full_recipe()
     seeds = exp.seeds if grid.rows else (0,)  # a grid without rows (collisions, graph): its steps use seed 0
+    budget_varies = len({row.recipe.triplets for row in rows}) > 1  # the page says "the table's triplets"
 
     def write() -> Path:
         table, plots = grid.report(folder, rows, exp.split)
         return write_tables(folder, grid.title, recipe, table, seeds, precision_key(recipe),
-                            exp.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=grid.budget_varies)
+                            exp.eval_max_sequence_length, name=grid.name, plots=plots, budget_varies=budget_varies)
 
     for row, seed in run_order(grid.rows, exp.seeds):
         timed(rep, folder / grid.timings, row.timing if seed is None else f"{row.timing}/seed_{seed}", rep.run_cell,

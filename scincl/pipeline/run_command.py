@@ -72,6 +72,8 @@ def settings_from_flags(output_dir: Optional[str], flags: Mapping[str, Any]) -> 
             given[prefix] = sorted(given.get(prefix, []) + [stage] * check_value(name, value, bool, check_range=False))
         elif group_of.get(name) in ("miner", "training"):
             given.setdefault(f"{group_of[name]}_options", {})[name] = check_value(name, value, None, check_range=False)
+        elif group_of.get(name) == "seeds":  # sweep lists run_specter's flags; run_specter takes --seeds itself
+            raise InputError("--seeds: only run_specter and run_specter_like run several seeds (one --seed here)")
         elif name in ACCEPTED_WITHOUT_EFFECT:
             logger.info("--%s %s: accepted for compatibility, no effect (%s)", name, value, ACCEPTED_WITHOUT_EFFECT[name])
         elif name.startswith(("skip_", "override_")):
@@ -145,7 +147,9 @@ def run_specter(output_dir: Optional[str] = None, seeds: SeedsArg = None, **flag
     Paper: the original README command runs as written (docs/REPRODUCE.md, "Steps 3-8 in one command").
 
     A band's *_k_min not given is its *_k_max minus its count.
-    --seeds 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
+
+    Args:
+        seeds: 0..9 or 0,1,2: one run per seed on the same corpus and graph (OUTPUT_DIR/seeds/seed_N), mean ± std.
 
     Returns {"table": markdown or None, "runs": [per-run results], "output_dir": Path}.
     """

@@ -6,8 +6,7 @@ An arm is a setting, not a code path (:class:`Arm`: where its triplets come from
 
 - :data:`ARM_SETTINGS`: arm -> its table label, where its triplets come from (``triples_source``: knn | specter_like,
   scincl/triples/sources.py) and, for kNN arms, the graph they are sampled from (a :data:`GRAPHS` kind);
-  :data:`DEFAULT_ARMS`: the main comparison (paper Table 1 "w/o leakage" rows, at equal budget), :data:`TUNING_ARMS`:
-  the tuning table's, :data:`BUDGET_ARMS`: the budget curve's pair (its paired test: second minus first);
+  :data:`DEFAULT_ARMS`: the arms each experiment kind compares unless ``--arms`` says otherwise;
   :data:`DEFAULT_SPLITS`: the SciDocs split each experiment kind scores unless ``--split`` says otherwise;
 - :data:`GRAPHS`: graph kind -> its edges (citations | cocitations | transductive), the embedding method
   (``embed_graph --method``; ``pbg``: PyTorch-BigGraph with ``config`` from ``biggraph_configs/``, where
@@ -44,9 +43,10 @@ ARM_SETTINGS: Dict[str, Arm] = {arm.name: arm for arm in (
     Arm("scincl_fastrp", "SciNCL (kNN on FastRP citation embeddings)", "knn", "cite_fastrp"),
     Arm("scincl_prone", "SciNCL (kNN on ProNE citation embeddings)", "knn", "cite_prone"))}
 ARMS = tuple(ARM_SETTINGS)
-DEFAULT_ARMS = ("specter_like", "scincl", "cocite")  # the main comparison (docs/results.md §2)
-TUNING_ARMS = ("specter_like", "scincl")  # the trained arms of the tuning table (``reproduce tuning`` without --arms)
-BUDGET_ARMS = ("specter_like", "scincl")  # the budget curve's pair (issue 17): SciNCL minus SPECTER-like per seed
+# main: paper Table 1 "w/o leakage" rows at equal budget (docs/results.md §2); tuning: the tuning table's trained
+# arms; budget, paired: the pair of their paired test (issue 17), second minus first (SciNCL minus SPECTER-like)
+DEFAULT_ARMS = {"main": ("specter_like", "scincl", "cocite"),
+                **dict.fromkeys(("tuning", "budget", "paired"), ("specter_like", "scincl"))}
 # the split of each kind without --split: the tables of docs/results.md are on test, the studies choose on val
 DEFAULT_SPLITS = {"main": "test", "graph": "test", "budget": "test"}
 DEFAULT_SPLIT = "val"  # every other kind

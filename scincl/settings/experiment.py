@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from scincl.errors import InputError, unknown_flag_error
-from scincl.settings.arms import ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS
+from scincl.settings.arms import ARMS, DEFAULT_ARMS, DEFAULT_SPLIT, DEFAULT_SPLITS
 from scincl.settings.recipe import RECIPE_ALIASES, RECIPE_FIELDS, Recipe, recipe_field, recipe_fields
 from scincl.settings.run import EXPERIMENTS_DIR, load_module, parse_int_list, parse_seeds
 from scincl.settings.schema import setting
@@ -65,8 +65,8 @@ class Experiment:
                                      "seeds of the trained runs (sweeps and tuning usually take one)")
     split: Optional[str] = setting(None, "scincl/settings/arms.py DEFAULT_SPLITS, else its DEFAULT_SPLIT",
                                    "SciDocs split scored; None: the kind's")
-    arms: Optional[Tuple[str, ...]] = setting(None, "scincl/settings/arms.py DEFAULT_ARMS / TUNING_ARMS / BUDGET_ARMS",
-                                              "main / tuning / budget; None: the kind's default arms")
+    arms: Optional[Tuple[str, ...]] = setting(None, "scincl/settings/arms.py DEFAULT_ARMS of the kind",
+                                              "main / tuning / budget / paired; None: the kind's default arms")
     recipe: Dict[str, Any] = setting(None, "the default Recipe (scincl/settings/recipe.py)",
                                      "Recipe fields that differ", default_factory=dict)
     values: Optional[Tuple[int, ...]] = setting(
@@ -95,7 +95,7 @@ class Experiment:
                             ("split", DEFAULT_SPLITS.get(self.kind, DEFAULT_SPLIT) if split is None else split),
                             ("variants", name_list(self.variants)), ("recipe", dict(self.recipe)),
                             ("graph_dims", tuple(parse_int_list(self.graph_dims, "graph_dims"))),
-                            ("arms", None if arms is None else name_list(arms)),
+                            ("arms", DEFAULT_ARMS.get(self.kind) if arms is None else name_list(arms)),
                             ("values", None if values is None else tuple(parse_int_list(values, "values")))):
             object.__setattr__(self, name, value)  # a frozen dataclass normalising its own fields
         for arm in self.arms or ():

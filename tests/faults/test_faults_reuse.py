@@ -12,7 +12,8 @@ import pytest
 from scincl import provenance
 from scincl.graph.stage import get_citations
 from scincl.errors import InputError
-from scincl.pipeline import Manifest, Stage, run_stages
+from scincl.pipeline.manifest import Manifest
+from scincl.pipeline.runner import Stage, run_stages
 from scincl.provenance import fingerprint, outputs_changed, outputs_record, same_fingerprint
 
 

@@ -47,6 +47,7 @@ def test_flags_are_routed_to_stages_and_training():
     ({"skip_tripels": True}, "--skip_tripels: unknown stage 'tripels' (stages: demo, scidocs_ids"),
     ({"override_x": True}, "--override_x: unknown stage 'x'"),
     ({"train_triples_path": "t.csv"}, "--train_triples_path is set by run_specter itself"),
+    ({"seeds": "0,1"}, "--seeds: only run_specter and run_specter_like run several seeds"),  # sweep's --seeds
 ])
 def test_bad_flags_are_clear_errors(flags, message):
     with pytest.raises(InputError) as err:

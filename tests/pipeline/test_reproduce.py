@@ -252,8 +252,10 @@ def test_tuning_trains_a_variant_on_the_same_triplets(reproduced):
     # one trained variant serves both studies: tuning's loss=infonce is the loss comparison's infonce run
     _study(reproduced, "tuning", variants="loss=infonce", arms="scincl")
     out = reproduced["out"] / "hepth"
-    rows = _table_rows((out / "tuning_val" / "results.md").read_text())
+    page = (out / "tuning_val" / "results.md").read_text()
+    rows = _table_rows(page)
     assert {"base encoder (no fine-tuning) (mean pooling)", "scincl: default", "scincl: loss=infonce"} <= set(rows)
+    assert "Budget: 20 triplets per run" in page  # every row trains 20 (a triplets= variant: "the table's triplets")
     assert rows["scincl: default"] != rows["scincl: loss=infonce"]
     runs = _trained_runs(out)
     assert set(runs) == {"triplet", "infonce"}  # the main run's recipe (reused) and the variant
