@@ -36,7 +36,9 @@ any initialiser runs, so the filters also go into ``PYTHONWARNINGS``, which they
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import itertools
 import os
 import warnings
 from typing import Iterator
@@ -85,29 +87,56 @@ def apply_patches() -> None:
     _PATCHED = True
 
 
-def _seed_subprocess(seed: int) -> None:
-    """Subprocess initialiser: seed torch in each spawned PBG worker from ``seed`` and its pool slot.
-
-    PBG seeds its workers with their pid (not reproducible); a pool worker's identity is stable
-    for a given run, so ``seed + identity`` makes single-worker runs byte-reproducible.
-    """
-    import multiprocessing
-
+def _seed_subprocess(seed: int, slot: int) -> None:
+    """Seed torch in one PBG subprocess (after PBG's own ``torch.manual_seed(os.getpid())``)."""
     import torch
 
-    identity = multiprocessing.current_process()._identity  # () outside a pool
-    torch.manual_seed(int(seed) + 1000 * sum(identity))
+    torch.manual_seed(int(seed) + 1000 * int(slot))
+
+
+class SlotSeeds:
+    """Seeds torch in each process PBG starts with one initialiser: ``seed + 1000 * slot``, ``slot`` the process's
+    place in the order this initialiser's processes were started (1, 2, ...: on one machine the training's Hogwild!
+    pool comes first, so its workers are ``1..workers``; then the background-I/O process, if any).
+
+    The slot is fixed in the parent when it hands the initialiser to the new process: PBG starts every process
+    with the "spawn" method, which pickles the initialiser once per process, in start order, so ``__reduce__`` gives
+    each its number. The seeds thus depend on this training's own pools only, not on what the caller's process
+    started before (PBG seeds with the pid; seeding from ``multiprocessing``'s ``_identity``, a counter of every
+    process the parent ever started, made a graph trained after other pools in the same process differ). Numbered
+    from 1 as that identity was in a fresh process, so a graph trained by ``cli_graph.py`` keeps its bytes.
+
+    What this makes reproducible: with one worker (``workers=1``), the same config, seed and inputs give the same
+    embeddings bytes, in any process, whatever ran before. With several workers PBG hands each bucket's edge
+    slices to whichever worker is free and the workers update shared embeddings without locks (Hogwild!), so
+    which seed stream draws a slice's negatives, and the order of the updates, vary from run to run: the
+    embeddings differ in their bytes between runs (statistically equivalent, not identical).
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = int(seed)
+        self._started = itertools.count(1)
+
+    def __reduce__(self):
+        return functools.partial, (_seed_subprocess, self.seed, next(self._started))
+
+    def __call__(self) -> None:
+        """Run in this process (not handed to a new one): seed as the next process would be."""
+        _seed_subprocess(self.seed, next(self._started))
 
 
 def subprocess_initializer(seed: int):
-    """PBG ``subprocess_init`` for its spawned processes: logging, these patches, seeded torch."""
+    """PBG ``subprocess_init`` for its spawned processes: logging, these patches, torch seeded (:class:`SlotSeeds`).
+
+    Make one per training or evaluation: the slots count the processes started with this initialiser.
+    """
     apply_patches()
     from torchbiggraph.util import SubprocessInitializer, setup_logging
 
     init = SubprocessInitializer()
     init.register(setup_logging, 0)
     init.register(apply_patches)
-    init.register(_seed_subprocess, seed)
+    init.register(SlotSeeds(seed))
     return init
 
 
