@@ -106,11 +106,15 @@ class SlotSeeds:
     process the parent ever started, made a graph trained after other pools in the same process differ). Numbered
     from 1 as that identity was in a fresh process, so a graph trained by ``cli_graph.py`` keeps its bytes.
 
-    What this makes reproducible: with one worker (``workers=1``), the same config, seed and inputs give the same
-    embeddings bytes, in any process, whatever ran before. With several workers PBG hands each bucket's edge
-    slices to whichever worker is free and the workers update shared embeddings without locks (Hogwild!), so
-    which seed stream draws a slice's negatives, and the order of the updates, vary from run to run: the
-    embeddings differ in their bytes between runs (statistically equivalent, not identical).
+    What this makes reproducible: with one worker (``workers=1``) and one partition per entity type, the same
+    config, seed and inputs give the same embeddings bytes in any process, whatever ran before (demo graph: three
+    trainings in one process with pools between, ``make demo`` and its rerun from the graph stage: one sha256). Not with
+    several workers: PBG hands each bucket's edge slices to whichever worker is free and the workers update the
+    shared embeddings without locks (Hogwild!), so which seed stream draws a slice's negatives and the order of the
+    updates vary from run to run (demo graph, ``workers=2``: five runs, five different files, in one process or in
+    fresh ones; test MRR 0.277-0.301). Not with several partitions either, whatever the workers: PBG orders the
+    buckets of each epoch with an unseeded ``random.Random()`` (``workers=1``, two partitions: three runs, three
+    files).
     """
 
     def __init__(self, seed: int) -> None:
