@@ -25,6 +25,10 @@ Patches (each names what broke and why the fix is safe):
    typing-heavy library) the entry is evicted, a fresh ``Optional[X]`` is a different object, and
    config validation fails with "Unknown type: typing.Optional[float]". The patch compares by
    equality (``typing`` unions compare by their arguments), which is what was meant.
+4. Not an incompatibility but a reproducibility hole: PBG's single-machine bucket scheduler orders each epoch's
+   buckets with an unseeded ``random.Random()``, so a graph with more than one partition trained differently on
+   every run, even with one worker. :func:`seeded_bucket_order` draws each epoch's generator from one seeded with
+   the training's seed, for the duration of one training (one bucket, as in the demo: nothing to order).
 
 Also silences two deprecation warnings that every PBG process would print: ``pkg_resources is
 deprecated`` (``import torchbiggraph``; ``setuptools<81`` provides it, see requirements.txt),
@@ -40,6 +44,8 @@ import functools
 import io
 import itertools
 import os
+import random
+import types
 import warnings
 from typing import Iterator
 
@@ -106,15 +112,13 @@ class SlotSeeds:
     process the parent ever started, made a graph trained after other pools in the same process differ). Numbered
     from 1 as that identity was in a fresh process, so a graph trained by ``cli_graph.py`` keeps its bytes.
 
-    What this makes reproducible: with one worker (``workers=1``) and one partition per entity type, the same
-    config, seed and inputs give the same embeddings bytes in any process, whatever ran before (demo graph: three
-    trainings in one process with pools between, ``make demo`` and its rerun from the graph stage: one sha256). Not with
-    several workers: PBG hands each bucket's edge slices to whichever worker is free and the workers update the
-    shared embeddings without locks (Hogwild!), so which seed stream draws a slice's negatives and the order of the
-    updates vary from run to run (demo graph, ``workers=2``: five runs, five different files, in one process or in
-    fresh ones; test MRR 0.277-0.301). Not with several partitions either, whatever the workers: PBG orders the
-    buckets of each epoch with an unseeded ``random.Random()`` (``workers=1``, two partitions: three runs, three
-    files).
+    What this makes reproducible: with one worker (``workers=1``), the same config, seed and inputs give the same
+    embeddings bytes in any process, whatever ran before (demo graph: three trainings in one process with pools
+    between, ``make demo`` and its rerun from the graph stage: one sha256; two partitions, with the bucket order
+    seeded (patch 4): three runs, one sha256; before it, three). Not with several workers: PBG hands each bucket's
+    edge slices to whichever worker is free and the workers update the shared embeddings without locks (Hogwild!),
+    so which seed stream draws a slice's negatives and the order of the updates vary from run to run (demo graph,
+    ``workers=2``: five runs, five different files, in one process or in fresh ones; test MRR 0.277-0.301).
     """
 
     def __init__(self, seed: int) -> None:
@@ -156,6 +160,22 @@ def edge_chunk_size(max_edges_per_bucket: int) -> Iterator[None]:
         yield
     finally:
         BufferedDataset.BUFFER_SIZE = default
+
+
+@contextlib.contextmanager
+def seeded_bucket_order(seed: int) -> Iterator[None]:
+    """PBG's bucket order (``torchbiggraph.bucket_scheduling``) drawn from ``seed`` for the block (patch 4)."""
+    apply_patches()
+    import torchbiggraph.bucket_scheduling as scheduling
+
+    epochs = random.Random(int(seed))
+    unseeded = scheduling.random
+    # the module calls random.Random() once per epoch (new_pass) and nothing else of the random module
+    scheduling.random = types.SimpleNamespace(Random=lambda: random.Random(epochs.getrandbits(64)))
+    try:
+        yield
+    finally:
+        scheduling.random = unseeded
 
 
 def import_torchbiggraph():
