@@ -2,7 +2,7 @@
 
 All heavy lifting is PBG's own Python API (``torchbiggraph.converters.import_from_tsv``,
 ``torchbiggraph.train``, ``torchbiggraph.eval``); this module wires the steps, makes them
-reproducible (seeded entity shuffling, seeded Hogwild! workers), reuses finished steps, and writes
+reproducible (seeded entity shuffling, bucket order and Hogwild! workers), reuses finished steps, and writes
 the link-prediction metrics of the test split (the columns of the SciNCL paper's Table 5 / the
 thesis' Table 6) as json and a markdown row. The steps live in their own modules and are
 re-exported here: :mod:`~scincl.graph.pbg_config` (find/load/override/validate configs),
@@ -36,7 +36,7 @@ from scincl.faults import kill_point
 from scincl.graph.link_prediction import (CHECKPOINT_FILE_PREFIXES, METRIC_NAMES, evaluate,  # noqa: F401
                                           evaluate_random_baseline, metrics_markdown, read_training_losses,
                                           write_metrics)
-from scincl.graph.pbg_compat import import_torchbiggraph, subprocess_initializer
+from scincl.graph.pbg_compat import import_torchbiggraph, seeded_bucket_order, subprocess_initializer
 from scincl.graph.pbg_config import (CONFIG_DIR, Overrides, load_config_dict, load_config_dict_overrides,  # noqa: F401
                                      normalize_overrides, parse_config, resolve_config_path, with_output_dir)
 from scincl.graph.pbg_import import import_edges, read_imported_edges  # noqa: F401
@@ -65,7 +65,8 @@ def train(config_dict: Mapping[str, Any], edge_path: Optional[str] = None, rank:
     torch.manual_seed(seed)
     logger.info("biggraph: training %d-d %s embeddings for %d epochs on %s (rank %d of %d)", config.dimension,
                 config.comparator, config.num_epochs, config.edge_paths[0], rank, config.num_machines)
-    pbg_train(config, rank=Rank(rank), subprocess_init=subprocess_initializer(seed))
+    with seeded_bucket_order(seed):
+        pbg_train(config, rank=Rank(rank), subprocess_init=subprocess_initializer(seed))
 
 
 # -------------------------------------------------------------------------------- one call

@@ -25,6 +25,10 @@ Patches (each names what broke and why the fix is safe):
    typing-heavy library) the entry is evicted, a fresh ``Optional[X]`` is a different object, and
    config validation fails with "Unknown type: typing.Optional[float]". The patch compares by
    equality (``typing`` unions compare by their arguments), which is what was meant.
+4. Not an incompatibility but a reproducibility hole: PBG's single-machine bucket scheduler orders each epoch's
+   buckets with an unseeded ``random.Random()``, so a graph with more than one partition trained differently on
+   every run, even with one worker. :func:`seeded_bucket_order` draws each epoch's generator from one seeded with
+   the training's seed, for the duration of one training (one bucket, as in the demo: nothing to order).
 
 Also silences two deprecation warnings that every PBG process would print: ``pkg_resources is
 deprecated`` (``import torchbiggraph``; ``setuptools<81`` provides it, see requirements.txt),
@@ -36,8 +40,12 @@ any initialiser runs, so the filters also go into ``PYTHONWARNINGS``, which they
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
+import itertools
 import os
+import random
+import types
 import warnings
 from typing import Iterator
 
@@ -85,29 +93,58 @@ def apply_patches() -> None:
     _PATCHED = True
 
 
-def _seed_subprocess(seed: int) -> None:
-    """Subprocess initialiser: seed torch in each spawned PBG worker from ``seed`` and its pool slot.
-
-    PBG seeds its workers with their pid (not reproducible); a pool worker's identity is stable
-    for a given run, so ``seed + identity`` makes single-worker runs byte-reproducible.
-    """
-    import multiprocessing
-
+def _seed_subprocess(seed: int, slot: int) -> None:
+    """Seed torch in one PBG subprocess (after PBG's own ``torch.manual_seed(os.getpid())``)."""
     import torch
 
-    identity = multiprocessing.current_process()._identity  # () outside a pool
-    torch.manual_seed(int(seed) + 1000 * sum(identity))
+    torch.manual_seed(int(seed) + 1000 * int(slot))
+
+
+class SlotSeeds:
+    """Seeds torch in each process PBG starts with one initialiser: ``seed + 1000 * slot``, ``slot`` the process's
+    place in the order this initialiser's processes were started (1, 2, ...: on one machine the training's Hogwild!
+    pool comes first, so its workers are ``1..workers``; then the background-I/O process, if any).
+
+    The slot is fixed in the parent when it hands the initialiser to the new process: PBG starts every process
+    with the "spawn" method, which pickles the initialiser once per process, in start order, so ``__reduce__`` gives
+    each its number. The seeds thus depend on this training's own pools only, not on what the caller's process
+    started before (PBG seeds with the pid; seeding from ``multiprocessing``'s ``_identity``, a counter of every
+    process the parent ever started, made a graph trained after other pools in the same process differ). Numbered
+    from 1 as that identity was in a fresh process, so a graph trained by ``cli_graph.py`` keeps its bytes.
+
+    What this makes reproducible: with one worker (``workers=1``), the same config, seed and inputs give the same
+    embeddings bytes in any process, whatever ran before (demo graph: three trainings in one process with pools
+    between, ``make demo`` and its rerun from the graph stage: one sha256; two partitions, with the bucket order
+    seeded (patch 4): three runs, one sha256; before it, three). Not with several workers: PBG hands each bucket's
+    edge slices to whichever worker is free and the workers update the shared embeddings without locks (Hogwild!),
+    so which seed stream draws a slice's negatives and the order of the updates vary from run to run (demo graph,
+    ``workers=2``: five runs, five different files, in one process or in fresh ones; test MRR 0.277-0.301).
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = int(seed)
+        self._started = itertools.count(1)
+
+    def __reduce__(self):
+        return functools.partial, (_seed_subprocess, self.seed, next(self._started))
+
+    def __call__(self) -> None:
+        """Run in this process (not handed to a new one): seed as the next process would be."""
+        _seed_subprocess(self.seed, next(self._started))
 
 
 def subprocess_initializer(seed: int):
-    """PBG ``subprocess_init`` for its spawned processes: logging, these patches, seeded torch."""
+    """PBG ``subprocess_init`` for its spawned processes: logging, these patches, torch seeded (:class:`SlotSeeds`).
+
+    Make one per training or evaluation: the slots count the processes started with this initialiser.
+    """
     apply_patches()
     from torchbiggraph.util import SubprocessInitializer, setup_logging
 
     init = SubprocessInitializer()
     init.register(setup_logging, 0)
     init.register(apply_patches)
-    init.register(_seed_subprocess, seed)
+    init.register(SlotSeeds(seed))
     return init
 
 
@@ -123,6 +160,22 @@ def edge_chunk_size(max_edges_per_bucket: int) -> Iterator[None]:
         yield
     finally:
         BufferedDataset.BUFFER_SIZE = default
+
+
+@contextlib.contextmanager
+def seeded_bucket_order(seed: int) -> Iterator[None]:
+    """PBG's bucket order (``torchbiggraph.bucket_scheduling``) drawn from ``seed`` for the block (patch 4)."""
+    apply_patches()
+    import torchbiggraph.bucket_scheduling as scheduling
+
+    epochs = random.Random(int(seed))
+    unseeded = scheduling.random
+    # the module calls random.Random() once per epoch (new_pass) and nothing else of the random module
+    scheduling.random = types.SimpleNamespace(Random=lambda: random.Random(epochs.getrandbits(64)))
+    try:
+        yield
+    finally:
+        scheduling.random = unseeded
 
 
 def import_torchbiggraph():

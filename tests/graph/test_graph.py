@@ -229,12 +229,17 @@ def test_config_validation_survives_typing_cache_eviction():
     assert parse_config(load_config_dict("demo")).dimension == 32
 
 
+def tiny_edges(path: Path) -> Path:
+    """A 40-paper, 40-edge citation TSV at ``path``: the smallest graph PBG trains here (seconds)."""
+    path.write_text("".join(f"p{i}\tp{(i * 7 + 1) % 40}\n" for i in range(40)))
+    return path
+
+
 def test_retraining_over_preserved_epoch_snapshots_starts_over(tmp_path):
     """A rebuilt graph stage (--override) trains from scratch even where PBG kept ``epoch_N/``
     snapshots (``checkpoint_preservation_interval``, as the real-corpus configs set): a stale
     snapshot made the retraining fail with "File exists" when PBG hard-linked the new one into it."""
-    edges = tmp_path / "edges.tsv"
-    edges.write_text("".join(f"p{i}\tp{(i * 7 + 1) % 40}\n" for i in range(40)))
+    edges = tiny_edges(tmp_path / "edges.tsv")
     out = tmp_path / "graph"
     overrides = ["num_epochs=2", "dimension=8", "checkpoint_preservation_interval=1", "workers=1"]
     first = biggraph.train_biggraph("demo", train_edges=edges, overrides=overrides, output_dir=out,
@@ -245,3 +250,35 @@ def test_retraining_over_preserved_epoch_snapshots_starts_over(tmp_path):
                                     random_baseline=False, override=True)
     assert Path(again["embeddings_path"]).exists()
     assert (checkpoints / "checkpoint_version.txt").read_text().strip() == "2"  # 2 epochs x 1 chunk, not resumed
+
+
+def test_training_in_one_process_gives_the_same_bytes_whatever_it_started_before(tmp_path):
+    """PBG's worker is seeded from its place in the training's own pool, not from the process's history: PBG's
+    workers were seeded from their multiprocessing identity, a count of every process the parent had started, so a
+    graph trained again after another pool (cli_pipeline.py trains it after the citations stage's pool, a resumed
+    run without) had other bytes."""
+    import multiprocessing
+
+    edges = tiny_edges(tmp_path / "edges.tsv")
+    overrides = ["num_epochs=2", "dimension=8", "workers=1"]
+    trained = []
+    for name in ("first", "after_a_pool"):
+        graph = biggraph.train_biggraph("demo", train_edges=edges, overrides=overrides, output_dir=tmp_path / name,
+                                        random_baseline=False)
+        trained.append(Path(graph["embeddings_path"]).read_bytes())
+        with multiprocessing.get_context("spawn").Pool(2) as pool:  # moves the process's identity counter
+            assert pool.map(abs, [-1, -2]) == [1, 2]
+    assert trained[0] == trained[1]
+    assert read_embeddings_h5(tmp_path / "first" / "embeddings.h5").shape == (40, 8)
+
+
+def test_a_partitioned_graph_trains_to_the_same_bytes_twice(tmp_path):
+    """Several partitions: PBG orders each epoch's buckets with an unseeded ``random.Random()``, so two trainings
+    with one worker and the same seed differed; the order is now drawn from the seed (pbg_compat patch 4)."""
+    edges = tiny_edges(tmp_path / "edges.tsv")
+    overrides = ["num_epochs=2", "dimension=8", "workers=1", "entities.paper_id.num_partitions=2"]
+    trained = [Path(biggraph.train_biggraph("demo", train_edges=edges, overrides=overrides, output_dir=tmp_path / name,
+                                            random_baseline=False)["embeddings_path"]).read_bytes()
+               for name in ("first", "second")]
+    assert trained[0] == trained[1]
+    assert read_embeddings_h5(tmp_path / "first" / "embeddings.h5").shape == (40, 8)

@@ -104,9 +104,9 @@ def readme_env(tmp_path_factory, demo_corpus, demo_tiny_bert):
                             workers=1, test_ratio=0.05, excluded_paper_ids=str(demo_corpus.scidocs_paper_ids_path))
     edges = data / "biggraph" / "s2orc_train_test"
     # graph embeddings (README: torchbiggraph_import_from_tsv + torchbiggraph_train + export), in a process of its
-    # own as a user runs it: PBG's workers are seeded from their pool identity, which counts every process this one
-    # started before (in an xdist worker: the earlier tests', a load-dependent number), so trained in this process
-    # the graph, the triplets mined from it and the gains below depended on which tests had run first
+    # own as a user runs it (until 2026-11-29 PBG's workers were seeded from their multiprocessing identity, which
+    # counts every process this one started before, so trained in this process the graph, the triplets mined from it
+    # and the gains below depended on which tests had run first; now from their place in the training's own pool)
     graph_dir = data / "biggraph" / "demo"
     run_front_end("cli_graph.py", "train_biggraph", "demo", "--train_edges", edges / "citations.train.tsv",
                   "--test_edges", edges / "citations.test.tsv", "--output_dir", graph_dir, "--overrides",
