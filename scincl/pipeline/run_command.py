@@ -19,8 +19,8 @@ from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
 from scincl.settings.recipe import recipe_field
-from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RunSettings, SeedsArg, check_input_paths, parse_int_list,
-                                 parse_seeds, resolve)
+from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RUN_FLAGS, RunSettings, SeedsArg, check_input_paths,
+                                 parse_int_list, parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value
 from scincl.triples.sources import METHOD_NAMES, SPECTER_LIKE
@@ -48,7 +48,7 @@ def run_specter_flag_groups() -> Dict[str, str]:
     from scincl.model.losses import loss_options
     from scincl.model.train import train
 
-    settings = [f.name for f in dataclasses.fields(RunSettings) if f.name not in ROUTED]
+    settings = [name for name in RUN_FLAGS if name not in ROUTED]
     own = [n for n, p in inspect.signature(train).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     training = [*section_leaves("recipe", "training"), *(f.name for f in dataclasses.fields(TrainingArguments) if f.init),
                 *own, *loss_options()]
@@ -92,7 +92,7 @@ def check_run(s: RunSettings) -> RunSettings:
     from scincl.model.losses import build_loss, check_loss_name
     from scincl.model.train import checked_training_arguments
 
-    s.corpus_format = check_format(s.corpus_format)
+    corpus_format = check_format(s.corpus_format)  # "auto": detected
     for stage in s.stages or ():
         if stage not in ALL_STAGE_NAMES:
             raise InputError(f"--stages {stage}: unknown stage (stages: {', '.join(ALL_STAGE_NAMES)})")
@@ -107,7 +107,7 @@ def check_run(s: RunSettings) -> RunSettings:
     except (TypeError, ValueError) as exc:
         raise InputError(f"--loss {s.loss}: {exc}") from None
     checked_training_arguments(s.training_options)  # --fp16 maybe: now, not at the training stage
-    return s
+    return s if corpus_format == s.corpus_format else s.evolve(corpus_format=corpus_format)
 
 
 def run_one(output_dir: Optional[str], flags: Mapping[str, Any], shared_dir: Optional[Path] = None) -> Dict[str, Any]:

@@ -25,8 +25,7 @@ from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_st
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.provenance import local_path
-from scincl.settings.recipe import MINER_LEAVES  # the SciNCL slot settings a run records for its triplets
-from scincl.settings.run import RunSettings
+from scincl.settings.run import MINER_LEAVES, RunSettings
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
 from scincl.triples.sources import KNN, METHOD_NAMES, SPECTER_LIKE, sampler
@@ -98,10 +97,10 @@ class SciNCLPlan:
     def __init__(self, settings: RunSettings, shared_dir: Optional[Path] = None) -> None:
         from scincl.model.encoder import encoder_path  # torch: loaded when a plan is made, not by the CLI's tables
 
+        shared = Path(shared_dir or settings.output_dir)
+        if settings.demo and settings.scidocs_paper_ids is None:  # the demo's held-out SciDocs papers (demo_scidocs.py)
+            settings = settings.evolve(scidocs_paper_ids=str(shared / "demo_corpus" / "scidocs_paper_ids.json"))
         s = self.s = settings
-        shared = Path(shared_dir or s.output_dir)
-        if s.demo and s.scidocs_paper_ids is None:  # the demo's held-out SciDocs papers (scincl/demo_scidocs.py)
-            s.scidocs_paper_ids = str(shared / "demo_corpus" / "scidocs_paper_ids.json")
         self.base_model = encoder_path(s.base_model_name_or_path, packaged=s.demo)  # the demo: the packaged MiniLM
         p = self.p = plan_paths(s, shared, self.base_model)
         self.metadata_dir = p.demo / "s2orc" / "metadata" if s.demo else Path(s.corpus_dir) if s.corpus_dir else None

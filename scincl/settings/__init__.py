@@ -8,11 +8,13 @@
   (PyTorch-BigGraph's ``ConfigSchema`` shape); :mod:`scincl.settings.schema` reads it by flag name (``SCINCL``).
   Its :class:`~scincl.settings.spec.MinerSpec` is the triplet miner's settings (every slot flag, checked when
   built: ranges, bands, how the slots fit), the object the miner takes. The CLI checks, ``--help``,
-  ``RunSettings`` and ``Recipe`` (their SciNCL fields are the spec's leaves) and the trainer read their defaults
+  ``RunSpec`` and ``Recipe`` (their SciNCL fields are the spec's leaves) and the trainer read their defaults
   and ranges there;
-- :mod:`scincl.settings.run`: ``RunSettings``, every setting of one ``run_specter`` experiment, the run presets as
-  data (``experiments/presets/<name>.py``: paper, demo), :func:`~scincl.settings.run.resolve`, which fills a run's
-  settings from its preset, and the range and choice check of its values;
+- :mod:`scincl.settings.run`: ``RunSpec``, every setting of one ``run_specter`` experiment, nested: SciNCL's
+  sections with the run's own fields, and the corpus, queries, evaluation and the run's control; ``RunSettings``,
+  a built spec read by flag name; the run presets as data (``experiments/presets/<name>.py``: paper, demo);
+  :func:`~scincl.settings.run.resolve`, which computes a run's values from its flags and preset and builds its
+  spec once (and so checks it);
 - :mod:`scincl.settings.presets`: the presets' values as ``--help`` shows them;
 - :mod:`scincl.settings.recipe`: ``Recipe``, the variables of one real-corpus arm's run (the same fields' names and
   metadata as the schema, with the experiments' own defaults and their sources);

@@ -1,6 +1,6 @@
 """The named values a setting takes (its ``choices``), declared once here, below every package that uses them.
 
-The settings dataclasses (:class:`scincl.settings.run.RunSettings`) check a value against these tuples before
+The settings (:class:`scincl.settings.run.RunSpec`) check a value against these tuples before
 any work; the packages that act on a value import the tuple from here under the name they always used
 (``scincl.corpus.selection.GRAPH_LIMITS``, ``scincl.graph.embed.GRAPH_METHODS``, ...), so choices and code
 cannot drift apart and ``scincl.settings`` needs none of those packages.
@@ -19,7 +19,8 @@ GRAPH_METHODS: Tuple[str, ...] = ("pbg", "prone", "fastrp")
 # --k_scale: the k flags as given (paper) or sized for the index from the paper's k/N ratios (scincl/triples/k_scale.py)
 K_SCALES: Tuple[str, ...] = ("paper", "corpus")
 # --triples_source: SciNCL's kNN sampling (paper §3.2), SPECTER's citations (Cohan et al. 2020; scincl/triples/sources.py)
-TRIPLES_SOURCES: Tuple[str, ...] = ("knn", "specter_like")
+KNN_SOURCE, SPECTER_LIKE_SOURCE = "knn", "specter_like"
+TRIPLES_SOURCES: Tuple[str, ...] = (KNN_SOURCE, SPECTER_LIKE_SOURCE)
 # --ann_backend: faiss: any index factory (Flat, IVF, HNSW, PQ); exact: scincl.knn.exact (torch, any k on CPU or GPU)
 ANN_BACKENDS: Tuple[str, ...] = ("faiss", "exact")
 # --ann_metric: the kNN index's metric (scincl/knn/)

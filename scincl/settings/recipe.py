@@ -18,12 +18,10 @@ from typing import Any, Dict, Tuple
 
 from scincl.errors import InputError
 from scincl.settings.choices import parse_bf16_request
-from scincl.settings.run import CPU_TRAINING
+from scincl.settings.run import CPU_TRAINING, MINER_LEAVES
 from scincl.settings.schema import setting, with_leaves
-from scincl.settings.spec import MinerSpec, section_leaves
+from scincl.settings.spec import MinerSpec
 from scincl.settings.values import check_value
-
-MINER_LEAVES = frozenset(section_leaves("sampler", "miner"))
 
 
 # The SciNCL settings a recipe varies, with the experiments' own values and their sources (type, help and range are

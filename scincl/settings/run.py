@@ -1,25 +1,28 @@
-"""Settings of one ``run_specter`` experiment: :class:`RunSettings`, each field declared once with its default, the
-source of that default, help text and range or choices; the run presets (``experiments/presets/<name>.py``) as data;
-:func:`resolve`, which fills the fields not given from the run's preset, and :func:`check_ranges`.
+"""Settings of one ``run_specter`` experiment: :class:`RunSpec`, nested by what they set (corpus, graph, queries,
+sampler = miner + search, recipe = encoder + loss + training, evaluation, seed, the run's control), SciNCL's sections
+of :mod:`scincl.settings.spec` with the run's own fields, each declared once with its default, the source of that
+default, help text and range or choices, and checked when built; :class:`RunSettings`, the built spec read by flag
+name; the run presets (``experiments/presets/<name>.py``) as data; :func:`resolve`, which computes a run's values
+(flags given > preset > defaults) and builds its spec once.
 """
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import importlib.util
 import os
 import typing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
 
 from scincl.errors import InputError
-from scincl.settings.choices import ANN_BACKENDS, DEVICES, GRAPH_LIMITS, K_SCALES, TRIPLES_SOURCES
-from scincl.settings.schema import SCINCL, check_settings, setting, with_leaves
-from scincl.settings.spec import BANDS, MinerSpec, section_leaves
+from scincl.settings.choices import ANN_BACKENDS, DEVICES, GRAPH_LIMITS, K_SCALES, KNN_SOURCE, TRIPLES_SOURCES
+from scincl.settings.rules import FLAG_RULES, check_steps
+from scincl.settings.schema import SCINCL, check_settings
+from scincl.settings.spec import (BANDS, GraphSpec, MinerSpec, RecipeSpec, SamplerSpec, SciNCLSpec, build_spec,
+                                  evolve_spec, leaf_value, leaves_of, section, section_leaves, spec_field)
 from scincl.settings.values import check_value, simple_type
 
 MINER_FLAGS = frozenset(attribute.name for attribute in attrs.fields(MinerSpec))  # every flag of the miner
@@ -55,126 +58,203 @@ EXCLUDED_IDS_FILE = "scidocs_paper_ids.json"
 SCHEMA_FALLBACK: Tuple[str, ...] = tuple(f"{band}_k_max" for band in BANDS) + section_leaves("recipe", "encoder")
 
 
-@dataclass
-@with_leaves(after={"biggraph_overrides": ("graph_method",), "graph_test_ratio": section_leaves("sampler", "search"),
-                    "triples_source": section_leaves("sampler", "miner"), "k_scale": ("seed",),
-                    "bitfit": section_leaves("recipe", "encoder") + ("loss",)},
-             unset=SCHEMA_FALLBACK + tuple(f"{band}_k_min" for band in BANDS))
-class RunSettings:
-    """Everything ``run_specter`` needs (its ``--help`` lists these fields); a field left ``None`` takes the run
-    preset's value (:func:`resolve`), a user's value always wins."""
+# ---------------------------------------------------------------------- the run's spec, nested by what it sets
+# Each section reuses SciNCL's (scincl/settings/spec.py) where it has one and adds the run's own fields; a field left
+# None takes the run preset's value (resolve), a user's value always wins. Built once, by resolve, and so checked.
+@section
+class CorpusSpec:
+    """The papers the run trains on: the corpus, its citations, the ids that map between them, which papers form the
+    training corpus (the embedded demo's size without data arguments)."""
 
-    output_dir: Optional[str] = setting(None, "positional OUTPUT_DIR; the demo's: demo_output", "where everything goes")
-    base_model_name_or_path: Optional[str] = setting(
-        None, "SciBERT when cached, else the packaged all-MiniLM-L6-v2 (scincl/model/encoder.py); the demo: MiniLM",
-        "encoder to fine-tune")
-    scidocs_dir: Optional[str] = setting(
-        None, DATA, "SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus")
-    s2orc_metadata_dir: Optional[str] = setting(
+    s2orc_metadata_dir: Optional[str] = spec_field(
         None, DATA, "S2ORC metadata shards (citations and titles/abstracts); the old name of --corpus_dir, an alias")
-    corpus_dir: Optional[str] = setting(
+    corpus_dir: Optional[str] = spec_field(
         None, DATA, "the corpus folder, in --corpus_format (README \"Your own corpus\"); ids are the format's own, so "
         "give --s2id_to_s2orc_input_path as {SciDocs id: corpus id} (cli_s2orc.py get_scidocs_id_mapping)")
-    corpus_format: Optional[str] = setting(None, "detected from the folder (scincl/corpus/)",
-                                           "s2orc | s2ag | openalex | plain")
-    specter_triples_path: Optional[str] = setting(
+    corpus_format: Optional[str] = spec_field(None, "detected from the folder (scincl/corpus/)",
+                                              "s2orc | s2ag | openalex | plain")
+    specter_triples_path: Optional[str] = spec_field(
         None, DATA, "SPECTER training triples (CSV): their papers/queries define the corpus for --graph_limit "
         "specter|s2orc|none")
-    graph_paper_ids_path: Optional[str] = setting(
-        None, DATA, "BigGraph export: entity_names_paper_id_0.json (not given: the graph is built from the citations)")
-    graph_embeddings_path: Optional[str] = setting(
-        None, DATA, "BigGraph export: embeddings h5/npy (not given: the graph is built from the citations)")
-    s2id_to_s2orc_input_path: Optional[str] = setting(
+    s2id_to_s2orc_input_path: Optional[str] = spec_field(
         None, "ids used as they are", "JSON {S2 id: S2ORC id} for the SPECTER and SciDocs ids (comma-separated "
         "files are merged)")
-    train_s2orc_paper_ids: Optional[str] = setting(
+    train_s2orc_paper_ids: Optional[str] = spec_field(
         None, "the run's layout (scincl/pipeline/layout.py)", "corpus id list: an existing file is read, never "
         "rewritten (only the corpus given: queries sampled from it); a path that does not exist yet is written")
-    train_query_s2orc_paper_ids: Optional[str] = setting(
+    citations_path: Optional[str] = spec_field(None, "extracted from the corpus",
+                                               "an existing citations TSV (for --triples_source specter_like)")
+    graph_limit: Optional[str] = spec_field(
+        None, "original: specter; graph when no --specter_triples_path is given",
+        "specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample), graph (every graph paper), none "
+        "(SPECTER's papers only)", choices=GRAPH_LIMITS)
+    graph_leakage: bool = spec_field(False, "paper Table 1: w/o leakage", "keep SciDocs papers in the graph and corpus "
+                                     "(the paper's \"w/ leakage\"; the guard then reports them without refusing)")
+    corpus_seed: Optional[int] = spec_field(None, "original: --seed", "corpus and query selection seed",
+                                            FLAG_RULES["corpus_seed"])
+    demo_papers: int = spec_field(1500, "CPU budget: ~1.3k training papers, ~1.4k SciDocs papers",
+                                  "embedded demo corpus size", FLAG_RULES["demo_papers"])
+
+
+@section
+class RunGraphSpec(GraphSpec):
+    """SciNCL's citation-graph embeddings and the run's: a given BigGraph export, or how the graph stage makes one."""
+
+    graph_paper_ids_path: Optional[str] = spec_field(
+        None, DATA, "BigGraph export: entity_names_paper_id_0.json (not given: the graph is built from the citations)")
+    graph_embeddings_path: Optional[str] = spec_field(
+        None, DATA, "BigGraph export: embeddings h5/npy (not given: the graph is built from the citations)")
+    biggraph_config: Optional[str] = spec_field(
+        None, "the preset's: paper §4.2 768d dot (biggraph_configs/s2orc_768d_dot.py); the demo: biggraph_configs/demo.py",
+        "PBG config of the graph stage (a file name of biggraph_configs/ in a preset)")
+    biggraph_overrides: Optional[Any] = spec_field(
+        None, "the config as it is", 'PBG key=value overrides, space-separated, e.g. "num_epochs=5 num_partitions=8"')
+    graph_method_settings: Optional[Any] = spec_field(
+        None, "the method's own (scincl/graph/embedders/)", '"key=value ..." of prone / fastrp (cli_graph.py '
+        'embed_graph: same files; dimension = the config\'s unless --biggraph_overrides "dimension=N")')
+    graph_test_ratio: Optional[float] = spec_field(
+        None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
+        "share of the citation edges held out for link prediction", FLAG_RULES["graph_test_ratio"])
+
+
+@section
+class QueriesSpec:
+    """The query papers the triplets are sampled for."""
+
+    train_query_s2orc_paper_ids: Optional[str] = spec_field(
         None, "the run's layout (scincl/pipeline/layout.py)", "query id list: an existing file is read, never "
         "rewritten; a path that does not exist yet is written")
-    citations_path: Optional[str] = setting(None, "extracted from the corpus",
-                                            "an existing citations TSV (for --triples_source specter_like)")
-    scidocs_paper_ids: Optional[str] = setting(
+    sample_queries_ratio: Optional[float] = spec_field(
+        None, "the preset's: paper every query; the demo 10 %",
+        "share of the query papers kept (the 1 % / 10 % ablations)", FLAG_RULES["sample_queries_ratio"])
+
+
+@section
+class RunSamplerSpec(SamplerSpec):
+    """SciNCL's miner and search, and the run's: the triplets' source, how the bands are sized, the kNN index."""
+
+    miner: Optional[MinerSpec] = attrs.field(factory=MinerSpec)  # None: no kNN triplets (--triples_source)
+    triples_source: str = spec_field(KNN_SOURCE, "paper §3.2: SciNCL's kNN sampling",
+                                     "knn (SciNCL) or specter_like (citations; same corpus and queries)",
+                                     choices=TRIPLES_SOURCES)
+    k_scale: str = spec_field("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
+                              "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
+    ann_backend: str = spec_field("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
+                                  choices=ANN_BACKENDS)
+    ann_index_path: Optional[str] = spec_field(
+        None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
+        "or settings is refused)")
+    ann_device: int = spec_field(0, "first GPU when faiss has one, else CPU", "faiss device (-1: CPU)")
+    miner_options: Dict[str, Any] = spec_field(attrs.Factory(dict), "scincl/settings/spec.py:MinerSpec",
+                                               "the miner's other flags")
+
+
+@section
+class RunRecipeSpec(RecipeSpec):
+    """SciNCL's encoder, loss and training, and the run's: the encoder fine-tuned, BitFit, the trainer's flags."""
+
+    base_model_name_or_path: Optional[str] = spec_field(
+        None, "SciBERT when cached, else the packaged all-MiniLM-L6-v2 (scincl/model/encoder.py); the demo: MiniLM",
+        "encoder to fine-tune")
+    bitfit: bool = spec_field(False, "paper §4.3: full fine-tuning", "train only the biases (BitFit)")
+    training_options: Dict[str, Any] = spec_field(
+        attrs.Factory(dict), "scincl/model/train.py (SPECTER's set-up); the demo preset: one short epoch on CPU",
+        "the trainer's flags")
+
+
+@section
+class EvaluationSpec:
+    """The SciDocs evaluation: its folder, the papers kept out of training, the splits and the base encoder's row."""
+
+    scidocs_dir: Optional[str] = spec_field(
+        None, DATA, "SciDocs-format evaluation dir; its papers are kept out of the graph and the corpus")
+    scidocs_paper_ids: Optional[str] = spec_field(
         None, "--scidocs_dir's own scidocs_paper_ids.json, else every paper of its paper_metadata_*.json, mapped; "
         "the demo: its held-out papers",
         "JSON list of the graph ids kept out of graph and corpus, with or without --scidocs_dir; the train "
         "stage's leakage guard reports them (MODEL_DIR/leakage_report.json, manifest \"leakage\") and refuses to "
         "train when one is in the graph or the triplets")
-    excluded_paper_ids: Optional[str] = setting(None, "get_citations' name", "the same flag as --scidocs_paper_ids")
-    graph_limit: Optional[str] = setting(
-        None, "original: specter; graph when no --specter_triples_path is given",
-        "specter (SPECTER's papers, topped up), s2orc (SPECTER-sized random sample), graph (every graph paper), none "
-        "(SPECTER's papers only)", choices=GRAPH_LIMITS)
-    graph_leakage: bool = setting(False, "paper Table 1: w/o leakage", "keep SciDocs papers in the graph and corpus "
-                                  "(the paper's \"w/ leakage\"; the guard then reports them without refusing)")
-    biggraph_config: Optional[str] = setting(
-        None, "the preset's: paper §4.2 768d dot (biggraph_configs/s2orc_768d_dot.py); the demo: biggraph_configs/demo.py",
-        "PBG config of the graph stage (a file name of biggraph_configs/ in a preset)")
-    biggraph_overrides: Optional[Any] = setting(None, "the config as it is",
-                                                'PBG key=value overrides, space-separated, e.g. "num_epochs=5 num_partitions=8"')
-    graph_method_settings: Optional[Any] = setting(
-        None, "the method's own (scincl/graph/embedders/)", '"key=value ..." of prone / fastrp (cli_graph.py '
-        'embed_graph: same files; dimension = the config\'s unless --biggraph_overrides "dimension=N")')
-    graph_test_ratio: Optional[float] = setting(
-        None, "README: 1 % of the edges held out for link prediction; the demo 5 %",
-        "share of the citation edges held out for link prediction")
-    ann_backend: str = setting("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
-                               choices=ANN_BACKENDS)
-    ann_index_path: Optional[str] = setting(
-        None, "the run's layout", "kNN index: an existing one is used, never rebuilt (one made for another corpus "
-        "or settings is refused)")
-    ann_device: int = setting(0, "first GPU when faiss has one, else CPU", "faiss device (-1: CPU)")
-    device: Optional[str] = setting(
+    excluded_paper_ids: Optional[str] = spec_field(None, "get_citations' name",
+                                                   "the same flag as --scidocs_paper_ids")
+    eval_max_sequence_length: Optional[int] = spec_field(
+        None, "the evaluator's 512 (full SciDocs inputs); the demo preset's 128, a CPU budget",
+        "tokens per SciDocs paper when embedding it", FLAG_RULES["eval_max_sequence_length"])
+    val_or_test_or_both: str = spec_field("both", "README: --val_or_test_or_both both", "SciDocs splits to evaluate",
+                                          choices=("val", "test", "both"))
+    evaluate_base_model: bool = spec_field(True, "paper Table 1: the base encoder's row",
+                                           "evaluate the base encoder too (false: no base-encoder row)")
+
+
+@section
+class RunControl:
+    """How the run runs: where its files go, on which device and workers, which stages, the preset it starts from."""
+
+    output_dir: Optional[str] = spec_field(None, "positional OUTPUT_DIR; the demo's: demo_output",
+                                           "where everything goes")
+    device: Optional[str] = spec_field(
         None, "CUDA when available", "where training, the faiss index and embedding run; cuda stops at once when "
         "CUDA is unusable, cpu also sets --use_cpu and --ann_device -1", choices=DEVICES)
-    triples_source: str = setting("knn", "paper §3.2: SciNCL's kNN sampling",
-                                  "knn (SciNCL) or specter_like (citations; same corpus and queries)",
-                                  choices=TRIPLES_SOURCES)
-    k_scale: str = setting("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
-                           "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
-    corpus_seed: Optional[int] = setting(None, "original: --seed", "corpus and query selection seed")
-    sample_queries_ratio: Optional[float] = setting(
-        None, "the preset's: paper every query; the demo 10 %",
-        "share of the query papers kept (the 1 % / 10 % ablations)")
-    workers: Optional[int] = setting(None, "all CPUs", "processes / threads")
-    gzip: bool = setting(False, "README: --gzip", "triples and metadata as .gz")
-    auto_output_dir: bool = setting(False, "README: --auto_output_dir", "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/"
-                                    "[queries_<r>/]<sampling>/ as in the original")
-    bitfit: bool = setting(False, "paper §4.3: full fine-tuning", "train only the biases (BitFit)")
-    eval_max_sequence_length: Optional[int] = setting(
-        None, "the evaluator's 512 (full SciDocs inputs); the demo preset's 128, a CPU budget",
-        "tokens per SciDocs paper when embedding it")
-    val_or_test_or_both: str = setting("both", "README: --val_or_test_or_both both", "SciDocs splits to evaluate",
-                                       choices=("val", "test", "both"))
-    evaluate_base_model: bool = setting(True, "paper Table 1: the base encoder's row",
-                                        "evaluate the base encoder too (false: no base-encoder row)")
-    demo_papers: int = setting(1500, "CPU budget: ~1.3k training papers, ~1.4k SciDocs papers",
-                               "embedded demo corpus size")
-    miner_options: Dict[str, Any] = setting(None, "scincl/settings/spec.py:MinerSpec", "the miner's other flags",
-                                            default_factory=dict)
-    training_options: Dict[str, Any] = setting(
-        None, "scincl/model/train.py (SPECTER's set-up); the demo preset: one short epoch on CPU", "the trainer's flags",
-        default_factory=dict)
-    skip: List[str] = setting(None, "every stage runs", "stages to skip (--skip_<stage>)", default_factory=list)
-    override: List[str] = setting(None, "outputs are reused", "stages to rebuild (--override_<stage>)",
-                                  default_factory=list)
-    stages: Optional[List[str]] = setting(
+    workers: Optional[int] = spec_field(None, "all CPUs", "processes / threads")
+    gzip: bool = spec_field(False, "README: --gzip", "triples and metadata as .gz")
+    auto_output_dir: bool = spec_field(False, "README: --auto_output_dir", "OUTPUT_DIR/<graph_limit>/corpus_seed_<s>/"
+                                       "[queries_<r>/]<sampling>/ as in the original")
+    skip: List[str] = spec_field(attrs.Factory(list), "every stage runs", "stages to skip (--skip_<stage>)")
+    override: List[str] = spec_field(attrs.Factory(list), "outputs are reused",
+                                     "stages to rebuild (--override_<stage>)")
+    stages: Optional[List[str]] = spec_field(
         None, "every stage runs", "comma-separated stage names: run only these (one plan split over jobs: e.g. "
         "--stages citations,graph on a large-memory node, then --stages train on a GPU node); the stages before "
         "them must be done")
-    demo: bool = setting(False, "resolve(): no data argument", "the run builds and uses the bundled demo corpus")
-    dry_run: bool = setting(False, "the run runs", "print the plan (corpus, graph, queries -> triplets -> steps, the "
-                            "estimated time of each heavy stage) and stop before stage 1")
-    preset: Optional[str] = setting(
+    demo: bool = spec_field(False, "resolve(): no data argument", "the run builds and uses the bundled demo corpus")
+    dry_run: bool = spec_field(False, "the run runs", "print the plan (corpus, graph, queries -> triplets -> steps, "
+                               "the estimated time of each heavy stage) and stop before stage 1")
+    preset: Optional[str] = spec_field(
         None, "demo without data arguments, else paper (experiments/presets/)",
         "the run preset whose settings fill those not given (experiments/presets/<name>.py: paper, demo, ...)")
 
-    @functools.cached_property
-    def miner(self) -> MinerSpec:
-        """The kNN miner's settings of this run (its slot flags, then ``miner_options``), built and so checked once."""
-        values = {**{name: getattr(self, name) for name in FIELDS if name in MINER_FLAGS}, **self.miner_options}
-        return MinerSpec(**{name: value for name, value in values.items() if value is not None})
+
+@section
+class RunSpec(SciNCLSpec):
+    """Everything ``run_specter`` needs: SciNCL's spec (sampler, recipe, graph, seed), each section with the run's
+    own fields, and the corpus, the queries, the evaluation and the run's control."""
+
+    corpus: CorpusSpec = attrs.field(factory=CorpusSpec)
+    graph: RunGraphSpec = attrs.field(factory=RunGraphSpec)
+    queries: QueriesSpec = attrs.field(factory=QueriesSpec)
+    sampler: RunSamplerSpec = attrs.field(factory=RunSamplerSpec)
+    recipe: RunRecipeSpec = attrs.field(factory=RunRecipeSpec)
+    evaluation: EvaluationSpec = attrs.field(factory=EvaluationSpec)
+    run: RunControl = attrs.field(factory=RunControl)
+
+
+RUN_LEAVES = leaves_of(RunSpec)
+MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings (a kNN run records them)
+# run_specter's settings in --help's order, the original command's (tests/settings: every leaf of RunSpec but the
+# trainer's, which run_specter takes among the trainer's flags, and the real-corpus graph's)
+RUN_FLAGS: Tuple[str, ...] = (
+    "output_dir", "base_model_name_or_path", "scidocs_dir", "s2orc_metadata_dir", "corpus_dir", "corpus_format",
+    "specter_triples_path", "graph_paper_ids_path", "graph_embeddings_path", "s2id_to_s2orc_input_path",
+    "train_s2orc_paper_ids", "train_query_s2orc_paper_ids", "citations_path", "scidocs_paper_ids",
+    "excluded_paper_ids", "graph_limit", "graph_leakage", "biggraph_config", "biggraph_overrides", "graph_method",
+    "graph_method_settings", "graph_test_ratio", *section_leaves("sampler", "search"), "ann_backend",
+    "ann_index_path", "ann_device", "device", "triples_source", *section_leaves("sampler", "miner"), "k_scale",
+    "seed", "corpus_seed", "sample_queries_ratio", "workers", "gzip", "auto_output_dir", "bitfit",
+    *section_leaves("recipe", "encoder"), "loss", "eval_max_sequence_length", "val_or_test_or_both",
+    "evaluate_base_model", "demo_papers", "miner_options", "training_options", "skip", "override", "stages", "demo",
+    "dry_run", "preset")
+
+
+class RunView:
+    """What a run's flat view (:class:`RunSettings`) adds to its fields: the spec it reads, and the names the stages
+    record."""
+
+    __slots__ = ()
+
+    @property
+    def miner(self) -> Optional[MinerSpec]:
+        """The kNN miner's settings of this run (its slot flags, then ``miner_options``), built and checked with the
+        spec (``None``: the run samples no kNN triplets)."""
+        return self.spec.sampler.miner
 
     @property
     def ann_do_normalize(self) -> bool:
@@ -186,9 +266,42 @@ class RunSettings:
         """The evaluation split shown in the printed table (test, unless only val is evaluated)."""
         return "val" if self.val_or_test_or_both == "val" else "test"
 
+    def evolve(self, **changes: Any) -> "RunSettings":
+        """These settings with ``changes`` of settings that no other follows (by flag name: a path, a format): the
+        sections that hold them rebuilt, and so checked."""
+        return attrs.evolve(self, **changes, spec=evolve_spec(self.spec, changes, RUN_LEAVES))
 
-FIELDS: Dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(RunSettings)}
+
+# A run's spec read by flag name (``s.hard_negatives_k_max``): one frozen field per flag, made from the spec's fields
+# (same type, default, source, help and choices; ``--help`` lists them) and filled from the built spec (settings_of).
+RunSettings = attrs.make_class(
+    "RunSettings", {**{name: attrs.field(default=RUN_LEAVES[name][1].default, type=RUN_LEAVES[name][1].type,
+                                         metadata=RUN_LEAVES[name][1].metadata) for name in RUN_FLAGS},
+                    "spec": attrs.field(default=None, type="Optional[RunSpec]", eq=False, repr=False)},
+    bases=(RunView,), frozen=True, slots=True)
+FIELDS: Dict[str, "attrs.Attribute"] = {name: attrs.fields_dict(RunSettings)[name] for name in RUN_FLAGS}
 CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
+
+
+def settings_of(values: Mapping[str, Any]) -> RunSettings:
+    """The run's spec built from resolved ``values`` by flag name (``miner_options`` and ``training_options`` fill
+    the miner's and the trainer's fields), and so checked once; returned read by flag name.
+
+    A kNN run's miner is built with the spec (a band's start not given: derived from its end, for ``--k_scale paper``;
+    for ``corpus`` the bands are sized with the index and the starts stay unset). A run of another source takes no kNN
+    slots: no miner, its counts as given, checked as flags."""
+    knn, miner = values["triples_source"] == KNN_SOURCE, {**{name: values[name] for name in MINER_LEAVES},
+                                                          **values["miner_options"]}
+    if not knn:
+        check_settings(miner)
+    spec = build_spec(RunSpec, {**values, **miner, **values["training_options"]}, {} if knn else {"miner": None})
+    trainer = {name: value for name, value in values["training_options"].items()
+               if name not in section_leaves("recipe", "training")}  # the trainer's flags that are no SciNCL setting
+    check_settings(trainer)
+    check_steps(spec.recipe.training.num_train_epochs, trainer.get("max_steps"))
+    given = MINER_LEAVES if not knn else {f"{band}_k_min" for band in BANDS} if spec.sampler.k_scale == "corpus" else ()
+    return RunSettings(**{name: values[name] if name in given else leaf_value(spec, RUN_LEAVES, name)
+                          for name in RUN_FLAGS}, spec=spec)
 
 
 # ---------------------------------------------------------------------- the run presets, as data
@@ -239,51 +352,52 @@ ALIASES = {("corpus_dir", "s2orc_metadata_dir"): "--s2orc_metadata_dir is the ol
 
 
 def resolve(values: Mapping[str, Any]) -> RunSettings:
-    """:class:`RunSettings` of the ``values`` given by field name, each converted to its field's type (a flag is a
-    typed override), the others filled from the run's preset (``--preset``, else the demo's without data arguments,
-    else the paper's; the preset's ``training_options`` go under the user's), then checked (:func:`check_ranges`)."""
+    """The run's spec from the ``values`` given by flag name, each converted to its field's type (a flag is a typed
+    override), the others from the run's preset (``--preset``, else the demo's without data arguments, else the
+    paper's; the preset's ``training_options`` go under the user's), else the spec's defaults; then the rules below
+    (aliases, derived values, the demo's), and built once (:func:`settings_of`), which checks every value."""
     hints = typing.get_type_hints(RunSettings)
-    s = RunSettings(**{name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
-                       for name, value in values.items()})
-    given = {name for name, value in values.items() if value is not None}
-    stages = s.stages if isinstance(s.stages, (list, tuple)) else str(s.stages or "").split(",")  # "a,b" or a list
-    s.stages = [str(name).strip() for name in stages if str(name).strip()] or None
-    s.demo = all(getattr(s, name) is None for name in DATA_ARGUMENTS)
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise TypeError(f"resolve(): no run_specter setting {unknown[0]!r}")
+    given = {name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
+             for name, value in values.items() if value is not None}
+    s = {**{name: f.default.factory() if isinstance(f.default, attrs.Factory) else f.default  # a fresh dict, list
+            for name, f in FIELDS.items()}, **given}
+    stages = s["stages"] if isinstance(s["stages"], (list, tuple)) else str(s["stages"] or "").split(",")  # "a,b"
+    s["stages"] = [str(name).strip() for name in stages if str(name).strip()] or None
+    s["demo"] = all(s[name] is None for name in DATA_ARGUMENTS)
     for (name, alias), why in ALIASES.items():  # one value under two names
-        value, other = getattr(s, name), getattr(s, alias)
+        value, other = s[name], s[alias]
         if value and other and str(value) != str(other):
             raise InputError(f"--{name} {value} and --{alias} {other} differ; give one ({why})")
-        setattr(s, name, value or other)
-        setattr(s, alias, value or other)
-    listed = Path(s.scidocs_dir) / EXCLUDED_IDS_FILE if s.scidocs_dir else None  # the folder's own list (make_eval_dir)
-    if not s.scidocs_paper_ids and listed is not None and listed.is_file() and not s.s2id_to_s2orc_input_path:
-        s.scidocs_paper_ids = s.excluded_paper_ids = str(listed)
-    bands = [f"--{band}_k_{end}" for band in BANDS for end in ("min", "max") if getattr(s, f"{band}_k_{end}") is not None]
-    if s.k_scale == "corpus" and bands:
+        s[name] = s[alias] = value or other
+    listed = Path(s["scidocs_dir"]) / EXCLUDED_IDS_FILE if s["scidocs_dir"] else None  # the folder's own list
+    if not s["scidocs_paper_ids"] and listed is not None and listed.is_file() and not s["s2id_to_s2orc_input_path"]:
+        s["scidocs_paper_ids"] = s["excluded_paper_ids"] = str(listed)
+    bands = [f"--{band}_k_{end}" for band in BANDS for end in ("min", "max") if f"{band}_k_{end}" in given]
+    if s["k_scale"] == "corpus" and bands:
         raise InputError(f"--k_scale corpus sizes k+ and k-hard itself; drop {', '.join(bands)} (or use --k_scale paper)")
-    s.preset = s.preset or (DEMO if s.demo else PAPER)
-    if s.output_dir is None:
-        if not s.demo:
+    s["preset"] = s["preset"] or (DEMO if s["demo"] else PAPER)
+    if s["output_dir"] is None:
+        if not s["demo"]:
             raise InputError("OUTPUT_DIR is required when data arguments are given")
-        s.output_dir = DEFAULT_DEMO_OUTPUT_DIR
-    for name, value in preset_values(s.preset).items():
+        s["output_dir"] = DEFAULT_DEMO_OUTPUT_DIR
+    for name, value in preset_values(s["preset"]).items():
         if name in ("training_options", "miner_options"):
-            setattr(s, name, {**value, **getattr(s, name)})
+            s[name] = {**value, **s[name]}
         elif name not in given:
-            setattr(s, name, value)
-    if s.k_scale != "corpus" and s.triples_source == "knn":  # corpus: the bands are sized for the index later
-        for band in BANDS:  # a start not given: the one the miner's spec derives when built (and so checked)
-            setattr(s, f"{band}_k_min", s.miner.slot(band).k_min)
-    if s.graph_limit == "specter" and s.specter_triples_path is None and "graph_limit" not in given:
-        s.graph_limit = "graph"  # nothing to replicate: train on the whole graph
-    if s.corpus_seed is None:
-        s.corpus_seed = s.seed  # original: the corpus follows --seed unless --corpus_seed is given
-    if s.workers is None or s.workers <= 0:
-        s.workers = os.cpu_count() or 1
-    if s.device == "cpu":  # every stage on the CPU on purpose, also where CUDA works
-        s.training_options.setdefault("use_cpu", True)
-        s.ann_device = -1
-    return check_ranges(s)
+            s[name] = value
+    if s["graph_limit"] == "specter" and s["specter_triples_path"] is None and "graph_limit" not in given:
+        s["graph_limit"] = "graph"  # nothing to replicate: train on the whole graph
+    if s["corpus_seed"] is None:
+        s["corpus_seed"] = s["seed"]  # original: the corpus follows --seed unless --corpus_seed is given
+    if s["workers"] is None or s["workers"] <= 0:
+        s["workers"] = os.cpu_count() or 1
+    if s["device"] == "cpu":  # every stage on the CPU on purpose, also where CUDA works
+        s["training_options"] = {**s["training_options"], "use_cpu": s["training_options"].get("use_cpu", True)}
+        s["ann_device"] = -1
+    return settings_of(s)
 
 
 SeedsArg = Union[None, int, str, Sequence[int]]
@@ -321,18 +435,6 @@ def parse_int_list(values: Any, name: str) -> List[int]:
         return [int(v) for v in values]
     except (TypeError, ValueError):
         raise InputError(f"--{name}: expected integers like 10,25,100, got {values!r}") from None
-
-
-def check_ranges(s: RunSettings) -> RunSettings:
-    """Range errors of resolved settings (one :class:`InputError` line): a kNN run's miner flags by building its
-    :attr:`RunSettings.miner`, every other value by :func:`scincl.settings.schema.check_settings`."""
-    values = {f.name: getattr(s, f.name) for f in dataclasses.fields(s)}
-    values.update(s.miner_options)
-    if s.triples_source == "knn":
-        s.miner  # noqa: B018 - built here, once; its validators raise
-        values = {name: value for name, value in values.items() if name not in MINER_FLAGS}
-    check_settings({**values, **s.training_options}, fields=FIELDS)
-    return s
 
 
 # settings naming files or folders the run reads (train_*_paper_ids are read or written: not here)

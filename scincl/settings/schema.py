@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import field
-from typing import Any, Callable, Collection, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -46,21 +46,17 @@ def scincl_setting(name: str, default: Any = dataclasses.MISSING, choices: Tuple
                    meta["help"], meta["rule"], choices or meta["choices"])
 
 
-def with_leaves(after: Mapping[str, Sequence[str]], unset: Collection[str] = (),
+def with_leaves(after: Mapping[str, Sequence[str]],
                 defaults: Optional[Mapping[str, Tuple[Any, str]]] = None) -> Callable[[type], type]:
     """A class decorator (under ``@dataclass``) that adds the spec's leaves ``after[name]`` right after the class's
-    field ``name``, each a :func:`scincl_setting`: default the spec's, ``None`` for a leaf in ``unset`` (filled from
-    the run's preset), or the ``(value, source)`` of ``defaults``."""
+    field ``name``, each a :func:`scincl_setting`: default the spec's, or the ``(value, source)`` of ``defaults``."""
     defaults = dict(defaults or {})
 
     def leaf(name: str) -> Tuple[str, str, Any]:
         if name in defaults:
             value, source = defaults[name]
             return name, type(value).__name__, scincl_setting(name, value, source=source)
-        kind = FIELDS[name].type
-        if name in unset:
-            return name, kind if "Optional" in kind else f"Optional[{kind}]", scincl_setting(name, None)
-        return name, kind, scincl_setting(name)
+        return name, FIELDS[name].type, scincl_setting(name)
 
     return insert_fields({own: [leaf(name) for name in names] for own, names in after.items()})
 

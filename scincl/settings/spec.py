@@ -325,7 +325,7 @@ class SciNCLSpec:
     seed: int = spec_field(0, "paper §5: seeds 0..9, the first", "sampling and training seed", NON_NEGATIVE_INT)
 
 
-def _leaves(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]]:
+def leaves_of(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]]:
     """``{leaf name: (path of sections, attribute)}`` of a spec class, in declaration order (a leaf is a
     :func:`spec_field`; any other attribute is a section, made by its class)."""
     out: Dict[str, Tuple[Tuple[str, ...], attrs.Attribute]] = {}
@@ -335,7 +335,7 @@ def _leaves(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str,
         if "source" in attribute.metadata:
             found = {attribute.name: (path, attribute)}
         else:
-            found = _leaves(attribute.default.factory, path + (attribute.name,))
+            found = leaves_of(attribute.default.factory, path + (attribute.name,))
         for name in found:
             if name in out:
                 raise TypeError(f"spec leaf {name!r} declared twice")
@@ -343,7 +343,30 @@ def _leaves(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str,
     return out
 
 
-LEAVES: Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]] = _leaves(SciNCLSpec)
+def build_spec(cls: type, values: Mapping[str, Any], sections: Mapping[str, Any] = {}) -> Any:  # noqa: B006
+    """A spec of class ``cls`` whose fields (leaves and miner options) take their value in ``values`` by name
+    (absent or ``None``: the field's default), each section built from the same values (or given in ``sections`` by
+    name): bottom-up, so each is validated once, when made."""
+    given = {}
+    for attribute in attrs.fields(cls):
+        if attribute.name in sections:
+            given[attribute.name] = sections[attribute.name]
+        elif "source" not in attribute.metadata:  # a section
+            given[attribute.name] = build_spec(attribute.default.factory, values, sections)
+        elif values.get(attribute.name) is not None:
+            given[attribute.name] = values[attribute.name]
+    return cls(**given)
+
+
+def leaf_value(spec: Any, leaves: Mapping[str, Tuple[Tuple[str, ...], Any]], name: str) -> Any:
+    """The value of leaf ``name`` of ``spec`` (its path in ``leaves``: :func:`leaves_of` of the spec's class)."""
+    value = spec
+    for part in leaves[name][0] + (name,):
+        value = getattr(value, part)
+    return value
+
+
+LEAVES: Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]] = leaves_of(SciNCLSpec)
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the miner
 
 
@@ -385,14 +408,18 @@ def spec_from_flags(flags: Mapping[str, Any], base: Optional[SciNCLSpec] = None)
     if unknown:
         raise InputError(f"--{unknown[0]}: not a SciNCL setting")
     base = SciNCLSpec() if base is None else base
+    restart = {f"{band}_k_min": None for band in BANDS if f"{band}_k_min" not in flags and (
+        f"{band}_k_max" in flags or f"{band}_count" in flags)}  # a new end without a start: the start follows it
+    return evolve_spec(base, {**flags, **restart}, LEAVES)
+
+
+def evolve_spec(spec: Any, flags: Mapping[str, Any], leaves: Mapping[str, Tuple[Tuple[str, ...], Any]]) -> Any:
+    """``spec`` with the leaves named in ``flags`` changed (their paths in ``leaves``: :func:`leaves_of` of the
+    spec's class): only their sections are rebuilt, and so validated."""
     changes: Dict[Tuple[str, ...], Dict[str, Any]] = {}
     for name, value in flags.items():
-        changes.setdefault(LEAVES[name][0], {})[name] = value
-    for band in BANDS:  # a new end without a start: the start follows the end (k - c), not the old start
-        if any(f"{band}_k_max" in c or f"{band}_count" in c for c in changes.values()) and \
-                f"{band}_k_min" not in flags:
-            changes.setdefault(LEAVES[f"{band}_k_min"][0], {})[f"{band}_k_min"] = None
-    return _evolve(base, (), changes)
+        changes.setdefault(leaves[name][0], {})[name] = value
+    return _evolve(spec, (), changes)
 
 
 def _evolve(spec: Any, path: Tuple[str, ...], changes: Mapping[Tuple[str, ...], Dict[str, Any]]) -> Any:
@@ -415,10 +442,7 @@ class FlatView:
     def __getattr__(self, name: str) -> Any:
         if name not in LEAVES:
             raise AttributeError(f"no SciNCL setting {name!r}")
-        value: Any = self.spec
-        for part in LEAVES[name][0] + (name,):
-            value = getattr(value, part)
-        return value
+        return leaf_value(self.spec, LEAVES, name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a spec is frozen: build another with spec_from_flags")

@@ -2,7 +2,7 @@
 needs its default or range; one check, one error line, before any work."""
 from __future__ import annotations
 
-import dataclasses
+import attrs
 import inspect
 
 import pytest
@@ -61,7 +61,7 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert DEFAULT_POOLING == PAPER_DEFAULTS["pooling_strategy"] == inspect.signature(train).parameters[
         "pooling_strategy"].default == "cls" and POOLING_STRATEGIES == ("cls", "mean")
     assert inspect.signature(train).parameters["loss"].default == "triplet"
-    defaults = {f.name: f.default for f in dataclasses.fields(RunSettings)}
+    defaults = {f.name: f.default for f in attrs.fields(RunSettings)}
     assert (defaults["triples_per_query"], defaults["hard_negatives_count"], defaults["seed"]) == (5, 2, 0)
     for name in FIELDS:  # the CLI's range of every schema field is the schema's
         assert RANGES.get(name) is rule_of(name)
@@ -192,7 +192,7 @@ def test_a_run_builds_its_miner_settings_once_and_hands_that_object_to_the_tripl
 
 
 def test_help_shows_a_fields_choices_from_its_metadata():
-    """--help reads the values a setting takes from the field that check_ranges checks them with."""
+    """--help reads the values a setting takes from the spec's field that checks them when built."""
     from scincl.cli import format_flag, run_specter_flag_info
 
     rows = {row.name: row for row in run_specter_flag_info()}
