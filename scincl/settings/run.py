@@ -272,7 +272,7 @@ class RunView:
         return attrs.evolve(self, **changes, spec=evolve_spec(self.spec, changes, RUN_LEAVES))
 
 
-# A run's spec read by flag name (``s.hard_negatives_k_max``): one frozen field per flag, made from the spec's fields
+# A run's spec read by flag name (``s.corpus_dir``): one frozen field per flag, made from the spec's fields
 # (same type, default, source, help and choices; ``--help`` lists them) and filled from the built spec (settings_of).
 RunSettings = attrs.make_class(
     "RunSettings", {**{name: attrs.field(default=RUN_LEAVES[name][1].default, type=RUN_LEAVES[name][1].type,
