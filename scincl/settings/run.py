@@ -279,6 +279,7 @@ RunSettings = attrs.make_class(
                                          metadata=RUN_LEAVES[name][1].metadata) for name in RUN_FLAGS},
                     "spec": attrs.field(default=None, type="Optional[RunSpec]", eq=False, repr=False)},
     bases=(RunView,), frozen=True, slots=True)
+RunSettings.__doc__ = "A run's :class:`RunSpec` (``.spec``) read by flag name; made by :func:`resolve`."
 FIELDS: Dict[str, "attrs.Attribute"] = {name: attrs.fields_dict(RunSettings)[name] for name in RUN_FLAGS}
 CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
 

@@ -343,11 +343,11 @@ def leaves_of(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[st
     return out
 
 
-def build_spec(cls: type, values: Mapping[str, Any], sections: Mapping[str, Any] = {}) -> Any:  # noqa: B006
+def build_spec(cls: type, values: Mapping[str, Any], sections: Optional[Mapping[str, Any]] = None) -> Any:
     """A spec of class ``cls`` whose fields (leaves and miner options) take their value in ``values`` by name
     (absent or ``None``: the field's default), each section built from the same values (or given in ``sections`` by
     name): bottom-up, so each is validated once, when made."""
-    given = {}
+    given, sections = {}, sections or {}
     for attribute in attrs.fields(cls):
         if attribute.name in sections:
             given[attribute.name] = sections[attribute.name]
