@@ -78,7 +78,8 @@ LONG_STEP_SECONDS = 10.0  # steps shorter than this reused earlier outputs (or, 
 
 def collisions_table(rows: list[dict]) -> str:
     """``sweep_collision_margins`` rows as the README's collisions-vs-margin table."""
-    out = ["| k+ | k-hard | margin | queries | triples | symmetric collisions (pairs) | triples in one | % of triples |",
+    out = ["| k+ | k-hard | margin | queries | triples | symmetric collisions (pairs) | triples in one "
+           "| % of triples |",
            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         share = 100 * r["symmetric_collision_triples"] / r["triples"]
