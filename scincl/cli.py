@@ -338,8 +338,7 @@ def print_help(commands: Mapping[str, Command], argv: Sequence[str], prog: str, 
         sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every))
         return
     width = max(map(len, commands), default=0)
-    firsts = {name: (command.doc.splitlines() or [""])[0] for name, command in commands.items()}
-    summaries = [f"  {name.ljust(width)}  {first}" for name, first in firsts.items()]
+    summaries = [f"  {name.ljust(width)}  {(row.doc.splitlines() or [''])[0]}" for name, row in commands.items()]
     sys.stdout.write("\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "",
                                 "Commands:", *summaries]) + "\n")
 
