@@ -8,8 +8,9 @@ its parameters name outputs (:func:`writes`, e.g. ``@writes("output_dir")``) and
 when the process dies, even by SIGKILL, so a crash never leaves a stale lock). The lock file is
 ``.<name>.lock`` beside the output (not inside it: a refused command leaves no output behind), and
 ``.<name>.lock.json`` beside it says who holds it (pid, host, command, since), so the second
-command's one-line error names the holder. Both are removed on release (:func:`_unlink_held`), so a finished or
-refused command leaves no file beside its outputs (only a SIGKILL leaves an empty, unlocked ``.<name>.lock``). ``--wait`` waits for the holder to finish instead (:func:`waiting`).
+command's one-line error names the holder. Both are removed on release (:func:`_unlink_held`), and so are the
+folders made for them that stay empty: a finished or refused command leaves nothing beside its outputs (only a
+SIGKILL leaves an empty, unlocked ``.<name>.lock``). ``--wait`` waits for the holder to finish instead (:func:`waiting`).
 A function called while its caller holds an output's lock (a pipeline's stage writing inside the pipeline's
 output) takes no second lock for a path under it.
 
@@ -77,9 +78,11 @@ def output_lock(outputs: Iterable[Path], wait: bool = False, command: Optional[L
     """
     command = command if command is not None else sys.argv
     held: List[tuple] = []
+    created: List[Path] = []  # the folders made for the lock files, deepest first
     try:
         for output in sorted({Path(os.path.abspath(p)) for p in outputs}):
             lock_file, record = lock_paths(output)
+            created = [*_missing_folders(lock_file.parent), *created]
             lock_file.parent.mkdir(parents=True, exist_ok=True)
             held_file: List[os.stat_result] = []
             lock = FileLock(str(lock_file), on_acquired=lambda fd, into=held_file: into.append(os.fstat(fd)))
@@ -102,6 +105,14 @@ def output_lock(outputs: Iterable[Path], wait: bool = False, command: Optional[L
                 record.unlink()
             _unlink_held(Path(lock.lock_file), held_file)
             lock.release()
+        for folder in created:  # left empty (a refused command): as before the command
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _missing_folders(folder: Path) -> List[Path]:
+    """``folder`` and its ancestors that do not exist yet, deepest first."""
+    return [p for p in (folder, *folder.parents) if not p.exists()]
 
 
 def _unlink_held(lock_file: Path, held_file: os.stat_result) -> None:

@@ -141,10 +141,15 @@ def test_the_library_function_locks_its_outputs_and_a_call_inside_a_held_output_
 
 def test_a_finished_or_refused_command_leaves_no_lock_file_beside_its_output(tmp_path):
     """A command's lock files go when it ends, also when it stops with an error (make_demo used to leave
-    .demo.lock in the folder it was given); a second process then locks the same path again."""
-    done = run_front_end("cli_s2orc.py", "make_demo", tmp_path / "demo", "--papers", "200", timeout=120)
+    .demo.lock in the folder it was given, and the folders made for it); a second process then locks the same path."""
+    done = run_front_end("cli_s2orc.py", "make_demo", tmp_path / "new" / "demo", "--papers", "200", timeout=120)
     assert done.returncode == 2 and "use more papers" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+    with output_lock([tmp_path / "kept" / "out"]):
+        (tmp_path / "kept" / "out").write_text("written")
+    assert [p.name for p in tmp_path.rglob("*")] == ["kept", "out"]  # a folder that holds an output stays
+    (tmp_path / "kept" / "out").unlink()
+    (tmp_path / "kept").rmdir()
     assert run_command(_ids_command(tmp_path), timeout=120).returncode == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.json", "ids.json.made_by.json", "mapping.json"]
     with holding_lock(tmp_path / "ids.json") as holder:  # the path is locked again by the next holder
