@@ -323,7 +323,8 @@ def format_command_help(prog: str, name: str, command: Command, every: bool = Fa
     if every:
         lines += [f"Flags ({len(flags)}; --name value or --name=value, booleans also --name / --noname):"]
         return "\n".join(lines + [format_flag(r) for r in flags]) + "\n"
-    flags = sorted((r for r in flags if r.name in command.main), key=lambda r: command.main.index(r.name)) or flags
+    shown = [*(n for n in command.own if n not in command.main), *command.main]  # its own parameters, then main's
+    flags = sorted((r for r in flags if r.name in shown), key=lambda r: shown.index(r.name)) if command.main else flags
     more = "; ".join(filter(None, [command.passes, "--wait: wait for a run writing the same output"]))
     return "\n".join(lines + ["Flags (--name value or --name=value; booleans also --name / --noname):"] + [
         format_flag(r, brief=True) for r in flags] + [
@@ -337,8 +338,7 @@ def print_help(commands: Mapping[str, Command], argv: Sequence[str], prog: str, 
         sys.stdout.write(format_command_help(prog, argv[0], commands[argv[0]], every))
         return
     width = max(map(len, commands), default=0)
-    firsts = {name: (command.doc.splitlines() or [""])[0] for name, command in commands.items()}
-    summaries = [f"  {name.ljust(width)}  {first}" for name, first in firsts.items()]
+    summaries = [f"  {name.ljust(width)}  {(row.doc.splitlines() or [''])[0]}" for name, row in commands.items()]
     sys.stdout.write("\n".join([f"usage: {prog} COMMAND [--flag value ...]   ({prog} COMMAND --help: its flags)", "",
                                 "Commands:", *summaries]) + "\n")
 

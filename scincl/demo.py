@@ -7,8 +7,8 @@
   citations, some papers without abstract, some references to papers outside the corpus);
 - ``DIR/s2orc/pdf_parses/pdf_parses_{i}.jsonl.gz``: S2ORC pdf_parses records (``paper_id``,
   ``_pdf_hash``, abstract/body paragraphs) for the papers whose ``has_pdf_parse`` is true;
-- ``DIR/s2orc/full_text/full_text_{i}.jsonl.gz`` (with ``full_text=True``): pdf_parses-format full text of every paper, with
-  sections, sentences and ``cite_spans`` that follow the citation graph (:mod:`scincl.demo_fulltext`;
+- ``DIR/s2orc/full_text/full_text_{i}.jsonl.gz`` (with ``full_text=True``): pdf_parses-format full text of every
+  paper, with sections, sentences and ``cite_spans`` that follow the citation graph (:mod:`scincl.demo_fulltext`;
   the citation contexts of MP-BERT4CR, :mod:`scincl.citrec`);
 - ``DIR/scidocs/``: a SciDocs evaluation directory (formats of ``docs/scidocs_protocol.md``) built from
   held-out papers of the same universe: ``paper_metadata_mag_mesh.json``,
@@ -289,8 +289,9 @@ def make_demo(output_dir: PathLike, papers: int = 3000, seed: int = 0, topics: i
         corpus.full_text_dir = root / "s2orc" / "full_text"
         by_id = {p.paper_id: p for p in graph}
         for s in tqdm(range(shards), desc="demo full text", unit="shard", disable=None):
-            _write_jsonl_gz(full_text_path(corpus.full_text_dir, s), (full_text_record(graph[i], by_id, text, seed)
-                                                                      for i in order[s * per_shard:(s + 1) * per_shard]))
+            shard = order[s * per_shard:(s + 1) * per_shard]
+            _write_jsonl_gz(full_text_path(corpus.full_text_dir, s),
+                            (full_text_record(graph[i], by_id, text, seed) for i in shard))
 
     write_id_list(corpus.scidocs_paper_ids_path, scidocs.held_out_ids)
     with atomic_open(corpus.topics_path) as fh:

@@ -123,7 +123,8 @@ def atomic_open(path: PathLike, mode: str = "wt") -> Iterator[IO[str]]:
             fh.close()
 
 
-def concatenate_parts(parts: Iterable[PathLike], output: PathLike, skip_lines: Optional[Dict[Path, Set[int]]] = None) -> None:
+def concatenate_parts(parts: Iterable[PathLike], output: PathLike,
+                      skip_lines: Optional[Dict[Path, Set[int]]] = None) -> None:
     """The part files ``parts`` concatenated, in order, into ``output`` (gzip when ``.gz``, deterministic: mtime 0;
     written atomically), dropping the line numbers ``skip_lines`` gives per part (keys: the part paths as given)."""
     skip_lines = skip_lines or {}

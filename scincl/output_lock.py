@@ -8,7 +8,10 @@ its parameters name outputs (:func:`writes`, e.g. ``@writes("output_dir")``) and
 when the process dies, even by SIGKILL, so a crash never leaves a stale lock). The lock file is
 ``.<name>.lock`` beside the output (not inside it: a refused command leaves no output behind), and
 ``.<name>.lock.json`` beside it says who holds it (pid, host, command, since), so the second
-command's one-line error names the holder. ``--wait`` waits for the holder to finish instead (:func:`waiting`).
+command's one-line error names the holder. Both are removed on release (:func:`_unlink_held`), and so are the
+folders made for them that stay empty: a finished or refused command leaves nothing beside its outputs (only a
+SIGKILL leaves an empty, unlocked ``.<name>.lock``). ``--wait`` waits for the holder to finish instead
+(:func:`waiting`).
 A function called while its caller holds an output's lock (a pipeline's stage writing inside the pipeline's
 output) takes no second lock for a path under it.
 
@@ -30,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Tuple
 
-from filelock import FileLock, Timeout
+from filelock import FileLock, SoftFileLock, Timeout
 
 from scincl.errors import InputError
 
@@ -76,9 +79,11 @@ def output_lock(outputs: Iterable[Path], wait: bool = False, command: Optional[L
     """
     command = command if command is not None else sys.argv
     held: List[tuple] = []
+    created: List[Path] = []  # the folders made for the lock files, deepest first
     try:
         for output in sorted({Path(os.path.abspath(p)) for p in outputs}):
             lock_file, record = lock_paths(output)
+            created = [*_missing_folders(lock_file.parent), *created]
             lock_file.parent.mkdir(parents=True, exist_ok=True)
             lock = FileLock(str(lock_file))
             try:
@@ -89,16 +94,42 @@ def output_lock(outputs: Iterable[Path], wait: bool = False, command: Optional[L
                                        "pass --wait to wait for it, or choose another output", path=output) from None
                 logger.info("%s: waiting for %s to finish (--wait)", output, holder_of(output))
                 lock.acquire(timeout=-1, poll_interval=poll_seconds)
-            held.append((lock, record))
+            held.append((lock, record, _stat(lock_file)))  # the file it locked (only a holder unlinks one)
             record.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                                           "command": " ".join(str(c) for c in command),
                                           "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}))
         yield
     finally:
-        for lock, record in reversed(held):
+        for lock, record, held_file in reversed(held):
             with contextlib.suppress(OSError):
                 record.unlink()
+            if not isinstance(lock, SoftFileLock):  # a file system without flock: filelock's own marker
+                _unlink_held(Path(lock.lock_file), held_file)
             lock.release()
+        for folder in created:  # left empty (a refused command): as before the command
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _missing_folders(folder: Path) -> List[Path]:
+    """``folder`` and its ancestors that do not exist yet, deepest first."""
+    return [p for p in (folder, *folder.parents) if not p.exists()]
+
+
+def _stat(path: Path) -> Optional[os.stat_result]:
+    with contextlib.suppress(OSError):
+        return os.stat(path)
+    return None
+
+
+def _unlink_held(lock_file: Path, held_file: Optional[os.stat_result]) -> None:
+    """Remove ``lock_file`` while its lock is still held, if the path still names the file this process locked.
+
+    Removing it before the release keeps one holder at a time: a process that opened the old file and locks it once
+    it is released finds it unlinked and starts over on the path (filelock checks ``st_nlink`` after each lock)."""
+    with contextlib.suppress(OSError):
+        if held_file is not None and os.path.samestat(os.lstat(lock_file), held_file):
+            lock_file.unlink()
 
 
 _WAIT: contextvars.ContextVar[bool] = contextvars.ContextVar("scincl_output_lock_wait", default=False)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from scincl.docs_blocks import LABELS, doc_files, make_workspace, run_demo_blocks, shell_blocks
-from scincl.docs_tables import GENERATED_DIR, SOURCES, collisions_table, markdown_table, pasted_tables, render, \
-    stale_tables
+from scincl.docs_tables import GENERATED_DIR, PAGES_WITHOUT_RUNS, SOURCES, budget_mismatches, collisions_table, \
+    markdown_table, pasted_tables, render, stale_tables
 
 # the first test that uses ``docs_run`` runs every demo block (~50 CLI processes) in its setup: about 3 min on the
 # idle 2-core machine, over pyproject.toml's 600 s per test on one core of a loaded one (`make test`'s two workers)
@@ -148,3 +148,18 @@ def test_a_collected_run_renders_its_stage_work_rates_and_table(docs_run, tmp_pa
         (tmp_path / "runs" / "plain" / "comparison.md").read_text().replace("| base: ", "| base: other ", 1))
     with pytest.raises(ValueError, match="different base-encoder rows"):
         render_runs(tmp_path / "runs")
+
+
+def test_a_results_page_whose_budget_line_contradicts_a_row_is_listed_as_not_regenerable(repo_root, tmp_path):
+    """docs/results/ pages are copies of the experiments' pages: one whose "Budget: N triplets per run" a
+    ``triplets=M`` row contradicts is out of date, and its runs are not committed, so docs_tables lists it (and
+    `make docs-tables` says so) instead of the page being edited by hand."""
+    results = repo_root / "docs" / "results"
+    assert set(budget_mismatches(results)) <= set(PAGES_WITHOUT_RUNS)
+    assert all((results / page).is_file() for page in PAGES_WITHOUT_RUNS)
+    (tmp_path / "a").mkdir()
+    row = "| scincl: triplets={} | 1 | 78.57 |\n"
+    (tmp_path / "a" / "results.md").write_text("Budget: 1000 triplets per run (5 per query)\n\n" + row.format(2000))
+    (tmp_path / "results_ok.md").write_text("Budget: 2000 triplets per run (5 per query)\n\n" + row.format(2000))
+    (tmp_path / "results_varies.md").write_text("Budget: the table's triplets per run\n\n" + row.format(2000))
+    assert budget_mismatches(tmp_path) == ["a/results.md"]

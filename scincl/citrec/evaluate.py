@@ -45,7 +45,8 @@ from scincl.output_lock import writes
 logger = logging.getLogger(__name__)
 
 TOP_K = 10  # §5.3: "Recall and MAP at top 10 recommendations"
-BUCKETS = (("positive = 1", lambda n: n == 1), ("positive ≥ 1", lambda n: n >= 1), ("positive ≥ 2", lambda n: n >= 2))
+BUCKETS = (("positive = 1", lambda n: n == 1), ("positive ≥ 1", lambda n: n >= 1),
+           ("positive ≥ 2", lambda n: n >= 2))
 RESULTS_NAME, TABLE_NAME = "results.json", "results.md"
 
 
@@ -127,13 +128,14 @@ def check_scincl_leakage(model_dir: str, test_papers: Set[str]) -> Dict[str, Any
                          f"triplets (e.g. {', '.join(report.get('examples') or [])}); {how}", path=model_dir)
     excluded_file = Path(str(report.get("evaluation_paper_ids")))
     if not excluded_file.exists():
-        raise InputError(f"the SciNCL model's evaluation ids {excluded_file} are not found (relative paths are read from "
-                         f"the working directory), so the test papers cannot be checked against them", path=model_dir)
+        raise InputError(f"the SciNCL model's evaluation ids {excluded_file} are not found (relative paths are read "
+                         f"from the working directory), so the test papers cannot be checked against them",
+                         path=model_dir)
     missing = sorted(test_papers - read_evaluation_ids(excluded_file))
     if missing:
-        raise InputError(f"{len(missing)} of the {len(test_papers)} test papers (e.g. {', '.join(missing[:3])}) were not "
-                         f"among the evaluation papers the SciNCL model was trained without ({excluded_file}); {how}",
-                         path=model_dir)
+        raise InputError(f"{len(missing)} of the {len(test_papers)} test papers (e.g. {', '.join(missing[:3])}) were "
+                         f"not among the evaluation papers the SciNCL model was trained without ({excluded_file}); "
+                         f"{how}", path=model_dir)
     return report
 
 
@@ -146,7 +148,8 @@ def scincl_scores(model_dir: str, queries: Sequence[str], pieces: Sequence[Seque
 
     backbone, tokenizer = load_backbone(model_dir)
     encoder = DocumentEncoder(backbone, saved_pooling_strategy(model_dir))
-    length = min(SCINCL.max_sequence_length, getattr(backbone.config, "max_position_embeddings", SCINCL.max_sequence_length))
+    length = min(SCINCL.max_sequence_length,
+                 getattr(backbone.config, "max_position_embeddings", SCINCL.max_sequence_length))
     query_vectors = encode_texts(encoder, tokenizer, list(queries), max_sequence_length=length, show_progress=False)
     flat = [text for p in pieces for text in p]
     piece_vectors = encode_texts(encoder, tokenizer, flat, max_sequence_length=length, show_progress=False)
@@ -199,10 +202,11 @@ def format_table(results: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 @writes("output_dir")
-def evaluate_citation_recommendation(contexts_dir: str, output_dir: str, model_dirs: Union[None, str, Sequence[str]] = None,
+def evaluate_citation_recommendation(contexts_dir: str, output_dir: str,
+                                     model_dirs: Union[None, str, Sequence[str]] = None,
                                      split_path: str = "", scincl_model_dir: str = "", seed: int = 0,
                                      override: bool = False) -> None:
-    """Recall@10 and MAP@10 of citation recommendation for the test contexts (MP-BERT4CR §5.3, Table 3); prints the table.
+    """Recall@10 and MAP@10 of citation recommendation on the test contexts (MP-BERT4CR §5.3, Table 3), printed.
 
     Rows: MB4R_<loss> for each fine-tuned model of --model_dirs (finetune_citation_recommender outputs),
     BM25 and, with --scincl_model_dir, a SciNCL-trained encoder, both on augmented abstracts (abstract +

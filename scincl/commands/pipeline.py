@@ -65,7 +65,8 @@ COMMANDS = {
     "evaluate_scirepeval": Command(evaluate_scirepeval, show=scirepeval_table),
     "run_specter": Command(run_specter, show=run_summary, **RUN_ROW),
     "run_specter_like": Command(run_specter_like, show=run_summary, **RUN_ROW),
-    "sweep": Command(sweep, show=lambda result: "\n".join(map(str, result["plots"])), **RUN_ROW),  # the plots' paths
+    "sweep": Command(sweep, show=lambda result: "\n".join(map(str, result["plots"])),  # the plots' paths; one seed
+                     **{**RUN_ROW, "flags": lambda: [row for row in run_specter_flag_info() if row.name != "seeds"]}),
     "reproduce": Command(reproduce, doc=reproduce.__doc__.replace("{kinds}", " | ".join(KINDS)), **EXPERIMENT_ROW),
     "run_experiment": Command(run_experiment_definition, **EXPERIMENT_ROW),
     "collect_runs": Command(collect_runs, **EXPERIMENT_ROW),  # prints TO/runs.csv

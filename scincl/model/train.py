@@ -268,13 +268,14 @@ def train(
     if base_model_name_or_path:  # its files before any output (issue 41); loading names any other problem
         check_model_files(str(base_model_name_or_path), "--base_model_name_or_path")
     out = Path(output_dir)
-    guard_training(excluded_paper_ids, train_triples_path, graph_paper_ids=graph_paper_ids_path,
-                   citations=str(citations_path).split(",") if citations_path else (),
-                   with_leakage=_is_true(graph_leakage), output_dir=out)
     if not _is_true(training_args.get("use_cpu")):
         check_gpu_usable()  # a GPU job whose CUDA is broken must not train on CPU without a word
     resume_request = training_args.pop("resume_from_checkpoint", None)
+    # the training flags (--fp16 maybe, an unknown one) are refused before any data is read or written
     args = build_training_arguments(str(out), training_args, bitfit=bitfit, has_eval=bool(eval_triples_path))
+    guard_training(excluded_paper_ids, train_triples_path, graph_paper_ids=graph_paper_ids_path,
+                   citations=str(citations_path).split(",") if citations_path else (),
+                   with_leakage=_is_true(graph_leakage), output_dir=out)
     record = made_by({
         "base_model_name_or_path": base_model_name_or_path, "loss": loss, "loss_settings": loss_settings(loss_module),
         "pooling_strategy": pooling_strategy, "bitfit": bitfit, "max_sequence_length": max_sequence_length,

@@ -49,12 +49,11 @@ def tuning_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) ->
 
 def sweep_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:
     """SciNCL with k+ (``k_pos``) or k-hard (``k_hard``) varied, the rest of the recipe fixed."""
-    family = exp.kind  # k_pos: easy_positives_k_max
-    rows = [Row(f"{family} = {value}", "scincl", dataclasses.replace(recipe, **recipe_fields({family: value})),
-                timing=f"{family}={value}") for value in exp.values]
-    return Grid(f"sweep_{split}", f"SciNCL {family} sweep on {rep.corpus.name} ({split} queries)", rows,
-                functools.partial(sweep_report, family, exp.values), name=f"results_{family}.md",
-                timings=f"timings_{family}.json")
+    rows = [Row(f"{exp.kind} = {value}", "scincl", dataclasses.replace(recipe, **recipe_fields({exp.kind: value})),
+                timing=f"{exp.kind}={value}") for value in exp.values]
+    return Grid(f"sweep_{split}", f"SciNCL {exp.kind} sweep on {rep.corpus.name} ({split} queries)", rows,
+                functools.partial(sweep_report, exp.kind, exp.values), name=f"results_{exp.kind}.md",
+                timings=f"timings_{exp.kind}.json")
 
 
 def loss_rows(rep: CorpusPlan, exp: Experiment, recipe: Recipe, split: str) -> Grid:

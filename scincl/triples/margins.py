@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -52,8 +52,9 @@ def collision_sweep(
         # the query first, then its stored neighbours: drop_self removes column 0 again
         return np.hstack([rows[:, None], neighbours[position[rows], :k - 1]])
 
-    c_pos = int(config_options.pop("easy_positives_count", 5))
-    c_neg = int(config_options.pop("hard_negatives_count", 2))
+    c_pos, c_neg = band_counts(config_options)
+    config_options = {k: v for k, v in config_options.items()
+                      if k not in ("easy_positives_count", "hard_negatives_count")}
     results = []
     for kp in positives_k:
         for kn in hard_negatives_k:
@@ -68,6 +69,13 @@ def collision_sweep(
             logger.info("k+=%d k-=%d: %d collisions, %d symmetric", kp, kn, counts["collisions"],
                         counts["symmetric_collisions"])
     return results
+
+
+def band_counts(miner_options: Mapping[str, Any]) -> Tuple[int, int]:
+    """``(c+, c-)``: the positives' and the hard negatives' counts of the miner flags ``miner_options``, the miner's
+    defaults (:class:`~scincl.settings.spec.MinerSpec`: ``POSITIVES_BAND``, ``HARD_NEGATIVES_BAND``) where unset."""
+    c_pos, c_neg = miner_options.get("easy_positives_count"), miner_options.get("hard_negatives_count")
+    return (POSITIVES_BAND if c_pos is None else int(c_pos), HARD_NEGATIVES_BAND if c_neg is None else int(c_neg))
 
 
 def format_sweep(rows: List[Dict[str, int]]) -> str:
@@ -96,7 +104,8 @@ def recommended_rows(rows: List[Dict[str, int]]) -> Dict[int, Dict[str, int]]:
     return out
 
 
-def recommend_margin(rows: List[Dict[str, int]], positives_count: int = 5, hard_negatives_count: int = 2) -> str:
+def recommend_margin(rows: List[Dict[str, int]], positives_count: int = POSITIVES_BAND,
+                     hard_negatives_count: int = HARD_NEGATIVES_BAND) -> str:
     """The smallest margin without collisions (paper Fig. 5) per k+, as run_specter flags to paste.
 
     A collision is any the table shows: same-query and symmetric (:func:`row_collisions`). Without a
@@ -168,6 +177,4 @@ def collision_margin_report(*args: Any, **kwargs: Any) -> str:
     """:func:`sweep_collision_margins`, then its table (:func:`format_sweep`) and the recommended margin as
     run_specter flags (:func:`recommend_margin`): what ``cli_triples.py sweep_collision_margins`` prints."""
     rows = sweep_collision_margins(*args, **kwargs)
-    counts = (int(kwargs.get("easy_positives_count", POSITIVES_BAND)),
-              int(kwargs.get("hard_negatives_count", HARD_NEGATIVES_BAND)))
-    return format_sweep(rows) + "\n" + recommend_margin(rows, *counts)
+    return format_sweep(rows) + "\n" + recommend_margin(rows, *band_counts(kwargs))

@@ -131,8 +131,29 @@ def test_the_library_function_locks_its_outputs_and_a_call_inside_a_held_output_
 
     @writes("output_dir")
     def run(output_dir):
-        return get_s2orc_paper_ids_from_mapping(str(mapping), str(Path(output_dir) / "ids.json"))
+        get_s2orc_paper_ids_from_mapping(str(mapping), str(Path(output_dir) / "ids.json"))
+        return sorted(p.name for p in tmp_path.rglob(".*.lock*"))  # the locks held while it runs
 
-    run(str(tmp_path / "run"))
+    assert run(str(tmp_path / "run")) == [".run.lock", ".run.lock.json"]  # no .ids.json.lock inside it
     assert json.loads((tmp_path / "run" / "ids.json").read_text()) == ["p1", "p2"]
-    assert (tmp_path / ".run.lock").exists() and not (tmp_path / "run" / ".ids.json.lock").exists()
+    assert not list(tmp_path.rglob(".*.lock*"))  # removed on release
+
+
+def test_a_finished_or_refused_command_leaves_no_lock_file_beside_its_output(tmp_path):
+    """A command's lock files go when it ends, also when it stops with an error (make_demo used to leave
+    .demo.lock in the folder it was given, and the folders made for it); a second process then locks the same path."""
+    done = run_front_end("cli_s2orc.py", "make_demo", tmp_path / "new" / "demo", "--papers", "200", timeout=120)
+    assert done.returncode == 2 and "use more papers" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    with output_lock([tmp_path / "kept" / "out"]):
+        (tmp_path / "kept" / "out").write_text("written")
+    assert [p.name for p in tmp_path.rglob("*")] == ["kept", "out"]  # a folder that holds an output stays
+    (tmp_path / "kept" / "out").unlink()
+    (tmp_path / "kept").rmdir()
+    assert run_command(_ids_command(tmp_path), timeout=120).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.json", "ids.json.made_by.json", "mapping.json"]
+    with holding_lock(tmp_path / "ids.json") as holder:  # the path is locked again by the next holder
+        with pytest.raises(OutputLocked, match=f"pid {holder.pid} on "):
+            with output_lock([tmp_path / "ids.json"]):
+                pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ids.json", "ids.json.made_by.json", "mapping.json"]

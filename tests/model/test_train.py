@@ -287,3 +287,13 @@ def test_torchrun_data_parallel_training_equals_one_process_with_the_global_batc
     assert float((ddp - eight).abs().max()) < 1e-5 and float(torch.linalg.norm(ddp - eight)) < 1e-3 * moved
     # each rank saw its own half of the global batch: one rank's 4 triplets per step end elsewhere
     assert float(torch.linalg.norm(ddp - four)) > 0.1 * moved
+
+
+def test_a_training_flag_of_the_wrong_type_is_refused_before_the_triplets_are_read(tmp_path):
+    """``train --fp16 maybe`` was refused only after the leakage guard had read the triplets (and written its report
+    into OUTPUT_DIR); the training flags are now checked first: the missing triplets file is never opened."""
+    write_id_list(tmp_path / "eval_ids.json", ["p1"])
+    with pytest.raises(InputError, match=r"^--fp16: expected true or false, got 'maybe'$"):
+        train(str(tmp_path / "missing.csv"), str(tmp_path / "missing.jsonl"), str(tmp_path / "out"), fp16="maybe",
+              excluded_paper_ids=str(tmp_path / "eval_ids.json"))
+    assert not (tmp_path / "out").exists()

@@ -58,3 +58,15 @@ def test_recommend_margin_counts_symmetric_collisions():
     assert recommended_rows(rows)[25]["k_hard_negatives"] == 100
     assert "margin 75, 0 same-query + 0 symmetric collisions" in recommend_margin(rows)
     assert "fewest collisions (0 same-query + 20 symmetric collisions) at margin 25" in recommend_margin(rows[:2])
+
+
+def test_band_counts_are_the_given_ones_else_the_miners_defaults():
+    """The sweep and its printed recommendation read c+ / c- from one place: the flags given, else MinerSpec's."""
+    from scincl.settings.spec import MinerSpec
+    from scincl.triples.margins import band_counts
+
+    spec = MinerSpec()
+    defaults = (spec.slot("easy_positives").count, spec.slot("hard_negatives").count)
+    assert band_counts({}) == band_counts({"easy_positives_count": None, "hard_negatives_count": None}) == defaults
+    assert band_counts({"easy_positives_count": "3", "hard_negatives_count": 4, "seed": 1}) == (3, 4)
+    assert recommend_margin([_row(25, 100, 0)]) == recommend_margin([_row(25, 100, 0)], *defaults)
