@@ -141,6 +141,8 @@ def same_fingerprint(old: Any, new: Any, top: bool = True) -> bool:
     ``mtime_ns`` when both sides hashed every byte of it (``xxh3_128``): a copy of an input with the same
     bytes (a data folder provisioned again, ``cp`` without ``-p``) is the same input. The mtime still counts
     where the content is only sampled (files over :data:`CONTENT_HASH_LIMIT`) or a record predates the hash.
+    A nested stage marker that a directory's recorded ``files`` list (from before :func:`is_marker` knew it) is no
+    part of its content either.
     """
     if isinstance(old, dict) and isinstance(new, dict):
         every_byte_hashed = "xxh3_128" in old and "xxh3_128" in new
@@ -149,8 +151,9 @@ def same_fingerprint(old: Any, new: Any, top: bool = True) -> bool:
                 continue
             if key == "mtime_ns" and every_byte_hashed:
                 continue
-            if key not in old or key not in new or not same_fingerprint(*map(_content, (old[key], new[key])),
-                                                                            top=False):
+            if key not in old or key not in new:
+                return False
+            if not same_fingerprint(_content(old[key]), _content(new[key]), top=False):
                 return False
         return True
     if isinstance(old, list) and isinstance(new, list):
