@@ -9,9 +9,10 @@ reuse rule (issue 41, class 2): reuse only what the same command made from the s
 settings and is unchanged since; refuse, with one :class:`~scincl.errors.InputError` line, an
 output another command made, one no record vouches for, one made differently (unless
 ``--override``) and an output that is also an input. The pipeline's stages keep the same record as
-completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`), the one reuse decision of a
-stage: while a stage runs (:func:`decided_by_runner`) a command writing into its outputs builds them without
-asking its own record a second time (it still writes it); a model folder's ``run_fingerprint.json``
+completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`), the one reuse layer of a
+plan (issue 39): while a stage runs (:func:`decided_by_runner`) a command writing into its outputs builds them and
+keeps no record of its own (none computed, none written), so a standalone command later pointed at them finds the
+stage's marker listing them and treats them as another command's; a model folder's ``run_fingerprint.json``
 (``train``/``pretrain``) adds checkpoint resumption to the same comparison.
 
 Fingerprints (why this is sound and cheap): a file of up to :data:`FULL_HASH_LIMIT` bytes is its
@@ -140,6 +141,8 @@ def same_fingerprint(old: Any, new: Any, top: bool = True) -> bool:
     ``mtime_ns`` when both sides hashed every byte of it (``xxh3_128``): a copy of an input with the same
     bytes (a data folder provisioned again, ``cp`` without ``-p``) is the same input. The mtime still counts
     where the content is only sampled (files over :data:`CONTENT_HASH_LIMIT`) or a record predates the hash.
+    A nested stage marker that a directory's recorded ``files`` list (from before :func:`is_marker` knew it) is no
+    part of its content either.
     """
     if isinstance(old, dict) and isinstance(new, dict):
         every_byte_hashed = "xxh3_128" in old and "xxh3_128" in new
@@ -148,12 +151,22 @@ def same_fingerprint(old: Any, new: Any, top: bool = True) -> bool:
                 continue
             if key == "mtime_ns" and every_byte_hashed:
                 continue
-            if key not in old or key not in new or not same_fingerprint(old[key], new[key], top=False):
+            if key not in old or key not in new:
+                return False
+            if not same_fingerprint(_content(old[key]), _content(new[key]), top=False):
                 return False
         return True
     if isinstance(old, list) and isinstance(new, list):
         return len(old) == len(new) and all(same_fingerprint(a, b, top=False) for a, b in zip(old, new))
     return old == new
+
+
+def _content(value: Any) -> Any:
+    """``value`` without the nested completion markers a directory's ``files`` recorded before they were recognised
+    (:func:`is_marker`): those records stay valid."""
+    if isinstance(value, list):
+        return [e for e in value if not (isinstance(e, dict) and "path" in e and is_marker(e["path"]))]
+    return value
 
 
 def outputs_record(outputs: Sequence[PathLike]) -> List[Dict[str, Any]]:
@@ -181,7 +194,7 @@ def outputs_changed(recorded: Sequence[Mapping[str, Any]], outputs: Sequence[Pat
             continue
         if not p.is_dir():
             return f"output {p} was deleted since it was made"
-        for item in entry["files"]:
+        for item in _content(entry["files"]):
             f = p / item["path"]
             if not f.is_file():
                 return f"output {f} was deleted since it was made"
@@ -192,9 +205,10 @@ def outputs_changed(recorded: Sequence[Mapping[str, Any]], outputs: Sequence[Pat
 
 
 def is_marker(path: PathLike) -> bool:
-    """True for a pipeline stage's completion marker (not part of any output's content)."""
-    name = Path(path).name
-    return name.startswith(MARKER_PREFIX) and name.endswith(MARKER_SUFFIX)
+    """True for a pipeline stage's completion marker (not part of any output's content), also one of a stage named by
+    a path (``stage_runs/<...>/model/train_args.json.done.json``, the real-corpus plans' stages)."""
+    p = Path(path)
+    return p.name.endswith(MARKER_SUFFIX) and any(part.startswith(MARKER_PREFIX) for part in (p.name, *p.parent.parts))
 
 
 def plain(value: Any) -> Any:
@@ -285,8 +299,12 @@ class OutputRecord:
             if any(os.path.abspath(output) == os.path.abspath(given) for given in inputs):
                 raise InputError(f"{command}: the output is also one of its inputs; write it elsewhere",
                                  path=output)
-        exclude = self.outputs + [record_path(p) for p in self.outputs] + _outputs_of_our_commands(inputs)
-        self.wanted = {"command": command, **made_by(settings, inputs, exclude=exclude)}
+        # under a pipeline stage its marker is the one record: no fingerprints taken, no record kept (issue 39)
+        self.decided = _runner_decided(self.outputs)
+        self.wanted: Dict[str, Any] = {}
+        if not self.decided:
+            exclude = self.outputs + [record_path(p) for p in self.outputs] + _outputs_of_our_commands(inputs)
+            self.wanted = {"command": command, **made_by(settings, inputs, exclude=exclude)}
 
     def stored(self) -> Optional[Dict[str, Any]]:
         """The record kept now (``None`` when there is none)."""
@@ -297,10 +315,14 @@ class OutputRecord:
         settings and is unchanged since. False (the caller builds; a pending record is written first, so
         a run killed while writing is recognised as this command's own): when no output exists, when
         this command's earlier run was interrupted, or with ``override`` (logged). Otherwise an
-        InputError naming why (another command's output, no record, other inputs or settings, an edit)."""
+        InputError naming why (another command's output, no record, other inputs or settings, an edit).
+        Under a pipeline stage (:func:`decided_by_runner`): False, and a record earlier code kept here is dropped."""
+        if self.decided:
+            self._keep(None)
+            return False
         existing = [p for p in self.outputs if p.exists()]
         stored = self.stored()
-        if not existing or _runner_decided(self.outputs):
+        if not existing:
             return self._begin()
         if override:
             logger.info("%s: --override given, rebuilding", self.outputs[0])
@@ -347,20 +369,27 @@ class OutputRecord:
         record_file, record = maker
         if record_file == self.path:
             return None
+        if is_marker(record_file):
+            return f"was made by the pipeline's {record.get('stage')} stage, not {self.command}"
         command = record.get("command", record.get("settings", {}).get("command"))
         return (f"was made by {command or 'another command'} with other outputs (its record: {record_file.name})"
                 if command == self.command or command is None else f"was made by {command}, not {self.command}")
 
     def write(self) -> None:
-        """Record the outputs (call it last, once every output exists)."""
+        """Record the outputs (call it last, once every output exists); under a pipeline stage the marker does."""
         _PENDING.pop(self.path, None)
-        self._keep({**self.wanted, "outputs": outputs_record(self.outputs)})
+        if not self.decided:
+            self._keep({**self.wanted, "outputs": outputs_record(self.outputs)})
 
-    def _keep(self, record: Mapping[str, Any]) -> None:
-        if self.key is None:
+    def _keep(self, record: Optional[Mapping[str, Any]]) -> None:
+        """Keep ``record`` in :attr:`path` (under :attr:`key`); ``None``: drop the one kept there, if any."""
+        if self.key is None and record is None:
+            self.path.unlink(missing_ok=True)
+        elif self.key is None:
             write_record(self.path, record)
-        else:
-            write_record(self.path, {**(read_record(self.path) or {}), self.key: dict(record)})
+        elif record is not None or self.stored() is not None:
+            kept = {k: v for k, v in (read_record(self.path) or {}).items() if k != self.key}
+            write_record(self.path, {**kept, self.key: dict(record)} if record is not None else kept)
 
 
 # The folders and files of the pipeline stage running now (:func:`decided_by_runner`): the runner decided to make them.
@@ -370,8 +399,8 @@ _DECIDED: List[Path] = []
 @contextlib.contextmanager
 def decided_by_runner(paths: Sequence[PathLike]) -> Iterator[None]:
     """While the block runs, a command's outputs at or below ``paths`` (a pipeline stage's outputs and what else its
-    command writes), or named after one of them beside it, are built without asking the command's own record: the stage runner's completion marker already decided that
-    they are (re)made (one reuse layer, issue 39). The command still keeps its record, for a later standalone call."""
+    command writes), or named after one of them beside it, are built without a record of the command's own: the stage
+    runner's completion marker decided that they are (re)made and is their one record (one reuse layer, issue 39)."""
     outer = list(_DECIDED)  # a stage that runs a plan of its own gets its stage's paths back afterwards
     _DECIDED[:] = [Path(os.path.abspath(p)) for p in paths]
     try:
@@ -415,8 +444,10 @@ def discard_pending() -> None:
 BEFORE_REPLACE.append(_keep_pending)
 
 
-# Where records are kept, found by :func:`recorded_maker`: (file pattern, key inside the file or None).
-RECORD_FILES = (("*.made_by.json", None), ("*.args.json", "made_by"), ("*.faiss_config.json", "made_by"))
+# Where records are kept, found by :func:`recorded_maker`: (file pattern, key inside the file or None); last, the
+# completion markers of pipeline stages (beside their outputs, or nested when the stage is named by a path).
+RECORD_FILES = (("*.made_by.json", None), ("*.args.json", "made_by"), ("*.faiss_config.json", "made_by"),
+                (f"{MARKER_PREFIX}*{MARKER_SUFFIX}", None), (f"{MARKER_PREFIX}*/**/*{MARKER_SUFFIX}", None))
 
 
 def _lists(record: Mapping[str, Any], output: Path) -> bool:
@@ -425,18 +456,18 @@ def _lists(record: Mapping[str, Any], output: Path) -> bool:
 
 def recorded_maker(output: PathLike) -> Optional[tuple]:
     """``(record file, record)`` of the command that made ``output``: its own ``<output>.made_by.json``, or a
-    record beside it that lists it among its outputs; ``None`` when no record vouches for it."""
+    record beside it (or, for a folder, a stage marker inside it) that lists it among its outputs; ``None`` when no
+    record vouches for it."""
     out = Path(output)
     own = read_record(record_path(out))
     if own is not None:
         return record_path(out), own
-    if not out.parent.is_dir():
-        return None
     for pattern, key in RECORD_FILES:
-        for candidate in sorted(out.parent.glob(pattern)):
-            record = read_record(candidate, key)
-            if record is not None and _lists(record, out):
-                return candidate, record
+        for folder in (out.parent, out) if out.is_dir() else (out.parent,):
+            for candidate in sorted(folder.glob(pattern)) if folder.is_dir() else ():
+                record = read_record(candidate, key)
+                if record is not None and _lists(record, out):
+                    return candidate, record
     return None
 
 

@@ -68,13 +68,12 @@ class StageResult:
     result: Any = None
 
 
-def reuse_decision(stage: Stage, wanted: Optional[Dict[str, Any]] = None) -> Optional[str]:
-    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` records the same
-    settings, input fingerprints (``wanted``: ``stage.made_by()``, if known) and outputs; else why it must run."""
+def reuse_decision(stage: Stage, wanted: Optional[dict] = None, stored: Optional[dict] = None) -> Optional[str]:
+    """``None`` when ``stage``'s outputs exist and its completion marker ``stage_<name>.done.json`` (``stored``: read)
+    records the same settings, input fingerprints (``wanted``: ``stage.made_by()``) and outputs; else why to run."""
     if missing := [str(o) for o in stage.outputs if not o.exists()]:
         return f"output {missing[0]} missing"
-    stored = read_record(stage.marker)
-    if stored is None:
+    if (stored := stored or read_record(stage.marker)) is None:
         return f"no completion marker {stage.marker.name} (interrupted run?)"
     why = difference(stored, wanted or stage.made_by())
     if why is None and "outputs" in stored:  # a marker from before issue 29 has none: adopted when reused
@@ -117,11 +116,12 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             manifest.record_stage(stage, STATUS_SKIPPED)
             continue
         wanted = stage.made_by()  # once: a stage's inputs are earlier stages' outputs or user files, unchanged by it
-        why = f"--override_{stage.name}" if stage.name in override else reuse_decision(stage, wanted)
+        stored = read_record(stage.marker)  # once: the decision's and the manifest's
+        why = f"--override_{stage.name}" if stage.name in override else reuse_decision(stage, wanted, stored)
         if why is None:
             logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
                         ", ".join(str(o) for o in stage.outputs), stage.name)
-            result, record = StageResult(STATUS_REUSED), read_record(stage.marker)
+            result, record = StageResult(STATUS_REUSED), stored
         else:
             made = stage.marker.exists()
             stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete

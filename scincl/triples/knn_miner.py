@@ -22,7 +22,7 @@ from scincl.errors import InputError
 from scincl.ids import canonical_ids
 from scincl.graph.id_table import IdTable
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
-from scincl.provenance import OutputRecord, fingerprint, split_path_values
+from scincl.provenance import OutputRecord, fingerprint, recorded_maker, split_path_values
 from scincl.settings.choices import ANN_BACKENDS
 from scincl.settings.schema import SCINCL
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
@@ -180,8 +180,9 @@ def load_graph_corpus(
     existing = None
     if index_path.exists():
         index, index_ids = ann.read_index(index_path, device=-1)
-        why = _index_difference(ann.read_index_config(index_path), index_ids, corpus_ids, metric, normalize,
-                                search.faiss_string_factory, graph_embeddings_path)
+        made_by = (recorded_maker(index_path) or (None, None))[1]  # build_faiss' record, or the ann stage's marker
+        why = _index_difference({"made_by": made_by, **ann.read_index_config(index_path)}, index_ids, corpus_ids,
+                                metric, normalize, search.faiss_string_factory, graph_embeddings_path)
         if why is None:
             existing = index, index_ids
         elif not override:

@@ -139,3 +139,29 @@ def test_a_command_that_fails_before_writing_leaves_no_record(tmp_path):
     assert OutputRecord(out, command="fails", settings={}).reusable(override=False) is False
     write_json(tmp_path / "unrelated.json", {})  # another file written meanwhile is no output of it
     assert not record_path(out).exists()
+
+
+def test_a_sampler_run_by_a_stage_keeps_its_report_and_no_record_of_its_own(corpus, tmp_path):
+    """Issue 39's one reuse layer: under the stage runner the sampler's ``.args.json`` keeps its settings and counts
+    (the model card reads them) but no ``made_by`` record; the stage's marker is the one record, so a standalone
+    call refuses the triplets as the stage's and replaces them only with ``override``."""
+    from scincl.io import read_json
+    from scincl.pipeline.manifest import Manifest
+    from scincl.pipeline.runner import Stage, run_stages
+
+    out, citations = tmp_path / "triples.csv", corpus / "citations.tsv"
+    args = Path(str(out) + ".args.json")
+    get_specter_like_triples(citations, out, seed=0, **SMALL)  # as main's code kept it, under a stage too
+    assert read_json(args)["made_by"]["settings"]["seed"] == 0
+    stage = Stage("triples", [out], lambda: get_specter_like_triples(citations, out, seed=1, **SMALL),
+                  inputs=[citations], settings={"seed": 1})
+    run_stages([stage], Manifest(tmp_path, {}))
+    report = read_json(args)
+    assert "made_by" not in report and report["command"] == "get_specter_like_triples" and report["seed"] == 1
+    made = out.read_bytes()
+    with pytest.raises(InputError, match=r"triples.csv: exists and was made by the pipeline's triples stage, not "
+                                         r"get_specter_like_triples; pass --override to replace it"):
+        get_specter_like_triples(citations, out, seed=1, **SMALL)
+    assert out.read_bytes() == made and read_json(args) == report
+    get_specter_like_triples(citations, out, seed=1, **SMALL, override=True)
+    assert out.read_bytes() == made and read_json(args)["made_by"]["command"] == "get_specter_like_triples"

@@ -235,10 +235,11 @@ def test_stage_without_outputs_is_rejected():
 
 
 def test_the_runner_is_the_one_reuse_decision_of_a_stages_commands(tmp_path):
-    """A command called by a stage does not second-guess the runner with its own made-by record (issue 39): its output,
-    made differently before, is refused when the command is called alone and rebuilt when the runner runs the stage;
-    the command's record then vouches for the new output, so a standalone call reuses it."""
-    from scincl.provenance import OutputRecord
+    """A command called by a stage keeps no record of its own (issue 39: one reuse layer): its output, made differently
+    before, is refused when the command is called alone and rebuilt when the runner runs the stage, which drops the
+    command's old record; the stage's marker is then the one record, so a standalone call refuses the output as the
+    stage's (one line) and replaces it only with ``override``, keeping its own record again."""
+    from scincl.provenance import OutputRecord, record_path
 
     out = tmp_path / "edges" / "edges.tsv"
     made = []
@@ -255,11 +256,19 @@ def test_the_runner_is_the_one_reuse_decision_of_a_stages_commands(tmp_path):
     command("a")
     with pytest.raises(InputError, match="made differently"):
         command("b")
+    assert record_path(out).is_file()
     stage = Stage("edges", [out], lambda: command("b"), settings={"text": "b"})
     run_stages([stage], Manifest(tmp_path, {}))
     assert out.read_text() == "b" and made == ["a", "b"]
-    command("b")  # reused: the record the stage's command kept matches
-    assert made == ["a", "b"]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["edges.tsv", "manifest.json", "stage_edges.done.json"]
+    with pytest.raises(InputError) as refused:
+        command("b")
+    assert str(refused.value) == (f"{out}: exists and was made by the pipeline's edges stage, not write_edges; "
+                                  "pass --override to replace it (or write elsewhere)")
+    command("b", override=True)
+    assert made == ["a", "b", "b"] and read_json(record_path(out))["command"] == "write_edges"
+    command("b")  # reused: its own record vouches for it again
+    assert made == ["a", "b", "b"]
     # outside the running stage's outputs and folder the command's own record still decides
     outside = Stage("other", [tmp_path / "other" / "other.tsv"], lambda: command("c"))
     with pytest.raises(InputError, match="made differently"):
@@ -376,3 +385,58 @@ def test_run_specter_dry_run_over_a_cached_run_writes_nothing(tmp_path):
     done = run_front_end("cli_pipeline.py", "run_specter", *flags, "--dry_run", timeout=300, check=True)
     assert "  citations: done" in done.stdout and "  graph: to run (output" in done.stdout
     assert _file_states(tmp_path) == before
+
+
+def test_a_run_made_by_main_with_its_commands_own_records_is_reused_untouched(tmp_path):
+    """A stage made by 2dcbe2c's code has its marker and, beside its output, the record its command kept then (the
+    sampler's ``made_by`` key): the runner reuses it without rebuilding or rewriting anything, and that old record
+    still lets the command alone reuse its output."""
+    from scincl.provenance import outputs_record
+    from scincl.triples.specter_like import get_specter_like_triples
+
+    citations, out = tmp_path / "citations.tsv", tmp_path / "triples.csv"
+    citations.write_text("".join(f"p{i}\tp{j}\n" for i in range(8) for j in range(8) if i != j and (i + j) % 3))
+    counts = {"triples_per_query": 2, "easy_positives_count": 2, "easy_negatives_count": 1, "hard_negatives_count": 1}
+    calls = []
+
+    def sample() -> None:
+        calls.append("triples")
+        get_specter_like_triples(citations, out, seed=0, **counts)
+
+    stage = Stage("triples", [out], sample, inputs=[citations], settings={"seed": 0, **counts})
+    sample()  # what main's code left: the command's own record in <triplets>.args.json, then the stage's marker
+    write_json(stage.marker, {**stage.made_by(), "outputs": outputs_record([out])})
+    before = _file_states(tmp_path)
+    assert run_stages([stage], Manifest(tmp_path, {}))["triples"].status == "reused" and calls == ["triples"]
+    assert {p: s for p, s in _file_states(tmp_path).items() if p.name != "manifest.json"} == before
+    get_specter_like_triples(citations, out, seed=0, **counts)  # reused by the old record: nothing rewritten
+    assert {p: s for p, s in _file_states(tmp_path).items() if p.name != "manifest.json"} == before
+
+
+def test_a_stage_named_by_a_path_keeps_its_nested_marker_out_of_the_folders_identity(tmp_path):
+    """A real-corpus stage is named by its output's path, so its marker is nested in its folder
+    (``model/stage_runs/.../train_args.json.done.json``). It is no part of the folder's content: an evaluation of
+    that folder does not depend on which stage made it, and an evaluation marker that recorded the nested marker
+    among its input's files (written before it was recognised) is still reused."""
+    from scincl.provenance import fingerprint, is_marker
+
+    model, results = tmp_path / "runs" / "a" / "model", tmp_path / "runs" / "a" / "results.json"
+
+    def train() -> None:
+        model.mkdir(parents=True, exist_ok=True)
+        (model / "train_args.json").write_text("{}")
+
+    calls = []
+    evaluate = Stage("runs/a/results.json", [results], lambda: calls.append(results.write_text("1")), inputs=[model])
+    run_stages([Stage("runs/a/model/train_args.json", [model / "train_args.json"], train, output_dir=model),
+                evaluate], Manifest(tmp_path, {}))
+    nested = model / "stage_runs" / "a" / "model" / "train_args.json.done.json"
+    assert nested.is_file() and is_marker(nested) and not is_marker(model / "train_args.json")
+    assert [f["path"] for f in fingerprint(model)["files"]] == ["train_args.json"]
+    recorded = read_json(evaluate.marker)
+    files = recorded["inputs"][0]["files"]
+    assert [f["path"] for f in files] == ["train_args.json"]
+    files.insert(0, {"path": str(nested.relative_to(model)), "size": nested.stat().st_size,
+                     "sha256": hashlib.sha256(nested.read_bytes()).hexdigest()})  # as the marker was recorded before
+    write_json(evaluate.marker, recorded)
+    assert run_stages([evaluate], Manifest(tmp_path, {}))["runs/a/results.json"].status == "reused" and len(calls) == 1
