@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import List, Optional, Union
 
+MESSAGE_LIMIT = 600  # characters of an error line's message; a longer one (a huge value quoted) keeps its two ends
+
 
 class InputError(Exception):
     """Bad user input: one line that names the file, the line number and the field when known."""
@@ -26,14 +28,15 @@ class InputError(Exception):
         self.path = str(path) if path is not None else None
         self.line = line
         self.field = field
-        self.message = message
+        self.message = message if len(message) <= MESSAGE_LIMIT else \
+            f"{message[:MESSAGE_LIMIT * 2 // 3]} ... {message[-MESSAGE_LIMIT // 4:]}"
         where = []
         if self.path is not None:
             where.append(self.path if line is None else f"{self.path}:{line}")
         if field is not None:
             where.append(f"field {field!r}")
         prefix = ", ".join(where)
-        super().__init__(f"{prefix}: {message}" if prefix else message)
+        super().__init__(f"{prefix}: {self.message}" if prefix else self.message)
 
 
 def closest_flag_hint(name: str, valid) -> str:

@@ -17,6 +17,7 @@ in the corpus is itself a finding, refused (none) or warned about with counts (f
 from __future__ import annotations
 
 import logging
+import reprlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from scincl.errors import InputError
@@ -31,7 +32,7 @@ FEW_IDS_MATCHED_SHARE = 0.5
 def id_problem(value: Any) -> Optional[str]:
     """Why ``value`` cannot be a paper id, or None (see :func:`canonical_id`)."""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        return f"{value!r} is not a paper id (a string or an integer)"
+        return f"{reprlib.repr(value)} is not a paper id (a string or an integer)"
     if isinstance(value, int):
         return None
     text = value.strip()
@@ -105,7 +106,7 @@ def canonical_pair(key: Any, value: Any, path: Any = None, field: Optional[str] 
     for side in (key, value):
         problem = id_problem(side)
         if problem is not None:
-            raise InputError(f"id {key!r} maps to {value!r}: {problem}", path=path, field=field)
+            raise InputError(f"id {reprlib.repr(key)} maps to {reprlib.repr(value)}: {problem}", path=path, field=field)
     return canonical_id(key), canonical_id(value)
 
 

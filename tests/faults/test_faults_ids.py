@@ -229,3 +229,19 @@ def test_triplets_groups_mappings_qrels_and_scidocs_metadata_read_canonical_ids(
     assert read_class_labels(tmp_path / "test.csv") == {"5": 1}
     (tmp_path / "paper_metadata_mag_mesh.json").write_text(json.dumps({" 5 ": {"paper_id": " 5", "title": "x"}}))
     assert read_scidocs_metadata(tmp_path / "paper_metadata_mag_mesh.json")["5"]["paper_id"] == "5"
+
+
+def test_a_mapping_value_that_is_a_huge_list_is_one_short_line(tmp_path):
+    """A mapping whose value is a list of thousands of ids is named in one short line, not quoted whole twice."""
+    mapping = tmp_path / "mapping.json"
+    mapping.write_text(json.dumps({"s2": list(range(3000))}))
+    result = run_front_end("cli_s2orc.py", "get_s2orc_paper_ids_from_mapping", "--mapping_path", str(mapping),
+                           "--output_path", str(tmp_path / "ids.json"))
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "id 's2' maps to [0, 1, 2, 3, 4, 5, ...]: [0, 1, 2, 3, 4, 5, ...] is not a paper id" in result.stderr
+    assert len(result.stderr) < 300
+
+
+def test_an_error_line_keeps_both_ends_of_a_message_too_long_to_read():
+    error = InputError("a" * 400 + "b" * 5000 + " the end", path="p.json")
+    assert len(str(error)) < 700 and str(error).startswith("p.json: aaaa") and str(error).endswith("b the end")
