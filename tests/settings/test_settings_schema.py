@@ -61,8 +61,8 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert DEFAULT_POOLING == PAPER_DEFAULTS["pooling_strategy"] == inspect.signature(train).parameters[
         "pooling_strategy"].default == "cls" and POOLING_STRATEGIES == ("cls", "mean")
     assert inspect.signature(train).parameters["loss"].default == "triplet"
-    defaults = {f.name: f.default for f in attrs.fields(RunSettings)}
-    assert (defaults["triples_per_query"], defaults["hard_negatives_count"], defaults["seed"]) == (5, 2, 0)
+    defaults = RunSettings()
+    assert (defaults.triples_per_query, defaults.hard_negatives_count, defaults.seed) == (5, 2, 0)
     for name in FIELDS:  # the CLI's range of every schema field is the schema's
         assert RANGES.get(name) is rule_of(name)
 
@@ -155,7 +155,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
                 k: SCHEMA_FIELDS[name].metadata[k] for k in ("source", "help", "rule")}, name
     assert (preset_values("paper")["hard_negatives_k_max"], preset_values("demo")["hard_negatives_k_max"]) == (4000, 200)
     assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
-    rows = {row.name: row for row in flag_rows(RunSettings)}
+    rows = {row.name: row for spec in RunSettings.sections for row in flag_rows(spec)}
     assert "README: --ann_metric inner_product" in rows["ann_metric"].help
 
 
