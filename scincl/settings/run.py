@@ -18,8 +18,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import attrs
 
 from scincl.errors import InputError
-from scincl.settings.choices import (ANN_BACKENDS, CORPUS_SCALE, DEVICES, GRAPH_LIMITS, K_SCALES, KNN_SOURCE, PAPER_SCALE,
-                                     TRIPLES_SOURCES)
+from scincl.settings.choices import (ANN_BACKENDS, CORPUS_SCALE, DEVICES, GRAPH_LIMITS, K_SCALES, KNN_SOURCE,
+                                     PAPER_SCALE, TRIPLES_SOURCES)
 from scincl.settings.rules import FLAG_RULES, check_steps
 from scincl.settings.schema import SCINCL, check_settings
 from scincl.settings.spec import (BANDS, FlatView, GraphSpec, MinerSpec, RecipeSpec, SamplerSpec, SciNCLSpec,
@@ -135,13 +135,13 @@ class RunSamplerSpec(SamplerSpec):
     """SciNCL's miner and search, and the run's: the triplets' source, how the bands are sized, the kNN index."""
 
     miner: Optional[MinerSpec] = attrs.field(factory=MinerSpec)  # None: no kNN triplets (--triples_source)
-    # a run without a miner (specter_like): the counts it samples by, by flag name (triples_per_query, c+, c-easy, c-hard)
+    # no miner (specter_like): the counts the run samples by, by flag name (triples_per_query, c+, c-easy, c-hard)
     counts: Optional[Dict[str, int]] = attrs.field(default=None)
     triples_source: str = spec_field(KNN_SOURCE, "paper §3.2: SciNCL's kNN sampling",
                                      "knn (SciNCL) or specter_like (citations; same corpus and queries)",
                                      choices=TRIPLES_SOURCES)
-    k_scale: str = spec_field(PAPER_SCALE, "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
-                              "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
+    k_scale: str = spec_field(PAPER_SCALE, "paper: the k flags as given", "corpus: k+ and k-hard sized for the index "
+                              "from the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
     ann_backend: str = spec_field("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
                                   choices=ANN_BACKENDS)
     ann_index_path: Optional[str] = spec_field(
@@ -232,9 +232,8 @@ class RunSpec(SciNCLSpec):
 
 @section
 class ScaledMinerSpec(MinerSpec):
-    """The miner of a ``--k_scale corpus`` run: the bands are sized for the index when the triplets are mined
-    (scincl/triples/k_scale.py), so a band's start not given stays unset (``None``) until then. Built, it is checked
-    as the bands it starts from would be; sized (all starts given), as any miner."""
+    """A ``--k_scale corpus`` run's miner: the index sizes its bands (scincl/triples/k_scale.py), so a start not given
+    stays ``None`` until then; checked as the bands it starts from, and once sized as any miner."""
 
     def __attrs_post_init__(self) -> None:
         if any(getattr(self, f"{band}_k_min") is None for band in BANDS):
@@ -250,7 +249,6 @@ COUNT_LEAVES = tuple(name for name in MINER_LEAVES if name.endswith("_count") or
 # trainer's flags, in --training_options) and the real-corpus experiments' shared graph's
 FIELDS: Dict[str, "attrs.Attribute"] = {name: attribute for name, (path, attribute) in RUN_LEAVES.items()
                                         if path not in (("recipe", "training"), ("graph", "shared"))}
-CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
 HINTS = {name: hint for cls in sections_of(RunSpec) for name, hint in typing.get_type_hints(cls).items()}
 
 
@@ -262,9 +260,6 @@ class RunSettings(FlatView):
     leaves = RUN_LEAVES
     sections = sections_of(RunSpec)  # where its flags are declared (--help lists them)
 
-    def __init__(self, spec: Optional[RunSpec] = None) -> None:
-        super().__init__(RunSpec() if spec is None else spec)
-
     def __getattr__(self, name: str) -> Any:
         if name in MINER_LEAVES and self.spec.sampler.miner is None:
             return self.spec.sampler.counts.get(name)
@@ -272,8 +267,7 @@ class RunSettings(FlatView):
 
     @property
     def miner(self) -> Optional[MinerSpec]:
-        """The kNN miner's settings of this run (its slot flags, then ``miner_options``), built and checked with the
-        spec (``None``: the run samples no kNN triplets)."""
+        """The run's kNN miner (slot flags, then ``miner_options``), built with the spec (``None``: no kNN triplets)."""
         return self.spec.sampler.miner
 
     @property

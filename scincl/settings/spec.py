@@ -375,14 +375,6 @@ def build_spec(cls: type, values: Mapping[str, Any], sections: Optional[Mapping[
     return cls(**given)
 
 
-def leaf_value(spec: Any, leaves: Mapping[str, Tuple[Tuple[str, ...], Any]], name: str) -> Any:
-    """The value of leaf ``name`` of ``spec`` (its path in ``leaves``: :func:`leaves_of` of the spec's class)."""
-    value = spec
-    for part in leaves[name][0] + (name,):
-        value = getattr(value, part)
-    return value
-
-
 LEAVES: Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]] = leaves_of(SciNCLSpec)
 BANDS: Tuple[str, ...] = ("easy_positives", "hard_negatives")  # the (k_min, k_max] bands of the miner
 
@@ -460,14 +452,7 @@ class FlatView:
     def __getattr__(self, name: str) -> Any:
         if name not in self.leaves:
             raise AttributeError(f"no setting {name!r}")
-        return leaf_value(self.spec, self.leaves, name)
+        return functools.reduce(getattr, (*self.leaves[name][0], name), self.spec)  # down its sections
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a spec is frozen: build another with spec_from_flags")
-
-    def __reduce__(self) -> Tuple[type, Tuple[Any]]:
-        return type(self), (self.spec,)
-
-    def as_dict(self) -> Dict[str, Any]:
-        """Every leaf by name."""
-        return {name: getattr(self, name) for name in self.leaves}

@@ -8,7 +8,7 @@ import pytest
 from scincl.errors import InputError
 from scincl.pipeline.run_command import check_run, settings_from_flags
 from scincl.pipeline.scincl_plan import SciNCLPlan
-from scincl.settings.run import FIELDS, RUN_LEAVES, RunSettings, RunSpec, ScaledMinerSpec, resolve
+from scincl.settings.run import FIELDS, RUN_LEAVES, RunSpec, ScaledMinerSpec, resolve
 from scincl.settings.spec import (LEAVES, EncoderSpec, GraphSpec, MinerSpec, RecipeSpec, SamplerSpec, build_spec,
                                   section_leaves)
 
