@@ -139,7 +139,7 @@ def run_specter_flag_info() -> List[FlagInfo]:
 
     group = run_specter_flag_groups()
     settings = [dataclasses.replace(row, default=preset_defaults_text(row.name) or row.default)
-                for row in flag_rows(RunSettings) if group.get(row.name) == "settings"]
+                for spec in RunSettings.sections for row in flag_rows(spec) if group.get(row.name) == "settings"]
     stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                        f"{name.split('_')[0].replace('override', 'rebuild')} the {name.split('_', 1)[1]} stage")
               for name, kind in group.items() if kind == "stages"]

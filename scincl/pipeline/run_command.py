@@ -19,7 +19,7 @@ from scincl.model.device import check_gpu_usable
 from scincl.output_lock import writes
 from scincl.pipeline.scincl_plan import ALL_STAGE_NAMES, SciNCLPlan
 from scincl.settings.recipe import recipe_field
-from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, RUN_FLAGS, RunSettings, SeedsArg, check_input_paths,
+from scincl.settings.run import (DEFAULT_DEMO_OUTPUT_DIR, FIELDS, RunSettings, SeedsArg, check_input_paths,
                                  parse_int_list, parse_seeds, resolve)
 from scincl.settings.spec import MinerSpec, section_leaves
 from scincl.settings.values import check_value
@@ -48,7 +48,7 @@ def run_specter_flag_groups() -> Dict[str, str]:
     from scincl.model.losses import loss_options
     from scincl.model.train import train
 
-    settings = [name for name in RUN_FLAGS if name not in ROUTED]
+    settings = [name for name in FIELDS if name not in ROUTED]
     own = [n for n, p in inspect.signature(train).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
     training = [*section_leaves("recipe", "training"), *(f.name for f in dataclasses.fields(TrainingArguments) if f.init),
                 *own, *loss_options()]

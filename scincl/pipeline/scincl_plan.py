@@ -25,13 +25,12 @@ from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_st
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import Stage, reuse_decision, run_stages
 from scincl.provenance import local_path
-from scincl.settings.run import MINER_LEAVES, RunSettings
+from scincl.settings.run import COUNT_LEAVES, MINER_LEAVES, RunSettings
 from scincl.triples.knn_miner import KnnSearch
 from scincl.triples.queries import select_graph_limit_and_ratio, select_ratio_of_corpus
 from scincl.triples.sources import KNN, METHOD_NAMES, SPECTER_LIKE, sampler
 from scincl.workload import announce
 
-COUNT_LEAVES = [name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query"]
 ALL_STAGE_NAMES = ("demo", "scidocs_ids", "citations", "graph", "metadata_ids", "queries", "ann", "triples",
                    "metadata", "train", "eval_base", "eval", "compare")  # in running order
 

@@ -17,7 +17,8 @@ GRAPH_LIMITS: Tuple[str, ...] = ("specter", "s2orc", "graph", "none")
 # scincl/graph/embedders/__init__.py:EMBEDDERS, in their order (tests/graph/test_graph_embedders.py checks both agree)
 GRAPH_METHODS: Tuple[str, ...] = ("pbg", "prone", "fastrp")
 # --k_scale: the k flags as given (paper) or sized for the index from the paper's k/N ratios (scincl/triples/k_scale.py)
-K_SCALES: Tuple[str, ...] = ("paper", "corpus")
+PAPER_SCALE, CORPUS_SCALE = "paper", "corpus"
+K_SCALES: Tuple[str, ...] = (PAPER_SCALE, CORPUS_SCALE)
 # --triples_source: SciNCL's kNN sampling (paper §3.2), SPECTER's citations (Cohan et al. 2020; scincl/triples/sources.py)
 KNN_SOURCE, SPECTER_LIKE_SOURCE = "knn", "specter_like"
 TRIPLES_SOURCES: Tuple[str, ...] = (KNN_SOURCE, SPECTER_LIKE_SOURCE)

@@ -77,10 +77,8 @@ class Recipe:
     def training_arguments(self) -> Dict[str, Any]:
         """``train()``'s arguments of this recipe: its loss, lengths and pooling, and the Trainer's (the fixed CPU ones
         from scincl/settings/run.py)."""
-        return {"loss": self.loss, "max_sequence_length": self.max_sequence_length,
-                "pooling_strategy": self.pooling_strategy, "learning_rate": self.learning_rate,
-                "num_train_epochs": self.num_train_epochs, "bf16": self.bf16,
-                "per_device_train_batch_size": self.per_device_train_batch_size, **CPU_TRAINING}
+        return {**{name: getattr(self, name) for name in RECIPE_DEFAULTS if name not in MINER_LEAVES},
+                "bf16": self.bf16, **CPU_TRAINING}
 
     def encoder_label(self) -> str:
         """The encoder as the tables name it."""

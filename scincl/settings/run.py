@@ -18,11 +18,12 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import attrs
 
 from scincl.errors import InputError
-from scincl.settings.choices import ANN_BACKENDS, DEVICES, GRAPH_LIMITS, K_SCALES, KNN_SOURCE, TRIPLES_SOURCES
+from scincl.settings.choices import (ANN_BACKENDS, CORPUS_SCALE, DEVICES, GRAPH_LIMITS, K_SCALES, KNN_SOURCE,
+                                     PAPER_SCALE, TRIPLES_SOURCES)
 from scincl.settings.rules import FLAG_RULES, check_steps
 from scincl.settings.schema import SCINCL, check_settings
-from scincl.settings.spec import (BANDS, GraphSpec, MinerSpec, RecipeSpec, SamplerSpec, SciNCLSpec, build_spec,
-                                  evolve_spec, leaf_value, leaves_of, section, section_leaves, spec_field)
+from scincl.settings.spec import (BANDS, FlatView, GraphSpec, MinerSpec, RecipeSpec, SamplerSpec, SciNCLSpec,
+                                  build_spec, evolve_spec, leaves_of, section, section_leaves, sections_of, spec_field)
 from scincl.settings.values import check_value, simple_type
 
 MINER_FLAGS = frozenset(attribute.name for attribute in attrs.fields(MinerSpec))  # every flag of the miner
@@ -134,11 +135,13 @@ class RunSamplerSpec(SamplerSpec):
     """SciNCL's miner and search, and the run's: the triplets' source, how the bands are sized, the kNN index."""
 
     miner: Optional[MinerSpec] = attrs.field(factory=MinerSpec)  # None: no kNN triplets (--triples_source)
+    # no miner (specter_like): the counts the run samples by, by flag name (triples_per_query, c+, c-easy, c-hard)
+    counts: Optional[Dict[str, int]] = attrs.field(default=None)
     triples_source: str = spec_field(KNN_SOURCE, "paper §3.2: SciNCL's kNN sampling",
                                      "knn (SciNCL) or specter_like (citations; same corpus and queries)",
                                      choices=TRIPLES_SOURCES)
-    k_scale: str = spec_field("paper", "paper: the k flags as given", "corpus: k+ and k-hard sized for the index from "
-                              "the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
+    k_scale: str = spec_field(PAPER_SCALE, "paper: the k flags as given", "corpus: k+ and k-hard sized for the index "
+                              "from the paper's k/N ratios (scincl/triples/k_scale.py)", choices=K_SCALES)
     ann_backend: str = spec_field("faiss", "README: --ann_backend faiss", "faiss or exact (scincl/knn/exact.py)",
                                   choices=ANN_BACKENDS)
     ann_index_path: Optional[str] = spec_field(
@@ -227,33 +230,44 @@ class RunSpec(SciNCLSpec):
     run: RunControl = attrs.field(factory=RunControl)
 
 
+@section
+class ScaledMinerSpec(MinerSpec):
+    """A ``--k_scale corpus`` run's miner: the index sizes its bands (scincl/triples/k_scale.py), so a start not given
+    stays ``None`` until then; checked as the bands it starts from, and once sized as any miner."""
+
+    def __attrs_post_init__(self) -> None:
+        if any(getattr(self, f"{band}_k_min") is None for band in BANDS):
+            MinerSpec(**{a.name: getattr(self, a.name) for a in attrs.fields(MinerSpec)})  # checked, starts derived
+        else:
+            super().__attrs_post_init__()
+
+
 RUN_LEAVES = leaves_of(RunSpec)
 MINER_LEAVES = section_leaves("sampler", "miner")  # the SciNCL slot settings (a kNN run records them)
-# run_specter's settings in --help's order, the original command's (tests/settings: every leaf of RunSpec but the
-# trainer's, which run_specter takes among the trainer's flags, and the real-corpus graph's)
-RUN_FLAGS: Tuple[str, ...] = (
-    "output_dir", "base_model_name_or_path", "scidocs_dir", "s2orc_metadata_dir", "corpus_dir", "corpus_format",
-    "specter_triples_path", "graph_paper_ids_path", "graph_embeddings_path", "s2id_to_s2orc_input_path",
-    "train_s2orc_paper_ids", "train_query_s2orc_paper_ids", "citations_path", "scidocs_paper_ids",
-    "excluded_paper_ids", "graph_limit", "graph_leakage", "biggraph_config", "biggraph_overrides", "graph_method",
-    "graph_method_settings", "graph_test_ratio", *section_leaves("sampler", "search"), "ann_backend",
-    "ann_index_path", "ann_device", "device", "triples_source", *section_leaves("sampler", "miner"), "k_scale",
-    "seed", "corpus_seed", "sample_queries_ratio", "workers", "gzip", "auto_output_dir", "bitfit",
-    *section_leaves("recipe", "encoder"), "loss", "eval_max_sequence_length", "val_or_test_or_both",
-    "evaluate_base_model", "demo_papers", "miner_options", "training_options", "skip", "override", "stages", "demo",
-    "dry_run", "preset")
+COUNT_LEAVES = tuple(name for name in MINER_LEAVES if name.endswith("_count") or name == "triples_per_query")
+# run_specter's settings, in the spec's order: every leaf but the trainer's (run_specter takes them among the
+# trainer's flags, in --training_options) and the real-corpus experiments' shared graph's
+FIELDS: Dict[str, "attrs.Attribute"] = {name: attribute for name, (path, attribute) in RUN_LEAVES.items()
+                                        if path not in (("recipe", "training"), ("graph", "shared"))}
+HINTS = {name: hint for cls in sections_of(RunSpec) for name, hint in typing.get_type_hints(cls).items()}
 
 
-class RunView:
-    """What a run's flat view (:class:`RunSettings`) adds to its fields: the spec it reads, and the names the stages
-    record."""
+class RunSettings(FlatView):
+    """A run's :class:`RunSpec` (``.spec``) read by flag name (``s.corpus_dir``), not a copy; made by :func:`resolve`.
+    A run without a miner (``--triples_source specter_like``) reads its counts from the sampler, no band."""
 
     __slots__ = ()
+    leaves = RUN_LEAVES
+    sections = sections_of(RunSpec)  # where its flags are declared (--help lists them)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in MINER_LEAVES and self.spec.sampler.miner is None:
+            return self.spec.sampler.counts.get(name)
+        return super().__getattr__(name)
 
     @property
     def miner(self) -> Optional[MinerSpec]:
-        """The kNN miner's settings of this run (its slot flags, then ``miner_options``), built and checked with the
-        spec (``None``: the run samples no kNN triplets)."""
+        """The run's kNN miner (slot flags, then ``miner_options``), built with the spec (``None``: no kNN triplets)."""
         return self.spec.sampler.miner
 
     @property
@@ -269,40 +283,31 @@ class RunView:
     def evolve(self, **changes: Any) -> "RunSettings":
         """These settings with ``changes`` of settings that no other follows (by flag name: a path, a format): the
         sections that hold them rebuilt, and so checked."""
-        return attrs.evolve(self, **changes, spec=evolve_spec(self.spec, changes, RUN_LEAVES))
-
-
-# A run's spec read by flag name (``s.corpus_dir``): one frozen field per flag, made from the spec's fields
-# (same type, default, source, help and choices; ``--help`` lists them) and filled from the built spec (settings_of).
-RunSettings = attrs.make_class(
-    "RunSettings", {**{name: attrs.field(default=RUN_LEAVES[name][1].default, type=RUN_LEAVES[name][1].type,
-                                         metadata=RUN_LEAVES[name][1].metadata) for name in RUN_FLAGS},
-                    "spec": attrs.field(default=None, type="Optional[RunSpec]", eq=False, repr=False)},
-    bases=(RunView,), frozen=True, slots=True)
-RunSettings.__doc__ = "A run's :class:`RunSpec` (``.spec``) read by flag name; made by :func:`resolve`."
-FIELDS: Dict[str, "attrs.Attribute"] = {name: attrs.fields_dict(RunSettings)[name] for name in RUN_FLAGS}
-CHOICES: Dict[str, Tuple[str, ...]] = {name: f.metadata["choices"] for name, f in FIELDS.items() if f.metadata["choices"]}
+        return RunSettings(evolve_spec(self.spec, changes, RUN_LEAVES))
 
 
 def settings_of(values: Mapping[str, Any]) -> RunSettings:
     """The run's spec built from resolved ``values`` by flag name (``miner_options`` and ``training_options`` fill
     the miner's and the trainer's fields), and so checked once; returned read by flag name.
 
-    A kNN run's miner is built with the spec (a band's start not given: derived from its end, for ``--k_scale paper``;
-    for ``corpus`` the bands are sized with the index and the starts stay unset). A run of another source takes no kNN
-    slots: no miner, its counts as given, checked as flags."""
+    A kNN run's miner is built with the spec (a band's start not given: derived from its end; with ``--k_scale
+    corpus`` it stays unset, the bands are sized with the index). A run of another source takes no kNN slots: no
+    miner, its counts kept in the sampler, checked as flags."""
     knn, miner = values["triples_source"] == KNN_SOURCE, {**{name: values[name] for name in MINER_LEAVES},
                                                           **values["miner_options"]}
-    if not knn:
+    if knn and values["k_scale"] == CORPUS_SCALE:
+        sections = {"miner": build_spec(ScaledMinerSpec, miner)}
+    elif knn:
+        sections = {}
+    else:
         check_settings(miner)
-    spec = build_spec(RunSpec, {**values, **miner, **values["training_options"]}, {} if knn else {"miner": None})
+        sections = {"miner": None, "counts": {name: values[name] for name in COUNT_LEAVES}}
+    spec = build_spec(RunSpec, {**values, **miner, **values["training_options"]}, sections)
     trainer = {name: value for name, value in values["training_options"].items()
                if name not in section_leaves("recipe", "training")}  # the trainer's flags that are no SciNCL setting
     check_settings(trainer)
     check_steps(spec.recipe.training.num_train_epochs, trainer.get("max_steps"))
-    given = MINER_LEAVES if not knn else {f"{band}_k_min" for band in BANDS} if spec.sampler.k_scale == "corpus" else ()
-    return RunSettings(**{name: values[name] if name in given else leaf_value(spec, RUN_LEAVES, name)
-                          for name in RUN_FLAGS}, spec=spec)
+    return RunSettings(spec)
 
 
 # ---------------------------------------------------------------------- the run presets, as data
@@ -357,11 +362,10 @@ def resolve(values: Mapping[str, Any]) -> RunSettings:
     override), the others from the run's preset (``--preset``, else the demo's without data arguments, else the
     paper's; the preset's ``training_options`` go under the user's), else the spec's defaults; then the rules below
     (aliases, derived values, the demo's), and built once (:func:`settings_of`), which checks every value."""
-    hints = typing.get_type_hints(RunSettings)
     unknown = sorted(set(values) - set(FIELDS))
     if unknown:
         raise TypeError(f"resolve(): no run_specter setting {unknown[0]!r}")
-    given = {name: check_value(name, value, simple_type(hints[name]) or object, check_range=False)
+    given = {name: check_value(name, value, simple_type(HINTS[name]) or object, check_range=False)
              for name, value in values.items() if value is not None}
     s = {**{name: f.default.factory() if isinstance(f.default, attrs.Factory) else f.default  # a fresh dict, list
             for name, f in FIELDS.items()}, **given}
@@ -377,7 +381,7 @@ def resolve(values: Mapping[str, Any]) -> RunSettings:
     if not s["scidocs_paper_ids"] and listed is not None and listed.is_file() and not s["s2id_to_s2orc_input_path"]:
         s["scidocs_paper_ids"] = s["excluded_paper_ids"] = str(listed)
     bands = [f"--{band}_k_{end}" for band in BANDS for end in ("min", "max") if f"{band}_k_{end}" in given]
-    if s["k_scale"] == "corpus" and bands:
+    if s["k_scale"] == CORPUS_SCALE and bands:
         raise InputError(f"--k_scale corpus sizes k+ and k-hard itself; drop {', '.join(bands)} (or use --k_scale paper)")
     s["preset"] = s["preset"] or (DEMO if s["demo"] else PAPER)
     if s["output_dir"] is None:

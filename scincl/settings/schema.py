@@ -11,7 +11,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 import attrs
 
 from scincl.settings.rules import FLAG_RULES, Rule, check_band, check_choice, check_rule, check_steps
-from scincl.settings.spec import LEAVES, FlatView, MinerSpec, SciNCLSpec, insert_fields, spec_from_flags
+from scincl.settings.spec import LEAVES, FlatView, MinerSpec, SciNCLSpec, insert_fields
 
 
 def setting(default: Any, source: str, help: str, rule: Optional[Rule] = None,  # noqa: A002 - PBG's name
@@ -29,12 +29,6 @@ FIELDS: Dict[str, Any] = {name: attribute for name, (_, attribute) in LEAVES.ite
 # the miner's settings (scincl/settings/spec.py:MinerSpec), ranged like the leaves wherever a command takes them
 MINER_OPTIONS: Dict[str, Any] = {a.name: a for a in attrs.fields(MinerSpec) if a.metadata["option"]}
 SCINCL = FlatView(SciNCLSpec())  # the paper's settings, read by flag name
-
-
-def scincl_spec(**flags: Any) -> FlatView:
-    """The paper's spec with ``flags`` changed, validated (:func:`scincl.settings.spec.spec_from_flags`), read by
-    flag name."""
-    return FlatView(spec_from_flags(flags))
 
 
 def scincl_setting(name: str, default: Any = dataclasses.MISSING, choices: Tuple[str, ...] = (),
@@ -59,11 +53,6 @@ def with_leaves(after: Mapping[str, Sequence[str]],
         return name, FIELDS[name].type, scincl_setting(name)
 
     return insert_fields({own: [leaf(name) for name in names] for own, names in after.items()})
-
-
-def rule_of(name: str) -> Optional[Rule]:
-    """The range of setting ``name`` (``None``: not a schema field or no range)."""
-    return FIELDS[name].metadata["rule"] if name in FIELDS else None
 
 
 def help_of(name: str) -> str:

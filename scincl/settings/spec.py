@@ -299,13 +299,9 @@ class RecipeSpec:
 
 
 @section
-class GraphSpec:
-    """The citation-graph embeddings (scincl/graph/, paper §4.2) and the real-corpus experiments' shared graph
-    (scincl/pipeline/real_corpus.py), shared by every arm and seed."""
+class SharedGraphSpec:
+    """The real-corpus experiments' graph (scincl/pipeline/real_corpus.py), shared by every arm and seed."""
 
-    graph_method: str = spec_field("pbg", "paper §4.2: PyTorch-BigGraph",
-                                   "citation-graph embeddings: pbg, prone or fastrp (scincl/graph/embed.py)",
-                                   choices=GRAPH_METHODS)
     shared_graph_test_ratio: float = spec_field(
         0.05, "issue 8 (docs/results.md): 5 % of the hep-th / CiteSeer edges held out to score the shared graph",
         "share of the citation edges the real-corpus experiments hold out for link prediction",
@@ -313,6 +309,16 @@ class GraphSpec:
     shared_graph_seed: int = spec_field(
         0, "issue 8: one edge split and one graph for every arm and seed, made with seed 0",
         "seed of the real-corpus experiments' edge split and graph embeddings", NON_NEGATIVE_INT)
+
+
+@section
+class GraphSpec:
+    """The citation-graph embeddings (scincl/graph/, paper §4.2) and the real-corpus experiments' shared graph."""
+
+    graph_method: str = spec_field("pbg", "paper §4.2: PyTorch-BigGraph",
+                                   "citation-graph embeddings: pbg, prone or fastrp (scincl/graph/embed.py)",
+                                   choices=GRAPH_METHODS)
+    shared: SharedGraphSpec = attrs.field(factory=SharedGraphSpec)
 
 
 @section
@@ -325,6 +331,17 @@ class SciNCLSpec:
     seed: int = spec_field(0, "paper §5: seeds 0..9, the first", "sampling and training seed", NON_NEGATIVE_INT)
 
 
+def is_section(attribute: "attrs.Attribute") -> bool:
+    """True when a spec's attribute is a section (made by its class), not a leaf or another value."""
+    return isinstance(attribute.default, attrs.Factory) and attrs.has(attribute.default.factory)
+
+
+def sections_of(cls: type) -> List[type]:
+    """Spec class ``cls`` and the classes of its sections, depth first in declaration order (where its leaves are
+    declared: ``--help`` reads them there)."""
+    return [cls, *(found for a in attrs.fields(cls) if is_section(a) for found in sections_of(a.default.factory))]
+
+
 def leaves_of(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]]:
     """``{leaf name: (path of sections, attribute)}`` of a spec class, in declaration order (a leaf is a
     :func:`spec_field`; any other attribute is a section, made by its class)."""
@@ -332,10 +349,10 @@ def leaves_of(cls: type, path: Tuple[str, ...] = ()) -> Dict[str, Tuple[Tuple[st
     for attribute in attrs.fields(cls):
         if attribute.metadata.get("option"):
             continue  # a miner flag SciNCL leaves at its default: not a run_specter setting of its own
-        if "source" in attribute.metadata:
-            found = {attribute.name: (path, attribute)}
-        else:
+        if is_section(attribute):
             found = leaves_of(attribute.default.factory, path + (attribute.name,))
+        else:
+            found = {attribute.name: (path, attribute)} if "source" in attribute.metadata else {}
         for name in found:
             if name in out:
                 raise TypeError(f"spec leaf {name!r} declared twice")
@@ -351,19 +368,11 @@ def build_spec(cls: type, values: Mapping[str, Any], sections: Optional[Mapping[
     for attribute in attrs.fields(cls):
         if attribute.name in sections:
             given[attribute.name] = sections[attribute.name]
-        elif "source" not in attribute.metadata:  # a section
+        elif is_section(attribute):
             given[attribute.name] = build_spec(attribute.default.factory, values, sections)
-        elif values.get(attribute.name) is not None:
+        elif "source" in attribute.metadata and values.get(attribute.name) is not None:
             given[attribute.name] = values[attribute.name]
     return cls(**given)
-
-
-def leaf_value(spec: Any, leaves: Mapping[str, Tuple[Tuple[str, ...], Any]], name: str) -> Any:
-    """The value of leaf ``name`` of ``spec`` (its path in ``leaves``: :func:`leaves_of` of the spec's class)."""
-    value = spec
-    for part in leaves[name][0] + (name,):
-        value = getattr(value, part)
-    return value
 
 
 LEAVES: Dict[str, Tuple[Tuple[str, ...], "attrs.Attribute"]] = leaves_of(SciNCLSpec)
@@ -435,18 +444,15 @@ class FlatView:
     """A spec read by its leaves' names (the flags): ``FlatView(spec).hard_negatives_k_max``."""
 
     __slots__ = ("spec",)
+    leaves = LEAVES  # the names it reads: leaves_of the spec's class
 
     def __init__(self, spec: SciNCLSpec) -> None:
         object.__setattr__(self, "spec", spec)
 
     def __getattr__(self, name: str) -> Any:
-        if name not in LEAVES:
-            raise AttributeError(f"no SciNCL setting {name!r}")
-        return leaf_value(self.spec, LEAVES, name)
+        if name not in self.leaves:
+            raise AttributeError(f"no setting {name!r}")
+        return functools.reduce(getattr, (*self.leaves[name][0], name), self.spec)  # down its sections
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a spec is frozen: build another with spec_from_flags")
-
-    def as_dict(self) -> Dict[str, Any]:
-        """Every leaf by name."""
-        return {name: getattr(self, name) for name in LEAVES}

@@ -2,13 +2,13 @@
 needs its default or range; one check, one error line, before any work."""
 from __future__ import annotations
 
-import attrs
 import inspect
 
 import pytest
 
 from scincl.errors import InputError
-from scincl.settings.schema import FIELDS, SCINCL, check_settings, help_of, rule_of, scincl_spec
+from scincl.settings.schema import FIELDS, SCINCL, check_settings, help_of
+from scincl.settings.spec import FlatView, spec_from_flags
 
 
 def test_every_field_has_a_source_help_and_a_validator():
@@ -35,7 +35,7 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     from scincl.model.embed import embed
     from scincl.model.train import PAPER_TRAINING_DEFAULTS, train
     from scincl.settings.presets import preset_values
-    from scincl.settings.run import RunSettings
+    from scincl.settings.run import RunSettings, RunSpec
     from scincl.triples import k_scale
     from scincl.triples.miner import make_config
 
@@ -61,10 +61,10 @@ def test_the_places_that_restated_a_default_now_read_it_from_the_schema():
     assert DEFAULT_POOLING == PAPER_DEFAULTS["pooling_strategy"] == inspect.signature(train).parameters[
         "pooling_strategy"].default == "cls" and POOLING_STRATEGIES == ("cls", "mean")
     assert inspect.signature(train).parameters["loss"].default == "triplet"
-    defaults = {f.name: f.default for f in attrs.fields(RunSettings)}
-    assert (defaults["triples_per_query"], defaults["hard_negatives_count"], defaults["seed"]) == (5, 2, 0)
+    defaults = RunSettings(RunSpec())
+    assert (defaults.triples_per_query, defaults.hard_negatives_count, defaults.seed) == (5, 2, 0)
     for name in FIELDS:  # the CLI's range of every schema field is the schema's
-        assert RANGES.get(name) is rule_of(name)
+        assert RANGES.get(name) is FIELDS[name].metadata["rule"]
 
 
 @pytest.mark.parametrize("values, message", [
@@ -84,7 +84,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
         check_settings(values)
     with pytest.raises(InputError, match=message.split(":")[0]):
-        scincl_spec(**values)
+        spec_from_flags(values)
     with pytest.raises(InputError) as err:
         settings_from_flags("out", {"scidocs_dir": "sd", **values})
     assert message in str(err.value)
@@ -117,7 +117,7 @@ def test_a_band_start_not_given_is_its_end_minus_its_count():
     from scincl.triples.miner import make_config
 
     assert (SCINCL.easy_positives_k_min, SCINCL.hard_negatives_k_min) == (20, 3998)
-    assert scincl_spec(hard_negatives_k_max=500).hard_negatives_k_min == 498
+    assert FlatView(spec_from_flags({"hard_negatives_k_max": 500})).hard_negatives_k_min == 498
     assert derive_bands({"easy_positives_k_max": 10, "easy_positives_count": 3, "hard_negatives_k_min": 7}) == {
         "easy_positives_k_min": 7}
     paper = resolve({"output_dir": "out", "scidocs_dir": "sd", "hard_negatives_k_max": 500})
@@ -145,7 +145,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
     presets and the choices are read from the fields, and --help shows them."""
     from scincl.cli import flag_rows
     from scincl.settings.presets import preset_values
-    from scincl.settings.run import CHOICES, FIELDS, RunSettings
+    from scincl.settings.run import FIELDS, RunSettings
     from scincl.settings.schema import FIELDS as SCHEMA_FIELDS
 
     for name, f in FIELDS.items():
@@ -154,8 +154,9 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
             assert {k: f.metadata[k] for k in ("source", "help", "rule")} == {
                 k: SCHEMA_FIELDS[name].metadata[k] for k in ("source", "help", "rule")}, name
     assert (preset_values("paper")["hard_negatives_k_max"], preset_values("demo")["hard_negatives_k_max"]) == (4000, 200)
-    assert CHOICES["device"] == ("cuda", "cpu") and CHOICES["graph_method"][0] == "pbg"
-    rows = {row.name: row for row in flag_rows(RunSettings)}
+    assert FIELDS["device"].metadata["choices"] == ("cuda", "cpu")
+    assert FIELDS["graph_method"].metadata["choices"][0] == "pbg"
+    rows = {row.name: row for spec in RunSettings.sections for row in flag_rows(spec)}
     assert "README: --ann_metric inner_product" in rows["ann_metric"].help
 
 

@@ -252,14 +252,14 @@ def test_get_knn_triples_and_run_specter_share_one_normalisation_default():
     import inspect
 
     import cli_triples
-    from scincl.settings.run import RunSettings
+    from scincl.settings.run import RunSettings, RunSpec
     from scincl.triples.config import DEFAULT_ANN_NORMALIZE_EMBEDDINGS
     from scincl.triples.knn_miner import get_knn_triples
 
     assert DEFAULT_ANN_NORMALIZE_EMBEDDINGS is True  # the original README's build_faiss --do_normalize
     for function in (get_knn_triples, cli_triples.get_knn_triples):
         assert inspect.signature(function).parameters["ann_normalize_embeddings"].default is True
-    assert RunSettings().ann_do_normalize is True
+    assert RunSettings(RunSpec()).ann_do_normalize is True
 
 
 def test_one_sampler_for_every_triples_source(arc_graph, tmp_path):
