@@ -183,9 +183,12 @@ def sweep(output_dir: Optional[str] = None, k_pos: Sequence[int] = (), k_hard: S
           **flags: Any) -> Dict[str, Any]:
     """k+ / k-hard sweeps (paper Figs. 2-3): one run_specter run per value, the other k fixed; plots metric vs k.
 
-    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800
-    Outputs OUTPUT_DIR/sweep/k_pos/<k+>/, OUTPUT_DIR/sweep/k_hard/<k->/ (each band n_{k-c+1} .. n_{k}, c its
-    --*_count) and the plots in OUTPUT_DIR/comparison/, whose paths it prints. Other flags as in run_specter.
+    Example: python cli_pipeline.py sweep runs/demo --k_pos 10,25,50 --k_hard 200,400,800 (other flags: run_specter's)
+    Outputs OUTPUT_DIR/sweep/<k_pos|k_hard>/<k>/ and the plots in OUTPUT_DIR/comparison/, whose paths it prints.
+
+    Args:
+        k_pos: k+ values, one run each: positives n_{k-c+1} .. n_{k} (c: --easy_positives_count)
+        k_hard: k-hard values, one run each: hard negatives n_{k-c+1} .. n_{k} (c: --hard_negatives_count)
     """
     if not k_pos and not k_hard:
         raise InputError("give --k_pos and/or --k_hard values, e.g. --k_pos 10,25,100 --k_hard 500,1000,4000")
