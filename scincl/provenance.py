@@ -39,9 +39,12 @@ edited ``citations.tsv`` makes the stage or command run again instead of being r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import os
 import logging
@@ -52,6 +55,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
+import attrs
 import xxhash
 
 from scincl.errors import InputError
@@ -222,6 +226,51 @@ def made_by(settings: Mapping[str, Any], inputs: Sequence[Optional[PathLike]] = 
     ``exclude``: paths inside an input directory that are not part of it, e.g. the outputs themselves)."""
     exclude = list(exclude)
     return {"settings": plain(dict(settings)), "inputs": [fingerprint(p, exclude) for p in inputs if p is not None]}
+
+
+# Arguments of a stage's call that do not change the bytes it writes, left out of the settings it records: how many
+# processes or threads share the work (``workers``, ``threads``: our parallel steps merge their parts in a fixed order;
+# BigGraph's own workers, which do change its embeddings, are pinned in its ``overrides``) and progress bars.
+NOT_SETTINGS = frozenset({"workers", "threads", "show_progress"})
+# What a stage builder passes through to its Stage (where it reads and writes, how it is described): not settings.
+STAGE_FIELDS = frozenset({"name", "outputs", "inputs", "output_dir", "description", "reusable", "settings", "writes"})
+
+
+def call_settings(call: Any, paths: Sequence[PathLike], root: PathLike) -> Dict[str, Any]:
+    """The settings a stage made by ``call`` (a ``functools.partial`` of its builder or library function; anything else
+    records none) records: its arguments by name but the :data:`NOT_SETTINGS`, the :data:`STAGE_FIELDS` and values that
+    are one of ``paths`` (the stage's inputs, fingerprinted, and outputs, identified by where they are); another path
+    below ``root`` (the plan's OUTPUT_DIR) is recorded relative to it, so a moved OUTPUT_DIR keeps its stages."""
+    if not isinstance(call, functools.partial):
+        return {}
+    bound = inspect.signature(call.func).bind_partial(*call.args, **call.keywords)
+    arguments = {}
+    for name, value in bound.arguments.items():
+        kind = inspect.signature(call.func).parameters[name].kind
+        arguments.update(value if kind is inspect.Parameter.VAR_KEYWORD else {name: value})
+    given = {os.path.abspath(p) for p in paths}
+    kept = {k: v for k, v in arguments.items() if k not in NOT_SETTINGS | STAGE_FIELDS}
+    return plain(_setting(kept, given, Path(os.path.abspath(root))))
+
+
+def _setting(value: Any, given: set, root: Path) -> Any:
+    """``value`` as :func:`call_settings` records it (``given`` paths: ``None``, left out of a mapping)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    elif attrs.has(type(value)):
+        value = attrs.asdict(value)
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in ((k, _setting(v, given, root)) for k, v in value.items())
+                if v is not None or value[k] is None}
+    if isinstance(value, (list, tuple)):
+        return [_setting(v, given, root) for v in value]
+    if isinstance(value, Path) or (isinstance(value, str) and os.sep in value):
+        parts = [os.path.abspath(part) for part in str(value).split(",")]  # a list of files (the leakage guard's)
+        if all(part in given for part in parts):
+            return None
+        return ",".join(os.path.relpath(part, root) if Path(part).is_relative_to(root) else str(given_part)
+                        for part, given_part in zip(parts, str(value).split(",")))
+    return value
 
 
 def _short(value: Any) -> str:

@@ -16,6 +16,7 @@ from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_st
                                     index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
+from scincl.provenance import call_settings
 from scincl.scidocs_io import query_candidate_pairs, split_papers
 from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting
 from scincl.settings.experiment import Experiment
@@ -48,8 +49,10 @@ class CorpusPlan:
 
     def add(self, build: Callable[..., Stage], output: Path, /, *args: Any, **kwargs: Any) -> Path:
         """Plan the stage ``build`` makes, named by its ``output`` below OUTPUT_DIR (once: a stage asked for again, as
-        every arm asks for the shared ones, keeps its place); returns ``output``."""
-        stage = build(str(Path(output).relative_to(self.out)), *args, **kwargs)
+        every arm asks for the shared ones, keeps its place), its settings its call's; returns ``output``."""
+        stage = build(name := str(Path(output).relative_to(self.out)), *args, **kwargs)
+        stage.settings = call_settings(stage.run if build is Stage else partial(build, name, *args, **kwargs),
+                                       [*stage.inputs, *stage.outputs, stage.manifest_dir], self.out)
         self.planned.setdefault(stage.name, stage)
         return output
 

@@ -102,6 +102,7 @@ def _wrap_builder(name: str, builder: Callable[..., Any]) -> Callable[..., Any]:
     """A stage builder of ``scincl/pipeline/layout.py`` that keeps its arguments on the stage it returns."""
     signature = inspect.signature(builder)
 
+    @functools.wraps(builder)  # its signature: the planner reads the builder's arguments as the stage's settings
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         stage = builder(*args, **kwargs)
         arguments = dict(signature.bind(*args, **kwargs).arguments)
