@@ -60,6 +60,7 @@ import xxhash
 
 from scincl.errors import InputError
 from scincl.io import BEFORE_REPLACE, PathLike, read_json, write_json
+from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.settings.run import REPO_ROOT
 
 logger = logging.getLogger(__name__)
@@ -228,28 +229,35 @@ def made_by(settings: Mapping[str, Any], inputs: Sequence[Optional[PathLike]] = 
     return {"settings": plain(dict(settings)), "inputs": [fingerprint(p, exclude) for p in inputs if p is not None]}
 
 
-# Arguments of a stage's call that do not change the bytes it writes, left out of the settings it records: how many
-# processes or threads share the work (``workers``, ``threads``: our parallel steps merge their parts in a fixed order;
-# BigGraph's own workers, which do change its embeddings, are pinned in its ``overrides``) and progress bars.
-NOT_SETTINGS = frozenset({"workers", "threads", "show_progress"})
+# Arguments of a stage's call (at any depth) that are not its settings: how many processes or threads share the work
+# (``workers``, ``threads``: the machine's, recorded in the manifest's environment; our parallel steps merge their parts
+# in a fixed order, BigGraph's own workers, which do change its embeddings, are pinned in its ``overrides``; a torch
+# thread count can change a float sum's last bits, as on another machine), progress bars and the Trainer's logging
+# (what ``train`` leaves out of its own record).
+NOT_SETTINGS = frozenset({"workers", "threads", "show_progress", *LOGGING_ONLY_ARGS})
 # What a stage builder passes through to its Stage (where it reads and writes, how it is described): not settings.
 STAGE_FIELDS = frozenset({"name", "outputs", "inputs", "output_dir", "description", "reusable", "settings", "writes"})
 
 
-def call_settings(call: Any, paths: Sequence[PathLike], root: PathLike) -> Dict[str, Any]:
-    """The settings a stage made by ``call`` (a ``functools.partial`` of its builder or library function; anything else
-    records none) records: its arguments by name but the :data:`NOT_SETTINGS`, the :data:`STAGE_FIELDS` and values that
-    are one of ``paths`` (the stage's inputs, fingerprinted, and outputs, identified by where they are); another path
-    below ``root`` (the plan's OUTPUT_DIR) is recorded relative to it, so a moved OUTPUT_DIR keeps its stages."""
+def call_settings(call: Any, stage: Any, root: PathLike) -> Dict[str, Any]:
+    """The settings ``stage`` (a :class:`~scincl.pipeline.runner.Stage`) made by ``call`` records: ``call`` is a
+    ``functools.partial`` of its builder or of its library function (a Stage made directly: its ``run``'s; anything
+    else records none), its arguments by name are recorded but the :data:`STAGE_FIELDS`, the :data:`NOT_SETTINGS` and
+    the stage's paths (its ``inputs``, fingerprinted, its ``outputs`` and ``manifest_dir``, identified by where they
+    are); another path below ``root`` (the plan's OUTPUT_DIR) is recorded relative to it, so a moved OUTPUT_DIR keeps
+    its stages."""
     if not isinstance(call, functools.partial):
         return {}
+    paths = [*stage.inputs, *stage.outputs, stage.manifest_dir]
     bound = inspect.signature(call.func).bind_partial(*call.args, **call.keywords)
     arguments = {}
     for name, value in bound.arguments.items():
         kind = inspect.signature(call.func).parameters[name].kind
         arguments.update(value if kind is inspect.Parameter.VAR_KEYWORD else {name: value})
+    if call.func is type(stage):  # a Stage made directly: what its run calls
+        return call_settings(arguments["run"], stage, root)
     given = {os.path.abspath(p) for p in paths}
-    kept = {k: v for k, v in arguments.items() if k not in NOT_SETTINGS | STAGE_FIELDS}
+    kept = {k: v for k, v in arguments.items() if k not in STAGE_FIELDS}
     return plain(_setting(kept, given, Path(os.path.abspath(root))))
 
 
@@ -260,7 +268,7 @@ def _setting(value: Any, given: set, root: Path) -> Any:
     elif attrs.has(type(value)):
         value = attrs.asdict(value)
     if isinstance(value, Mapping):
-        return {str(k): v for k, v in ((k, _setting(v, given, root)) for k, v in value.items())
+        return {str(k): v for k, v in ((k, _setting(v, given, root)) for k, v in value.items() if k not in NOT_SETTINGS)
                 if v is not None or value[k] is None}
     if isinstance(value, (list, tuple)):
         return [_setting(v, given, root) for v in value]
@@ -295,6 +303,34 @@ def difference(stored: Optional[Mapping[str, Any]], wanted: Mapping[str, Any]) -
         if not same_fingerprint(old, new):
             return f"input {new.get('name')} differs from the one it was made from"
     return None
+
+
+def made_differently(stored: Optional[Mapping[str, Any]], wanted: Mapping[str, Any],
+                     outputs: Sequence[PathLike]) -> Optional[str]:
+    """Why ``stored`` does not vouch for ``outputs`` made as ``wanted`` (:func:`difference`, then
+    :func:`outputs_changed` when it records them: a record from before issue 29 does not, adopted when reused)."""
+    why = difference(stored, wanted)
+    if why is None and stored is not None and "outputs" in stored:
+        why = outputs_changed(stored["outputs"], outputs)
+    return why
+
+
+def marker_difference(stored: Dict[str, Any], wanted: Mapping[str, Any], outputs: Sequence[PathLike]) -> Optional[str]:
+    """:func:`made_differently` for a pipeline stage's completion marker; a marker from before the real-corpus plans'
+    stages recorded their settings (``{}``) is compared as if it had ``wanted``'s (:func:`settled`)."""
+    return made_differently(settled(stored, wanted), wanted, outputs)
+
+
+def settled(stored: Dict[str, Any], wanted: Mapping[str, Any], adopting: Optional[str] = None) -> Dict[str, Any]:
+    """``stored`` with ``wanted``'s settings when it is a stage marker from before the real-corpus plans' stages
+    recorded their settings (``{}``), else ``stored``; ``adopting``: the stage's name when it is reused, so adopted
+    once (logged; the runner writes the settings into its marker)."""
+    if stored.get("settings") != {} or not wanted["settings"]:
+        return stored
+    if adopting is not None:
+        logger.info("adopted the marker of %s: made before stages recorded their settings; pass --override_%s if the "
+                    "experiment's settings changed since", adopting, adopting)
+    return {**stored, "settings": wanted["settings"]}
 
 
 def read_record(path: PathLike, key: Optional[str] = None) -> Optional[Dict[str, Any]]:
@@ -384,10 +420,7 @@ class OutputRecord:
             if foreign is not None:
                 raise InputError(f"exists and {foreign}; pass --override to replace it (or write elsewhere)",
                                  path=output)
-        why = difference(stored, self.wanted)
-        if why is None and stored is not None and "outputs" in stored:
-            why = outputs_changed(stored["outputs"], self.outputs)
-        if why is not None:
+        if (why := made_differently(stored, self.wanted, self.outputs)) is not None:
             raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it",
                              path=self.outputs[0])
         if len(existing) < len(self.outputs):

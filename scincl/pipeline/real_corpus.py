@@ -51,8 +51,7 @@ class CorpusPlan:
         """Plan the stage ``build`` makes, named by its ``output`` below OUTPUT_DIR (once: a stage asked for again, as
         every arm asks for the shared ones, keeps its place), its settings its call's; returns ``output``."""
         stage = build(name := str(Path(output).relative_to(self.out)), *args, **kwargs)
-        stage.settings = call_settings(stage.run if build is Stage else partial(build, name, *args, **kwargs),
-                                       [*stage.inputs, *stage.outputs, stage.manifest_dir], self.out)
+        stage.settings = call_settings(partial(build, name, *args, **kwargs), stage, self.out)
         self.planned.setdefault(stage.name, stage)
         return output
 

@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from scincl.errors import InputError
 from scincl.faults import kill_point
 from scincl.pipeline.manifest import STATUS_FAILED, STATUS_RAN, STATUS_REUSED, STATUS_SKIPPED, Manifest
-from scincl.provenance import (decided_by_runner, difference, made_by, marker_path, outputs_changed, outputs_record,
-                               read_record, write_record)
+from scincl.provenance import (decided_by_runner, made_by, marker_difference, marker_path, outputs_record, read_record,
+                               settled, write_record)
 
 logger = logging.getLogger(__name__)
 
@@ -75,19 +75,10 @@ def reuse_decision(stage: Stage, wanted: Optional[dict] = None, stored: Optional
         return f"output {missing[0]} missing"
     if (stored := stored or read_record(stage.marker)) is None:
         return f"no completion marker {stage.marker.name} (interrupted run?)"
-    wanted = wanted or stage.made_by()
-    why = difference(settled(stored, wanted), wanted)
-    if why is None and "outputs" in stored:  # a marker from before issue 29 has none: adopted when reused
-        why = outputs_changed(stored["outputs"], stage.outputs)
+    why = marker_difference(stored, wanted or stage.made_by(), stage.outputs)
     if why is None and stage.reusable is not None and not stage.reusable():
         why = "the existing output does not hold what is asked for"
     return why
-
-
-def settled(stored: dict, wanted: dict) -> dict:
-    """``stored`` with ``wanted``'s settings when it is a marker from before stages recorded their settings (none, as
-    the real-corpus plans' stages had; adopted once: the marker gets them when reused), else ``stored``."""
-    return {**stored, "settings": wanted["settings"]} if stored.get("settings") == {} and wanted["settings"] else stored
 
 
 def waiting_stages(stages: Sequence[Stage]) -> List[tuple]:
@@ -128,10 +119,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
         if why is None:
             logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
                         ", ".join(str(o) for o in stage.outputs), stage.name)
-            result, record = StageResult(STATUS_REUSED), settled(stored, wanted)
-            if record is not stored:
-                logger.info("adopted the marker of %s: made before stages recorded their settings; pass --override_%s "
-                            "if the experiment's settings changed since", stage.name, stage.name)
+            result, record = StageResult(STATUS_REUSED), settled(stored, wanted, adopting=stage.name)
         else:
             made = stage.marker.exists()
             stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete
@@ -161,10 +149,8 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             result, record = StageResult(STATUS_RAN, time.perf_counter() - start, value), wanted
             kill_point(f"{stage.name}:after")
             logger.info("%s: done in %.1f s", prefix, result.seconds)
-        if "outputs" not in record:  # just built, or a marker from before issue 29: its outputs as they are now
-            record = {**record, "outputs": outputs_record(stage.outputs)}
-        if record is not stored:
-            write_record(stage.marker, record)
+        if record is not stored or "outputs" not in record:  # built, adopted, or a marker from before issue 29
+            write_record(stage.marker, record := {**record, "outputs": outputs_record(stage.outputs)})
         results[stage.name] = result
         manifest.record_stage(stage, result.status, result.seconds, result.result, made=record)
     return results

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from scincl.io import read_json, write_json
 from scincl.pipeline.real_corpus import CorpusPlan
-from scincl.pipeline.runner import STATUS_RAN, STATUS_REUSED, waiting_stages
+from scincl.pipeline.runner import STATUS_RAN, STATUS_REUSED, Stage, waiting_stages
 from scincl.provenance import call_settings
 from scincl.settings.arms import CorpusSpec
 from scincl.settings.experiment import Experiment
@@ -25,7 +25,8 @@ def _margin_stage(tmp_path: Path, margin: float) -> tuple:
     """A one-stage plan whose library call (``write_json``) gets ``margin``, which its file name does not spell;
     returns the plan, the stage's output and what ran."""
     plan = _plan(tmp_path)
-    out = plan.stage(plan.shared / "margins.json", partial(write_json, plan.shared / "margins.json", {"margin": margin}))
+    out = plan.shared / "margins.json"
+    plan.stage(out, partial(write_json, out, {"margin": margin}))
     marker = plan.planned[str(out.relative_to(plan.out))].marker
     return plan, out, marker
 
@@ -49,18 +50,18 @@ def test_a_changed_argument_the_folder_name_does_not_spell_rebuilds_the_stage(tm
 def test_a_marker_from_before_settings_were_recorded_is_adopted_once(tmp_path, caplog):
     plan, out, marker = _margin_stage(tmp_path, 1.0)
     _run(plan)
-    old = {k: v for k, v in read_json(marker).items()}
+    old = read_json(marker)
     write_json(marker, {**old, "settings": {}})  # the record main's code wrote for a real-corpus stage
     plan, out, marker = _margin_stage(tmp_path, 1.0)
     assert waiting_stages(list(plan.planned.values())) == []  # a dry run rebuilds nothing
-    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+    with caplog.at_level(logging.INFO):
         assert _run(plan) == STATUS_REUSED
-    assert (f"adopted the marker of shared/margins.json: made before stages recorded their settings; pass "
-            f"--override_shared/margins.json if the experiment's settings changed since") in caplog.text
+    assert ("adopted the marker of shared/margins.json: made before stages recorded their settings; pass "
+            "--override_shared/margins.json if the experiment's settings changed since") in caplog.text
     assert read_json(marker) == old and read_json(marker)["settings"] == {"obj": {"margin": 1.0}}
     caplog.clear()
     plan, out, marker = _margin_stage(tmp_path, 2.0)  # once adopted, its settings count
-    with caplog.at_level(logging.INFO, logger="scincl.pipeline.runner"):
+    with caplog.at_level(logging.INFO):
         assert _run(plan) == STATUS_RAN and read_json(out) == {"margin": 2.0}
     assert "adopted" not in caplog.text
 
@@ -77,9 +78,12 @@ def test_an_old_marker_whose_output_changed_is_rebuilt_not_adopted(tmp_path):
 def test_each_builder_records_its_arguments_but_paths_it_fingerprints_or_writes_and_worker_counts(tmp_path):
     plan = _plan(tmp_path)
     run = plan.cell("scincl", 0, Recipe(), "test")
-    stages = {name.split("/")[-1] if name.startswith("runs/") else name: s.settings for name, s in plan.planned.items()}
+    stages = {name.split("/")[-1] if name.startswith("runs/") else name: stage.settings
+              for name, stage in plan.planned.items()}
     train = stages["train_args.json"]["arguments"]
-    assert train["warmup_ratio"] == Recipe().training_arguments()["warmup_ratio"] and train["learning_rate"] == Recipe().learning_rate
+    assert {k: train[k] for k in ("warmup_ratio", "learning_rate")} == {
+        k: Recipe().training_arguments()[k] for k in ("warmup_ratio", "learning_rate")}
+    assert "logging_steps" not in train and "report_to" not in train  # the Trainer's logging: not a setting
     assert train["citations_path"] == "shared/citations/citations.train.tsv"  # below OUTPUT_DIR: relative
     assert set(stages["train_args.json"]) == {"arguments"}  # triples, texts (inputs) and model (its folder) left out
     assert stages["results.json"] == {"split": "test", "scidocs_dir": str(plan.corpus.scidocs_dir), "encoding": {
@@ -100,8 +104,11 @@ def test_call_settings_of_a_partial_and_of_anything_else(tmp_path):
     def step(source: Path, target: Path, *, size: int, workers: int, **stage: object) -> None:
         """A stage's call."""
 
+    stage = Stage("x", [tmp_path / "out" / "x"], lambda: None, inputs=[tmp_path / "in"])
     call = partial(step, tmp_path / "in", tmp_path / "out" / "x", size=3, workers=4, description="d",
-                   extra=tmp_path / "out" / "y,z")
-    assert call_settings(call, [tmp_path / "in", tmp_path / "out" / "x"], tmp_path / "out") == {
-        "size": 3, "extra": "y,z"}
-    assert call_settings(lambda: None, [], tmp_path) == {}
+                   extra=tmp_path / "out" / "y,z", training={"learning_rate": 1.0, "logging_steps": 5})
+    assert call_settings(call, stage, tmp_path / "out") == {
+        "size": 3, "extra": "y,z", "training": {"learning_rate": 1.0}}
+    assert call_settings(partial(Stage, "x", [tmp_path / "out" / "x"], call), stage, tmp_path / "out") == {
+        "size": 3, "extra": "y,z", "training": {"learning_rate": 1.0}}  # a Stage made directly: its run's call
+    assert call_settings(lambda: None, stage, tmp_path) == {}
