@@ -60,7 +60,6 @@ import xxhash
 
 from scincl.errors import InputError
 from scincl.io import BEFORE_REPLACE, PathLike, read_json, write_json
-from scincl.model.checkpoints import LOGGING_ONLY_ARGS
 from scincl.settings.run import REPO_ROOT
 
 logger = logging.getLogger(__name__)
@@ -232,9 +231,9 @@ def made_by(settings: Mapping[str, Any], inputs: Sequence[Optional[PathLike]] = 
 # Arguments of a stage's call (at any depth) that are not its settings: how many processes or threads share the work
 # (``workers``, ``threads``: the machine's, recorded in the manifest's environment; our parallel steps merge their parts
 # in a fixed order, BigGraph's own workers, which do change its embeddings, are pinned in its ``overrides``; a torch
-# thread count can change a float sum's last bits, as on another machine), progress bars and the Trainer's logging
-# (what ``train`` leaves out of its own record).
-NOT_SETTINGS = frozenset({"workers", "threads", "show_progress", *LOGGING_ONLY_ARGS})
+# thread count can change a float sum's last bits, as another machine can) and progress bars. The Trainer's logging
+# arguments stay: the train stage's output, ``train_args.json``, holds them.
+NOT_SETTINGS = frozenset({"workers", "threads", "show_progress"})
 # What a stage builder passes through to its Stage (where it reads and writes, how it is described): not settings.
 STAGE_FIELDS = frozenset({"name", "outputs", "inputs", "output_dir", "description", "reusable", "settings", "writes"})
 
@@ -315,21 +314,22 @@ def made_differently(stored: Optional[Mapping[str, Any]], wanted: Mapping[str, A
     return why
 
 
-def marker_difference(stored: Dict[str, Any], wanted: Mapping[str, Any], outputs: Sequence[PathLike]) -> Optional[str]:
-    """:func:`made_differently` for a pipeline stage's completion marker; a marker from before the real-corpus plans'
-    stages recorded their settings (``{}``) is compared as if it had ``wanted``'s (:func:`settled`)."""
-    return made_differently(settled(stored, wanted), wanted, outputs)
+def marker_difference(stored: Dict[str, Any], wanted: Mapping[str, Any], outputs: Sequence[PathLike],
+                      adopts: bool = False) -> Optional[str]:
+    """:func:`made_differently` for a pipeline stage's completion marker; ``adopts``: a marker from before the stage
+    recorded its settings (a real-corpus plan's: ``{}``) is compared as if it had ``wanted``'s (:func:`settled`)."""
+    return made_differently(settled(stored, wanted) if adopts else stored, wanted, outputs)
 
 
-def settled(stored: Dict[str, Any], wanted: Mapping[str, Any], adopting: Optional[str] = None) -> Dict[str, Any]:
-    """``stored`` with ``wanted``'s settings when it is a stage marker from before the real-corpus plans' stages
-    recorded their settings (``{}``), else ``stored``; ``adopting``: the stage's name when it is reused, so adopted
-    once (logged; the runner writes the settings into its marker)."""
+def settled(stored: Dict[str, Any], wanted: Mapping[str, Any], reused: Optional[str] = None) -> Dict[str, Any]:
+    """``stored`` with ``wanted``'s settings when it records none (``{}``: a stage marker from before the real-corpus
+    plans' stages recorded their settings), else ``stored``; ``reused``: the name of the stage reused with it, so
+    adopted once (logged; the runner writes the settings into its marker)."""
     if stored.get("settings") != {} or not wanted["settings"]:
         return stored
-    if adopting is not None:
+    if reused is not None:
         logger.info("adopted the marker of %s: made before stages recorded their settings; pass --override_%s if the "
-                    "experiment's settings changed since", adopting, adopting)
+                    "experiment's settings changed since", reused, reused)
     return {**stored, "settings": wanted["settings"]}
 
 

@@ -50,7 +50,7 @@ class CorpusPlan:
     def add(self, build: Callable[..., Stage], output: Path, /, *args: Any, **kwargs: Any) -> Path:
         """Plan the stage ``build`` makes, named by its ``output`` below OUTPUT_DIR (once: a stage asked for again, as
         every arm asks for the shared ones, keeps its place), its settings its call's; returns ``output``."""
-        stage = build(name := str(Path(output).relative_to(self.out)), *args, **kwargs)
+        stage = build(name := str(Path(output).relative_to(self.out)), *args, adopts=True, **kwargs)
         stage.settings = call_settings(partial(build, name, *args, **kwargs), stage, self.out)
         self.planned.setdefault(stage.name, stage)
         return output
@@ -183,8 +183,7 @@ class CorpusPlan:
             return run_dir
         setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
         triples, metadata = run_files(run_dir)
-        # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
-        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)
+        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)  # SciNCL's per query each
         if setting.triples_source == SPECTER_LIKE:
             graph_ids = graph_edges = None
             sampling: Dict[str, Any] = {"citations_input_path": self.citations(), "triples_count": recipe.triplets,

@@ -33,6 +33,7 @@ class Stage:
     reusable: Optional[Callable[[], bool]] = None
     settings: Dict[str, Any] = field(default_factory=dict)
     writes: Sequence[Path] = ()
+    adopts: bool = False  # its settings are its call's (CorpusPlan.add): a marker that has none is adopted once
 
     def __post_init__(self) -> None:
         self.outputs = [Path(p) for p in self.outputs]
@@ -75,7 +76,7 @@ def reuse_decision(stage: Stage, wanted: Optional[dict] = None, stored: Optional
         return f"output {missing[0]} missing"
     if (stored := stored or read_record(stage.marker)) is None:
         return f"no completion marker {stage.marker.name} (interrupted run?)"
-    why = marker_difference(stored, wanted or stage.made_by(), stage.outputs)
+    why = marker_difference(stored, wanted or stage.made_by(), stage.outputs, stage.adopts)
     if why is None and stage.reusable is not None and not stage.reusable():
         why = "the existing output does not hold what is asked for"
     return why
@@ -119,7 +120,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
         if why is None:
             logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
                         ", ".join(str(o) for o in stage.outputs), stage.name)
-            result, record = StageResult(STATUS_REUSED), settled(stored, wanted, adopting=stage.name)
+            result, record = StageResult(STATUS_REUSED), settled(stored, wanted, stage.name) if stage.adopts else stored
         else:
             made = stage.marker.exists()
             stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete

@@ -82,7 +82,7 @@ class PlanRecorder:
             entry["call"] = {"builder": builder,
                              "arguments": self.plain({k: v for k, v in arguments.items()
                                                       if k not in ("name", "outputs", "inputs", "settings",
-                                                                   "output_dir", "description")})}
+                                                                   "output_dir", "description", "adopts")})}
         previous = self.seen.get(entry["name"])
         if previous is not None:
             assert previous == entry, f"stage {entry['name']} planned twice with different records"

@@ -83,7 +83,7 @@ def test_each_builder_records_its_arguments_but_paths_it_fingerprints_or_writes_
     train = stages["train_args.json"]["arguments"]
     assert {k: train[k] for k in ("warmup_ratio", "learning_rate")} == {
         k: Recipe().training_arguments()[k] for k in ("warmup_ratio", "learning_rate")}
-    assert "logging_steps" not in train and "report_to" not in train  # the Trainer's logging: not a setting
+    assert train["logging_steps"] == 10  # the Trainer's logging: train_args.json (the output) holds it
     assert train["citations_path"] == "shared/citations/citations.train.tsv"  # below OUTPUT_DIR: relative
     assert set(stages["train_args.json"]) == {"arguments"}  # triples, texts (inputs) and model (its folder) left out
     assert stages["results.json"] == {"split": "test", "scidocs_dir": str(plan.corpus.scidocs_dir), "encoding": {
@@ -106,7 +106,7 @@ def test_call_settings_of_a_partial_and_of_anything_else(tmp_path):
 
     stage = Stage("x", [tmp_path / "out" / "x"], lambda: None, inputs=[tmp_path / "in"])
     call = partial(step, tmp_path / "in", tmp_path / "out" / "x", size=3, workers=4, description="d",
-                   extra=tmp_path / "out" / "y,z", training={"learning_rate": 1.0, "logging_steps": 5})
+                   extra=tmp_path / "out" / "y,z", training={"learning_rate": 1.0, "show_progress": False})
     assert call_settings(call, stage, tmp_path / "out") == {
         "size": 3, "extra": "y,z", "training": {"learning_rate": 1.0}}
     assert call_settings(partial(Stage, "x", [tmp_path / "out" / "x"], call), stage, tmp_path / "out") == {
