@@ -13,7 +13,9 @@ completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`), 
 plan (issue 39): while a stage runs (:func:`decided_by_runner`) a command writing into its outputs builds them and
 keeps no record of its own (none computed, none written), so a standalone command later pointed at them finds the
 stage's marker listing them and treats them as another command's; a model folder's ``run_fingerprint.json``
-(``train``/``pretrain``) adds checkpoint resumption to the same comparison.
+(``train``/``pretrain``) adds checkpoint resumption to the same comparison. A real-corpus stage's settings are the
+arguments of its call (:func:`call_settings`); a marker from before they were recorded is adopted once
+(:func:`settled`).
 
 Fingerprints (why this is sound and cheap): a file of up to :data:`FULL_HASH_LIMIT` bytes is its
 size + the sha256 of its content, so an identical file rebuilt by a rerun (or moved elsewhere)
@@ -244,15 +246,16 @@ def call_settings(call: Any, stage: Any, root: PathLike) -> Dict[str, Any]:
     else records none), its arguments by name are recorded but the :data:`STAGE_FIELDS`, the :data:`NOT_SETTINGS` and
     the stage's paths (its ``inputs``, fingerprinted, its ``outputs`` and ``manifest_dir``, identified by where they
     are); another path below ``root`` (the plan's OUTPUT_DIR) is recorded relative to it, so a moved OUTPUT_DIR keeps
-    its stages."""
+    its stages; other paths (a corpus folder the stage reads but does not fingerprint) as given. Only the arguments
+    given are recorded (a default is the code's, not a setting)."""
     if not isinstance(call, functools.partial):
         return {}
     paths = [*stage.inputs, *stage.outputs, stage.manifest_dir]
-    bound = inspect.signature(call.func).bind_partial(*call.args, **call.keywords)
-    arguments = {}
-    for name, value in bound.arguments.items():
-        kind = inspect.signature(call.func).parameters[name].kind
-        arguments.update(value if kind is inspect.Parameter.VAR_KEYWORD else {name: value})
+    signature = inspect.signature(call.func)
+    arguments: Dict[str, Any] = {}
+    for name, value in signature.bind_partial(*call.args, **call.keywords).arguments.items():
+        keywords = signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD  # a builder's **stage
+        arguments.update(value if keywords else {name: value})
     if call.func is type(stage):  # a Stage made directly: what its run calls
         return call_settings(arguments["run"], stage, root)
     given = {os.path.abspath(p) for p in paths}
@@ -267,8 +270,8 @@ def _setting(value: Any, given: set, root: Path) -> Any:
     elif attrs.has(type(value)):
         value = attrs.asdict(value)
     if isinstance(value, Mapping):
-        return {str(k): v for k, v in ((k, _setting(v, given, root)) for k, v in value.items() if k not in NOT_SETTINGS)
-                if v is not None or value[k] is None}
+        recorded = {k: _setting(v, given, root) for k, v in value.items() if k not in NOT_SETTINGS}
+        return {str(k): v for k, v in recorded.items() if v is not None or value[k] is None}  # our None: a given path
     if isinstance(value, (list, tuple)):
         return [_setting(v, given, root) for v in value]
     if isinstance(value, Path) or (isinstance(value, str) and os.sep in value):
