@@ -246,8 +246,8 @@ def call_settings(call: Any, stage: Any, root: PathLike) -> Dict[str, Any]:
     else records none), its arguments by name are recorded but the :data:`STAGE_FIELDS`, the :data:`NOT_SETTINGS` and
     the stage's paths (its ``inputs``, fingerprinted, its ``outputs`` and ``manifest_dir``, identified by where they
     are); another path below ``root`` (the plan's OUTPUT_DIR) is recorded relative to it, so a moved OUTPUT_DIR keeps
-    its stages; other paths (a corpus folder the stage reads but does not fingerprint) as given. Only the arguments
-    given are recorded (a default is the code's, not a setting)."""
+    its stages; another existing path (a corpus folder the stage reads but does not fingerprint) as an absolute path,
+    anything else (a hub name) as given. Only the arguments given are recorded (a default is the code's)."""
     if not isinstance(call, functools.partial):
         return {}
     paths = [*stage.inputs, *stage.outputs, stage.manifest_dir]
@@ -278,8 +278,9 @@ def _setting(value: Any, given: set, root: Path) -> Any:
         parts = [os.path.abspath(part) for part in str(value).split(",")]  # a list of files (the leakage guard's)
         if all(part in given for part in parts):
             return None
-        return ",".join(os.path.relpath(part, root) if Path(part).is_relative_to(root) else str(given_part)
-                        for part, given_part in zip(parts, str(value).split(",")))
+        return ",".join(os.path.relpath(part, root) if Path(part).is_relative_to(root)
+                        else part if os.path.exists(part) else given  # a data folder wherever it was given from
+                        for part, given in zip(parts, str(value).split(",")))
     return value
 
 

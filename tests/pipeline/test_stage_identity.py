@@ -100,7 +100,7 @@ def test_each_builder_records_its_arguments_but_paths_it_fingerprints_or_writes_
     assert json.dumps(stages).count(str(tmp_path / "out")) == 0 and run.name == "seed_0"
 
 
-def test_call_settings_of_a_partial_and_of_anything_else(tmp_path):
+def test_call_settings_of_a_partial_and_of_anything_else(tmp_path, monkeypatch):
     def step(source: Path, target: Path, *, size: int, workers: int, **stage: object) -> None:
         """A stage's call."""
 
@@ -112,3 +112,7 @@ def test_call_settings_of_a_partial_and_of_anything_else(tmp_path):
     assert call_settings(partial(Stage, "x", [tmp_path / "out" / "x"], call), stage, tmp_path / "out") == {
         "size": 3, "extra": "y,z", "training": {"learning_rate": 1.0}}  # a Stage made directly: its run's call
     assert call_settings(lambda: None, stage, tmp_path) == {}
+    monkeypatch.chdir(tmp_path)  # a data folder given relative to where the command runs: recorded where it is
+    (tmp_path / "data" / "hepth").mkdir(parents=True)
+    assert call_settings(partial(step, data="data/hepth", model="org/model"), stage, tmp_path / "out") == {
+        "data": str(tmp_path / "data" / "hepth"), "model": "org/model"}  # a hub name as given
