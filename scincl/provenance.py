@@ -13,7 +13,9 @@ completion markers (``stage_<name>.done.json``, :mod:`scincl.pipeline.runner`), 
 plan (issue 39): while a stage runs (:func:`decided_by_runner`) a command writing into its outputs builds them and
 keeps no record of its own (none computed, none written), so a standalone command later pointed at them finds the
 stage's marker listing them and treats them as another command's; a model folder's ``run_fingerprint.json``
-(``train``/``pretrain``) adds checkpoint resumption to the same comparison.
+(``train``/``pretrain``) adds checkpoint resumption to the same comparison. A real-corpus stage's settings are the
+arguments of its call (:func:`call_settings`); a marker from before they were recorded is adopted once
+(:func:`settled`).
 
 Fingerprints (why this is sound and cheap): a file of up to :data:`FULL_HASH_LIMIT` bytes is its
 size + the sha256 of its content, so an identical file rebuilt by a rerun (or moved elsewhere)
@@ -39,9 +41,12 @@ edited ``citations.tsv`` makes the stage or command run again instead of being r
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
+import functools
 import hashlib
 import importlib.metadata
+import inspect
 import json
 import os
 import logging
@@ -52,6 +57,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence
 
+import attrs
 import xxhash
 
 from scincl.errors import InputError
@@ -224,6 +230,60 @@ def made_by(settings: Mapping[str, Any], inputs: Sequence[Optional[PathLike]] = 
     return {"settings": plain(dict(settings)), "inputs": [fingerprint(p, exclude) for p in inputs if p is not None]}
 
 
+# Arguments of a stage's call (at any depth) that are not its settings: how many processes or threads share the work
+# (``workers``, ``threads``: the machine's, recorded in the manifest's environment; our parallel steps merge their parts
+# in a fixed order, BigGraph's own workers, which do change its embeddings, are pinned in its ``overrides``; a torch
+# thread count can change a float sum's last bits, as another machine can) and progress bars. The Trainer's logging
+# arguments stay: the train stage's output, ``train_args.json``, holds them.
+NOT_SETTINGS = frozenset({"workers", "threads", "show_progress"})
+# What a stage builder passes through to its Stage (where it reads and writes, how it is described): not settings.
+STAGE_FIELDS = frozenset({"name", "outputs", "inputs", "output_dir", "description", "reusable", "settings", "writes"})
+
+
+def call_settings(call: Any, stage: Any, root: PathLike) -> Dict[str, Any]:
+    """The settings ``stage`` (a :class:`~scincl.pipeline.runner.Stage`) made by ``call`` records: ``call`` is a
+    ``functools.partial`` of its builder or of its library function (a Stage made directly: its ``run``'s; anything
+    else records none), its arguments by name are recorded but the :data:`STAGE_FIELDS`, the :data:`NOT_SETTINGS` and
+    the stage's paths (its ``inputs``, fingerprinted, its ``outputs`` and ``manifest_dir``, identified by where they
+    are); another path below ``root`` (the plan's OUTPUT_DIR) is recorded relative to it, so a moved OUTPUT_DIR keeps
+    its stages; another existing path (a corpus folder the stage reads but does not fingerprint) as an absolute path,
+    anything else (a hub name) as given. Only the arguments given are recorded (a default is the code's)."""
+    if not isinstance(call, functools.partial):
+        return {}
+    paths = [*stage.inputs, *stage.outputs, stage.manifest_dir]
+    signature = inspect.signature(call.func)
+    arguments: Dict[str, Any] = {}
+    for name, value in signature.bind_partial(*call.args, **call.keywords).arguments.items():
+        keywords = signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD  # a builder's **stage
+        arguments.update(value if keywords else {name: value})
+    if call.func is type(stage):  # a Stage made directly: what its run calls
+        return call_settings(arguments["run"], stage, root)
+    given = {os.path.abspath(p) for p in paths}
+    kept = {k: v for k, v in arguments.items() if k not in STAGE_FIELDS}
+    return plain(_setting(kept, given, Path(os.path.abspath(root))))
+
+
+def _setting(value: Any, given: set, root: Path) -> Any:
+    """``value`` as :func:`call_settings` records it (``given`` paths: ``None``, left out of a mapping)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    elif attrs.has(type(value)):
+        value = attrs.asdict(value)
+    if isinstance(value, Mapping):
+        recorded = {k: _setting(v, given, root) for k, v in value.items() if k not in NOT_SETTINGS}
+        return {str(k): v for k, v in recorded.items() if v is not None or value[k] is None}  # our None: a given path
+    if isinstance(value, (list, tuple)):
+        return [_setting(v, given, root) for v in value]
+    if isinstance(value, Path) or (isinstance(value, str) and os.sep in value):
+        parts = [os.path.abspath(part) for part in str(value).split(",")]  # a list of files (the leakage guard's)
+        if all(part in given for part in parts):
+            return None
+        return ",".join(os.path.relpath(part, root) if Path(part).is_relative_to(root)
+                        else part if os.path.exists(part) else given  # a data folder wherever it was given from
+                        for part, given in zip(parts, str(value).split(",")))
+    return value
+
+
 def _short(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -246,6 +306,35 @@ def difference(stored: Optional[Mapping[str, Any]], wanted: Mapping[str, Any]) -
         if not same_fingerprint(old, new):
             return f"input {new.get('name')} differs from the one it was made from"
     return None
+
+
+def made_differently(stored: Optional[Mapping[str, Any]], wanted: Mapping[str, Any],
+                     outputs: Sequence[PathLike]) -> Optional[str]:
+    """Why ``stored`` does not vouch for ``outputs`` made as ``wanted`` (:func:`difference`, then
+    :func:`outputs_changed` when it records them: a record from before issue 29 does not, adopted when reused)."""
+    why = difference(stored, wanted)
+    if why is None and stored is not None and "outputs" in stored:
+        why = outputs_changed(stored["outputs"], outputs)
+    return why
+
+
+def marker_difference(stored: Dict[str, Any], wanted: Mapping[str, Any], outputs: Sequence[PathLike],
+                      adopts: bool = False) -> Optional[str]:
+    """:func:`made_differently` for a pipeline stage's completion marker; ``adopts``: a marker from before the stage
+    recorded its settings (a real-corpus plan's: ``{}``) is compared as if it had ``wanted``'s (:func:`settled`)."""
+    return made_differently(settled(stored, wanted) if adopts else stored, wanted, outputs)
+
+
+def settled(stored: Dict[str, Any], wanted: Mapping[str, Any], reused: Optional[str] = None) -> Dict[str, Any]:
+    """``stored`` with ``wanted``'s settings when it records none (``{}``: a stage marker from before the real-corpus
+    plans' stages recorded their settings), else ``stored``; ``reused``: the name of the stage reused with it, so
+    adopted once (logged; the runner writes the settings into its marker)."""
+    if stored.get("settings") != {} or not wanted["settings"]:
+        return stored
+    if reused is not None:
+        logger.info("adopted the marker of %s: made before stages recorded their settings; pass --override_%s if the "
+                    "experiment's settings changed since", reused, reused)
+    return {**stored, "settings": wanted["settings"]}
 
 
 def read_record(path: PathLike, key: Optional[str] = None) -> Optional[Dict[str, Any]]:
@@ -335,10 +424,7 @@ class OutputRecord:
             if foreign is not None:
                 raise InputError(f"exists and {foreign}; pass --override to replace it (or write elsewhere)",
                                  path=output)
-        why = difference(stored, self.wanted)
-        if why is None and stored is not None and "outputs" in stored:
-            why = outputs_changed(stored["outputs"], self.outputs)
-        if why is not None:
+        if (why := made_differently(stored, self.wanted, self.outputs)) is not None:
             raise InputError(f"exists but was made differently: {why}; pass --override to rebuild it",
                              path=self.outputs[0])
         if len(existing) < len(self.outputs):

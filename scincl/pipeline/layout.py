@@ -57,8 +57,8 @@ def recipe_key(recipe: Recipe) -> str:
 
 
 # ---------------------------------------------------------------------- the stages: the library call of each step
-# ``stage``: the Stage's ``outputs``, ``inputs``, ``output_dir``, ``settings``, ``description`` as the planner records
-# them (its completion marker); the other arguments say what the stage does.
+# ``stage``: the Stage's ``outputs``, ``inputs``, ``output_dir``, ``settings``, ``description``; the other arguments say
+# what the stage does (a real-corpus stage's recorded settings: CorpusPlan.add, provenance.call_settings).
 def train_stage(name: str, triples: Path, metadata: Path, model: Path, *, arguments: Mapping[str, Any],
                 threads: Optional[int] = None, inputs: Sequence[Optional[Path]] = (), **stage: Any) -> Stage:
     """``model.train.train`` on ``triples`` into ``model`` with its other ``arguments`` (the base model, the loss, the

@@ -16,6 +16,7 @@ from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_st
                                     index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
 from scincl.pipeline.manifest import Manifest
 from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
+from scincl.provenance import call_settings
 from scincl.scidocs_io import query_candidate_pairs, split_papers
 from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting
 from scincl.settings.experiment import Experiment
@@ -48,8 +49,9 @@ class CorpusPlan:
 
     def add(self, build: Callable[..., Stage], output: Path, /, *args: Any, **kwargs: Any) -> Path:
         """Plan the stage ``build`` makes, named by its ``output`` below OUTPUT_DIR (once: a stage asked for again, as
-        every arm asks for the shared ones, keeps its place); returns ``output``."""
-        stage = build(str(Path(output).relative_to(self.out)), *args, **kwargs)
+        every arm asks for the shared ones, keeps its place), its settings its call's; returns ``output``."""
+        stage = build(name := str(Path(output).relative_to(self.out)), *args, adopts=True, **kwargs)
+        stage.settings = call_settings(partial(build, name, *args, **kwargs), stage, self.out)
         self.planned.setdefault(stage.name, stage)
         return output
 
@@ -181,8 +183,7 @@ class CorpusPlan:
             return run_dir
         setting, dim, model = arm_setting(arm), recipe.graph_dim, run_dir / "model"
         triples, metadata = run_files(run_dir)
-        # the query papers the recipe's triplets are drawn for (SciNCL's triplets per query each)
-        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)
+        queries = self.queries(seed, -(-recipe.triplets // SCINCL.triples_per_query), dim)  # SciNCL's per query each
         if setting.triples_source == SPECTER_LIKE:
             graph_ids = graph_edges = None
             sampling: Dict[str, Any] = {"citations_input_path": self.citations(), "triples_count": recipe.triplets,

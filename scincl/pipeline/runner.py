@@ -12,8 +12,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 from scincl.errors import InputError
 from scincl.faults import kill_point
 from scincl.pipeline.manifest import STATUS_FAILED, STATUS_RAN, STATUS_REUSED, STATUS_SKIPPED, Manifest
-from scincl.provenance import (decided_by_runner, difference, made_by, marker_path, outputs_changed, outputs_record,
-                               read_record, write_record)
+from scincl.provenance import (decided_by_runner, made_by, marker_difference, marker_path, outputs_record, read_record,
+                               settled, write_record)
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ class Stage:
     reusable: Optional[Callable[[], bool]] = None
     settings: Dict[str, Any] = field(default_factory=dict)
     writes: Sequence[Path] = ()
+    adopts: bool = False  # its settings are its call's (CorpusPlan.add): a marker that has none is adopted once
 
     def __post_init__(self) -> None:
         self.outputs = [Path(p) for p in self.outputs]
@@ -75,9 +76,7 @@ def reuse_decision(stage: Stage, wanted: Optional[dict] = None, stored: Optional
         return f"output {missing[0]} missing"
     if (stored := stored or read_record(stage.marker)) is None:
         return f"no completion marker {stage.marker.name} (interrupted run?)"
-    why = difference(stored, wanted or stage.made_by())
-    if why is None and "outputs" in stored:  # a marker from before issue 29 has none: adopted when reused
-        why = outputs_changed(stored["outputs"], stage.outputs)
+    why = marker_difference(stored, wanted or stage.made_by(), stage.outputs, stage.adopts)
     if why is None and stage.reusable is not None and not stage.reusable():
         why = "the existing output does not hold what is asked for"
     return why
@@ -121,7 +120,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
         if why is None:
             logger.info("%s: output exists, reused (%s); pass --override_%s to rebuild", prefix,
                         ", ".join(str(o) for o in stage.outputs), stage.name)
-            result, record = StageResult(STATUS_REUSED), stored
+            result, record = StageResult(STATUS_REUSED), settled(stored, wanted, stage.name) if stage.adopts else stored
         else:
             made = stage.marker.exists()
             stage.marker.unlink(missing_ok=True)  # from here until the marker is rewritten the stage is not complete
@@ -151,7 +150,7 @@ def run_stages(stages: Sequence[Stage], manifest: Manifest, skip: Iterable[str] 
             result, record = StageResult(STATUS_RAN, time.perf_counter() - start, value), wanted
             kill_point(f"{stage.name}:after")
             logger.info("%s: done in %.1f s", prefix, result.seconds)
-        if "outputs" not in record:  # just built, or a marker from before issue 29: its outputs as they are now
+        if record is not stored or "outputs" not in record:  # built, adopted, or a marker from before issue 29
             write_record(stage.marker, record := {**record, "outputs": outputs_record(stage.outputs)})
         results[stage.name] = result
         manifest.record_stage(stage, result.status, result.seconds, result.result, made=record)

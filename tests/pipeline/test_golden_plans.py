@@ -82,7 +82,7 @@ class PlanRecorder:
             entry["call"] = {"builder": builder,
                              "arguments": self.plain({k: v for k, v in arguments.items()
                                                       if k not in ("name", "outputs", "inputs", "settings",
-                                                                   "output_dir", "description")})}
+                                                                   "output_dir", "description", "adopts")})}
         previous = self.seen.get(entry["name"])
         if previous is not None:
             assert previous == entry, f"stage {entry['name']} planned twice with different records"
@@ -102,6 +102,7 @@ def _wrap_builder(name: str, builder: Callable[..., Any]) -> Callable[..., Any]:
     """A stage builder of ``scincl/pipeline/layout.py`` that keeps its arguments on the stage it returns."""
     signature = inspect.signature(builder)
 
+    @functools.wraps(builder)  # its signature: the planner reads the builder's arguments as the stage's settings
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         stage = builder(*args, **kwargs)
         arguments = dict(signature.bind(*args, **kwargs).arguments)
