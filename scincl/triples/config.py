@@ -13,10 +13,11 @@ from scincl.settings.spec import ROLES, MinerSpec  # noqa: F401
 
 # The paper's names of SciNCL quantities, for the modules that compute with them (values and sources in
 # scincl/settings/spec.py:MinerSpec, read through its slots as the miner reads them):
-POSITIVES_K = MinerSpec().slot("easy_positives").k_max  # k+: positives end at the k+-th neighbour
-POSITIVES_BAND = MinerSpec().slot("easy_positives").count  # c+: positives are n_{k+ - c+ + 1} .. n_{k+}
-HARD_NEGATIVES_K = MinerSpec().slot("hard_negatives").k_max  # k-hard: hard negatives end at the k-hard-th neighbour
-HARD_NEGATIVES_BAND = MinerSpec().slot("hard_negatives").count  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-}
+_PAPER = SCINCL.spec.sampler.miner  # the paper's miner, built once (scincl/settings/schema.py)
+POSITIVES_K = _PAPER.slot("easy_positives").k_max  # k+: positives end at the k+-th neighbour
+POSITIVES_BAND = _PAPER.slot("easy_positives").count  # c+: positives are n_{k+ - c+ + 1} .. n_{k+}
+HARD_NEGATIVES_K = _PAPER.slot("hard_negatives").k_max  # k-hard: hard negatives end at the k-hard-th neighbour
+HARD_NEGATIVES_BAND = _PAPER.slot("hard_negatives").count  # c-: hard negatives are n_{k- - c- + 1} .. n_{k-}
 DEFAULT_ANN_NORMALIZE_EMBEDDINGS = SCINCL.ann_normalize_embeddings  # README build_faiss --do_normalize
 
 # Continuous co-citation triples (get_continuous_cocitation_triples, the co-citation thesis 004): SciNCL's
