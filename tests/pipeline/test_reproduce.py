@@ -329,9 +329,10 @@ def test_triplet_relations_counts_direct_cocited_and_two_hop_pairs(tmp_path):
 
 
 def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
-    """The training stage is built by scincl/pipeline/layout.py (as run_specter's) but records what the markers
-    of cached runs hold: named by its output below OUTPUT_DIR, no settings, the triplets and texts as inputs; an
-    arm's plan holds its triplets and texts before it and the evaluation after it."""
+    """The training stage is built by scincl/pipeline/layout.py (as run_specter's), named by its output below
+    OUTPUT_DIR where the cached runs hold its marker; its settings are its call's arguments (the trainer's flags, the
+    paths below OUTPUT_DIR relative to it, not its inputs or outputs: those are fingerprinted or its place), the
+    triplets and texts its inputs; an arm's plan holds its triplets and texts before it and the evaluation after it."""
     from scincl.settings.arms import CorpusSpec
 
     rep = CorpusPlan(CorpusSpec(name="hepth", root=tmp_path / "data"), tmp_path / "out", Experiment(kind="main"))
@@ -340,7 +341,14 @@ def test_training_stage_keeps_the_record_of_cached_runs(tmp_path):
     assert run_dir == rep.run_dir("scincl", 1, recipe, "test")
     stage = next(planned for planned in stages if planned.name.endswith("/model/train_args.json"))
     assert stage.name == f"runs/test/{recipe_key(recipe)}/scincl/seed_1/model/train_args.json"
-    assert stage.settings == {}
+    assert stage.adopts and list(stage.settings) == ["arguments"]  # a marker of a cached run (settings {}) is adopted
+    arguments = stage.settings["arguments"]
+    assert {k: arguments[k] for k in ("learning_rate", "num_train_epochs", "per_device_train_batch_size", "seed",
+                                      "warmup_ratio", "loss", "pooling_strategy")} == {
+        "learning_rate": recipe.learning_rate, "num_train_epochs": 1, "per_device_train_batch_size": 16, "seed": 1,
+        "warmup_ratio": 0.1, "loss": "triplet", "pooling_strategy": "mean"}
+    assert arguments["graph_paper_ids_path"] == "shared/graph_cite_64d_dot/entity_names_paper_id_0.json"
+    assert not {"triples", "metadata", "model", "output_dir", "train_triples_path"} & set(arguments)
     assert stage.inputs == [run_dir / "train_triples.csv", run_dir / "train_metadata.jsonl"]
     assert stage.outputs == [run_dir / "model" / "train_args.json"]
     assert stage.marker == run_dir / "model" / f"stage_{stage.name}.done.json"  # where the cached runs hold it
