@@ -279,8 +279,8 @@ def _setting(value: Any, given: set, root: Path) -> Any:
         if all(part in given for part in parts):
             return None
         return ",".join(os.path.relpath(part, root) if Path(part).is_relative_to(root)
-                        else part if os.path.exists(part) else given  # a data folder wherever it was given from
-                        for part, given in zip(parts, str(value).split(",")))
+                        else part if os.path.exists(part) else as_given  # a data folder wherever it was given from
+                        for part, as_given in zip(parts, str(value).split(",")))
     return value
 
 
