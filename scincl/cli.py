@@ -135,7 +135,7 @@ def training_flags(module: str = "scincl.model.train", name: str = "PAPER_TRAINI
 def run_specter_flag_info() -> List[FlagInfo]:
     """``run_specter``'s rows in ``run_specter_flag_groups``' order, a setting with each preset's default."""
     from scincl.model.train import train
-    from scincl.pipeline.run_command import ACCEPTED_WITHOUT_EFFECT, run_specter, run_specter_flag_groups
+    from scincl.pipeline.scincl_plan import ACCEPTED_WITHOUT_EFFECT, run_specter, run_specter_flag_groups
 
     group = run_specter_flag_groups()
     settings = [dataclasses.replace(row, default=preset_defaults_text(row.name) or row.default)
@@ -143,7 +143,7 @@ def run_specter_flag_info() -> List[FlagInfo]:
     stages = [FlagInfo(name, "bool", "False", "scincl/pipeline/scincl_plan.py:ALL_STAGE_NAMES",
                        f"{name.split('_')[0].replace('override', 'rebuild')} the {name.split('_', 1)[1]} stage")
               for name, kind in group.items() if kind == "stages"]
-    ignored = [FlagInfo(name, "any", "None", "scincl/pipeline/run_command.py:ACCEPTED_WITHOUT_EFFECT",
+    ignored = [FlagInfo(name, "any", "None", "scincl/pipeline/scincl_plan.py:ACCEPTED_WITHOUT_EFFECT",
                         f"accepted for the original command, no effect: {why}")
                for name, why in ACCEPTED_WITHOUT_EFFECT.items()]
     rows: Dict[str, FlagInfo] = {}

@@ -108,7 +108,7 @@ def test_a_miner_flag_is_range_checked_once_when_its_spec_is_built(commands, tmp
     """issue 39: `get_knn_triples --hard_negatives_k_max -1` and `run_specter --hard_negatives_k_max -1`: the command
     line converts the value's type; its range is checked by MinerSpec's validator when the spec is built (not also
     by the CLI's or the settings' rule check first)."""
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
 
     def checked_where(call):
         with pytest.raises(InputError, match=r"^--hard_negatives_k_max -1: must be >= 0$") as err:

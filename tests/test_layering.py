@@ -71,7 +71,7 @@ def test_no_import_cycles_between_packages_or_modules():
 def test_the_settings_package_imports_only_the_errors():
     """scincl/settings/__init__.py's rule: the settings sit below every package that acts on them (these import
     their choices and defaults from it), so any of them may import it; checks needing those packages live in
-    scincl/pipeline/run_command.py."""
+    scincl/pipeline/scincl_plan.py."""
     packages = _import_graph(lambda m: ".".join(m.split(".")[:2]))
     assert packages["scincl.settings"] == {"scincl.errors"}
     assert "scincl.settings" in packages["scincl.graph"] and "scincl.settings" in packages["scincl.corpus"]
@@ -155,7 +155,7 @@ def test_run_specter_takes_exactly_the_flags_its_help_lists():
     signature (what fire routes by) name the same flags."""
     import cli_pipeline
     from scincl.cli import run_specter_flag_info
-    from scincl.pipeline.run_command import run_specter_flag_groups
+    from scincl.pipeline.scincl_plan import run_specter_flag_groups
 
     assert {row.name for row in run_specter_flag_info()} == set(run_specter_flag_groups())
     assert set(inspect.signature(cli_pipeline.COMMANDS["run_specter"]).parameters) == {

@@ -15,7 +15,7 @@ from scincl.eval.scirepeval.report import results_markdown as scirepeval_table
 from scincl.model.pretrain import pretrain
 from scincl.model.train import train
 from scincl.pipeline.experiment_kinds import KINDS, collect_runs, reproduce, run_experiment_definition
-from scincl.pipeline.run_command import run_specter, run_specter_like, sweep
+from scincl.pipeline.scincl_plan import run_specter, run_specter_like, sweep
 from scincl.settings.recipe import RECIPE_FIELDS
 
 TRAINER = "every transformers.TrainingArguments field (--fp16, --save_steps, --max_steps, ...)"

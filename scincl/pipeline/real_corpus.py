@@ -14,8 +14,7 @@ from scincl.io import PathLike, read_id_list, write_id_list, write_json
 from scincl.leakage import leakage_inputs, write_edges_without
 from scincl.pipeline.layout import (citation_files, citations_stage, evaluate_stage, graph_files, graph_stage,
                                     index_stage, precision_key, recipe_key, run_files, texts_stage, train_stage)
-from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import STATUS_RAN, Stage, run_stages
+from scincl.pipeline.runner import STATUS_RAN, Manifest, Stage, run_stages
 from scincl.provenance import call_settings
 from scincl.scidocs_io import query_candidate_pairs, split_papers
 from scincl.settings.arms import BASE, GRAPHS, CorpusSpec, arm_setting

@@ -25,5 +25,5 @@ Importing it reads no file: the data modules of ``experiments/`` (experiment def
 used. This package imports nothing of ``scincl`` but :mod:`scincl.errors` (``tests/test_layering.py`` checks it): every
 other part may import it. Checks that need a package acting on the
 settings (a graph method's settings, the GPU, the loss, the CLI's type converter) live above,
-in :mod:`scincl.pipeline.run_command`.
+in :mod:`scincl.pipeline.scincl_plan`.
 """

@@ -76,7 +76,7 @@ def demo_scincl(demo_full_text, demo_mb4r, demo_tiny_bert, tmp_path_factory):
     """The SciNCL baseline without the test papers: ``run_specter`` on the demo's metadata with
     ``--excluded_paper_ids`` the fine-tuning's ``test_papers.json`` (FastRP graph, 2 updates of the tiny BERT,
     no SciDocs evaluation); its trained model folder."""
-    from scincl.pipeline.run_command import run_specter
+    from scincl.pipeline.scincl_plan import run_specter
 
     result = run_specter(str(tmp_path_factory.mktemp("scincl")), s2orc_metadata_dir=str(demo_full_text.s2orc_metadata_dir),
                          excluded_paper_ids=str(demo_mb4r / "test_papers.json"), preset="demo",

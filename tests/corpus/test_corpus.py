@@ -293,7 +293,7 @@ def test_cocitations_of_edge_list_formats_use_whole_reference_lists(s2ag_release
         assert (stats["papers_read"], stats["regroup_buckets"]) == (3, buckets)
         assert stats["skipped_by_reason"] == {"null_citedcorpusid": 1, "null_citingcorpusid": 1}
 def test_run_specter_corpus_dir_alias_and_k_scale_flags(tmp_path):
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
 
     s = settings_from_flags(str(tmp_path), {"corpus_dir": "c", "corpus_format": "s2ag", "scidocs_dir": "d"})
     assert (s.corpus_dir, s.s2orc_metadata_dir, s.corpus_format, s.demo) == ("c", "c", "s2ag", False)

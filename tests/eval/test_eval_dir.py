@@ -159,7 +159,7 @@ def test_evaluate_scores_a_model_on_the_folder(eval_dirs, demo_tiny_bert, tmp_pa
 def test_run_specter_keeps_the_query_papers_out_of_the_training_graph(layouts, eval_dirs, demo_corpus, tmp_path):
     """--scidocs_dir FOLDER alone: the folder's scidocs_paper_ids.json (its queries) names the papers left out of the
     citations the graph is trained on and checked by the leakage guard; the candidates stay in the corpus."""
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.pipeline.scincl_plan import SciNCLPlan
 
     folder = eval_dirs["plain"][0]

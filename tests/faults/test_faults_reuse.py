@@ -12,8 +12,7 @@ import pytest
 from scincl import provenance
 from scincl.graph.stage import get_citations
 from scincl.errors import InputError
-from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, run_stages
+from scincl.pipeline.runner import Manifest, Stage, run_stages
 from scincl.provenance import fingerprint, outputs_changed, outputs_record, same_fingerprint
 
 

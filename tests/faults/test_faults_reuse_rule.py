@@ -146,8 +146,7 @@ def test_a_sampler_run_by_a_stage_keeps_its_report_and_no_record_of_its_own(corp
     (the model card reads them) but no ``made_by`` record; the stage's marker is the one record, so a standalone
     call refuses the triplets as the stage's and replaces them only with ``override``."""
     from scincl.io import read_json
-    from scincl.pipeline.manifest import Manifest
-    from scincl.pipeline.runner import Stage, run_stages
+    from scincl.pipeline.runner import Manifest, Stage, run_stages
 
     out, citations = tmp_path / "triples.csv", corpus / "citations.tsv"
     args = Path(str(out) + ".args.json")

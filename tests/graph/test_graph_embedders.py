@@ -147,7 +147,7 @@ def test_fastrp_is_algorithm_1():
 def test_run_specter_graph_method_builds_the_graph_stage_with_it(demo_citations, tmp_path):
     import shutil
 
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.pipeline.scincl_plan import SciNCLPlan
 
     flags = {"scidocs_dir": str(tmp_path), "s2orc_metadata_dir": "m", "base_model_name_or_path": "bert",

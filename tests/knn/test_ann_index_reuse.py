@@ -13,7 +13,7 @@ from scincl.io import read_id_list, write_id_list
 
 
 def test_an_index_of_another_corpus_is_refused(demo_biggraph, tmp_path):
-    from scincl.pipeline.run_command import run_specter
+    from scincl.pipeline.scincl_plan import run_specter
 
     graph_ids = read_id_list(demo_biggraph["dir"] / "entity_names_paper_id_0.json")
     shared_index = tmp_path / "shared.Flat.faiss"  # what a fixed ANN_INDEX_PATH did for every seed

@@ -372,7 +372,7 @@ def test_the_losses_declare_their_options_and_train_takes_them_from_there(tmp_pa
     from scincl.model.losses import loss_options
     from scincl.model.losses.triplet import TripletMarginLoss
     from scincl.model.train import train
-    from scincl.pipeline.run_command import run_specter_flag_groups, settings_from_flags
+    from scincl.pipeline.scincl_plan import run_specter_flag_groups, settings_from_flags
     import inspect
 
     options = loss_options()

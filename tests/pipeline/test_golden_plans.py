@@ -182,7 +182,7 @@ RUN_SPECTER_PLANS: Dict[str, Callable[[Path], Dict[str, Any]]] = {
 
 def _run_specter_plan(recorder: PlanRecorder, output_dir: Path, flags: Dict[str, Any],
                       shared_dir: Optional[Path] = None) -> List[Dict[str, Any]]:
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.pipeline.scincl_plan import SciNCLPlan
 
     settings = settings_from_flags(str(output_dir), flags)

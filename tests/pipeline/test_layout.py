@@ -11,7 +11,7 @@ from scincl.settings.arms import ARM_SETTINGS, GRAPHS, CorpusSpec
 from scincl.settings.experiment import Experiment
 from scincl.settings.recipe import Recipe
 from scincl.pipeline.scincl_plan import SciNCLPlan
-from scincl.pipeline.run_command import settings_from_flags
+from scincl.pipeline.scincl_plan import settings_from_flags
 
 
 def test_leakage_rule_for_each_kind_of_run():

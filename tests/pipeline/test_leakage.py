@@ -105,7 +105,7 @@ def test_run_specter_without_scidocs_dir_excludes_the_named_ids_and_refuses_a_le
     report = read_json(model_dir / LEAKAGE_REPORT_NAME)
     assert report["in_graph"] > 0 and report["evaluation_papers"] == len(read_evaluation_ids(demo_corpus.scidocs_paper_ids_path))
     # the citations stage of a graph built here drops their edges: the plan's inputs say what is checked
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.pipeline.scincl_plan import SciNCLPlan
 
     settings = settings_from_flags(str(tmp_path / "clean"), {"corpus_dir": str(demo_corpus.s2orc_metadata_dir),

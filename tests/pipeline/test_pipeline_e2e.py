@@ -329,7 +329,7 @@ def _flags(readme_env: dict) -> dict:
 
 
 def test_seeds_share_the_corpus_and_differ_in_sampling(readme_env, tmp_path):
-    from scincl.pipeline.run_command import run_specter
+    from scincl.pipeline.scincl_plan import run_specter
 
     result = run_specter(str(tmp_path), seeds="0,1", seed=0, corpus_seed=None, **_flags(readme_env))  # CLI defaults
     assert [r["paths"].run for r in result["runs"]] == [tmp_path / "seeds" / "seed_0", tmp_path / "seeds" / "seed_1"]
@@ -343,7 +343,7 @@ def test_seeds_share_the_corpus_and_differ_in_sampling(readme_env, tmp_path):
 
 
 def test_sweep_writes_one_run_per_k(readme_env, tmp_path):
-    from scincl.pipeline.run_command import sweep
+    from scincl.pipeline.scincl_plan import sweep
 
     result = sweep(str(tmp_path), k_pos="10,25", k_hard=[60], **_flags(readme_env))
     for family, k in (("k_pos", 10), ("k_pos", 25), ("k_hard", 60)):

@@ -11,7 +11,7 @@ from scincl.errors import InputError
 from scincl.io import read_id_list, write_json, write_triples_csv
 from scincl.corpus.selection import read_specter_ids, select_training_corpus
 from scincl.triples.queries import sample_query_ids as sample_queries
-from scincl.pipeline.run_command import settings_from_flags
+from scincl.pipeline.scincl_plan import settings_from_flags
 from scincl.pipeline.scincl_plan import model_dir_name, plan_paths
 from scincl.settings.run import parse_seeds
 from scincl.pipeline.scincl_plan import SciNCLPlan
@@ -294,7 +294,7 @@ def test_a_training_flag_of_the_wrong_type_is_refused_before_any_stage_runs(tmp_
     traceback (training flags were never converted to their fields' types); now it is one line when the settings are
     checked, and ``train`` refuses it the same way. ``--bf16 auto`` and real values still pass."""
     from scincl.model.train import build_training_arguments
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
 
     with pytest.raises(InputError, match=r"^--fp16: expected true or false, got 'maybe'$"):
         settings_from_flags(str(tmp_path), {"fp16": "maybe"})

@@ -10,8 +10,7 @@ import pytest
 
 from scincl.errors import InputError
 from scincl.io import atomic_open, read_json, write_json
-from scincl.pipeline.manifest import Manifest
-from scincl.pipeline.runner import Stage, run_stages
+from scincl.pipeline.runner import Manifest, Stage, run_stages
 
 
 def _build(tmp_path: Path, calls: list, fail_in: str | None = None):

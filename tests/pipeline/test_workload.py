@@ -102,7 +102,7 @@ def test_a_graph_that_cannot_fit_the_memory_is_refused_before_stage_1(layout, tm
     (one line per citation) with its edges, S2ORC shards (references grouped per paper) before they are counted."""
     from scincl.errors import InputError
     from scincl.graph import memory_plan
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.pipeline.scincl_plan import SciNCLPlan
 
     corpus, counts = ((_plain_corpus(tmp_path / "corpus", 40), "40 papers / 80 edges") if layout == "plain"
@@ -122,7 +122,7 @@ def test_the_plan_counts_the_evaluation_papers_of_the_split_evaluated(tmp_path, 
     """A val-only run embeds the val split's papers (scincl/scidocs_io.py:split_papers), not the whole folder."""
     import json
 
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
 
     from scincl.pipeline.scincl_plan import SciNCLPlan
     from scincl.scidocs_io import split_papers

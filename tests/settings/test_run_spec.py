@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from scincl.errors import InputError
-from scincl.pipeline.run_command import check_run, settings_from_flags
+from scincl.pipeline.scincl_plan import check_run, settings_from_flags
 from scincl.pipeline.scincl_plan import SciNCLPlan
 from scincl.settings.run import FIELDS, RUN_LEAVES, RunSpec, ScaledMinerSpec, resolve
 from scincl.settings.spec import (LEAVES, EncoderSpec, GraphSpec, MinerSpec, RecipeSpec, SamplerSpec, build_spec,
@@ -30,7 +30,7 @@ def test_the_run_spec_is_nested_by_what_it_sets_and_reuses_scincls_sections():
 def test_every_leaf_is_a_run_specter_flag_once_but_the_trainers_and_the_real_corpus_graphs():
     """run_specter's settings are the spec's leaves in its order (--help's); the trainer's leaves are among the
     trainer's flags; the run's settings are read from the spec, not copied."""
-    from scincl.pipeline.run_command import run_specter_flag_groups
+    from scincl.pipeline.scincl_plan import run_specter_flag_groups
 
     assert set(RUN_LEAVES) - set(FIELDS) == {*section_leaves("recipe", "training"), "shared_graph_test_ratio",
                                              "shared_graph_seed"}

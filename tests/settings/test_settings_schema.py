@@ -78,7 +78,7 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
     """The schema's check gives the same line to the CLI flag check, the run settings and the miner's settings
     (:class:`~scincl.settings.spec.MinerSpec`, whose validators are the check)."""
     from scincl.cli import Command
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.triples.miner import make_config
 
     with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -163,7 +163,7 @@ def test_every_run_setting_is_declared_once_with_source_help_and_its_checks():
 def test_run_specter_checks_how_the_miner_slots_fit_before_any_stage():
     """issue 27: values checked once, before any work. Counts that do not add up were refused only by the triples
     stage, after the citations, graph and index stages had run; the SPECTER-like arm takes no kNN slots."""
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
 
     with pytest.raises(InputError, match="positives counts must add up to --triples_per_query=5"):
         settings_from_flags("out", {"easy_positives_count": 4})
@@ -177,7 +177,7 @@ def test_a_run_builds_its_miner_settings_once_and_hands_that_object_to_the_tripl
     """issue 39: the miner's config was built (and its slots checked) by check_run and again by the plan, and handed
     on as a kwargs dict; now the run's MinerSpec is built once, where the settings are resolved and checked, and
     the plan passes that typed object."""
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.pipeline.scincl_plan import SciNCLPlan
     from scincl.settings import spec
 
@@ -226,7 +226,7 @@ def test_importing_the_settings_reads_no_data_file():
 def test_a_preset_is_data_and_a_flag_overrides_it(tmp_path):
     """issue 39: the paper and demo presets are data modules (experiments/presets/); --preset picks one for any
     corpus, a flag given wins over it, an unknown preset is one line naming the presets."""
-    from scincl.pipeline.run_command import settings_from_flags
+    from scincl.pipeline.scincl_plan import settings_from_flags
     from scincl.settings.presets import preset_names, preset_values
 
     assert preset_names()[:2] == ["paper", "demo"]

@@ -141,7 +141,7 @@ def check_cli_call(argv: list[str]) -> None:
     except TypeError as exc:
         pytest.fail(f"{module_name}.py {sub} {' '.join(positional)}: {exc}")
     if sub in ("run_specter", "run_specter_like"):
-        from scincl.pipeline.run_command import run_specter_flag_groups
+        from scincl.pipeline.scincl_plan import run_specter_flag_groups
 
         assert set(flags) - set(params) <= {"output_dir", *run_specter_flag_groups()}, f"{sub}: flags it does not take"
 
