@@ -65,16 +65,19 @@ class Slot:
         return f"{self.difficulty}_{self.role}"
 
 
-def _as(kind: type, value: Any) -> Any:
-    """``value`` as ``kind`` when it is a number or a number's text (a numpy integer, a float from a sweep, ``"5"``);
-    other values as given, for the validators to name."""
+def _as(kind: type, value: Any, field: "attrs.Attribute") -> Any:
+    """``value`` as ``kind`` when it is a number or a number's text (a numpy integer, ``4000.0`` from a sweep, ``"5"``);
+    other values as given, for the validators to name. A boolean, or a fraction for an int (``10.5``), is an
+    :class:`InputError` naming the flag: refused, not truncated (issue 41), also when the spec is built in Python."""
+    if isinstance(value, bool) or (kind is int and isinstance(value, numbers.Real) and not float(value).is_integer()):
+        raise InputError(f"--{field.name}: expected {'an integer' if kind is int else 'a number'}, got {value!r}")
     try:
         return kind(value) if isinstance(value, (numbers.Real, str)) else value
     except ValueError:
         return value
 
 
-_count, _threshold = functools.partial(_as, int), functools.partial(_as, float)
+_count, _threshold = (attrs.Converter(functools.partial(_as, kind), takes_field=True) for kind in (int, float))
 
 
 UNUSED_SLOT = "the original SciNCL code's flag; SciNCL leaves this slot empty (paper §3.2)"
@@ -230,6 +233,9 @@ def check_slots(spec: MinerSpec) -> None:
         if slot.strategy not in STRATEGIES:
             raise InputError(f"--{slot.name}_strategy {slot.strategy!r} is unknown; choose one of "
                              f"{', '.join(STRATEGIES)}")
+        if slot.strategy in BAND_STRATEGIES and slot.k_max is None:
+            raise InputError(f"--{slot.name}_k_max: none given; {slot.count} {slot.name.replace('_', ' ')} are "
+                             f"drawn by {slot.strategy} from the band that ends there")
         if slot.strategy in BAND_STRATEGIES and slot.k_max - slot.k_min < slot.count:
             raise InputError(f"--{slot.name}: the interval ({slot.k_min}, {slot.k_max}] holds "
                              f"{slot.k_max - slot.k_min} neighbours, fewer than the count {slot.count}")

@@ -101,6 +101,26 @@ def test_one_check_one_line_wherever_the_value_comes_from(values, message):
 
 
 
+@pytest.mark.parametrize("values, message", [
+    ({"hard_negatives_k_max": 10.5}, "--hard_negatives_k_max: expected an integer, got 10.5"),
+    ({"easy_positives_count": True}, "--easy_positives_count: expected an integer, got True"),
+    ({"easy_negatives_range": False}, "--easy_negatives_range: expected a number, got False"),
+    ({"hard_negatives_k_max": None}, "--hard_negatives_k_max: none given; 2 hard negatives are drawn by knn"),
+])
+def test_a_miner_built_in_python_refuses_what_the_cli_refuses(values, message):
+    """Issue 41's rule (10.5 refused, not truncated to 10) also when an experiment or a library caller builds the
+    miner's settings: the field's converter names the flag; an active band without its end is one line too."""
+    from scincl.settings.spec import MinerSpec
+
+    with pytest.raises(InputError) as err:
+        MinerSpec(**values)
+    assert message in str(err.value)
+    import numpy as np
+
+    assert MinerSpec(hard_negatives_k_max=np.int64(300)).hard_negatives_k_max == 300  # a sweep's numpy int
+    assert MinerSpec(hard_negatives_k_max=4000.0, easy_positives_k_max="25").slot("easy_positives").k_max == 25
+
+
 def test_every_slot_band_is_checked_by_its_flags_names():
     """The miner's six slots are named once (triples/miner.py); the schema's check finds each band by its flags."""
     from scincl.triples.miner import make_config
