@@ -12,6 +12,7 @@ import functools
 import hashlib
 import operator
 import re
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Tuple
@@ -21,7 +22,8 @@ from scincl.settings.choices import parse_bf16_request
 from scincl.settings.run import CPU_TRAINING, MINER_LEAVES
 from scincl.settings.schema import setting, with_leaves
 from scincl.settings.spec import MinerSpec
-from scincl.settings.values import check_value
+from scincl.settings.rules import AT_LEAST_ONE, check_rule
+from scincl.settings.values import check_value, simple_type
 
 
 # The SciNCL settings a recipe varies, with the experiments' own values and their sources (type, help and range are
@@ -51,9 +53,9 @@ class Recipe:
     """
 
     triplets: int = setting(1000, "docs/results.md Setup: 200 hep-th query papers x 5 (CPU budget)",
-                            "training triplets per run, 5 per query paper")
+                            "training triplets per run, 5 per query paper", AT_LEAST_ONE)
     graph_dim: int = setting(64, "docs/results.md Setup: the citation graph's BigGraph embeddings, 64-d",
-                             "dimensions of the citation-graph embeddings SciNCL samples from")
+                             "dimensions of the citation-graph embeddings SciNCL samples from", AT_LEAST_ONE)
     bf16: str = setting("auto", "train's default", "training precision: auto (bf16 where native) | true | false")
     eval_bf16: str = setting("false", "scincl.model.embed.EMBED_BF16", "evaluation embeddings: fp32 unless asked")
     base_model_name_or_path: str = setting(
@@ -65,8 +67,11 @@ class Recipe:
         :attr:`miner` (their one range check); the values are kept as given (a run's folder name follows them)."""
         for name in ("bf16", "eval_bf16"):  # fire gives booleans for --bf16 true: keep the words
             object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
-        for name, value in dataclasses.asdict(self).items():
-            check_value(name, value, None, check_range=name not in MINER_LEAVES)
+        hints = typing.get_type_hints(type(self))
+        for field in dataclasses.fields(self):  # its type (10.5 triplets refused), its own rule or the flag's
+            value = check_value(field.name, getattr(self, field.name), simple_type(hints[field.name]),
+                                check_range=field.name not in MINER_LEAVES)
+            check_rule(field.name, value, field.metadata.get("rule"))
         self.miner  # noqa: B018 - built once, and so checked
 
     @functools.cached_property

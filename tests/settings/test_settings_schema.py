@@ -121,6 +121,22 @@ def test_a_miner_built_in_python_refuses_what_the_cli_refuses(values, message):
     assert MinerSpec(hard_negatives_k_max=4000.0, easy_positives_k_max="25").slot("easy_positives").k_max == 25
 
 
+@pytest.mark.parametrize("values, message", [
+    ({"triplets": 10.5}, "--triplets: expected an integer, got 10.5"), ({"triplets": 0}, "--triplets 0: must be >= 1"),
+    ({"graph_dim": True}, "--graph_dim: expected an integer, got True"),
+    ({"hard_negatives_k_max": 10.5}, "--hard_negatives_k_max: expected an integer, got 10.5"),
+])
+def test_a_recipe_is_checked_by_its_own_fields_rules_too(values, message):
+    """An experiment definition's recipe: its own fields (triplets, graph_dim) by their type and rule, not only the
+    spec's leaves (a recipe of 10.5 or 0 triplets was accepted)."""
+    from scincl.settings.recipe import Recipe
+
+    with pytest.raises(InputError) as err:
+        Recipe(**values)
+    assert message in str(err.value)
+    assert Recipe(triplets=200, bf16=True).bf16 == "true"  # fire's boolean for --bf16 true: kept as the word
+
+
 def test_every_slot_band_is_checked_by_its_flags_names():
     """The miner's six slots are named once (triples/miner.py); the schema's check finds each band by its flags."""
     from scincl.triples.miner import make_config
