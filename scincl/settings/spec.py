@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import numbers
+import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import attrs
 
@@ -20,11 +21,35 @@ from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_
                                    check_band, check_choice, check_rule)
 
 
+@functools.lru_cache(maxsize=None)
+def _plain_kinds(cls: type) -> Dict[str, type]:
+    """``{field: bool | int | float}`` of the fields of ``cls`` typed so (or ``Optional`` of it)."""
+    kinds = {}
+    for name, hint in typing.get_type_hints(cls).items():
+        args = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_origin(hint) is Union else [hint]
+        if len(args) == 1 and args[0] in (bool, int, float):
+            kinds[name] = args[0]
+    return kinds
+
+
+def _check_kind(name: str, kind: Optional[type], value: Any) -> None:
+    """:class:`InputError` when ``value`` is not of the field's plain type: a bool for a bool, an integer (not a
+    bool, not 10.5) for an int, a number for a float; a spec built in Python is refused what the CLI refuses."""
+    if kind is bool and not isinstance(value, bool):
+        raise InputError(f"--{name}: expected true or false, got {value!r}")
+    if kind in (int, float) and (isinstance(value, bool) or not isinstance(value, numbers.Real) or (
+            kind is int and not isinstance(value, numbers.Integral))):
+        raise InputError(f"--{name}: expected {'an integer' if kind is int else 'a number'}, got {value!r}")
+
+
 def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
-    """A leaf's value by its rule and choices (one :class:`InputError` line naming the flag); ``None`` passes."""
+    """A leaf's value by its type, rule and choices (one :class:`InputError` line naming the flag); ``None``
+    passes."""
     if value is None:
         return
     rule = attribute.metadata["rule"]
+    if rule is None or not rule.words:  # a number-or-word flag (--graph_limit specter) is typed as a Union
+        _check_kind(attribute.name, _plain_kinds(type(instance)).get(attribute.name), value)
     if rule is not None and not rule.words and not isinstance(value, (int, float)):  # "abc" for a count
         raise InputError(f"--{attribute.name} {value!r}: must be a number {rule.describe()}")
     check_rule(attribute.name, value, rule)
