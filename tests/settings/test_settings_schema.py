@@ -326,3 +326,26 @@ def test_the_paper_values_are_written_once_in_the_library():
     assert found == ["scincl/settings/spec.py:" + str(next(
         i for i, line in enumerate((REPO_ROOT / "scincl/settings/spec.py").read_text().splitlines(), 1)
         if line.strip().startswith("4000,")))]
+
+
+def test_every_plain_typed_field_of_the_run_spec_refuses_a_wrong_type_when_built():
+    """The spec's one validator checks each field's type (bool, int, float) when a section is built, so a spec made
+    in Python is refused what the command line refuses; ``None`` and numpy integers pass."""
+    import typing
+
+    import numpy as np
+
+    from scincl.settings.run import RunSpec, sections_of
+
+    checked = 0
+    for cls in sections_of(RunSpec):
+        for name, hint in typing.get_type_hints(cls).items():
+            kind = next((k for k in (bool, int, float) if hint in (k, typing.Optional[k])), None)
+            if kind is None:
+                continue
+            wrong = {bool: 1, int: 10.5, float: True}[kind]
+            with pytest.raises(InputError, match=f"^--{name}: expected "):
+                cls(**{name: wrong})
+            checked += 1
+    assert checked >= 40
+    assert RunSpec(seed=np.int64(3)).seed == 3
