@@ -4,6 +4,7 @@ SciNCL setting), and the one error line for a value outside (:func:`check_rule`,
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Dict, Optional, Tuple
 
@@ -96,7 +97,7 @@ def check_rule(name: str, value: Any, rule: Optional[Rule]) -> None:
     its ``words`` (a rule without words leaves strings to the type check); other values pass."""
     if rule is not None and isinstance(value, str) and rule.words and value not in rule.words:
         raise InputError(f"--{name} {value!r}: must be {rule.describe()}")
-    if rule is None or not isinstance(value, (int, float)) or isinstance(value, bool) or rule.holds(value):
+    if rule is None or not isinstance(value, numbers.Real) or isinstance(value, bool) or rule.holds(value):
         return
     hint = f" ({rule.hint})" if rule.hint else ""
     raise InputError(f"--{name} {value}: must be {rule.describe()}{hint}")

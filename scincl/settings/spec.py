@@ -50,7 +50,7 @@ def _validate(instance: Any, attribute: "attrs.Attribute", value: Any) -> None:
     rule = attribute.metadata["rule"]
     if rule is None or not rule.words:  # a number-or-word flag (--graph_limit specter) is typed as a Union
         _check_kind(attribute.name, _plain_kinds(type(instance)).get(attribute.name), value)
-    if rule is not None and not rule.words and not isinstance(value, (int, float)):  # "abc" for a count
+    if rule is not None and not rule.words and not isinstance(value, numbers.Real):  # "abc" for a count
         raise InputError(f"--{attribute.name} {value!r}: must be a number {rule.describe()}")
     check_rule(attribute.name, value, rule)
     check_choice(attribute.name, value, attribute.metadata["choices"])
