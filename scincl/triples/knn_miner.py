@@ -7,9 +7,11 @@ ids (``entity_names_paper_id_0.json`` + ``embeddings.h5``), build or reuse the f
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import time
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -24,10 +26,11 @@ from scincl.graph.id_table import IdTable
 from scincl.io import PathLike, read_id_list, write_json, write_triples_csv
 from scincl.provenance import OutputRecord, fingerprint, recorded_maker, split_path_values
 from scincl.settings.choices import ANN_BACKENDS
-from scincl.settings.schema import SCINCL
+from scincl.settings.schema import SCINCL, check_settings
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.settings.spec import MinerSpec
+from scincl.settings.values import check_value, simple_type
 from scincl.triples.miner import (Clusters, Corpus, MinedTriples, check_k_against_corpus, cluster_corpus, make_config,
                                   mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, select_query_rows
@@ -66,6 +69,10 @@ class KnnSearch:
     k_scale: str = "paper"
 
     def __post_init__(self) -> None:
+        hints = typing.get_type_hints(KnnSearch)  # each by its type and range, the metric by its choices (as the CLI)
+        for field in dataclasses.fields(self):
+            check_value(field.name, getattr(self, field.name), simple_type(hints[field.name]))
+        check_settings(dataclasses.asdict(self))
         check_k_scale(self.k_scale)
         if self.ann_backend not in ANN_BACKENDS:
             raise InputError(f"--ann_backend {self.ann_backend!r} is not supported; use one of {', '.join(ANN_BACKENDS)}")

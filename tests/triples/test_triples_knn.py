@@ -344,3 +344,20 @@ def test_collision_advisor_recommends_a_collision_free_row_on_the_demo(demo_bigg
     assert all(row_collisions(r) > 0 for r in smaller)  # the smallest collision-free margin
     assert (f"--hard_negatives_k_min {best['k_hard_negatives'] - 2} --hard_negatives_k_max {best['k_hard_negatives']}"
             in printed.splitlines()[-1]) and "0 same-query + 0 symmetric collisions" in printed
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"ann_batch_size": 0}, "--ann_batch_size 0: must be >= 1"),
+    ({"ann_batch_size": 10.5}, "--ann_batch_size: expected an integer, got 10.5"),
+    ({"faiss_nprobe": 0}, "--faiss_nprobe 0: must be >= 1"),
+    ({"ann_metric": "manhattan"}, "--ann_metric 'manhattan': choose one of inner_product, l2, cosine"),
+    ({"ann_normalize_embeddings": "no"}, "--ann_normalize_embeddings: expected true or false, got 'no'"),
+])
+def test_a_search_built_in_python_is_checked_like_its_flags(values, message):
+    """KnnSearch is checked when built, by each field's type, range and choices (a batch of 0 reached the search)."""
+    from scincl.triples.knn_miner import KnnSearch
+
+    with pytest.raises(InputError) as err:
+        KnnSearch(**values)
+    assert message in str(err.value)
+    assert KnnSearch(ann_device=0, faiss_nprobe=4).faiss_nprobe == 4
