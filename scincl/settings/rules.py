@@ -62,7 +62,8 @@ FLAG_RULES: Dict[str, Rule] = {
     # sizes of batches, sequences, corpora: at least one
     **{name: AT_LEAST_ONE for name in (
         "batch_size", "per_device_eval_batch_size", "ann_batch_size", "eval_max_sequence_length", "papers", "topics",
-        "demo_papers", "k", "min_count", "min_cocitation_count", "min_coupling_count", "max_queries", "train_size",
+        "demo_papers", "k", "min_count", "min_cocitation_count", "cocitation_min_count", "min_coupling_count",
+        "max_queries", "train_size",
         "nprobe", "faiss_nprobe", "pairs_per_relation", "triples_count")},
     # counts and neighbour ranks: zero allowed (the miner's slots have theirs in scincl/settings/spec.py:MinerSpec)
     **{name: NON_NEGATIVE_INT for name in (

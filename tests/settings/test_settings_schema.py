@@ -349,3 +349,12 @@ def test_every_plain_typed_field_of_the_run_spec_refuses_a_wrong_type_when_built
             checked += 1
     assert checked >= 40
     assert RunSpec(seed=np.int64(3)).seed == 3
+
+
+def test_an_experiment_refuses_a_cocitation_threshold_below_one():
+    """The co-citation graph's threshold is a count of at least one, as get_cocitations' --min_count (0 was built)."""
+    from scincl.settings.experiment import Experiment
+
+    with pytest.raises(InputError, match="--cocitation_min_count 0: must be >= 1"):
+        Experiment(kind="main", cocitation_min_count=0)
+    assert Experiment(kind="main", cocitation_min_count=3).cocitation_min_count == 3
