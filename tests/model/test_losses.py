@@ -403,3 +403,20 @@ def test_an_unknown_loss_name_is_one_line_naming_its_flag_wherever_it_is_given()
         load_experiments([{"kind": "losses", "losses": "triplet,hinge"}], {}, "reproduce")
     with pytest.raises(InputError, match=r"^unknown --loss 'hinge'; choose one of triplet"):
         load_experiments([{"kind": "main"}], {"loss": "hinge"}, "reproduce")
+
+
+@pytest.mark.parametrize("name, options, message", [
+    ("triplet", {"triplet_margin": -1}, "--triplet_margin -1: must be >= 0"),
+    ("infonce", {"temperature": 0}, "--temperature 0: must be > 0"),
+    ("infonce", {"temperature": True}, "--temperature: expected a number, got True"),
+    ("cosent", {"ranking_scale": 0}, "--ranking_scale 0: must be > 0"),
+])
+def test_a_loss_built_in_python_checks_its_options_as_the_command_line_does(name, options, message):
+    """build_loss checks each option it passes by the flag's rule: a negative margin built a loss before."""
+    from scincl.errors import InputError
+    from scincl.model.losses import build_loss
+
+    with pytest.raises(InputError) as err:
+        build_loss(name, **options)
+    assert message in str(err.value)
+    assert build_loss("triplet", triplet_margin=0.5).margin == 0.5

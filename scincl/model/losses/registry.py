@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Tuple, Type
 from torch import nn
 
 from scincl.errors import InputError
+from scincl.settings.values import check_value
 
 LOSSES: Dict[str, Type[nn.Module]] = {}
 
@@ -83,7 +84,9 @@ def take_loss_options(flags: Mapping[str, Any]) -> Tuple[Dict[str, Any], Dict[st
 def build_loss(name: str, **flags: Any) -> nn.Module:
     """The loss registered as ``name``, built from the ``train`` flags it declares.
 
-    Flags the loss does not read are ignored; ``None`` means "the loss's default".
+    Flags the loss does not read are ignored; ``None`` means "the loss's default". Each value is checked as the
+    command line checks it (its range: :data:`scincl.settings.rules.FLAG_RULES`), also when a loss is built in
+    Python (``triplet_margin=-1`` is one :class:`InputError` line).
 
     >>> build_loss("triplet", triplet_margin=0.5).margin
     0.5
@@ -91,7 +94,7 @@ def build_loss(name: str, **flags: Any) -> nn.Module:
     if name not in LOSSES:
         raise ValueError(f"unknown loss {name!r}; choose one of {', '.join(LOSSES)}")
     cls = LOSSES[name]
-    kwargs = {argument: flags[flag] for flag, argument in getattr(cls, "flags", {}).items()
+    kwargs = {argument: check_value(flag, flags[flag], None) for flag, argument in getattr(cls, "flags", {}).items()
               if flags.get(flag) is not None}
     return cls(**kwargs)
 
