@@ -75,7 +75,6 @@ class Manifest:
             write_json(directory / MANIFEST_NAME, data)
 
 
-
 @dataclass
 class Stage:
     """One step of a plan: ``run()`` writes ``outputs`` (all needed for a reuse) from ``inputs`` (fingerprinted) with

@@ -12,7 +12,6 @@ import functools
 import hashlib
 import operator
 import re
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Tuple
@@ -23,7 +22,7 @@ from scincl.settings.run import CPU_TRAINING, MINER_LEAVES
 from scincl.settings.schema import setting, with_leaves
 from scincl.settings.spec import MinerSpec
 from scincl.settings.rules import AT_LEAST_ONE, check_rule
-from scincl.settings.values import check_value, simple_type
+from scincl.settings.values import check_types
 
 
 # The SciNCL settings a recipe varies, with the experiments' own values and their sources (type, help and range are
@@ -67,11 +66,10 @@ class Recipe:
         :attr:`miner` (their one range check); the values are kept as given (a run's folder name follows them)."""
         for name in ("bf16", "eval_bf16"):  # fire gives booleans for --bf16 true: keep the words
             object.__setattr__(self, name, parse_bf16_request(getattr(self, name)))
-        hints = typing.get_type_hints(type(self))
-        for field in dataclasses.fields(self):  # its type (10.5 triplets refused), its own rule or the flag's
-            value = check_value(field.name, getattr(self, field.name), simple_type(hints[field.name]),
-                                check_range=field.name not in MINER_LEAVES)
-            check_rule(field.name, value, field.metadata.get("rule"))
+        check_types(self)  # 10.5 triplets refused
+        for field in dataclasses.fields(self):  # each by its rule (a leaf's is the spec's) but the miner's, checked once
+            if field.name not in MINER_LEAVES:  # when the miner is built, below
+                check_rule(field.name, getattr(self, field.name), field.metadata.get("rule"))
         self.miner  # noqa: B018 - built once, and so checked
 
     @functools.cached_property

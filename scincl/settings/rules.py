@@ -1,12 +1,14 @@
 """Value ranges of settings and flags: a :class:`Rule` per quantity (:data:`FLAG_RULES` for the flags that are no
-SciNCL setting), and the one error line for a value outside (:func:`check_rule`, :func:`check_band`).
+SciNCL setting), the one error line for a value outside (:func:`check_rule`, :func:`check_band`), and the plain type
+a setting's type hint names (:func:`simple_type`: the kind :mod:`~scincl.settings.values` converts a flag to and the
+spec's fields are checked as).
 """
 from __future__ import annotations
 
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple, Union
 
 from scincl.errors import InputError
 
@@ -91,6 +93,18 @@ FLAG_RULES: Dict[str, Rule] = {
     "angle_weight": NON_NEGATIVE,
     "power": NON_NEGATIVE,
 }
+
+
+def simple_type(hint: Any) -> Optional[type]:
+    """``int``/``float``/``bool``/``str`` for a hint of that type (or ``Optional`` of it), else ``None``."""
+    if hint in (bool, int, float, str):
+        return hint
+    args = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
+    if getattr(hint, "__origin__", None) is Union and len(args) == 1:
+        return simple_type(args[0])
+    if getattr(hint, "__origin__", None) is Union and str in args and not {int, float, bool} & set(args):
+        return str  # a path (Union[str, PathLike]) or a comma-separated list given as text
+    return None
 
 
 def check_rule(name: str, value: Any, rule: Optional[Rule]) -> None:

@@ -10,7 +10,7 @@ import functools
 import numbers
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import attrs
 
@@ -18,18 +18,14 @@ from scincl.errors import InputError
 from scincl.settings.choices import (ANN_METRICS, BAND_STRATEGIES, GRAPH_METHODS, KNN, RANDOM_WITHOUT_KNN,
                                      RANDOM_WITHOUT_KNN_SORTED, RANGE, STRATEGIES)
 from scincl.settings.rules import (AT_LEAST_ONE, FLAG_RULES, LEARNING_RATE, NON_NEGATIVE, NON_NEGATIVE_INT, Rule,
-                                   check_band, check_choice, check_rule)
+                                   check_band, check_choice, check_rule, simple_type)
 
 
 @functools.lru_cache(maxsize=None)
 def _plain_kinds(cls: type) -> Dict[str, type]:
     """``{field: bool | int | float}`` of the fields of ``cls`` typed so (or ``Optional`` of it)."""
-    kinds = {}
-    for name, hint in typing.get_type_hints(cls).items():
-        args = [a for a in typing.get_args(hint) if a is not type(None)] if typing.get_origin(hint) is Union else [hint]
-        if len(args) == 1 and args[0] in (bool, int, float):
-            kinds[name] = args[0]
-    return kinds
+    kinds = {name: simple_type(hint) for name, hint in typing.get_type_hints(cls).items()}
+    return {name: kind for name, kind in kinds.items() if kind in (bool, int, float)}
 
 
 def _check_kind(name: str, kind: Optional[type], value: Any) -> None:

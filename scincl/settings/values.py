@@ -3,27 +3,17 @@
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Union
+import dataclasses
+import typing
+from typing import Any, Dict, Optional
 
 from scincl.errors import InputError
-from scincl.settings.rules import Rule, check_rule
+from scincl.settings.rules import Rule, check_rule, simple_type
 from scincl.settings.schema import ranges as schema_ranges
 
 RANGES: Dict[str, Rule] = schema_ranges()
 
 BOOLEAN_WORDS = {"true": True, "false": False}
-
-
-def simple_type(hint: Any) -> Optional[type]:
-    """``int``/``float``/``bool``/``str`` for a hint of that type (or ``Optional`` of it), else ``None``."""
-    if hint in (bool, int, float, str):
-        return hint
-    args = [a for a in getattr(hint, "__args__", ()) if a is not type(None)]
-    if getattr(hint, "__origin__", None) is Union and len(args) == 1:
-        return simple_type(args[0])
-    if getattr(hint, "__origin__", None) is Union and str in args and not {int, float, bool} & set(args):
-        return str  # a path (Union[str, PathLike]) or a comma-separated list given as text
-    return None
 
 
 def check_value(name: str, value: Any, kind: Optional[type], check_range: bool = True) -> Any:
@@ -59,3 +49,11 @@ def check_value(name: str, value: Any, kind: Optional[type], check_range: bool =
     if check_range:
         check_rule(name, value, rule)
     return value
+
+
+def check_types(instance: Any) -> None:
+    """Each field of the dataclass ``instance`` by its type hint, as :func:`check_value` checks a flag (no range, no
+    conversion kept): a settings object built in Python is refused the wrong types the command line refuses."""
+    hints = typing.get_type_hints(type(instance))
+    for field in dataclasses.fields(instance):
+        check_value(field.name, getattr(instance, field.name), simple_type(hints[field.name]), check_range=False)

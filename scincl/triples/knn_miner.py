@@ -11,7 +11,6 @@ import dataclasses
 import inspect
 import logging
 import time
-import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -30,7 +29,7 @@ from scincl.settings.schema import SCINCL, check_settings
 from scincl.triples.config import KMEANS, KNN, RANDOM_SORTED, RANDOM_WITHOUT_KNN_SORTED, RANGE
 from scincl.triples.k_scale import check_k_scale, corpus_k
 from scincl.settings.spec import MinerSpec
-from scincl.settings.values import check_value, simple_type
+from scincl.settings.values import check_types
 from scincl.triples.miner import (Clusters, Corpus, MinedTriples, check_k_against_corpus, cluster_corpus, make_config,
                                   mine_knn_triples, miner_option_names)
 from scincl.triples.queries import QueryPapers, select_query_rows
@@ -69,9 +68,7 @@ class KnnSearch:
     k_scale: str = "paper"
 
     def __post_init__(self) -> None:
-        hints = typing.get_type_hints(KnnSearch)  # each by its type and range, the metric by its choices (as the CLI)
-        for field in dataclasses.fields(self):
-            check_value(field.name, getattr(self, field.name), simple_type(hints[field.name]))
+        check_types(self)  # each field by its type, then its range and the metric by its choices (as the CLI)
         check_settings(dataclasses.asdict(self))
         check_k_scale(self.k_scale)
         if self.ann_backend not in ANN_BACKENDS:
